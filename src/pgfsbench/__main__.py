@@ -1,0 +1,3 @@
+from pgfsbench.cli import main
+
+main()

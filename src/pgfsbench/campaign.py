@@ -1,0 +1,181 @@
+"""Running a plan: for each target, provision → PostgreSQL → workloads → store.
+
+Failures are data: a target that cannot be provisioned or a workload that
+fails is recorded with its reason and the campaign goes on. Whatever
+happens (error, Ctrl-C, SIGTERM) the ledger undoes what was acquired.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import signal
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgfsbench import __version__, proc
+from pgfsbench.errors import CommandFailed, Interrupted, UserError
+from pgfsbench.ledger import Ledger
+from pgfsbench.plan.model import Plan, Target
+from pgfsbench.postgres.binaries import PgBinaries
+from pgfsbench.postgres.cluster import running_cluster
+from pgfsbench.postgres.user import ensure_pg_user
+from pgfsbench.proc import RunAs
+from pgfsbench.provision.directory import directory_target
+from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
+from pgfsbench.provision.host import host_facts
+from pgfsbench.provision.loop import loop_target
+from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.store.db import Store
+from pgfsbench.workloads import CATALOGUE
+from pgfsbench.workloads.base import RunContext
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Options:
+    results_dir: Path
+    bins: PgBinaries
+    keep: bool = False
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into an exception so every cleanup block runs."""
+    def handler(signum, frame):
+        raise Interrupted(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def effective_targets(plan: Plan, results_dir: Path, say: Say) -> list[Target]:
+    """Without root there are no loop devices: fall back to one directory target."""
+    if can_use_loop_devices():
+        return list(plan.targets)
+    say("[yellow]Not running as root (or no loop devices): cannot make filesystems. "
+        f"Falling back to a directory target on {results_dir}'s own filesystem: "
+        "no filesystem comparison is possible. Run as root to compare filesystems.[/]")
+    return [Target(name="dir", dir=results_dir)]
+
+
+@contextlib.contextmanager
+def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
+               ) -> Iterator[PreparedTarget]:
+    if spec.kind == "dir":
+        with directory_target(spec.name, Path(spec.dir), ledger, user) as target:
+            yield target
+    else:
+        with loop_target(spec.name, spec.fs, spec.size_mb, opts.results_dir / "images",
+                         ledger, spec.mkfs, spec.mount, opts.keep, user) as target:
+            yield target
+
+
+def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTarget,
+                   opts: Options, ledger: Ledger, user: RunAs, say: Say) -> dict:
+    tdir = opts.results_dir / "artifacts" / target.name
+    with running_cluster(opts.bins, user, target.workdir, ledger, dict(plan.postgres.settings),
+                         tdir / "postgres.log") as cluster:
+        store.add_artifact("server-log", tdir / "postgres.log", target_id=target_id)
+        provenance_pg = {"postgres_version": cluster.version(),
+                         "postgres_bindir": str(opts.bins.bindir),
+                         "postgres_settings": cluster.changed_settings(),
+                         "postgres_commands": [list(c.argv) for c in cluster.commands]}
+        for index, workload in enumerate(plan.workloads, start=1):
+            params = workload.model_dump()
+            run_id = store.start_run(target_id, workload.type, params)
+            ctx = RunContext(target, cluster, ledger, tdir / f"{index:02d}-{workload.type}")
+            say(f"  {target.name}: {workload.type} ...")
+            try:
+                result = CATALOGUE[workload.type](ctx, workload)
+            except Interrupted:
+                store.finish_run(run_id, "interrupted", "interrupted by a signal")
+                raise
+            except KeyboardInterrupt:
+                store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
+                raise
+            except (CommandFailed, UserError, ValueError, OSError) as exc:
+                store.finish_run(run_id, "failed", str(exc))
+                say(f"  [red]{target.name}: {workload.type} failed: {exc}[/]")
+                continue
+            except Exception as exc:  # a bug of ours: keep the traceback, go on
+                ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
+                tb = ctx.artifacts_dir / "traceback.txt"
+                tb.write_text(traceback.format_exc())
+                store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
+                store.finish_run(run_id, "failed", f"internal error: {exc!r}")
+                say(f"  [red]{target.name}: {workload.type} failed (internal): {exc!r}[/]")
+                continue
+            store.add_result(run_id, target_id, result)
+            store.finish_run(run_id, "ok")
+    return provenance_pg
+
+
+def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
+    """Run every target of ``plan``; returns the campaign status."""
+    user = ensure_pg_user()
+    store = Store.create(opts.results_dir)
+    campaign_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    status = "failed"
+    with _sigterm_unwinds():
+        ledger = Ledger.create(campaign_id, opts.results_dir)
+        try:
+            store.start_campaign(campaign_id, plan.name, plan.model_dump(mode="json"),
+                                 host_facts(opts.bins), __version__)
+            targets = effective_targets(plan, opts.results_dir, say)
+            for position, spec in enumerate(targets):
+                _run_target(plan, spec, position, store, opts, ledger, user, say)
+            status = "ok"
+        except (Interrupted, KeyboardInterrupt):
+            status = "interrupted"
+            raise
+        finally:
+            problems = ledger.release_all()
+            ledger.close()
+            for p in problems:
+                say(f"[red]cleanup: {p}[/] (run 'pgfsbench cleanup' to retry)")
+            store.end_campaign(status)
+            store.close()
+    return status
+
+
+def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Options,
+                ledger: Ledger, user: RunAs, say: Say) -> None:
+    fs = spec.fs or "dir"
+    target_id = store.add_target(spec.name, position, spec.kind, fs,
+                                 spec.model_dump(mode="json"))
+    if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
+        store.set_target(target_id, "skipped", reason)
+        say(f"[yellow]{spec.name}: skipped: {reason}[/]")
+        return
+    say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
+    try:
+        with _provision(spec, opts, ledger, user) as target:
+            _keep_commands(store, target_id, target, opts.results_dir)
+            store.set_target(target_id, "running", provenance=target.provenance(), fs=target.fs)
+            extra = _run_workloads(plan, store, target_id, target, opts, ledger, user, say)
+            store.set_target(target_id, "ok", provenance={**target.provenance(), **extra})
+    except (CommandFailed, UserError, OSError) as exc:
+        store.set_target(target_id, "failed", str(exc))
+        say(f"[red]{spec.name}: failed: {exc}[/]")
+    except (Interrupted, KeyboardInterrupt):
+        store.set_target(target_id, "interrupted", "interrupted")
+        raise
+
+
+def _keep_commands(store: Store, target_id: int, target: PreparedTarget,
+                   results_dir: Path) -> None:
+    """Keep each provisioning command (losetup, mkfs, mount) with its output."""
+    tdir = results_dir / "artifacts" / target.name
+    for n, result in enumerate(target.commands, start=1):
+        tool = Path(result.argv[0]).name
+        path = proc.save(result, tdir, f"provision-{n:02d}-{tool}")
+        store.add_artifact("command", path, target_id=target_id, command=result.argv,
+                           exit_code=result.exit_code)

@@ -1,0 +1,59 @@
+"""What this machine can do, and the command that fixes each missing piece."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+from pgfsbench.postgres.binaries import find_binaries
+from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
+from pgfsbench.provision.host import tool_versions
+
+
+@dataclass
+class Check:
+    what: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def checks() -> list[Check]:
+    out = [Check("root", os.geteuid() == 0,
+                 "running as root" if os.geteuid() == 0 else "not root",
+                 "" if os.geteuid() == 0 else "run as root (sudo) to make filesystems")]
+    loop_ok = Path("/dev/loop-control").exists() and proc.which("losetup") is not None
+    out.append(Check("loop devices", loop_ok,
+                     "/dev/loop-control and losetup present" if loop_ok
+                     else "no /dev/loop-control or losetup",
+                     "" if loop_ok else "apt-get install util-linux; modprobe loop"))
+    for fs, recipe in RECIPES.items():
+        reason = unavailable_reason(fs)
+        out.append(Check(f"filesystem {fs}", reason is None,
+                         f"kernel support and {recipe.mkfs_tool}" if reason is None else reason,
+                         "" if reason is None or "kernel" in reason
+                         else f"apt-get install {recipe.apt_package}"))
+    bins = None
+    try:
+        bins = find_binaries()
+        out.append(Check("PostgreSQL (embedded)", True, f"{bins.version} at {bins.bindir}"))
+    except UserError as exc:
+        out.append(Check("PostgreSQL (embedded)", False, str(exc), "make setup"))
+    for bindir in sorted(glob.glob("/usr/lib/postgresql/*/bin")):
+        try:
+            system = find_binaries(Path(bindir))
+            out.append(Check(f"PostgreSQL (system {system.version})", True,
+                             f"use with --pg-bin {bindir}"))
+        except UserError as exc:
+            out.append(Check(f"PostgreSQL ({bindir})", False, str(exc)))
+    for tool, version in tool_versions(bins).items():
+        package = {"fio": "fio", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs",
+                   "mke2fs": "e2fsprogs"}.get(tool, "")
+        out.append(Check(tool, version is not None, version or "not found",
+                         f"apt-get install {package}" if version is None and package
+                         else ""))
+    return out

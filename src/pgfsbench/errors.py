@@ -1,0 +1,27 @@
+"""Errors a user can cause: shown as one clear message, exit code 2."""
+
+
+class UserError(Exception):
+    """Something the user can fix (bad plan, missing tool, not root, ...).
+
+    The message names the cause and the fix; the CLI prints it and exits 2.
+    """
+
+
+class CommandFailed(Exception):
+    """An external command exited non-zero; carries its result for the record."""
+
+    def __init__(self, result):  # result: proc.CommandResult
+        self.result = result
+        tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
+        super().__init__(
+            f"{' '.join(result.argv)} exited {result.exit_code}: " + " | ".join(tail)
+        )
+
+
+class Interrupted(BaseException):
+    """Raised from the SIGTERM handler so every cleanup block unwinds.
+
+    A BaseException like KeyboardInterrupt, so ``except Exception`` in a
+    workload does not swallow it.
+    """

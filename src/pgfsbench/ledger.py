@@ -1,0 +1,212 @@
+"""The ledger: every resource a run acquires, on disk before it is acquired.
+
+A run writes each resource (image, loop device, mount, PostgreSQL cluster,
+scratch directory) into a JSON state file *before* acquiring it and removes
+it once released. Normal teardown and ``pgfsbench cleanup`` after a crash go
+through the same ``release`` code, so there is one way to undo each thing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgfsbench import proc
+
+STATE_ENV = "PGFSBENCH_STATE_DIR"
+
+
+def state_dir() -> Path:
+    """Where ledgers live: overridable (tests use a private one)."""
+    if os.environ.get(STATE_ENV):
+        return Path(os.environ[STATE_ENV])
+    if os.geteuid() == 0:
+        return Path("/var/lib/pgfsbench/state")
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local/state")
+    return Path(base) / "pgfsbench"
+
+
+@dataclass
+class Ledger:
+    path: Path
+    pid: int
+    results_dir: str
+    resources: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, campaign_id: str, results_dir: Path) -> "Ledger":
+        directory = state_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        ledger = cls(directory / f"{campaign_id}.json", os.getpid(), str(results_dir))
+        ledger._write()
+        return ledger
+
+    @classmethod
+    def load(cls, path: Path) -> "Ledger":
+        data = json.loads(path.read_text())
+        return cls(path, data["pid"], data["results_dir"], data["resources"])
+
+    def _write(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(
+            {"pid": self.pid, "results_dir": self.results_dir, "resources": self.resources},
+            indent=1))
+        os.replace(tmp, self.path)
+
+    def add(self, kind: str, **info) -> dict:
+        resource = {"kind": kind, **info}
+        self.resources.append(resource)
+        self._write()
+        return resource
+
+    def release(self, resource: dict) -> list[str]:
+        """Undo one resource; returns problems (empty when all went well)."""
+        problems = RELEASERS[resource["kind"]](resource)
+        if resource in self.resources:
+            self.resources.remove(resource)
+            self._write()
+        return problems
+
+    def release_all(self) -> list[str]:
+        problems: list[str] = []
+        for resource in reversed(list(self.resources)):
+            problems += self.release(resource)
+        return problems
+
+    def close(self) -> None:
+        """Forget the ledger once everything is released."""
+        if not self.resources:
+            self.path.unlink(missing_ok=True)
+
+    def owner_alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        # A recycled pid is possible; a pgfsbench process still owns it only if
+        # its command line says so.
+        try:
+            cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return b"pgfsbench" in cmdline
+
+
+def stale_ledgers() -> list[Ledger]:
+    """Ledgers whose run is no longer alive (crashed or killed)."""
+    directory = state_dir()
+    if not directory.is_dir():
+        return []
+    ledgers = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            ledger = Ledger.load(path)
+        except (OSError, ValueError, KeyError):
+            continue
+        if not ledger.owner_alive():
+            ledgers.append(ledger)
+    return ledgers
+
+
+# --- how each kind of resource is undone -------------------------------------
+
+def _mounted(path: str) -> bool:
+    from pgfsbench.provision.mountinfo import mount_points
+
+    return os.path.realpath(path) in mount_points()
+
+
+def _release_mount(res: dict) -> list[str]:
+    path = res["path"]
+    for attempt in range(10):
+        if not _mounted(path):
+            break
+        result = proc.run(["umount", path], check=False)
+        if result.ok:
+            break
+        time.sleep(0.5 * (attempt + 1))  # a process may still be closing files
+    else:
+        return [f"could not unmount {path}: still busy"]
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return [f"could not remove mount point {path}: {exc}"]
+    return []
+
+
+def _attached_loops(image: str) -> list[str]:
+    result = proc.run(["losetup", "-j", image, "-O", "NAME", "-n"], check=False)
+    return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+def _release_loop(res: dict) -> list[str]:
+    problems = []
+    # The device may not have been recorded yet if we crashed right after attach:
+    # find every loop device backed by the image.
+    for device in _attached_loops(res["image"]):
+        for attempt in range(10):
+            if proc.run(["losetup", "-d", device], check=False).ok:
+                break
+            time.sleep(0.3 * (attempt + 1))
+        else:
+            problems.append(f"could not detach {device}")
+    return problems
+
+
+def _release_file(res: dict) -> list[str]:
+    Path(res["path"]).unlink(missing_ok=True)
+    return []
+
+
+def _release_dir(res: dict) -> list[str]:
+    shutil.rmtree(res["path"], ignore_errors=True)
+    if os.path.exists(res["path"]):
+        return [f"could not remove {res['path']}"]
+    return []
+
+
+def _postmaster_pid(pgdata: str) -> int | None:
+    try:
+        return int(Path(pgdata, "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _release_postgres(res: dict) -> list[str]:
+    pgdata = res["pgdata"]
+    pid = _postmaster_pid(pgdata)
+    if pid is None:
+        return []
+    user = proc.RunAs.lookup(res["user"]) if res.get("user") else None
+    stop = proc.run([res["pg_ctl"], "stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"],
+                    as_user=user, check=False)
+    if stop.ok:
+        return []
+    # pg_ctl could not do it (binaries gone, cluster wedged): end it by signal.
+    try:
+        os.kill(pid, signal.SIGQUIT)
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return []
+    return []
+
+
+RELEASERS = {
+    "mount": _release_mount,
+    "loop": _release_loop,
+    "file": _release_file,
+    "dir": _release_dir,
+    "postgres": _release_postgres,
+}

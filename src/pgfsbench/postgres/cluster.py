@@ -1,0 +1,126 @@
+"""One PostgreSQL cluster on a target: initdb there, start, query, stop.
+
+It runs as an unprivileged user, listens only on a Unix socket in a private
+(0700) directory, and trusts only that socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.ledger import Ledger
+from pgfsbench.postgres.binaries import PgBinaries
+
+SUPERUSER = "postgres"
+
+
+def free_port() -> int:
+    # Only the socket file name depends on it (no TCP listener), but a free TCP
+    # port keeps clusters distinct if a user turns TCP on.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _quote(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+@dataclass
+class Cluster:
+    bins: PgBinaries
+    user: proc.RunAs
+    pgdata: Path
+    socket_dir: Path
+    port: int
+    commands: list[proc.CommandResult] = field(default_factory=list)
+
+    @property
+    def log_path(self) -> Path:
+        return self.socket_dir / "postgres.log"
+
+    def conn_args(self) -> list[str]:
+        return ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER]
+
+    def libpq_env(self) -> dict[str, str]:
+        return {"PGHOST": str(self.socket_dir), "PGPORT": str(self.port),
+                "PGUSER": SUPERUSER, "PGDATABASE": "postgres"}
+
+    def run(self, argv: list[str], **kwargs) -> proc.CommandResult:
+        """Run a PostgreSQL client tool as the cluster's user."""
+        return proc.run(argv, as_user=self.user, **kwargs)
+
+    def sql(self, query: str, database: str = "postgres") -> str:
+        result = self.run([self.bins.tool("psql"), "-X", "-A", "-t", "-q",
+                           "-v", "ON_ERROR_STOP=1", *self.conn_args(), "-d", database,
+                           "-c", query])
+        return result.stdout.strip()
+
+    def version(self) -> str:
+        return self.sql("SHOW server_version")
+
+    def changed_settings(self) -> dict[str, str]:
+        out = self.sql("SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings "
+                       "WHERE source NOT IN ('default', 'override') ORDER BY name")
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+@contextlib.contextmanager
+def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: Ledger,
+                    settings: dict[str, object], log_dest: Path) -> Iterator[Cluster]:
+    """initdb in ``workdir`` (on the target), start, yield, and always stop.
+
+    The server log is copied to ``log_dest`` once the server has stopped.
+    """
+    socket_dir = Path(tempfile.mkdtemp(prefix="pgfsb-", dir="/tmp"))  # short: socket path limit
+    scratch = ledger.add("dir", path=str(socket_dir))
+    try:
+        os.chmod(socket_dir, 0o700)
+        if os.geteuid() == 0:
+            os.chown(socket_dir, user.uid, user.gid)
+        cluster = Cluster(bins, user, workdir / "pgdata", socket_dir, free_port())
+        cluster.commands.append(cluster.run([
+            bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
+            "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions"]))
+        conf = {
+            "listen_addresses": "",
+            "port": cluster.port,
+            "unix_socket_directories": str(socket_dir),
+            "unix_socket_permissions": "0700",
+            **settings,
+        }
+        with open(cluster.pgdata / "postgresql.conf", "a") as f:
+            f.write("\n# --- set by pgfsbench ---\n")
+            for key, value in conf.items():
+                f.write(f"{key} = {_quote(value)}\n")
+        res = ledger.add("postgres", pgdata=str(cluster.pgdata), pg_ctl=bins.tool("pg_ctl"),
+                         user=user.name)
+        try:
+            cluster.commands.append(cluster.run([
+                bins.tool("pg_ctl"), "start", "-D", str(cluster.pgdata), "-l",
+                str(cluster.log_path), "-w", "-t", "120"], timeout=180))
+            yield cluster
+        finally:
+            ledger.release(res)
+            _keep_server_log(cluster, log_dest)
+    finally:
+        ledger.release(scratch)
+
+
+def _keep_server_log(cluster: Cluster, dest: Path) -> None:
+    """Copy the server log out of the scratch directory before it is removed."""
+    if cluster.log_path.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cluster.log_path, dest)

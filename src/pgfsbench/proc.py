@@ -1,0 +1,127 @@
+"""Running external commands: argument lists only, everything kept.
+
+Every command a run executes is recorded (argv, exit code, stdout, stderr,
+duration) so the report can show exactly what produced a number.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgfsbench.errors import CommandFailed
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """An unprivileged OS user to run a command as (PostgreSQL refuses root)."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+    @classmethod
+    def lookup(cls, name: str) -> "RunAs":
+        entry = pwd.getpwnam(name)
+        return cls(name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
+
+    @classmethod
+    def current(cls) -> "RunAs":
+        return cls.lookup(pwd.getpwuid(os.getuid()).pw_name)
+
+
+def _env_for(user: RunAs | None, extra: dict[str, str] | None) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+        # Tools' output is parsed: force the C locale so numbers and words are stable.
+        "LC_ALL": "C",
+        "LANG": "C",
+    }
+    if user is not None:
+        env.update(HOME=user.home or "/", USER=user.name, LOGNAME=user.name)
+    else:
+        env["HOME"] = os.environ.get("HOME", "/root")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    argv: list[str] | tuple[str, ...],
+    *,
+    as_user: RunAs | None = None,
+    cwd: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    check: bool = True,
+) -> CommandResult:
+    """Run ``argv`` (never through a shell) and capture everything.
+
+    With ``as_user`` the child drops to that user (only when we are root and
+    that user is not us). ``check`` raises CommandFailed on a non-zero exit.
+    """
+    argv = tuple(str(a) for a in argv)
+    kwargs: dict = {}
+    if as_user is not None and os.geteuid() == 0 and as_user.uid != 0:
+        kwargs.update(user=as_user.uid, group=as_user.gid, extra_groups=[])
+    started = time.monotonic()
+    proc = subprocess.run(
+        argv,
+        cwd=str(cwd) if cwd else None,
+        env=_env_for(as_user, env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        **kwargs,
+    )
+    result = CommandResult(argv, proc.returncode, proc.stdout, proc.stderr,
+                           time.monotonic() - started)
+    if check and not result.ok:
+        raise CommandFailed(result)
+    return result
+
+
+def which(name: str, extra_dirs: tuple[str, ...] = ("/usr/sbin", "/sbin")) -> str | None:
+    """Find a tool on PATH or in the sbin directories a non-login root shell may miss."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for d in extra_dirs:
+        candidate = Path(d) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def save(result: CommandResult, directory: Path, stem: str) -> Path:
+    """Keep a command's argv, exit code, stdout and stderr as one artifact file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{stem}.txt"
+    path.write_text(
+        f"$ {' '.join(result.argv)}\n"
+        f"# exit code: {result.exit_code}, {result.seconds:.3f} s\n"
+        f"# --- stdout ---\n{result.stdout}"
+        f"# --- stderr ---\n{result.stderr}"
+    )
+    return path

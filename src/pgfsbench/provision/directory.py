@@ -1,0 +1,36 @@
+"""Directory targets: an existing mounted filesystem, never wiped.
+
+pgfsbench only creates, and at the end removes, its own sub-directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+from pgfsbench.ledger import Ledger
+from pgfsbench.provision.mountinfo import mount_of
+from pgfsbench.provision.target import PreparedTarget
+
+
+@contextlib.contextmanager
+def directory_target(name: str, parent: Path, ledger: Ledger,
+                     owner: proc.RunAs) -> Iterator[PreparedTarget]:
+    if not parent.is_dir():
+        raise UserError(f"target '{name}': directory {parent} does not exist")
+    workdir = Path(tempfile.mkdtemp(prefix=f"pgfsbench-{name}-", dir=parent))
+    res = ledger.add("dir", path=str(workdir))
+    try:
+        os.chmod(workdir, 0o700)
+        if os.geteuid() == 0:
+            os.chown(workdir, owner.uid, owner.gid)
+        mount = mount_of(workdir)
+        yield PreparedTarget(name=name, kind="dir", fs=mount.fs_type, workdir=workdir,
+                             device=mount.source, mount=mount)
+    finally:
+        ledger.release(res)

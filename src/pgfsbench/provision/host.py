@@ -1,0 +1,74 @@
+"""Facts about the machine and tools, stored with every campaign (pyperf-style)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from pgfsbench import __version__, proc
+from pgfsbench.postgres.binaries import PgBinaries
+
+
+def _first_line(argv: list[str]) -> str | None:
+    if proc.which(argv[0]) is None and not os.path.isabs(argv[0]):
+        return None
+    try:
+        result = proc.run(argv, check=False, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (result.stdout or result.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _mem_total_mb() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def git_revision() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        result = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def tool_versions(bins: PgBinaries | None) -> dict[str, str | None]:
+    versions = {
+        "fio": _first_line(["fio", "--version"]),
+        "mkfs.xfs": _first_line(["mkfs.xfs", "-V"]),
+        "mkfs.btrfs": _first_line(["mkfs.btrfs", "--version"]),
+        "mke2fs": _first_line(["mke2fs", "-V"]),
+    }
+    if bins is not None:
+        versions["pgbench"] = _first_line([bins.tool("pgbench"), "--version"])
+        versions["pg_test_fsync"] = _first_line([bins.tool("pg_test_fsync"), "--version"])
+    return versions
+
+
+def host_facts(bins: PgBinaries | None) -> dict:
+    return {
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "kernel_cmdline": Path("/proc/cmdline").read_text().strip(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "memory_mb": _mem_total_mb(),
+        "root": os.geteuid() == 0,
+        "postgresql": f"{bins.version} ({bins.origin}, {bins.bindir})" if bins else None,
+        "pgfsbench": __version__ + (f" ({rev})" if (rev := git_revision()) else ""),
+        "tools": tool_versions(bins),
+    }

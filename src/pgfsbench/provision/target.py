@@ -1,0 +1,38 @@
+"""What a provisioned target looks like to the stages after it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgfsbench.proc import CommandResult
+from pgfsbench.provision.mountinfo import MountEntry
+
+
+@dataclass
+class PreparedTarget:
+    name: str
+    kind: str  # "loop" or "dir"
+    fs: str  # the filesystem asked for, or the one found under a directory target
+    workdir: Path  # a directory on the target's filesystem that pgfsbench owns
+    device: str | None
+    mount: MountEntry  # read back from the kernel after mounting
+    commands: list[CommandResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def provenance(self) -> dict:
+        return {
+            "kind": self.kind,
+            "fs": self.fs,
+            "device": self.device,
+            "workdir": str(self.workdir),
+            "mounted_fs_type": self.mount.fs_type,
+            "mount_point": self.mount.mount_point,
+            "effective_mount_options": self.mount.options,
+            "commands": [
+                {"argv": list(c.argv), "exit_code": c.exit_code, "stdout": c.stdout,
+                 "stderr": c.stderr}
+                for c in self.commands
+            ],
+            "notes": self.notes,
+        }

@@ -1,0 +1,57 @@
+CREATE TABLE IF NOT EXISTS campaign (
+    id TEXT PRIMARY KEY,
+    plan_name TEXT NOT NULL,
+    plan_json TEXT NOT NULL,
+    host_json TEXT NOT NULL,
+    pgfsbench_version TEXT NOT NULL,
+    started REAL NOT NULL,
+    ended REAL,
+    status TEXT NOT NULL  -- running, ok, failed, interrupted
+);
+CREATE TABLE IF NOT EXISTS targets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    fs TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    status TEXT NOT NULL,  -- pending, ok, skipped, failed
+    reason TEXT,
+    provenance_json TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    target_id INTEGER NOT NULL REFERENCES targets(id),
+    workload TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    status TEXT NOT NULL,  -- running, ok, failed, interrupted
+    error TEXT,
+    started REAL NOT NULL,
+    ended REAL
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value REAL,  -- NULL: unsupported on this target, not zero
+    unit TEXT NOT NULL,
+    higher_is_better INTEGER NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS series (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    t REAL NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS series_run ON series(run_id, name, t);
+CREATE TABLE IF NOT EXISTS artifacts (
+    id INTEGER PRIMARY KEY,
+    target_id INTEGER REFERENCES targets(id),
+    run_id INTEGER REFERENCES runs(id),
+    kind TEXT NOT NULL,
+    path TEXT NOT NULL,  -- relative to the results directory
+    command_json TEXT,
+    exit_code INTEGER
+);

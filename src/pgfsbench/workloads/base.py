@@ -1,0 +1,50 @@
+"""What every workload gets: the prepared target, its cluster, where to keep files."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import CommandFailed
+from pgfsbench.ledger import Ledger
+from pgfsbench.postgres.cluster import Cluster
+from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.workloads.result import Artifact
+
+
+@dataclass
+class RunContext:
+    target: PreparedTarget
+    cluster: Cluster
+    ledger: Ledger
+    artifacts_dir: Path  # this run's folder in the results directory
+
+    def tool(self, argv: list[str], stem: str, artifacts: list[Artifact], **kwargs
+             ) -> proc.CommandResult:
+        """Run a tool as the PostgreSQL user; keep its output whatever happens."""
+        result = self.cluster.run(argv, check=False, **kwargs)
+        path = proc.save(result, self.artifacts_dir, stem)
+        artifacts.append(Artifact("command", path, result.argv, result.exit_code))
+        if not result.ok:
+            raise CommandFailed(result)
+        return result
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """A private directory off the target for tool logs, removed afterwards.
+
+        Off the target so that writing logs does not disturb what is measured.
+        """
+        path = Path(tempfile.mkdtemp(prefix="pgfsbench-run-", dir="/var/tmp"))
+        res = self.ledger.add("dir", path=str(path))
+        try:
+            if os.geteuid() == 0:
+                os.chown(path, self.cluster.user.uid, self.cluster.user.gid)
+            yield path
+        finally:
+            self.ledger.release(res)

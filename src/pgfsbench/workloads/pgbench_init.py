@@ -1,0 +1,23 @@
+"""pgbench-init: pgbench -i load time, by phase (seed 000)."""
+
+from __future__ import annotations
+
+from pgfsbench.plan.model import PgbenchInitWorkload
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.pgbench_output import parse_init_output
+from pgfsbench.workloads.result import Metric, WorkloadResult
+
+
+def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
+    result = WorkloadResult()
+    out = ctx.tool([ctx.cluster.bins.tool("pgbench"), "-i", "-s", str(params.scale),
+                    *ctx.cluster.conn_args(), "postgres"], "pgbench_init", result.artifacts)
+    # pgbench -i reports progress and its timing on stderr.
+    times = parse_init_output(out.stderr + out.stdout)
+    result.metrics.append(Metric("pgbench_init.elapsed_s", times.total_s, "s", False))
+    for phase, seconds in times.phases.items():
+        result.metrics.append(Metric(f"pgbench_init.{phase}_s", seconds, "s", False))
+    size = int(ctx.cluster.sql("SELECT pg_database_size('postgres')"))
+    result.metrics.append(Metric("pgbench_init.db_size_mb", size / 2**20, "MB", False,
+                                 "database size after the load"))
+    return result

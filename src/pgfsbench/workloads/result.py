@@ -1,0 +1,53 @@
+"""What a workload hands back: metrics, per-second series and kept raw outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number with a stable dotted name (``pgbench.tps``).
+
+    ``value`` is None when the measured thing is unsupported on this target
+    (e.g. ``fsync_writethrough`` on Linux): unsupported is not zero.
+    """
+
+    name: str
+    value: float | None
+    unit: str
+    higher_is_better: bool
+    note: str = ""
+
+
+@dataclass
+class Series:
+    """A per-second curve; ``points`` are (seconds since the run started, value)."""
+
+    name: str
+    unit: str
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A raw output kept next to the numbers (stdout, stderr, logs)."""
+
+    kind: str
+    path: Path
+    command: tuple[str, ...] = ()
+    exit_code: int | None = None
+
+
+@dataclass
+class WorkloadResult:
+    metrics: list[Metric] = field(default_factory=list)
+    series: list[Series] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
