@@ -1,0 +1,505 @@
+"""pgbench output parsing, checked against outputs captured from PG 15 and PG 18."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.workloads.pgbench_output import (
+    InitTimes,
+    LatencyHistogram,
+    StatementLatency,
+    parse_init_output,
+    parse_run_summary,
+    summarize_transaction_logs,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+# Per-thread log samples (first 50 lines of prefix.PID and prefix.PID.1).
+TXLOGS = {
+    "pg15": ["pgbench_txlog_pg15.4646", "pgbench_txlog_pg15.4646.1"],
+    "pg18": ["pgbench_txlog_pg18.4658", "pgbench_txlog_pg18.4658.1"],
+    "failures_pg15": ["pgbench_txlog_failures_pg15.5163", "pgbench_txlog_failures_pg15.5163.1"],
+    "failures_pg18": ["pgbench_txlog_failures_pg18.5198", "pgbench_txlog_failures_pg18.5198.1"],
+    "rate_pg18": ["pgbench_txlog_rate_pg18.5271", "pgbench_txlog_rate_pg18.5271.1"],
+}
+
+# Relative error bound documented on LatencyHistogram.
+HIST_REL_ERROR = 1 / 128
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def log_paths(key: str) -> list[Path]:
+    return [FIXTURES / name for name in TXLOGS[key]]
+
+
+# ---------------------------------------------------------------- pgbench -i
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "pgbench_init_pg15.txt",
+            InitTimes(
+                0.42,
+                {
+                    "drop_tables": 0.00,
+                    "create_tables": 0.01,
+                    "client_side_generate": 0.20,
+                    "vacuum": 0.09,
+                    "primary_keys": 0.11,
+                },
+            ),
+        ),
+        (
+            "pgbench_init_pg18.txt",
+            InitTimes(
+                0.40,
+                {
+                    "drop_tables": 0.00,
+                    "create_tables": 0.01,
+                    "client_side_generate": 0.23,
+                    "vacuum": 0.09,
+                    "primary_keys": 0.06,
+                },
+            ),
+        ),
+        (
+            "pgbench_init_server_side_pg18.txt",
+            InitTimes(
+                0.48,
+                {
+                    "drop_tables": 0.01,
+                    "create_tables": 0.01,
+                    "server_side_generate": 0.29,
+                    "vacuum": 0.10,
+                    "primary_keys": 0.06,
+                },
+            ),
+        ),
+    ],
+)
+def test_parse_init_output(name: str, expected: InitTimes) -> None:
+    got = parse_init_output(fixture(name))
+    assert got == expected
+    assert list(got.phases) == list(expected.phases)
+
+
+@pytest.mark.parametrize("name", ["pgbench_connfail_exit1_pg15.txt", "pgbench_connfail_exit1_pg18.txt"])
+def test_init_failure_raises(name: str) -> None:
+    with pytest.raises(ValueError, match="done in"):
+        parse_init_output(fixture(name))
+
+
+def test_init_unfinished_raises() -> None:
+    # The same output cut before the final line, as after a crash.
+    text = fixture("pgbench_init_pg18.txt")
+    cut = text[: text.index("done in")]
+    with pytest.raises(ValueError, match="did not finish"):
+        parse_init_output(cut)
+
+
+# ------------------------------------------------------------- run summary
+
+
+def test_run_summary_pg15_with_r() -> None:
+    s = parse_run_summary(fixture("pgbench_run_pg15.txt"))
+    assert s.tps == 1885.440237
+    assert s.latency_avg_ms == 1.061
+    assert s.latency_stddev_ms is None  # not printed without -P/-R/-L
+    assert s.transactions == 5651
+    assert s.failed_transactions == 0
+    assert s.duration_s == 3.0
+    assert (s.clients, s.threads, s.query_mode, s.scaling_factor) == (2, 2, "prepared", 1)
+    assert s.initial_connection_ms == 6.855
+    assert s.skipped_transactions is None
+    assert not s.aborted and not s.latency_includes_failures
+    assert len(s.statements) == 11
+    assert s.statements[0] == StatementLatency(r"\set aid random(1, 100000 * :scale)", 0.001, 0)
+    assert s.statements[3] == StatementLatency(r"\set delta random(-5000, 5000)", 0.000, 0)
+    assert s.statements[4] == StatementLatency("BEGIN;", 0.061, 0)
+    assert s.statements[8] == StatementLatency(
+        "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;", 0.186, 0
+    )
+    assert s.statements[-1] == ("END;", 0.319, 0)
+
+
+def test_run_summary_pg18_with_r() -> None:
+    s = parse_run_summary(fixture("pgbench_run_pg18.txt"))
+    assert s.tps == 1786.903426
+    assert s.latency_avg_ms == 1.119
+    assert s.latency_stddev_ms is None
+    assert s.transactions == 5356
+    assert s.failed_transactions == 0
+    assert (s.duration_s, s.clients, s.threads, s.query_mode, s.scaling_factor) == (3.0, 2, 2, "prepared", 1)
+    assert s.initial_connection_ms == 5.603
+    # PG 18 separates the statement with one space instead of two.
+    assert [st.statement for st in s.statements][4:7] == [
+        "BEGIN;",
+        "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+    ]
+    assert s.statements[4].latency_ms == 0.057
+    assert s.statements[-1] == StatementLatency("END;", 0.349, 0)
+
+
+def test_run_summary_simple_without_r_pg15() -> None:
+    s = parse_run_summary(fixture("pgbench_run_simple_no_r_pg15.txt"))
+    assert (s.tps, s.latency_avg_ms, s.transactions, s.query_mode) == (1291.760847, 1.548, 3873, "simple")
+    assert s.initial_connection_ms == 8.814
+    assert s.statements == []
+
+
+@pytest.mark.parametrize(
+    ("name", "tps", "avg", "stddev", "tx"),
+    [
+        ("pgbench_run_progress_pg15.txt", 1711.304784, 1.167, 0.976, 5131),
+        ("pgbench_run_progress_pg18.txt", 1992.991963, 1.002, 0.748, 5967),
+    ],
+)
+def test_run_summary_with_stddev(name: str, tps: float, avg: float, stddev: float, tx: int) -> None:
+    s = parse_run_summary(fixture(name))
+    assert (s.tps, s.latency_avg_ms, s.latency_stddev_ms, s.transactions) == (tps, avg, stddev, tx)
+
+
+@pytest.mark.parametrize(
+    ("name", "tps", "tx", "failed", "retried", "avg", "tellers", "end"),
+    [
+        # tellers/end: (latency, failures) of those statements in the -r table.
+        ("pgbench_run_failures_detailed_pg15.txt", 518.160004, 1550, 4476, 4909, 3.971, (0.282, 3079), (0.672, 0)),
+        ("pgbench_run_failures_detailed_pg18.txt", 571.209948, 1708, 4681, 5086, 3.744, (0.265, 3350), (0.645, 1)),
+    ],
+)
+def test_run_summary_failures_detailed(
+    name: str,
+    tps: float,
+    tx: int,
+    failed: int,
+    retried: int,
+    avg: float,
+    tellers: tuple[float, int],
+    end: tuple[float, int],
+) -> None:
+    s = parse_run_summary(fixture(name))
+    assert (s.tps, s.transactions, s.failed_transactions) == (tps, tx, failed)
+    assert (s.retried_transactions, s.total_retries) == (retried, retried)
+    assert s.latency_avg_ms == avg
+    assert s.latency_includes_failures
+    assert s.clients == 8
+    # "failures and retries" table: three numeric columns before the statement.
+    assert len(s.statements) == 11
+    by_text = {st.statement: st for st in s.statements}
+    t = by_text["UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;"]
+    assert (t.latency_ms, t.failures) == tellers
+    assert (by_text["END;"].latency_ms, by_text["END;"].failures) == end
+
+
+@pytest.mark.parametrize(
+    ("name", "tps", "tx", "skipped", "avg", "stddev"),
+    [
+        ("pgbench_run_rate_limit_pg15.txt", 1666.204666, 4995, 2609, 1.376, 0.441),
+        ("pgbench_run_rate_limit_pg18.txt", 1682.881146, 5045, 2386, 1.337, 0.400),
+    ],
+)
+def test_run_summary_rate_limit(name: str, tps: float, tx: int, skipped: int, avg: float, stddev: float) -> None:
+    s = parse_run_summary(fixture(name))
+    assert (s.tps, s.transactions, s.skipped_transactions) == (tps, tx, skipped)
+    assert (s.latency_avg_ms, s.latency_stddev_ms) == (avg, stddev)
+
+
+def test_run_summary_fixed_transaction_count_pg15() -> None:
+    s = parse_run_summary(fixture("pgbench_run_transactions_pg15.txt"))
+    # "number of transactions actually processed: 400/400", no duration line.
+    assert (s.tps, s.transactions, s.duration_s, s.latency_avg_ms) == (1344.348025, 400, None, 1.488)
+
+
+def test_run_summary_partially_aborted_pg18() -> None:
+    s = parse_run_summary(fixture("pgbench_abort_partial_exit2_pg18.txt"))
+    assert s.aborted
+    assert (s.tps, s.transactions, s.latency_avg_ms) == (17208.251871, 7147, 0.116)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["pgbench_abort_exit2_pg18.txt", "pgbench_connfail_exit1_pg15.txt", "pgbench_connfail_exit1_pg18.txt", ""],
+)
+def test_run_summary_without_tps_raises(name: str) -> None:
+    text = fixture(name) if name else ""
+    with pytest.raises(ValueError, match="tps"):
+        parse_run_summary(text)
+
+
+def test_old_two_tps_lines_prefers_excluding() -> None:
+    # PG <= 13 printed both; only the one without connection time is comparable.
+    text = fixture("pgbench_run_simple_no_r_pg15.txt").replace(
+        "tps = 1291.760847 (without initial connection time)",
+        "tps = 1200.5 (including connections establishing)\ntps = 1291.7 (excluding connections establishing)",
+    )
+    assert parse_run_summary(text).tps == 1291.7
+
+
+# -------------------------------------------------------- transaction logs
+
+
+def exact_stats(paths: list[Path]) -> dict[str, object]:
+    """Independent, all-in-memory computation to check the streaming one."""
+    lats: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    failed = skipped = 0
+    per_sec: dict[int, int] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            client, txno, t, script, sec, usec, *rest = line.split()
+            end = int(sec) * 1_000_000 + int(usec)
+            ends.append(end)
+            if t == "skipped":
+                skipped += 1
+                starts.append(end)
+            elif not t.isdigit():
+                failed += 1
+                starts.append(end)
+            else:
+                lats.append(int(t))
+                starts.append(end - int(t))
+                per_sec[int(sec)] = per_sec.get(int(sec), 0) + 1
+    ordered = sorted(lats)
+
+    def nearest_rank(p: float) -> float:
+        return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1] / 1000
+
+    return {
+        "committed": len(lats),
+        "failed": failed,
+        "skipped": skipped,
+        "mean": statistics.fmean(lats) / 1000,
+        "stddev": statistics.pstdev(lats) / 1000,
+        "p50": nearest_rank(50),
+        "p95": nearest_rank(95),
+        "p99": nearest_rank(99),
+        "max": ordered[-1] / 1000,
+        "first_start": min(starts) / 1e6,
+        "last_end": max(ends) / 1e6,
+        "per_sec": per_sec,
+    }
+
+
+@pytest.mark.parametrize("key", list(TXLOGS))
+def test_txlog_matches_exact_computation(key: str) -> None:
+    paths = log_paths(key)
+    s = summarize_transaction_logs(paths)
+    e = exact_stats(paths)
+    assert (s.committed, s.failed, s.skipped) == (e["committed"], e["failed"], e["skipped"])
+    assert s.malformed_lines == 0
+    assert s.files == 2
+    assert s.latency_mean_ms == pytest.approx(e["mean"], rel=1e-12)
+    assert s.latency_stddev_ms == pytest.approx(e["stddev"], rel=1e-9)
+    for p in ("p50", "p95", "p99"):
+        assert getattr(s, f"latency_{p}_ms") == pytest.approx(e[p], rel=HIST_REL_ERROR), p
+    assert s.latency_max_ms == e["max"]
+    assert s.first_start_epoch == pytest.approx(e["first_start"], abs=1e-7)
+    assert s.last_end_epoch == pytest.approx(e["last_end"], abs=1e-7)
+    # Every committed transaction lands in exactly one second.
+    assert sum(v for _, v in s.tps.points) == s.committed
+    origin = math.floor(e["first_start"])
+    assert {int(t) + origin: int(v) for t, v in s.tps.points if v} == e["per_sec"]
+
+
+def test_txlog_pg15_literal_values() -> None:
+    # Numbers read off the fixture with awk: 100 committed, latencies sum to
+    # 102234 us, the largest is 4933 us ("0 1 4933 0 1795360376 910328"), the
+    # earliest start is 1795360376.905358 (thread 1, first line: 909248 - 3890).
+    s = summarize_transaction_logs(log_paths("pg15"))
+    assert (s.committed, s.failed, s.skipped) == (100, 0, 0)
+    assert s.latency_mean_ms == pytest.approx(1.02234)
+    assert s.latency_max_ms == 4.933
+    assert s.first_start_epoch == pytest.approx(1795360376.905358, abs=1e-7)
+    assert s.tps.name == "pgbench.tps" and s.tps.unit == "tx/s"
+    assert s.latency_avg.name == "pgbench.latency_avg" and s.latency_avg.unit == "ms"
+    # The 50-line samples all complete within second 1795360376.
+    assert s.tps.points == [(0.0, 100.0)]
+    assert s.latency_avg.points == [(0.0, pytest.approx(1.02234))]
+
+
+def test_txlog_failures_and_skips_literal_counts() -> None:
+    # --failures-detailed logs "serialization" in the time column.
+    f18 = summarize_transaction_logs(log_paths("failures_pg18"))
+    assert (f18.committed, f18.failed, f18.skipped) == (27, 73, 0)
+    assert f18.latency_max_ms == 17.055
+    f15 = summarize_transaction_logs(log_paths("failures_pg15"))
+    assert (f15.committed, f15.failed) == (23, 77)
+    # -R with -L logs "skipped" and an extra schedule-lag column.
+    r18 = summarize_transaction_logs(log_paths("rate_pg18"))
+    assert (r18.committed, r18.failed, r18.skipped) == (61, 0, 39)
+    assert r18.latency_mean_ms == pytest.approx(92054 / 61 / 1000)
+
+
+def test_txlog_multiple_files_combine() -> None:
+    a, b = log_paths("pg18")
+    both = summarize_transaction_logs([a, b])
+    sa, sb = summarize_transaction_logs([a]), summarize_transaction_logs([b])
+    assert (sa.committed, sb.committed, both.committed) == (50, 50, 100)
+    assert both.latency_max_ms == max(sa.latency_max_ms, sb.latency_max_ms) == 6.572
+    assert both.first_start_epoch == min(sa.first_start_epoch, sb.first_start_epoch)
+    assert both.last_end_epoch == max(sa.last_end_epoch, sb.last_end_epoch)
+    assert both.latency_mean_ms == pytest.approx(138543 / 100 / 1000)
+
+
+def test_txlog_gzip_is_transparent(tmp_path: Path) -> None:
+    plain = log_paths("pg15")
+    gz = tmp_path / "pgbench_log.4646.gz"
+    with open(plain[0], "rb") as src, gzip.open(gz, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    # Detection is by content, not name.
+    gz_no_suffix = tmp_path / "pgbench_log.4646.1"
+    with open(plain[1], "rb") as src, gzip.open(gz_no_suffix, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    assert gz.read_bytes()[:2] == b"\x1f\x8b"
+    assert summarize_transaction_logs([gz, gz_no_suffix]) == summarize_transaction_logs(plain)
+
+
+def test_txlog_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "pgbench_log.1"
+    empty.write_bytes(b"")
+    s = summarize_transaction_logs([empty])
+    assert (s.committed, s.failed, s.skipped, s.files) == (0, 0, 0, 1)
+    assert s.latency_mean_ms is s.latency_stddev_ms is s.latency_p50_ms is s.latency_max_ms is None
+    assert s.first_start_epoch is None and s.last_end_epoch is None
+    assert s.tps.points == [] and s.latency_avg.points == []
+    assert summarize_transaction_logs([]).committed == 0
+    # An empty thread log next to a real one changes nothing but the file count.
+    with_empty = summarize_transaction_logs([empty, *log_paths("pg18")])
+    alone = summarize_transaction_logs(log_paths("pg18"))
+    assert with_empty.files == 3
+    assert (with_empty.committed, with_empty.latency_p99_ms, with_empty.tps.points) == (
+        alone.committed,
+        alone.latency_p99_ms,
+        alone.tps.points,
+    )
+
+
+def test_txlog_truncated_last_line_is_counted_not_fatal(tmp_path: Path) -> None:
+    src = log_paths("pg15")[0]
+    cut = tmp_path / "pgbench_log.9"
+    cut.write_text(src.read_text() + "0 51 93")  # killed mid-write
+    s = summarize_transaction_logs([cut])
+    assert (s.committed, s.malformed_lines) == (50, 1)
+
+
+def test_txlog_malformed_fields_are_counted_and_ignored(tmp_path: Path) -> None:
+    src = log_paths("pg15")[0]
+    log = tmp_path / "pgbench_log.9"
+    log.write_text(
+        "0 0 9999999 0 17953603x6 1\n"  # bad epoch
+        + src.read_text()
+        + "0 52 100 0 1795360376 12x\n"  # bad microseconds
+        + "0 53 -5 0 1795360376 1\n"  # bad latency
+        + "0 54 100 0 1795360399 999999\n"  # valid: the last completion
+    )
+    s = summarize_transaction_logs([log])
+    assert (s.committed, s.malformed_lines) == (51, 3)
+    assert s.latency_max_ms == 4.933
+    assert s.last_end_epoch == pytest.approx(1795360399.999999, abs=1e-7)
+
+
+def test_txlog_group_cap_does_not_change_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lines of one second are folded in groups of at most GROUP_CAP lines;
+    # splitting a second across groups must give the same summary.
+    from pgfsbench.workloads import pgbench_output
+
+    for key in TXLOGS:
+        whole = summarize_transaction_logs(log_paths(key))
+        monkeypatch.setattr(pgbench_output._Accumulator, "GROUP_CAP", 3)
+        split = summarize_transaction_logs(log_paths(key))
+        monkeypatch.undo()
+        assert split == whole, key
+
+
+def test_txlog_earliest_start_need_not_be_first_line(tmp_path: Path) -> None:
+    log = tmp_path / "pgbench_log.1"
+    log.write_text(
+        "0 1 1000 0 1000 500000\n"
+        "0 2 1000 0 1001 100000\n"
+        "0 3 2500000 0 1002 0\n"  # slow: started at 999.5, before line 1 (1000.499)
+        "0 4 1000 0 1002 10\n"
+    )
+    s = summarize_transaction_logs([log])
+    assert s.first_start_epoch == pytest.approx(999.5)
+    assert s.last_end_epoch == pytest.approx(1002.00001)
+    assert s.tps.points == [(0.0, 0.0), (1.0, 1.0), (2.0, 1.0), (3.0, 2.0)]
+
+
+def test_txlog_series_fill_gaps_and_relative_time(tmp_path: Path) -> None:
+    log = tmp_path / "pgbench_log.1"
+    log.write_text(
+        "0 1 500000 0 1000 200000\n"  # started at 999.7: origin is second 999
+        "0 2 1000 0 1000 900000\n"
+        "0 3 failed 0 1002 0\n"  # failed: no tps, no latency
+        "0 4 2000 0 1003 100000\n"
+    )
+    s = summarize_transaction_logs([log])
+    assert s.first_start_epoch == pytest.approx(999.7)
+    assert s.last_end_epoch == pytest.approx(1003.1)
+    assert s.tps.points == [(0.0, 0.0), (1.0, 2.0), (2.0, 0.0), (3.0, 0.0), (4.0, 1.0)]
+    assert s.latency_avg.points == [(1.0, 250.5), (4.0, 2.0)]
+    assert (s.committed, s.failed) == (3, 1)
+
+
+def test_txlog_implausible_span_raises(tmp_path: Path) -> None:
+    log = tmp_path / "pgbench_log.1"
+    log.write_text("0 1 100 0 0 0\n0 2 100 0 1795360376 0\n")
+    with pytest.raises(ValueError, match="span"):
+        summarize_transaction_logs([log])
+
+
+# --------------------------------------------------------------- histogram
+
+
+def test_histogram_relative_error_bound() -> None:
+    values = list(range(0, 5000)) + [2**k + d for k in range(7, 40) for d in (-1, 0, 1)]
+    values += list(range(100_000, 20_000_000, 9_973))
+    for v in values:
+        mid = LatencyHistogram.bucket_midpoint(LatencyHistogram.bucket(v))
+        assert abs(mid - v) <= v * HIST_REL_ERROR, v
+    for v in range(128):
+        assert LatencyHistogram.bucket_midpoint(LatencyHistogram.bucket(v)) == v
+
+
+def test_histogram_buckets_are_monotonic_and_bounded() -> None:
+    keys = [LatencyHistogram.bucket(v) for v in range(0, 3_000_000, 7)]
+    assert keys == sorted(keys)
+    # 1 us .. 1 hour: a few thousand buckets at most, whatever the sample count.
+    assert len({LatencyHistogram.bucket(v) for v in range(0, 2**22)}) < 64 * 22 + 128
+    assert LatencyHistogram.bucket(3_600_000_000) < 128 * 40
+
+
+def test_histogram_percentiles() -> None:
+    h = LatencyHistogram()
+    assert h.percentile(50) is None
+    for v in range(1, 101):
+        h.add(v)
+    assert (h.percentile(50), h.percentile(95), h.percentile(99), h.percentile(100)) == (50, 95, 99, 100)
+    one = LatencyHistogram()
+    one.add(123_456)
+    # A midpoint outside the observed range is clamped to it.
+    assert one.percentile(50) == 123_456
+    big = LatencyHistogram()
+    for v in range(1000, 1_000_000, 37):
+        big.add(v)
+    ordered = list(range(1000, 1_000_000, 37))
+    p99 = ordered[math.ceil(0.99 * len(ordered)) - 1]
+    assert big.percentile(99) == pytest.approx(p99, rel=HIST_REL_ERROR)
+    merged = LatencyHistogram()
+    merged.merge(h)
+    merged.merge(one)
+    assert (merged.total, merged.min, merged.max) == (101, 1, 123_456)
