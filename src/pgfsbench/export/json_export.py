@@ -1,0 +1,78 @@
+"""JSON export: the stored campaign as plain, machine-readable data.
+
+Times are epoch seconds as stored (lossless; convert where shown). Values that
+are unsupported or not finite become null: JSON has no NaN, and unsupported
+is not zero.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
+
+
+def export_json(campaign: Campaign) -> dict[str, Any]:
+    fs_of = {t.name: t.fs for t in campaign.targets}
+    return {
+        "campaign": {
+            "id": campaign.id,
+            "plan": campaign.plan_name,
+            "status": campaign.status,
+            "started": _num(campaign.started),
+            "ended": _num(campaign.ended),
+            "host": _clean(campaign.host),
+            "pgfsbench_version": campaign.version,
+        },
+        "targets": [_target(t) for t in campaign.targets],
+        "runs": [_run(r, fs_of.get(r.target)) for r in campaign.runs],
+    }
+
+
+def _target(t: StoredTarget) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "kind": t.kind,
+        "fs": t.fs,
+        "status": t.status,
+        "reason": t.reason,
+        "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
+    }
+
+
+def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
+    return {
+        "target": r.target,
+        "fs": fs,
+        "workload": r.workload,
+        "params": _clean(r.params),
+        "status": r.status,
+        "error": r.error,
+        "started": _num(r.started),
+        "ended": _num(r.ended),
+        "metrics": [
+            {"name": m.name, "value": _num(m.value), "unit": m.unit,
+             "direction": "higher" if m.higher_is_better else "lower"}
+            for m in r.metrics
+        ],
+        "series": {
+            name: {"unit": s.unit, "points": [[_num(t), _num(v)] for t, v in s.points]}
+            for name, s in r.series.items()
+        },
+    }
+
+
+def _num(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
+
+
+def _clean(value: Any) -> Any:
+    """Plan params and host facts are free-form: make sure they stay valid JSON."""
+    if isinstance(value, float):
+        return _num(value)
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value

@@ -1,0 +1,120 @@
+"""The HTML report: one self-contained file next to the results it describes.
+
+Everything (CSS, charts) is inline and nothing is fetched, so the file can be
+mailed, archived or opened on an air-gapped box and look the same.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
+
+from pgfsbench.analysis.table import comparison_table
+from pgfsbench.report import charts
+from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, format_ratio,
+                                       notices, row_scale)
+from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
+
+REPORT_NAME = "report.html"
+
+
+def write_report(results_dir: Path) -> Path:
+    """Render ``results_dir/report.html`` from the stored results; returns its path."""
+    campaign = load_campaign(results_dir)
+    html = render_report(campaign)
+    out = results_dir / REPORT_NAME
+    # Temp file in the same directory, then rename: a reader never sees half a report.
+    fd, tmp = tempfile.mkstemp(dir=results_dir, prefix=".report-", suffix=".html.tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(html)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; the report is meant to be shared
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def render_report(campaign: Campaign) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pgfsbench.report", "templates"),
+        autoescape=True,  # every string here came from a tool's output or a plan file
+        trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(cell=cell_text, ratio=format_ratio, arrow=direction_arrow,
+                       when=_when, duration=_duration, argv=_argv, params=_params,
+                       href=_href, basename=lambda p: Path(p).name)
+    env.globals["row_scale"] = row_scale
+    tps, fsync = charts.tps_chart(campaign), charts.fsync_chart(campaign)
+    table = comparison_table(campaign)
+    # Keep each workload's rows together (a metric only a later run has is appended
+    # last), in the order workloads first ran, so the template can group them.
+    first = {w: i for i, w in reversed(list(enumerate(r.workload for r in table.rows)))}
+    table.rows.sort(key=lambda r: first[r.workload])
+    return env.get_template("report.html.j2").render(
+        c=campaign,
+        table=table,
+        notices=notices(campaign),
+        colors=charts.target_colors(campaign),
+        best_mark=BEST_MARK,
+        # Our own matplotlib output, with ids namespaced: safe to inline unescaped.
+        tps_svg=Markup(tps) if tps else None,
+        fsync_svg=Markup(fsync) if fsync else None,
+        host=_host_items(campaign.host),
+        fs_of={t.name: t.fs for t in campaign.targets},
+    )
+
+
+def _host_items(host: dict) -> list[tuple[str, str]]:
+    """Flatten the host dict (nested dicts become dotted keys) for a two-column list."""
+    items: list[tuple[str, str]] = []
+    for key, value in host.items():
+        if isinstance(value, dict):
+            items += [(f"{key}.{k}", v) for k, v in _host_items(value)]
+        elif isinstance(value, (list, tuple)):
+            items.append((str(key), ", ".join(str(v) for v in value)))
+        else:
+            items.append((str(key), "" if value is None else str(value)))
+    return items
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "—"
+    return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+
+
+def _duration(span: tuple[float | None, float | None]) -> str:
+    start, end = span
+    if start is None or end is None:
+        return "—"
+    s = max(0.0, end - start)
+    if s < 60:
+        return f"{s:.1f} s"
+    m, sec = divmod(round(s), 60)
+    if m < 60:
+        return f"{m} min {sec:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
+def _argv(argv: list[str] | None) -> str:
+    return shlex.join(str(a) for a in argv) if argv else ""
+
+
+def _params(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _href(artifact: StoredArtifact) -> str | None:
+    """A relative link into the results directory; absolute paths are not linked."""
+    if Path(artifact.path).is_absolute() or artifact.path.startswith(".."):
+        return None
+    return quote(artifact.path)

@@ -1,0 +1,121 @@
+"""The comparison table in the terminal, and the text formatting both reports share.
+
+The formatting helpers live here rather than in ``html.py`` so the CLI can
+print a table without importing jinja2 and matplotlib.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from pgfsbench.analysis.table import Cell, Row, comparison_table
+from pgfsbench.store.read import Campaign
+
+BEST_MARK = "★"
+CELL_TEXT = {"unsupported": "n/a", "failed": "failed", "missing": "—"}
+
+
+@dataclass
+class Notice:
+    """Something a reader must know before trusting the numbers."""
+
+    level: str  # "warning" or "error"
+    subject: str  # e.g. "target zfs" or "run 7 (btrfs, pgbench)"
+    message: str
+
+
+def format_value(value: float | None, scale: float | None = None) -> str:
+    """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123.
+
+    ``scale`` (the row's largest value) picks the precision, so one row reads
+    1,620 / 700 rather than 1,620 / 700.0.
+    """
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    a = abs(value if scale is None or not math.isfinite(scale) else scale)
+    if a >= 1000:
+        return f"{value:,.0f}"
+    if a >= 100:
+        return f"{value:.1f}"
+    if a >= 1 or a == 0:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def format_ratio(ratio: float | None) -> str:
+    return "" if ratio is None else f"×{ratio:.2f}"
+
+
+def direction_arrow(higher_is_better: bool) -> str:
+    return "↑" if higher_is_better else "↓"
+
+
+def row_scale(row: Row) -> float | None:
+    """The largest magnitude in a row, for ``format_value``."""
+    return max((abs(c.value) for c in row.cells.values() if c.value is not None), default=None)
+
+
+def cell_text(cell: Cell, scale: float | None = None) -> str:
+    if cell.status == "ok":
+        return format_value(cell.value, scale)
+    return CELL_TEXT.get(cell.status, cell.status)
+
+
+def notices(campaign: Campaign) -> list[Notice]:
+    """Skipped or failed targets, failed runs, and an unfinished campaign."""
+    out: list[Notice] = []
+    if campaign.status != "ok":
+        out.append(Notice("warning", "campaign",
+                          f"status is {campaign.status!r}: results may be incomplete"))
+    for t in campaign.targets:
+        if t.status in ("skipped", "failed"):
+            out.append(Notice("warning" if t.status == "skipped" else "error",
+                              f"target {t.name} ({t.fs})",
+                              f"{t.status}: {t.reason or 'no reason recorded'}"))
+    for r in campaign.runs:
+        if r.status not in ("ok", "running"):
+            out.append(Notice("error", f"run {r.id} ({r.target}, {r.workload})",
+                              f"{r.status}: {r.error or 'no error recorded'}"))
+    return out
+
+
+def render_table(campaign: Campaign, console: Console) -> None:
+    """Print the side-by-side table, then what was skipped or failed."""
+    table = comparison_table(campaign)
+    if not table.rows:
+        console.print(Text("No metrics recorded.", style="yellow"))
+    else:
+        rt = RichTable(title=f"{campaign.plan_name} — {campaign.id}", title_justify="left")
+        rt.add_column("metric")
+        rt.add_column("unit", style="dim")
+        rt.add_column("", justify="center")
+        for name in table.targets:
+            suffix = " (baseline)" if name == table.baseline else ""
+            rt.add_column(name + suffix, justify="right")
+        for row in table.rows:
+            scale = row_scale(row)
+            cells = [_rich_cell(row.cells[t], scale, is_baseline=t == table.baseline)
+                     for t in table.targets]
+            # Text objects, not markup strings: names and errors may contain "[...]".
+            rt.add_row(Text(row.metric), Text(row.unit),
+                       Text(direction_arrow(row.higher_is_better)), *cells)
+        console.print(rt)
+    for n in notices(campaign):
+        style = "red" if n.level == "error" else "yellow"
+        console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
+
+
+def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool) -> Text:
+    if cell.status != "ok":
+        return Text(cell_text(cell), style="dim")
+    text = Text(format_value(cell.value, scale), style="bold green" if cell.best else "")
+    if cell.best:
+        text.append(f" {BEST_MARK}", style="bold green")
+    if cell.ratio is not None and not is_baseline:
+        text.append(f" {format_ratio(cell.ratio)}", style="cyan")
+    return text

@@ -1,0 +1,90 @@
+"""JSON export, from a results directory written by Store."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from pgfsbench.export.json_export import export_json
+from pgfsbench.store.db import Store
+from pgfsbench.store.read import load_campaign
+from pgfsbench.workloads.result import Metric, Series, WorkloadResult
+
+SKIP_REASON = "zfs is not available: modprobe zfs exited 1"
+RUN_ERROR = "pgbench exited 2: connection refused"
+
+
+def build_results(results: Path) -> Path:
+    """ext4/xfs/btrfs ok, zfs skipped; fsync with an unsupported method, init, pgbench."""
+    store = Store.create(results)
+    store.start_campaign("c-42", "filesystems", {"name": "filesystems"},
+                         {"kernel": "6.8.0", "cpu": "test cpu", "memory_bytes": 2**36}, "0.1.0")
+    for pos, fs in enumerate(("ext4", "xfs", "btrfs")):
+        tid = store.add_target(fs, pos, "loop", fs, {"size": "2G"})
+        store.set_target(tid, "ok", provenance={
+            "kind": "loop", "fs": fs, "device": "/dev/loop0",
+            "effective_mount_options": ["rw", "noatime"], "commands": [], "notes": []})
+        run = store.start_run(tid, "fsync", {"secs_per_test": 2})
+        store.add_result(run, tid, WorkloadResult([
+            Metric("fsync.fdatasync_8k.ops_per_s", 1000.0 + pos, "ops/s", True),
+            Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True)]))
+        store.finish_run(run, "ok")
+        run = store.start_run(tid, "pgbench-init", {"scale": 10})
+        store.add_result(run, tid, WorkloadResult([
+            Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
+            # A parser that divided by zero: must come out as null, not Infinity.
+            Metric("pgbench_init.vacuum_s", math.inf, "s", False)]))
+        store.finish_run(run, "ok")
+        run = store.start_run(tid, "pgbench", {"clients": 8, "rate": math.nan})
+        if fs == "btrfs":
+            store.finish_run(run, "failed", RUN_ERROR)
+            continue
+        store.add_result(run, tid, WorkloadResult(
+            [Metric("pgbench.tps", 900.0 + pos, "tx/s", True)],
+            [Series("pgbench.tps", "tx/s", [(1.0, 890.0), (2.0, 910.0)])]))
+        store.finish_run(run, "ok")
+    tid = store.add_target("zfs", 3, "dir", "zfs", {})
+    store.set_target(tid, "skipped", reason=SKIP_REASON)
+    store.end_campaign("ok")
+    store.close()
+    return results
+
+
+def test_export_structure(tmp_path: Path) -> None:
+    data = export_json(load_campaign(build_results(tmp_path / "res")))
+    json.dumps(data, allow_nan=False)  # raises on NaN/Infinity anywhere
+
+    c = data["campaign"]
+    assert (c["id"], c["plan"], c["status"]) == ("c-42", "filesystems", "ok")
+    assert c["host"]["kernel"] == "6.8.0" and c["started"] <= c["ended"]
+
+    targets = {t["name"]: t for t in data["targets"]}
+    assert list(targets) == ["ext4", "xfs", "btrfs", "zfs"]
+    assert targets["xfs"] == {"name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok",
+                              "reason": None, "effective_mount_options": ["rw", "noatime"]}
+    assert targets["zfs"]["status"] == "skipped" and targets["zfs"]["reason"] == SKIP_REASON
+    assert targets["zfs"]["effective_mount_options"] == []
+
+    assert len(data["runs"]) == 9
+    failed = [r for r in data["runs"] if r["status"] == "failed"]
+    assert [(r["target"], r["fs"], r["workload"], r["error"]) for r in failed] == \
+        [("btrfs", "btrfs", "pgbench", RUN_ERROR)]
+    assert failed[0]["metrics"] == [] and failed[0]["series"] == {}
+    assert failed[0]["params"] == {"clients": 8, "rate": None}
+
+
+def test_export_metrics_and_series(tmp_path: Path) -> None:
+    data = export_json(load_campaign(build_results(tmp_path / "res")))
+    metrics = {(r["target"], m["name"]): m for r in data["runs"] for m in r["metrics"]}
+    assert metrics[("xfs", "pgbench.tps")] == {
+        "name": "pgbench.tps", "value": 901.0, "unit": "tx/s", "direction": "higher"}
+    assert metrics[("ext4", "pgbench_init.elapsed_s")]["direction"] == "lower"
+    assert metrics[("ext4", "pgbench_init.vacuum_s")]["value"] is None  # was inf
+    wt = metrics[("ext4", "fsync.fsync_writethrough_8k.ops_per_s")]
+    assert wt["value"] is None and wt["direction"] == "higher"  # unsupported is not zero
+
+    run = next(r for r in data["runs"] if r["target"] == "ext4" and r["workload"] == "pgbench")
+    assert run["series"] == {"pgbench.tps": {"unit": "tx/s",
+                                             "points": [[1.0, 890.0], [2.0, 910.0]]}}
+    assert run["started"] <= run["ended"] and run["fs"] == "ext4"
