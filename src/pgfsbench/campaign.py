@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import signal
+import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -88,34 +89,52 @@ def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTar
                          "postgres_bindir": str(opts.bins.bindir),
                          "postgres_settings": cluster.changed_settings(),
                          "postgres_commands": [list(c.argv) for c in cluster.commands]}
+        failed: set[str] = set()
         for index, workload in enumerate(plan.workloads, start=1):
             params = workload.model_dump()
             run_id = store.start_run(target_id, workload.type, params)
+            if workload.type == "pgbench" and "pgbench-init" in failed:
+                # Its tables would be missing or half loaded: a number from it would lie.
+                store.finish_run(run_id, "failed", "not run: pgbench-init failed on this target")
+                continue
             ctx = RunContext(target, cluster, ledger, tdir / f"{index:02d}-{workload.type}")
             say(f"  {target.name}: {workload.type} ...")
-            try:
-                result = CATALOGUE[workload.type](ctx, workload)
-            except Interrupted:
-                store.finish_run(run_id, "interrupted", "interrupted by a signal")
-                raise
-            except KeyboardInterrupt:
-                store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
-                raise
-            except (CommandFailed, UserError, ValueError, OSError) as exc:
-                store.finish_run(run_id, "failed", str(exc))
-                say(f"  [red]{target.name}: {workload.type} failed: {exc}[/]")
-                continue
-            except Exception as exc:  # a bug of ours: keep the traceback, go on
-                ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
-                tb = ctx.artifacts_dir / "traceback.txt"
-                tb.write_text(traceback.format_exc())
-                store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
-                store.finish_run(run_id, "failed", f"internal error: {exc!r}")
-                say(f"  [red]{target.name}: {workload.type} failed (internal): {exc!r}[/]")
-                continue
-            store.add_result(run_id, target_id, result)
-            store.finish_run(run_id, "ok")
+            if not _run_one(store, target_id, run_id, ctx, workload, say):
+                failed.add(workload.type)
     return provenance_pg
+
+
+def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workload,
+             say: Say) -> bool:
+    """Run one workload and record it, whatever happens; True when it succeeded."""
+    name = f"{ctx.target.name}: {workload.type}"
+    try:
+        result = CATALOGUE[workload.type](ctx, workload)
+    except Interrupted:
+        store.finish_run(run_id, "interrupted", "interrupted by a signal")
+        raise
+    except KeyboardInterrupt:
+        store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
+        raise
+    except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
+        store.finish_run(run_id, "failed", str(exc))
+        say(f"  [red]{name} failed: {exc}[/]")
+        return False
+    except Exception as exc:  # a bug of ours: keep the traceback, go on
+        ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        tb = ctx.artifacts_dir / "traceback.txt"
+        tb.write_text(traceback.format_exc())
+        store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
+        store.finish_run(run_id, "failed", f"internal error: {exc!r}")
+        say(f"  [red]{name} failed (internal error): {exc!r}[/]")
+        return False
+    finally:
+        for a in ctx.kept:  # tool outputs: they explain a failure too
+            store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
+                               command=a.command, exit_code=a.exit_code)
+    store.add_result(run_id, target_id, result)
+    store.finish_run(run_id, "ok")
+    return True
 
 
 def run_campaign(plan: Plan, opts: Options, say: Say) -> str:

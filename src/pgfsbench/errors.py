@@ -11,11 +11,12 @@ class UserError(Exception):
 class CommandFailed(Exception):
     """An external command exited non-zero; carries its result for the record."""
 
-    def __init__(self, result):  # result: proc.CommandResult
+    def __init__(self, result, context: str = ""):  # result: proc.CommandResult
         self.result = result
         tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
         super().__init__(
             f"{' '.join(result.argv)} exited {result.exit_code}: " + " | ".join(tail)
+            + (f" || {context}" if context else "")
         )
 
 

@@ -8,6 +8,7 @@ through the same ``release`` code, so there is one way to undo each thing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -123,15 +124,38 @@ def _mounted(path: str) -> bool:
     return os.path.realpath(path) in mount_points()
 
 
+def _users_of(path: str) -> set[int]:
+    """Processes with their cwd or an open file under ``path``."""
+    prefix = os.path.realpath(path).rstrip("/") + "/"
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            links = [entry / "cwd", *(entry / "fd").iterdir()]
+            for link in links:
+                if (os.readlink(link) + "/").startswith(prefix):
+                    pids.add(int(entry.name))
+                    break
+        except OSError:
+            continue
+    return pids
+
+
 def _release_mount(res: dict) -> list[str]:
     path = res["path"]
-    for attempt in range(10):
+    for attempt in range(8):
         if not _mounted(path):
             break
-        result = proc.run(["umount", path], check=False)
-        if result.ok:
+        if proc.run(["umount", path], check=False).ok:
             break
-        time.sleep(0.5 * (attempt + 1))  # a process may still be closing files
+        if attempt >= 1:
+            # Still busy: a tool orphaned by a killed run (pgbench, pg_test_fsync) holds
+            # files on our own mount. Nothing else can be there: end it.
+            for pid in _users_of(path):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5 * (attempt + 1))
     else:
         return [f"could not unmount {path}: still busy"]
     try:

@@ -81,7 +81,7 @@ class Target(Strict):
     """One variant to measure: a filesystem on a loop image, or an existing directory."""
 
     name: str = Field(pattern=NAME_PATTERN)
-    fs: str | None = None
+    fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs"] | None = None
     size: str = "2G"
     mkfs: list[str] = []
     mount: str = ""

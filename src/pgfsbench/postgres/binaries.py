@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.paths import reachable_by_others
 
 NEEDED = ("postgres", "initdb", "pg_ctl", "psql", "pgbench", "pg_test_fsync")
 STAGE_ROOT = Path("/var/lib/pgfsbench/pg")
@@ -49,16 +49,6 @@ def _check_dir(bindir: Path) -> None:
         raise UserError(f"{bindir} is not a PostgreSQL bin directory: missing "
                         f"{', '.join(missing)} (give --pg-bin the directory holding "
                         "postgres, pg_ctl, pgbench, e.g. /usr/lib/postgresql/15/bin)")
-
-
-def reachable_by_others(path: Path) -> bool:
-    """Can a user other than the owner read ``path`` (every parent searchable)?"""
-    path = path.resolve()
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            return False
-    return bool(path.stat().st_mode & stat.S_IROTH)
 
 
 def _embedded_root() -> Path:

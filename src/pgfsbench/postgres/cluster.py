@@ -68,6 +68,28 @@ class Cluster:
                            "-c", query])
         return result.stdout.strip()
 
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_problems_since(self, offset: int, most: int = 3) -> list[str]:
+        """The server's last ERROR/FATAL/PANIC lines written after ``offset``.
+
+        A client tool often only says "connection lost"; the cause (disk full,
+        out of memory) is in the server log.
+        """
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                text = f.read(4 << 20).decode(errors="replace")
+        except OSError:
+            return []
+        lines = [l.strip() for l in text.splitlines()
+                 if any(w in l for w in ("ERROR:", "FATAL:", "PANIC:"))]
+        return lines[-most:]
+
     def version(self) -> str:
         return self.sql("SHOW server_version")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.paths import searchable_by_others
 from pgfsbench.provision.mountinfo import mount_of
 from pgfsbench.provision.target import PreparedTarget
 
@@ -23,6 +24,10 @@ def directory_target(name: str, parent: Path, ledger: Ledger,
                      owner: proc.RunAs) -> Iterator[PreparedTarget]:
     if not parent.is_dir():
         raise UserError(f"target '{name}': directory {parent} does not exist")
+    if os.geteuid() == 0 and owner.uid != 0 and not searchable_by_others(parent):
+        raise UserError(f"target '{name}': the PostgreSQL user '{owner.name}' cannot reach "
+                        f"{parent} (a directory on the way is not o+x); choose a directory "
+                        "other users can traverse, e.g. under /srv or /var/tmp")
     workdir = Path(tempfile.mkdtemp(prefix=f"pgfsbench-{name}-", dir=parent))
     res = ledger.add("dir", path=str(workdir))
     try:

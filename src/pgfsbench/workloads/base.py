@@ -6,7 +6,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench import proc
@@ -23,15 +23,18 @@ class RunContext:
     cluster: Cluster
     ledger: Ledger
     artifacts_dir: Path  # this run's folder in the results directory
+    # Raw outputs kept so far; recorded by the campaign even when the workload fails.
+    kept: list[Artifact] = field(default_factory=list)
 
-    def tool(self, argv: list[str], stem: str, artifacts: list[Artifact], **kwargs
-             ) -> proc.CommandResult:
+    def tool(self, argv: list[str], stem: str, **kwargs) -> proc.CommandResult:
         """Run a tool as the PostgreSQL user; keep its output whatever happens."""
+        log_offset = self.cluster.log_size()
         result = self.cluster.run(argv, check=False, **kwargs)
         path = proc.save(result, self.artifacts_dir, stem)
-        artifacts.append(Artifact("command", path, result.argv, result.exit_code))
+        self.kept.append(Artifact("command", path, result.argv, result.exit_code))
         if not result.ok:
-            raise CommandFailed(result)
+            problems = self.cluster.log_problems_since(log_offset)
+            raise CommandFailed(result, "server log: " + " | ".join(problems) if problems else "")
         return result
 
     @contextlib.contextmanager

@@ -13,7 +13,7 @@ def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     test_file = ctx.target.workdir / "pg_test_fsync.out"
     try:
         out = ctx.tool([ctx.cluster.bins.tool("pg_test_fsync"), "-s", str(params.seconds),
-                        "-f", str(test_file)], "pg_test_fsync", result.artifacts,
+                        "-f", str(test_file)], "pg_test_fsync",
                        cwd=ctx.target.workdir)
     finally:
         test_file.unlink(missing_ok=True)

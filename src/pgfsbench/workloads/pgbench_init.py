@@ -11,7 +11,7 @@ from pgfsbench.workloads.result import Metric, WorkloadResult
 def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     result = WorkloadResult()
     out = ctx.tool([ctx.cluster.bins.tool("pgbench"), "-i", "-s", str(params.scale),
-                    *ctx.cluster.conn_args(), "postgres"], "pgbench_init", result.artifacts)
+                    *ctx.cluster.conn_args(), "postgres"], "pgbench_init")
     # pgbench -i reports progress and its timing on stderr.
     times = parse_init_output(out.stderr + out.stdout)
     result.metrics.append(Metric("pgbench_init.elapsed_s", times.total_s, "s", False))

@@ -36,7 +36,7 @@ def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
                 "-c", str(params.clients), "-j", str(params.jobs), "-T", str(params.duration),
                 "-r", "-P", "1", "-l", f"--log-prefix={scratch / LOG_PREFIX}",
                 *ctx.cluster.conn_args(), "postgres"]
-        out = ctx.tool(argv, "pgbench", result.artifacts, timeout=params.duration * 3 + 120)
+        out = ctx.tool(argv, "pgbench", timeout=params.duration * 3 + 120)
         logs = sorted(scratch.glob(f"{LOG_PREFIX}.*"))
         summary = summarize_transaction_logs(logs)
         result.artifacts += _keep_gzipped(logs, ctx.artifacts_dir)

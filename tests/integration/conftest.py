@@ -1,0 +1,81 @@
+"""Integration tests: real loop filesystems, real PostgreSQL, real tools, tiny sizes."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.provision.filesystems import unavailable_reason
+
+CLI = [sys.executable, "-m", "pgfsbench"]
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (loop devices, mkfs, mount): run 'make test' as root"
+    if not Path("/dev/loop-control").exists():
+        return "needs loop devices (/dev/loop-control)"
+    for fs in ("ext4", "xfs", "btrfs"):
+        if reason := unavailable_reason(fs):
+            return f"{fs}: {reason}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _missing()
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def state_dir(tmp_path_factory) -> Path:
+    """A private ledger directory, so tests never touch a real run's state."""
+    path = tmp_path_factory.mktemp("state")
+    os.environ["PGFSBENCH_STATE_DIR"] = str(path)
+    return path
+
+
+def cli(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run([*CLI, *args], capture_output=True, text=True, **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"pgfsbench {' '.join(args)} exited {result.returncode}:\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def export(results: Path) -> dict:
+    return json.loads(cli("export", str(results), "--format", "json").stdout)
+
+
+def leftovers() -> list[str]:
+    """Anything of a pgfsbench run still alive on this machine."""
+    found = []
+    loops = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"],
+                           capture_output=True, text=True).stdout
+    found += [f"loop: {l}" for l in loops.splitlines() if "pgfsbench" in l or ".img" in l]
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        if "pgfsbench-" in line:
+            found.append(f"mount: {line}")
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "postgres" in args and "pgfsbench" in args and " -D " in args:
+            found.append(f"process: {args}")
+    found += [f"scratch: {p}" for p in glob.glob("/var/tmp/pgfsbench-run-*")]
+    found += [f"socket dir: {p}" for p in glob.glob("/tmp/pgfsb-*")]
+    return found
+
+
+def ledgers(state_dir: Path) -> list[str]:
+    return [p.name for p in state_dir.glob("*.json")]

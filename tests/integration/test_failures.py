@@ -1,0 +1,81 @@
+"""Failures are recorded and the campaign goes on; nothing is left behind."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.integration.conftest import cli, ledgers, leftovers
+
+PLAN = """
+name = "failures"
+description = "a disk too small for the load, an image too small for xfs, then a good one"
+
+[postgres.settings]
+shared_buffers = "32MB"
+max_wal_size = "96MB"
+min_wal_size = "32MB"
+
+[[targets]]
+name = "full"
+fs = "ext4"
+size = "160M"
+
+[[targets]]
+name = "toosmall"
+fs = "xfs"
+size = "100M"
+
+[[targets]]
+name = "good"
+fs = "ext4"
+size = "1G"
+
+[[workloads]]
+type = "fsync"
+seconds = 1
+
+[[workloads]]
+type = "pgbench-init"
+scale = 12
+
+[[workloads]]
+type = "pgbench"
+clients = 1
+duration = 2
+"""
+
+
+def test_failed_steps_are_recorded_and_the_campaign_goes_on(tmp_path, state_dir):
+    plan = tmp_path / "failures.toml"
+    plan.write_text(PLAN)
+    results = tmp_path / "r"
+    run = cli("run", str(plan), "--results", str(results))
+    db = sqlite3.connect(results / "results.db")
+    targets = {n: (s, r) for n, s, r in db.execute("SELECT name, status, reason FROM targets")}
+    assert targets["full"][0] == "ok"
+    assert targets["toosmall"] == ("failed", "target 'toosmall': xfs needs an image of at "
+                                             "least 300 MB, the plan gives 100 MB")
+    assert targets["good"][0] == "ok"
+    runs = {(t, w): (s, e) for t, w, s, e in db.execute(
+        "SELECT t.name, r.workload, r.status, r.error FROM runs r JOIN targets t "
+        "ON t.id = r.target_id")}
+    # The small disk fills during the load: pgbench -i fails with its own words kept...
+    status, error = runs[("full", "pgbench-init")]
+    assert status == "failed" and "No space left on device" in error
+    # ...and the benchmark after it is not run on half-loaded tables.
+    assert runs[("full", "pgbench")] == ("failed", "not run: pgbench-init failed on this target")
+    assert runs[("full", "fsync")][0] == "ok"
+    assert all(runs[("good", w)][0] == "ok" for w in ("fsync", "pgbench-init", "pgbench"))
+    # pgbench itself only sees the connection drop; the cause comes from the server log
+    assert "server log:" in error
+    (stdout_path,) = db.execute(
+        "SELECT a.path FROM artifacts a JOIN runs r ON r.id = a.run_id JOIN targets t "
+        "ON t.id = r.target_id WHERE t.name = 'full' AND r.workload = 'pgbench-init'").fetchone()
+    assert "# exit code: 1" in (results / stdout_path).read_text()
+    assert "No space left on device" in (results / "artifacts/full/postgres.log").read_text()
+    assert "failed" in run.stdout
+    report = json.loads(cli("export", str(results)).stdout)
+    assert {r["status"] for r in report["runs"]} == {"ok", "failed"}
+    assert leftovers() == []
+    assert ledgers(state_dir) == []

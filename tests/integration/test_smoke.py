@@ -1,0 +1,116 @@
+"""The smoke plan end to end: ext4, xfs and btrfs on real loop devices."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import cli, export, ledgers, leftovers
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, state_dir):
+    results = tmp_path_factory.mktemp("smoke") / "r"
+    before = leftovers()
+    run = cli("run", "smoke", "--results", str(results))
+    return results, run, before
+
+
+def test_every_target_has_fsync_init_and_tps(smoke):
+    results, run, _ = smoke
+    data = export(results)
+    by_target: dict[str, dict[str, float]] = {}
+    for r in data["runs"]:
+        assert r["status"] == "ok", r
+        for m in r["metrics"]:
+            by_target.setdefault(r["target"], {})[m["name"]] = m["value"]
+    assert set(by_target) == {"ext4", "xfs", "btrfs"}
+    for target, metrics in by_target.items():
+        assert metrics["fsync.fdatasync_8k.ops_per_s"] > 0, target
+        assert metrics["fsync.open_datasync_8k.ops_per_s"] > 0, target
+        assert metrics["fsync.fsync_writethrough_8k.ops_per_s"] is None  # not on Linux
+        assert metrics["pgbench_init.elapsed_s"] > 0, target
+        assert metrics["pgbench.tps"] > 0, target
+    assert "report:" in run.stdout
+
+
+def _log_transactions(results: Path, run: dict) -> int:
+    """Committed transactions counted straight from the kept pgbench logs."""
+    count = 0
+    for path in (results / a for a in run["artifacts"] if a.endswith(".gz")):
+        with gzip.open(path, "rt") as f:
+            for line in f:
+                fields = line.split()
+                if fields and fields[2] not in ("failed", "skipped"):
+                    count += 1
+    return count
+
+
+def test_stored_tps_is_log_transactions_over_duration(smoke):
+    results, _, _ = smoke
+    db = sqlite3.connect(results / "results.db")
+    runs = db.execute("SELECT r.id, t.name, r.params_json FROM runs r JOIN targets t "
+                      "ON t.id = r.target_id WHERE workload = 'pgbench'").fetchall()
+    assert len(runs) == 3
+    for run_id, target, params in runs:
+        artifacts = [p for (p,) in db.execute(
+            "SELECT path FROM artifacts WHERE run_id = ? AND kind = 'pgbench-log'", (run_id,))]
+        assert len(artifacts) == json.loads(params)["threads"]  # one log per thread
+        counted = _log_transactions(results, {"artifacts": artifacts})
+        (tps,) = db.execute("SELECT value FROM metrics WHERE run_id = ? AND name = "
+                            "'pgbench.tps'", (run_id,)).fetchone()
+        (reported,) = db.execute("SELECT value FROM metrics WHERE run_id = ? AND name = "
+                                 "'pgbench.tps_reported'", (run_id,)).fetchone()
+        assert counted > 0
+        assert tps == pytest.approx(counted / json.loads(params)["duration"])
+        assert tps == pytest.approx(reported, rel=0.05), target  # pgbench agrees
+        # the per-second series adds up to the same transactions
+        (series_sum,) = db.execute("SELECT sum(value) FROM series WHERE run_id = ? AND "
+                                   "name = 'pgbench.tps'", (run_id,)).fetchone()
+        assert series_sum == counted
+
+
+def test_each_target_was_really_mounted_with_its_filesystem(smoke):
+    results, _, _ = smoke
+    db = sqlite3.connect(results / "results.db")
+    for name, fs, prov in db.execute("SELECT name, fs, provenance_json FROM targets"):
+        prov = json.loads(prov)
+        assert prov["mounted_fs_type"] == fs == name  # read back from mountinfo
+        assert prov["device"].startswith("/dev/loop")
+        assert "rw" in prov["effective_mount_options"]
+        assert prov["postgres_version"].startswith("18")
+
+
+def test_raw_outputs_are_kept(smoke):
+    results, _, _ = smoke
+    db = sqlite3.connect(results / "results.db")
+    paths = [p for (p,) in db.execute("SELECT path FROM artifacts")]
+    assert all((results / p).exists() for p in paths)
+    mkfs = [p for p in paths if "mkfs.xfs" in p]
+    assert mkfs and "meta-data" in (results / mkfs[0]).read_text()
+    fsync = [p for p in paths if p.endswith("pg_test_fsync.txt")]
+    assert len(fsync) == 3 and "ops/sec" in (results / fsync[0]).read_text()
+
+
+def test_report_is_one_offline_file(smoke):
+    results, _, _ = smoke
+    html = (results / "report.html").read_text()
+    assert html.count("<svg") >= 2
+    for t in ("ext4", "xfs", "btrfs"):
+        assert t in html
+    assert "<script src" not in html and "<link" not in html
+    # rebuilt from the store alone
+    (results / "report.html").unlink()
+    cli("report", str(results))
+    assert (results / "report.html").exists()
+
+
+def test_nothing_is_left_behind(smoke, state_dir):
+    results, _, before = smoke
+    assert leftovers() == before == []
+    assert ledgers(state_dir) == []
+    assert not list((results / "images").glob("*.img"))

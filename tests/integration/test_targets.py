@@ -1,0 +1,81 @@
+"""Other ways to run: a directory target (the non-root fallback) and a system PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pgfsbench import campaign
+from pgfsbench.campaign import Options, run_campaign
+from pgfsbench.plan.load import parse_plan
+from pgfsbench.postgres.binaries import find_binaries
+from tests.integration.conftest import cli, ledgers, leftovers
+
+SMALL = """
+name = "small"
+[[targets]]
+name = "ext4"
+fs = "ext4"
+size = "512M"
+[[workloads]]
+type = "fsync"
+seconds = 1
+[[workloads]]
+type = "pgbench-init"
+scale = 1
+[[workloads]]
+type = "pgbench"
+clients = 1
+duration = 2
+"""
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.fixture
+def world_dir():
+    """A results directory the PostgreSQL user can reach (pytest's tmp is 0700)."""
+    path = Path(tempfile.mkdtemp(prefix="pgfsbench-test-", dir="/var/tmp"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def test_without_loop_devices_it_falls_back_to_a_directory_target(world_dir, state_dir,
+                                                                  monkeypatch):
+    # What a non-root user gets: no loop devices, so no filesystems to make.
+    monkeypatch.setattr(campaign, "can_use_loop_devices", lambda: False)
+    said: list[str] = []
+    results = world_dir / "r"
+    status = run_campaign(parse_plan(SMALL, "small"), Options(results, find_binaries()),
+                          said.append)
+    assert status == "ok"
+    assert any("no filesystem comparison is possible" in s for s in said)
+    db = sqlite3.connect(results / "results.db")
+    assert db.execute("SELECT name, kind, fs, status FROM targets").fetchall() == [
+        ("dir", "dir", "ext4", "ok")]  # /var/tmp lives on this machine's ext4 root
+    assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
+    (tps,) = db.execute("SELECT value FROM metrics WHERE name = 'pgbench.tps'").fetchone()
+    assert tps > 0
+    assert not [p for p in results.iterdir() if p.name.startswith("pgfsbench-dir-")]
+    assert leftovers() == [] and ledgers(state_dir) == []
+
+
+@pytest.mark.skipif(not (PG15 / "postgres").exists(),
+                    reason="PostgreSQL 15 is not installed (make setup installs postgresql-15)")
+def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
+    plan = tmp_path / "small.toml"
+    plan.write_text(SMALL)
+    results = tmp_path / "r"
+    cli("run", str(plan), "--results", str(results), "--pg-bin", str(PG15))
+    db = sqlite3.connect(results / "results.db")
+    (prov,) = db.execute("SELECT provenance_json FROM targets").fetchone()
+    assert json.loads(prov)["postgres_version"].startswith("15.")
+    assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
+    assert leftovers() == [] and ledgers(state_dir) == []

@@ -1,0 +1,50 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pgfsbench import ledger as ledger_mod
+from pgfsbench.ledger import Ledger, stale_ledgers
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv(ledger_mod.STATE_ENV, str(tmp_path / "state"))
+    return tmp_path
+
+
+def test_resources_are_released_in_reverse_and_the_ledger_forgotten(state):
+    d = state / "scratch"
+    d.mkdir()
+    (d / "f").write_text("x")
+    f = state / "image.img"
+    f.write_text("x")
+    ledger = Ledger.create("c1", state)
+    ledger.add("file", path=str(f))
+    ledger.add("dir", path=str(d))
+    assert Ledger.load(ledger.path).resources[1]["path"] == str(d)
+    assert ledger.release_all() == []
+    assert not d.exists() and not f.exists()
+    ledger.close()
+    assert not ledger.path.exists()
+
+
+def test_a_live_run_is_not_stale_but_a_dead_one_is(state):
+    Ledger.create("alive", state)  # our own pid: alive, and our cmdline is pytest...
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    ledger = Ledger.create("dead", state)
+    ledger.pid = int(dead)
+    ledger._write()
+    stale = {l.path.stem for l in stale_ledgers()}
+    assert "dead" in stale
+    # a pid that is alive but is not a pgfsbench process does not own the ledger
+    assert ("alive" in stale) == (b"pgfsbench" not in open(f"/proc/{os.getpid()}/cmdline", "rb").read())
+
+
+def test_releasing_something_already_gone_is_fine(state):
+    ledger = Ledger.create("c2", state)
+    res = ledger.add("dir", path=str(state / "never-made"))
+    assert ledger.release(res) == []
+    assert ledger.resources == []
