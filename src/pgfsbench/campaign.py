@@ -31,7 +31,7 @@ from pgfsbench.provision.host import host_facts
 from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.store.db import Store
-from pgfsbench.workloads import CATALOGUE
+from pgfsbench.workloads import runner
 from pgfsbench.workloads.base import RunContext
 
 Say = Callable[[str], None]
@@ -82,7 +82,7 @@ def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
 def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTarget,
                    opts: Options, ledger: Ledger, user: RunAs, say: Say) -> dict:
     tdir = opts.results_dir / "artifacts" / target.name
-    with running_cluster(opts.bins, user, target.workdir, ledger, dict(plan.postgres.settings),
+    with running_cluster(opts.bins, user, target.workdir, ledger, plan.server_settings(),
                          tdir / "postgres.log") as cluster:
         store.add_artifact("server-log", tdir / "postgres.log", target_id=target_id)
         provenance_pg = {"postgres_version": cluster.version(),
@@ -90,8 +90,8 @@ def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTar
                          "postgres_settings": cluster.changed_settings(),
                          "postgres_commands": [list(c.argv) for c in cluster.commands]}
         failed: set[str] = set()
-        for index, workload in enumerate(plan.workloads, start=1):
-            params = workload.model_dump()
+        for index, workload in enumerate(plan.measurements(), start=1):
+            params = workload.model_dump(mode="json")
             run_id = store.start_run(target_id, workload.type, params)
             if workload.type == "pgbench" and "pgbench-init" in failed:
                 # Its tables would be missing or half loaded: a number from it would lie.
@@ -109,7 +109,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
     """Run one workload and record it, whatever happens; True when it succeeded."""
     name = f"{ctx.target.name}: {workload.type}"
     try:
-        result = CATALOGUE[workload.type](ctx, workload)
+        result = runner(workload.type)(ctx, workload)
     except Interrupted:
         store.finish_run(run_id, "interrupted", "interrupted by a signal")
         raise

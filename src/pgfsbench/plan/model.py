@@ -10,22 +10,34 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
 
 
-def size_to_mb(text: str | int) -> int:
-    """'512M', '2G', '1.5GiB' or a number of MB → whole MB."""
+def size_to_bytes(text: str | int) -> int:
+    """'8k', '512M', '2G', '1.5GiB' → bytes (binary units; a bare number is MB)."""
     if isinstance(text, int):
-        return text
+        return text * 2**20
     match = SIZE_RE.match(text)
     if not match:
-        raise ValueError(f"'{text}' is not a size (examples: 512M, 2G)")
+        raise ValueError(f"'{text}' is not a size (examples: 8k, 512M, 2G)")
     number, unit = float(match.group(1)), match.group(2).upper() or "M"
-    factor = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}[unit]
-    return int(number * factor)
+    return int(number * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit])
+
+
+def size_to_mb(text: str | int) -> int:
+    return size_to_bytes(text) // 2**20
+
+
+def _valid_size(text: str) -> str:
+    if size_to_bytes(text) <= 0:
+        raise ValueError(f"'{text}' must be larger than zero")
+    return text
+
+
+Size = Annotated[str, AfterValidator(_valid_size)]
 
 
 class Strict(BaseModel):
@@ -33,44 +45,143 @@ class Strict(BaseModel):
 
 
 # --- workloads ------------------------------------------------------------------
+# One model per workload type. ``server_settings`` says what the PostgreSQL
+# server must allow for the workload (set before the cluster starts);
+# ``expand`` turns a sweep into one concrete workload per measurement.
 
-class FsyncWorkload(Strict):
-    """pg_test_fsync in the target's filesystem (seed 001)."""
+class WorkloadBase(Strict):
+    def server_settings(self) -> dict[str, int]:
+        return {}
+
+    def expand(self) -> list["WorkloadBase"]:
+        return [self]
+
+    def label(self) -> str:
+        """What tells this measurement apart from others of the same type."""
+        return ""
+
+
+class FsyncWorkload(WorkloadBase):
+    """pg_test_fsync in the target's filesystem, every section (seed 001)."""
 
     type: Literal["fsync"]
     seconds: int = Field(2, ge=1, le=600, description="seconds per test (-s)")
 
 
-class PgbenchInitWorkload(Strict):
-    """pgbench -i: load time of the TPC-B tables (seed 000)."""
+class FsyncLatencyWorkload(WorkloadBase):
+    """fio, sequential writes each followed by fdatasync: WAL-like sync latency (seed 001)."""
+
+    type: Literal["fsync-latency"]
+    size: Size = "64M"
+    block_size: Size = "8k"
+    seconds: int = Field(10, ge=1, le=3600)
+
+
+class PgbenchInitWorkload(WorkloadBase):
+    """pgbench -i: load time of the TPC-B tables, by phase (seed 000)."""
 
     type: Literal["pgbench-init"]
     scale: int = Field(10, ge=1, le=100000, description="scaling factor (-s)")
 
 
-class PgbenchWorkload(Strict):
-    """pgbench TPC-B (seeds 000, 002); needs a pgbench-init before it."""
+class PgbenchWorkload(WorkloadBase):
+    """pgbench for a fixed time (seeds 000, 002); needs a pgbench-init before it.
+
+    ``clients`` may be a list: a client sweep, one measurement per count.
+    """
 
     type: Literal["pgbench"]
-    clients: int = Field(4, ge=1, le=1000)
+    clients: int | list[int] = 4
     threads: int | None = Field(None, ge=1, le=1000,
-                                description="-j; default: as many as clients, like the seeds")
+                                description="-j; default: as many as clients (-c X -j X, "
+                                            "as the seeds do); capped at clients")
     duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
     protocol: Literal["prepared", "simple", "extended"] = "prepared"
+    mode: Literal["tpcb", "select-only", "simple-update"] = "tpcb"
+    script: Path | None = Field(None, description="a custom pgbench script file (-f)")
+
+    @field_validator("clients")
+    @classmethod
+    def _clients_positive(cls, v: int | list[int]) -> int | list[int]:
+        counts = v if isinstance(v, list) else [v]
+        if not counts or any(c < 1 or c > 1000 for c in counts):
+            raise ValueError("clients must be between 1 and 1000 (or a non-empty list of such)")
+        return v
 
     @model_validator(mode="after")
-    def _threads_fit(self) -> "PgbenchWorkload":
-        if self.threads is not None and self.threads > self.clients:
-            raise ValueError(f"threads ({self.threads}) cannot exceed clients ({self.clients})")
+    def _script_or_mode(self) -> "PgbenchWorkload":
+        if self.script is not None and self.mode != "tpcb":
+            raise ValueError("give either mode or script, not both")
         return self
+
+    def expand(self) -> list["PgbenchWorkload"]:
+        if isinstance(self.clients, list):
+            return [self.model_copy(update={"clients": c}) for c in self.clients]
+        return [self]
 
     @property
     def jobs(self) -> int:
-        return self.threads or self.clients
+        assert isinstance(self.clients, int), "expand() a sweep first"
+        return min(self.threads or self.clients, self.clients)
+
+    def server_settings(self) -> dict[str, int]:
+        most = max(self.clients) if isinstance(self.clients, list) else self.clients
+        return {"max_connections": most + 10}
+
+    def label(self) -> str:
+        return f"clients={self.clients}"
+
+
+class ParallelScanWorkload(WorkloadBase):
+    """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
+
+    type: Literal["parallel-scan"]
+    rows: int = Field(2_000_000, ge=1000)
+    workers: list[int] = Field([0, 1, 2, 4], min_length=1)
+    repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
+
+    @field_validator("workers")
+    @classmethod
+    def _workers_valid(cls, v: list[int]) -> list[int]:
+        if any(w < 0 or w > 1024 for w in v):
+            raise ValueError("worker counts must be between 0 and 1024")
+        return sorted(set(v))
+
+    def server_settings(self) -> dict[str, int]:
+        most = max(self.workers)
+        return {"max_worker_processes": most + 8, "max_parallel_workers": most}
+
+
+class BasebackupWorkload(WorkloadBase):
+    """pg_basebackup of the cluster onto the same filesystem (seed 000)."""
+
+    type: Literal["basebackup"]
+
+
+class SeqwriteWorkload(WorkloadBase):
+    """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (seed 004)."""
+
+    type: Literal["seqwrite"]
+    size: Size = "1G"
+    block_size: Size = "4k"
+    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1)
+
+
+class FileioWorkload(WorkloadBase):
+    """fio matrix: patterns × block sizes, O_DIRECT, time-based (seed 001's iozone)."""
+
+    type: Literal["fileio"]
+    patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
+        ["read", "write", "randread", "randwrite"], min_length=1)
+    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1)
+    size: Size = "256M"
+    seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
+    iodepth: int = Field(1, ge=1, le=1024)
 
 
 Workload = Annotated[
-    Union[FsyncWorkload, PgbenchInitWorkload, PgbenchWorkload],
+    Union[FsyncWorkload, FsyncLatencyWorkload, PgbenchInitWorkload, PgbenchWorkload,
+          ParallelScanWorkload, BasebackupWorkload, SeqwriteWorkload, FileioWorkload],
     Field(discriminator="type"),
 ]
 
@@ -82,16 +193,10 @@ class Target(Strict):
 
     name: str = Field(pattern=NAME_PATTERN)
     fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs"] | None = None
-    size: str = "2G"
+    size: Size = "2G"
     mkfs: list[str] = []
     mount: str = ""
     dir: Path | None = None
-
-    @field_validator("size")
-    @classmethod
-    def _size_parses(cls, v: str) -> str:
-        size_to_mb(v)
-        return v
 
     @model_validator(mode="after")
     def _kind(self) -> "Target":
@@ -129,6 +234,20 @@ class Plan(Strict):
                 raise ValueError(f"two targets are named '{t.name}'")
             seen.add(t.name)
         return self
+
+    def measurements(self) -> list[WorkloadBase]:
+        """The workloads in order, sweeps expanded into one entry per measurement."""
+        return [one for w in self.workloads for one in w.expand()]
+
+    def server_settings(self) -> dict[str, object]:
+        """The plan's PostgreSQL settings, raised where a workload needs more."""
+        settings: dict[str, object] = dict(self.postgres.settings)
+        for w in self.workloads:
+            for key, needed in w.server_settings().items():
+                current = settings.get(key)
+                if not isinstance(current, int) or current < needed:
+                    settings[key] = needed
+        return settings
 
     @model_validator(mode="after")
     def _init_before_pgbench(self) -> "Plan":

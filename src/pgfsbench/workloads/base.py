@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench import proc
-from pgfsbench.errors import CommandFailed
+from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.postgres.cluster import Cluster
 from pgfsbench.provision.target import PreparedTarget
@@ -36,6 +36,15 @@ class RunContext:
             problems = self.cluster.log_problems_since(log_offset)
             raise CommandFailed(result, "server log: " + " | ".join(problems) if problems else "")
         return result
+
+    def require_free(self, needed_bytes: int, what: str) -> None:
+        """Refuse before starting when the target cannot hold what the workload writes."""
+        st = os.statvfs(self.target.workdir)
+        free = st.f_bavail * st.f_frsize
+        if free < needed_bytes:
+            raise UserError(f"{what} needs {needed_bytes / 2**20:.0f} MB but the target "
+                            f"'{self.target.name}' has {free / 2**20:.0f} MB free; give the "
+                            "target a larger size or the workload a smaller one")
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
