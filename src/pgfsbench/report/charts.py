@@ -24,7 +24,7 @@ _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#
             "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _LINESTYLES = ("-", "--", ":", "-.")
 
-_STYLE = {
+STYLE = {
     "svg.fonttype": "path",  # glyphs as paths: no font needed where the file is opened
     "font.family": "DejaVu Sans",  # ships with matplotlib, so output is the same everywhere
     "font.size": 9,
@@ -51,7 +51,7 @@ def tps_chart(campaign: Campaign) -> str | None:
         return None
     labels = _run_labels(runs)
     salt = "pgfsbench-tps"
-    with matplotlib.rc_context({**_STYLE, "svg.hashsalt": salt}):
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
         fig = Figure(figsize=(9, 3.6))
         ax = fig.add_subplot()
         seen: dict[str, int] = {}
@@ -67,7 +67,7 @@ def tps_chart(campaign: Campaign) -> str | None:
         ax.set_title("pgbench: transactions per second", loc="left")
         # Outside the axes: inside, it would hide some run's line wherever it sits.
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return _to_svg(fig, salt)
+        return to_svg(fig, salt)
 
 
 def fsync_chart(campaign: Campaign) -> str | None:
@@ -83,7 +83,7 @@ def fsync_chart(campaign: Campaign) -> str | None:
     width = 0.8 / len(targets)
     top = max((v for vals in data.values() for v in vals.values() if v), default=1.0)
     salt = "pgfsbench-fsync"
-    with matplotlib.rc_context({**_STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
         fig = Figure(figsize=(9, 3.6))
         ax = fig.add_subplot()
         labelled: set[str] = set()  # one legend entry per target
@@ -107,7 +107,7 @@ def fsync_chart(campaign: Campaign) -> str | None:
         ax.set_axisbelow(True)
         if labelled:  # all n/a: no bars, and an empty legend would only warn
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return _to_svg(fig, salt)
+        return to_svg(fig, salt)
 
 
 def _fsync_values(campaign: Campaign) -> dict[str, dict[str, float | None]]:
@@ -141,7 +141,7 @@ def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
     return labels
 
 
-def _to_svg(fig: Figure, prefix: str) -> str:
+def to_svg(fig: Figure, prefix: str) -> str:
     fig.tight_layout()
     buf = io.StringIO()
     # No Date/Creator: identical input gives identical bytes, and no URL in the output.
@@ -161,3 +161,13 @@ def _namespace_ids(svg: str, prefix: str) -> str:
     svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
     return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
+
+
+from pgfsbench.report.figures import FigureSpec  # noqa: E402  (after the chart functions)
+
+FIGURES = [
+    FigureSpec("tps-chart", 10, "Per-second throughput of each pgbench run, from its "
+               "transaction logs.", tps_chart),
+    FigureSpec("fsync-chart", 20, "pg_test_fsync, one 8 kB write per sync: operations per "
+               "second; n/a marks a method the target does not support.", fsync_chart),
+]

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.report import charts
+from pgfsbench.report.figures import render_figures
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, format_ratio,
                                        notices, row_scale)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
@@ -52,7 +53,6 @@ def render_report(campaign: Campaign) -> str:
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name)
     env.globals["row_scale"] = row_scale
-    tps, fsync = charts.tps_chart(campaign), charts.fsync_chart(campaign)
     table = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
     # last), in the order workloads first ran, so the template can group them.
@@ -65,8 +65,7 @@ def render_report(campaign: Campaign) -> str:
         colors=charts.target_colors(campaign),
         best_mark=BEST_MARK,
         # Our own matplotlib output, with ids namespaced: safe to inline unescaped.
-        tps_svg=Markup(tps) if tps else None,
-        fsync_svg=Markup(fsync) if fsync else None,
+        figures=[(spec, Markup(svg)) for spec, svg in render_figures(campaign)],
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
     )
