@@ -92,7 +92,7 @@ def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTar
         failed: set[str] = set()
         for index, workload in enumerate(plan.measurements(), start=1):
             params = workload.model_dump(mode="json")
-            run_id = store.start_run(target_id, workload.type, params)
+            run_id = store.start_run(target_id, workload.type, params, workload.label())
             if workload.type == "pgbench" and "pgbench-init" in failed:
                 # Its tables would be missing or half loaded: a number from it would lie.
                 store.finish_run(run_id, "failed", "not run: pgbench-init failed on this target")

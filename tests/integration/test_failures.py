@@ -37,7 +37,7 @@ seconds = 1
 
 [[workloads]]
 type = "pgbench-init"
-scale = 12
+scale = 6
 
 [[workloads]]
 type = "pgbench"

@@ -15,11 +15,37 @@ type = "fsync"
 
 
 def test_builtin_plans_load():
-    assert {"quick", "smoke"} <= set(builtin_names())
+    assert {"quick", "smoke", "seed-xfs-vs-ext4", "seed-fsync", "seed-client-scaling",
+            "seed-parallel", "seed-seqwrite"} <= set(builtin_names())
     for name in builtin_names():
         plan = load_plan(name)
-        assert plan.name == name
-        assert [t.fs for t in plan.targets] == ["ext4", "xfs", "btrfs"]
+        assert plan.name == name and plan.description
+    for name in ("quick", "smoke"):
+        assert [t.fs for t in load_plan(name).targets] == ["ext4", "xfs", "btrfs"]
+
+
+def test_a_client_sweep_expands_into_one_measurement_per_count():
+    plan = load_plan("seed-client-scaling")
+    runs = [w for w in plan.measurements() if w.type == "pgbench"]
+    assert [(w.clients, w.jobs, w.label()) for w in runs] == [
+        (1, 1, "clients=1"), (2, 2, "clients=2"), (4, 4, "clients=4"), (8, 8, "clients=8"),
+        (16, 16, "clients=16")]
+    assert plan.server_settings()["max_connections"] == 26
+
+
+def test_workloads_raise_server_limits_but_never_lower_them():
+    text = GOOD + '[[workloads]]\ntype = "parallel-scan"\nworkers = [0, 6]\n'
+    settings = parse_plan(text, "t").server_settings()
+    assert (settings["max_worker_processes"], settings["max_parallel_workers"]) == (14, 6)
+    text += '[postgres.settings]\nmax_worker_processes = 64\n'
+    assert parse_plan(text, "t").server_settings()["max_worker_processes"] == 64
+
+
+def test_threads_are_capped_at_clients():
+    text = GOOD + ('[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
+                   'clients = [1, 4]\nthreads = 2\n')
+    jobs = [w.jobs for w in parse_plan(text, "t").measurements() if w.type == "pgbench"]
+    assert jobs == [1, 2]
 
 
 def test_a_good_plan_gets_defaults():
@@ -38,6 +64,10 @@ def test_a_good_plan_gets_defaults():
     (GOOD + '[[workloads]]\ntype = "nope"\n', "workloads.1"),
     (GOOD.replace('name = "a"', 'name = "Has Space"'), "targets.0.name"),
     (GOOD.replace('fs = "ext4"', ''), "set fs (a loop image target) or dir"),
+    (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
+     'clients = [0]\n', "clients must be between 1 and 1000"),
+    (GOOD + '[[workloads]]\ntype = "seqwrite"\nblock_size = "4q"\n', "'4q' is not a size"),
+    (GOOD + '[[workloads]]\ntype = "parallel-scan"\nworkers = []\n', "workers"),
     ("name = [", "not valid TOML"),
 ])
 def test_plan_errors_name_the_key(text, expected):

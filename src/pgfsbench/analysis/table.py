@@ -22,6 +22,7 @@ class Cell:
 @dataclass
 class Row:
     workload: str
+    label: str  # the measurement within a sweep ("clients=8"), or ""
     metric: str
     unit: str
     higher_is_better: bool
@@ -38,21 +39,21 @@ class Table:
 def comparison_table(campaign: Campaign) -> Table:
     targets = [t.name for t in campaign.targets if t.status != "skipped"]
     baseline = targets[0] if targets else None
-    rows: dict[tuple[str, str], Row] = {}
-    failed: set[tuple[str, str]] = set()  # (target, workload) whose run failed
+    rows: dict[tuple[str, str, str], Row] = {}
+    failed: set[tuple[str, str, str]] = set()  # (target, workload, label) whose run failed
     for run in campaign.runs:
         if run.status != "ok":
-            failed.add((run.target, run.workload))
+            failed.add((run.target, run.workload, run.label))
             continue
         for m in run.metrics:
-            row = rows.setdefault((run.workload, m.name), Row(
-                run.workload, m.name, m.unit, m.higher_is_better, {}))
+            row = rows.setdefault((run.workload, run.label, m.name), Row(
+                run.workload, run.label, m.name, m.unit, m.higher_is_better, {}))
             status = "ok" if m.value is not None else "unsupported"
             row.cells[run.target] = Cell(m.value, None, False, status)
     for row in rows.values():
         for t in targets:
             if t not in row.cells:
-                status = "failed" if (t, row.workload) in failed else "missing"
+                status = "failed" if (t, row.workload, row.label) in failed else "missing"
                 row.cells[t] = Cell(None, None, False, status)
         values = {t: c.value for t, c in row.cells.items() if c.value is not None}
         if len(values) >= 2:

@@ -46,6 +46,7 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "target": r.target,
         "fs": fs,
         "workload": r.workload,
+        "label": r.label,
         "params": _clean(r.params),
         "status": r.status,
         "error": r.error,

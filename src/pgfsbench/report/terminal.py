@@ -102,7 +102,7 @@ def render_table(campaign: Campaign, console: Console) -> None:
             cells = [_rich_cell(row.cells[t], scale, is_baseline=t == table.baseline)
                      for t in table.targets]
             # Text objects, not markup strings: names and errors may contain "[...]".
-            rt.add_row(Text(row.metric), Text(row.unit),
+            rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row.unit),
                        Text(direction_arrow(row.higher_is_better)), *cells)
         console.print(rt)
     for n in notices(campaign):

@@ -71,10 +71,11 @@ class Store:
             "provenance_json=COALESCE(?, provenance_json), fs=COALESCE(?, fs) WHERE id=?",
             (status, reason, json.dumps(provenance) if provenance else None, fs, target_id))
 
-    def start_run(self, target_id: int, workload: str, params: dict) -> int:
+    def start_run(self, target_id: int, workload: str, params: dict, label: str = "") -> int:
         cur = self.conn.execute(
-            "INSERT INTO runs (target_id, workload, params_json, status, started) "
-            "VALUES (?,?,?,'running',?)", (target_id, workload, json.dumps(params), time.time()))
+            "INSERT INTO runs (target_id, workload, label, params_json, status, started) "
+            "VALUES (?,?,?,?,'running',?)",
+            (target_id, workload, label, json.dumps(params), time.time()))
         return cur.lastrowid
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:

@@ -36,6 +36,7 @@ class StoredRun:
     id: int
     target: str
     workload: str
+    label: str
     params: dict
     status: str  # ok, failed, interrupted, running
     error: str | None
@@ -75,7 +76,7 @@ def load_campaign(results_dir: Path) -> Campaign:
         names = {t.id: t.name for t in targets}
         runs = {}
         for r in c.execute("SELECT * FROM runs ORDER BY id"):
-            runs[r["id"]] = StoredRun(r["id"], names[r["target_id"]], r["workload"],
+            runs[r["id"]] = StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
                                       json.loads(r["params_json"]), r["status"], r["error"],
                                       r["started"], r["ended"])
         for r in c.execute("SELECT * FROM metrics ORDER BY run_id, rowid"):

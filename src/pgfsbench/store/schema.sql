@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
     target_id INTEGER NOT NULL REFERENCES targets(id),
     workload TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',  -- what tells it from its siblings (clients=8)
     params_json TEXT NOT NULL,
     status TEXT NOT NULL,  -- running, ok, failed, interrupted
     error TEXT,

@@ -10,6 +10,9 @@ from pgfsbench.workloads.result import Metric, WorkloadResult
 
 def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     result = WorkloadResult()
+    # pgbench_accounts takes ~13 MB and its key ~2 MB per scale unit; WAL comes on top,
+    # so this only refuses what cannot possibly fit.
+    ctx.require_free(params.scale * 15 * 2**20, f"pgbench -i -s {params.scale}")
     out = ctx.tool([ctx.cluster.bins.tool("pgbench"), "-i", "-s", str(params.scale),
                     *ctx.cluster.conn_args(), "postgres"], "pgbench_init")
     # pgbench -i reports progress and its timing on stderr.

@@ -1,7 +1,8 @@
-"""pgbench: TPC-B for a fixed time, numbers computed from its transaction logs.
+"""pgbench: a fixed-time run, numbers computed from its transaction logs (seeds 000, 002).
 
 pgbench writes one log line per transaction (one file per thread); we stream
-them once for tps, latency and the per-second curve, then keep them gzipped.
+them once for tps, latency percentiles and the per-second curves, then keep
+them gzipped. A client sweep arrives here as one run per client count.
 """
 
 from __future__ import annotations
@@ -10,12 +11,19 @@ import gzip
 import shutil
 from pathlib import Path
 
+from pgfsbench.errors import UserError
 from pgfsbench.plan.model import PgbenchWorkload
 from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.pgbench_output import parse_run_summary, summarize_transaction_logs
+from pgfsbench.workloads.pgbench_output import (
+    RunSummary,
+    TxLogSummary,
+    parse_run_summary,
+    summarize_transaction_logs,
+)
 from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
 
 LOG_PREFIX = "pgbench_log"
+BUILTIN = {"tpcb": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
 
 
 def _keep_gzipped(logs: list[Path], dest_dir: Path) -> list[Artifact]:
@@ -29,10 +37,50 @@ def _keep_gzipped(logs: list[Path], dest_dir: Path) -> list[Artifact]:
     return kept
 
 
+def _script_args(params: PgbenchWorkload, scratch: Path, owner_uid: int, owner_gid: int
+                 ) -> list[str]:
+    if params.script is None:
+        return ["-b", BUILTIN[params.mode]]
+    source = Path(params.script)
+    if not source.is_file():
+        raise UserError(f"pgbench script {source} does not exist")
+    # The PostgreSQL user may not be able to read the user's copy: hand it its own.
+    copy = scratch / source.name
+    shutil.copyfile(source, copy)
+    shutil.chown(copy, owner_uid, owner_gid)
+    return ["-f", str(copy)]
+
+
+def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -> list[Metric]:
+    m = [
+        # tps from the logs: committed transactions over the -T duration.
+        Metric("pgbench.tps", logs.committed / params.duration, "tx/s", True),
+        Metric("pgbench.tps_reported", summary.tps, "tx/s", True,
+               "pgbench's own figure, for cross-checking"),
+        Metric("pgbench.transactions", logs.committed, "tx", True),
+        Metric("pgbench.failed", logs.failed, "tx", False),
+        Metric("pgbench.latency_avg_ms", logs.latency_mean_ms, "ms", False),
+        Metric("pgbench.latency_stddev_ms", logs.latency_stddev_ms, "ms", False),
+        Metric("pgbench.latency_p50_ms", logs.latency_p50_ms, "ms", False),
+        Metric("pgbench.latency_p95_ms", logs.latency_p95_ms, "ms", False),
+        Metric("pgbench.latency_p99_ms", logs.latency_p99_ms, "ms", False),
+        Metric("pgbench.latency_max_ms", logs.latency_max_ms, "ms", False),
+    ]
+    if summary.retried_transactions is not None:
+        m.append(Metric("pgbench.retried", summary.retried_transactions, "tx", False))
+    # -r: average latency of each statement of the script, in script order.
+    for n, st in enumerate(summary.statements, start=1):
+        m.append(Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False,
+                        st.statement))
+    return m
+
+
 def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
     result = WorkloadResult()
+    user = ctx.cluster.user
     with ctx.scratch() as scratch:
         argv = [ctx.cluster.bins.tool("pgbench"), "-n", "-M", params.protocol,
+                *_script_args(params, scratch, user.uid, user.gid),
                 "-c", str(params.clients), "-j", str(params.jobs), "-T", str(params.duration),
                 "-r", "-P", "1", "-l", f"--log-prefix={scratch / LOG_PREFIX}",
                 *ctx.cluster.conn_args(), "postgres"]
@@ -40,19 +88,6 @@ def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
         logs = sorted(scratch.glob(f"{LOG_PREFIX}.*"))
         summary = summarize_transaction_logs(logs)
         result.artifacts += _keep_gzipped(logs, ctx.artifacts_dir)
-    reported = parse_run_summary(out.stdout)
-    m = result.metrics
-    # tps from the logs: committed transactions over the -T duration.
-    m.append(Metric("pgbench.tps", summary.committed / params.duration, "tx/s", True))
-    m.append(Metric("pgbench.tps_reported", reported.tps, "tx/s", True,
-                    "pgbench's own figure, for cross-checking"))
-    m.append(Metric("pgbench.transactions", summary.committed, "tx", True))
-    m.append(Metric("pgbench.failed", summary.failed, "tx", False))
-    m.append(Metric("pgbench.latency_avg_ms", summary.latency_mean_ms, "ms", False))
-    m.append(Metric("pgbench.latency_stddev_ms", summary.latency_stddev_ms, "ms", False))
-    m.append(Metric("pgbench.latency_p50_ms", summary.latency_p50_ms, "ms", False))
-    m.append(Metric("pgbench.latency_p95_ms", summary.latency_p95_ms, "ms", False))
-    m.append(Metric("pgbench.latency_p99_ms", summary.latency_p99_ms, "ms", False))
-    m.append(Metric("pgbench.latency_max_ms", summary.latency_max_ms, "ms", False))
+    result.metrics = _metrics(params, summary, parse_run_summary(out.stdout))
     result.series += [summary.tps, summary.latency_avg]
     return result
