@@ -15,7 +15,7 @@ from pgfsbench import campaign
 from pgfsbench.campaign import Options, run_campaign
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.postgres.binaries import find_binaries
-from tests.integration.conftest import cli, ledgers, leftovers
+from tests.integration.conftest import cli, export, ledgers, leftovers
 
 SMALL = """
 name = "small"
@@ -71,11 +71,18 @@ def test_without_loop_devices_it_falls_back_to_a_directory_target(world_dir, sta
                     reason="PostgreSQL 15 is not installed (make setup installs postgresql-15)")
 def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     plan = tmp_path / "small.toml"
-    plan.write_text(SMALL)
+    # nobarrier and synchronous_commit=off: fast, and the report must say what they risk
+    plan.write_text(SMALL.replace('size = "512M"', 'size = "512M"\nmount = "nobarrier"')
+                    + '[postgres.settings]\nsynchronous_commit = "off"\n')
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results), "--pg-bin", str(PG15))
     db = sqlite3.connect(results / "results.db")
     (prov,) = db.execute("SELECT provenance_json FROM targets").fetchone()
     assert json.loads(prov)["postgres_version"].startswith("15.")
+    (target,) = export(results)["targets"]
+    assert "nobarrier" in target["effective_mount_options"]
+    assert target["durability"]["level"] == "not crash-safe"
+    assert any("synchronous_commit=off" in r for r in target["durability"]["reasons"])
+    assert "NOT CRASH-SAFE" in (results / "report.html").read_text()
     assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
     assert leftovers() == [] and ledgers(state_dir) == []

@@ -62,9 +62,11 @@ def test_export_structure(tmp_path: Path) -> None:
     targets = {t["name"]: t for t in data["targets"]}
     assert list(targets) == ["ext4", "xfs", "btrfs", "zfs"]
     assert targets["xfs"] == {"name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok",
-                              "reason": None, "effective_mount_options": ["rw", "noatime"]}
+                              "reason": None, "effective_mount_options": ["rw", "noatime"],
+                              "durability": {"level": "safe", "reasons": []}}
     assert targets["zfs"]["status"] == "skipped" and targets["zfs"]["reason"] == SKIP_REASON
     assert targets["zfs"]["effective_mount_options"] == []
+    assert targets["zfs"]["durability"] is None  # never mounted: nothing to classify
 
     assert len(data["runs"]) == 9
     failed = [r for r in data["runs"] if r["status"] == "failed"]

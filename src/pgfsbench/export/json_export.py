@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pgfsbench.analysis.durability import target_durability
 from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 
@@ -38,6 +39,8 @@ def _target(t: StoredTarget) -> dict[str, Any]:
         "status": t.status,
         "reason": t.reason,
         "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
+        "durability": ({"level": d.level, "reasons": d.reasons}
+                       if (d := target_durability(t.provenance, t.fs)) else None),
     }
 
 

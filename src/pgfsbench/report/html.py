@@ -16,6 +16,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from pgfsbench.analysis.durability import target_durability
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
@@ -68,6 +69,7 @@ def render_report(campaign: Campaign) -> str:
         figures=[(spec, Markup(svg)) for spec, svg in render_figures(campaign)],
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
+        durability={t.name: target_durability(t.provenance, t.fs) for t in campaign.targets},
     )
 
 

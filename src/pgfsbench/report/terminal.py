@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from pgfsbench.analysis.durability import SAFE, target_durability
 from pgfsbench.analysis.table import Cell, Row, comparison_table
 from pgfsbench.store.read import Campaign
 
@@ -73,6 +74,10 @@ def notices(campaign: Campaign) -> list[Notice]:
         out.append(Notice("warning", "campaign",
                           f"status is {campaign.status!r}: results may be incomplete"))
     for t in campaign.targets:
+        d = target_durability(t.provenance, t.fs)
+        if d is not None and d.level != SAFE:
+            out.append(Notice("warning", f"target {t.name}: {d.level.upper()}",
+                              "\n".join(d.reasons)))
         if t.status in ("skipped", "failed"):
             out.append(Notice("warning" if t.status == "skipped" else "error",
                               f"target {t.name} ({t.fs})",

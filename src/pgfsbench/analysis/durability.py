@@ -1,0 +1,62 @@
+"""Is a target crash-safe? Computed from what the kernel and PostgreSQL report.
+
+Seed 002 shows ``barrier=0`` winning on tps; a DBA must see in the same place
+that it can lose the database on power loss. The inputs are the *effective*
+mount options (read back from the kernel) and PostgreSQL's changed settings,
+so a setting the kernel ignored does not count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SAFE, MAY_LOSE_COMMITS, UNSAFE = "safe", "may lose recent commits", "not crash-safe"
+_RANK = {SAFE: 0, MAY_LOSE_COMMITS: 1, UNSAFE: 2}
+
+
+@dataclass
+class Durability:
+    level: str = SAFE
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, level: str, reason: str) -> None:
+        self.reasons.append(reason)
+        if _RANK[level] > _RANK[self.level]:
+            self.level = level
+
+
+def _off(value: str | None) -> bool:
+    return value is not None and value.lower() in ("off", "false", "0", "no")
+
+
+def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str]) -> Durability:
+    d = Durability()
+    opts = set(mount_options)
+    if "nobarrier" in opts or "barrier=0" in opts:
+        d.add(UNSAFE, "mount option nobarrier/barrier=0: the device's write cache is never "
+                      "flushed, so a power loss can corrupt the filesystem and the database")
+    if _off(pg_settings.get("fsync")):
+        d.add(UNSAFE, "fsync=off: PostgreSQL never forces data to disk; a crash can "
+                      "corrupt the cluster")
+    if _off(pg_settings.get("full_page_writes")):
+        if fs == "btrfs" and "nodatacow" not in opts:
+            d.reasons.append("full_page_writes=off relies on btrfs copy-on-write for atomic "
+                             "8 kB page writes")
+        else:
+            d.add(UNSAFE, "full_page_writes=off without an atomic-write filesystem "
+                          f"({fs}{' with nodatacow' if 'nodatacow' in opts else ''}): a torn "
+                          "page after a crash cannot be repaired")
+    if _off(pg_settings.get("synchronous_commit")):
+        d.add(MAY_LOSE_COMMITS, "synchronous_commit=off: the last few hundred ms of commits "
+                                "can be lost on a crash; the database stays consistent")
+    if fs == "btrfs" and "nodatacow" in opts:
+        d.reasons.append("nodatacow turns off btrfs data checksums for these files")
+    return d
+
+
+def target_durability(provenance: dict, fs: str) -> Durability | None:
+    """Classify a stored target; None when it never got as far as being mounted."""
+    if "effective_mount_options" not in provenance:
+        return None
+    return classify(fs, list(provenance.get("effective_mount_options") or []),
+                    dict(provenance.get("postgres_settings") or {}))
