@@ -1,0 +1,65 @@
+"""basebackup: pg_basebackup of the cluster onto the same filesystem (seed 000).
+
+The seed times ``pg_basebackup -F p -D <dir on the same volume>`` and divides
+the size by the time. We run ``pg_basebackup -Fp -Xstream -c fast``: a plain
+copy with the WAL needed to restore it streamed beside it, after an immediate
+checkpoint (so the time is the copy's, not a checkpoint_timeout wait). The
+filesystem both reads the data directory and writes the copy, and
+pg_basebackup fsyncs the copy at the end, as a real backup must.
+
+The cluster's pg_hba.conf (initdb --auth-local=trust) trusts local
+replication connections, so no password or extra setup is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from pgfsbench.plan.model import BasebackupWorkload
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.result import Metric, WorkloadResult
+
+BACKUP_DIR = "basebackup"
+# WAL written while the backup runs, on top of the data directory: a few segments.
+WAL_ALLOWANCE = 64 * 2**20
+
+
+def tree_bytes(root: Path) -> int:
+    """Apparent size of every regular file under ``root`` (symlinks not followed)."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except FileNotFoundError:
+                continue  # a running server removes temp files and recycles WAL as we walk
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
+
+
+def backup_metrics(nbytes: int, seconds: float) -> list[Metric]:
+    mb = nbytes / 2**20
+    return [
+        Metric("basebackup.seconds", seconds, "s", False, "pg_basebackup wall time"),
+        Metric("basebackup.mb", mb, "MB", False, "informational: size of the backup"),
+        Metric("basebackup.mb_per_s", mb / seconds, "MB/s", True, "backup size / time"),
+    ]
+
+
+def run(ctx: RunContext, params: BasebackupWorkload) -> WorkloadResult:
+    dest = ctx.target.workdir / BACKUP_DIR
+    shutil.rmtree(dest, ignore_errors=True)  # a crashed run's copy would make it refuse
+    # The copy is at most the data directory (it skips temp files, unlogged data, old WAL).
+    ctx.require_free(tree_bytes(ctx.cluster.pgdata) + WAL_ALLOWANCE, "pg_basebackup")
+    try:
+        out = ctx.tool([ctx.cluster.bins.tool("pg_basebackup"), *ctx.cluster.conn_args(),
+                        "-D", str(dest), "-Fp", "-Xstream", "-c", "fast", "--verbose"],
+                       "pg_basebackup")
+        nbytes = tree_bytes(dest)
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+    return WorkloadResult(metrics=backup_metrics(nbytes, out.seconds))

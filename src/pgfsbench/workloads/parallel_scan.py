@@ -1,0 +1,272 @@
+"""parallel-scan: count(*) over a cached table for each max_parallel_workers_per_gather (seed 003).
+
+The seed loads a wide unlogged table, caches it in memory and times
+``SELECT count(*)`` while raising ``max_parallel_workers_per_gather``, looking
+for the knee after which more workers stop helping. We do the same:
+
+- an unlogged ``bit(200)`` table (the seed's row shape), autovacuum off, its
+  ``parallel_workers`` storage parameter set to the largest worker count so the
+  planner's size heuristic never caps the workers;
+- VACUUM ANALYZE, then pg_prewarm into the OS cache and shared buffers (or,
+  without the extension, a plain scan), so what is timed is CPU and memory
+  bandwidth over the filesystem's cached pages, not disk reads;
+- one psql session per worker count: the planner settings, one untimed warm-up
+  scan, then ``repeats`` scans under ``EXPLAIN (ANALYZE, TIMING OFF, ...)``,
+  whose "Execution Time" is the time and whose Gather node says how many
+  workers really ran. JIT is off: its compile time grows with the workers and
+  has nothing to do with the filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pgfsbench.errors import CommandFailed
+from pgfsbench.plan.model import ParallelScanWorkload
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.result import Metric, WorkloadResult
+
+TABLE = "pgfsbench_parallel_scan"
+# Row as in the seed: bit(200). On disk about 60 B per row (tuple header, 30 B
+# value, line pointer); estimate 70 B, plus what generate_series spills to a
+# temporary file while the INSERT runs.
+EST_ROW_BYTES = 70
+EST_SPILL_BYTES = 40
+KNEE_GAIN = 0.10  # less than this improvement from more workers: past the knee
+
+SCAN = f"SELECT count(*) FROM {TABLE}"
+EXPLAIN = f"EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, SETTINGS, FORMAT JSON) {SCAN}"
+
+
+# --- parsing EXPLAIN output --------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScanTiming:
+    """One timed scan, from one EXPLAIN ANALYZE JSON document."""
+
+    execution_ms: float
+    planning_ms: float
+    workers_planned: int  # 0 when the plan has no Gather node
+    workers_launched: int
+    rows_counted: int | None  # count(*)'s result is not in the plan: the scan's rows
+    settings: dict[str, str]
+
+
+def _gather(node: Mapping) -> Mapping | None:
+    """The first Gather (or Gather Merge) node in a plan tree, depth first."""
+    if node.get("Node Type", "").startswith("Gather"):
+        return node
+    for child in node.get("Plans", []):
+        found = _gather(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _scanned_rows(node: Mapping) -> int | None:
+    """Rows the Seq Scan returned, all processes together ("Actual Rows" × loops)."""
+    if "Seq Scan" in node.get("Node Type", ""):
+        # Per-loop average; a parallel scan runs one loop per process. PG 18
+        # prints it with decimals, older versions as an integer.
+        return round(float(node["Actual Rows"]) * int(node["Actual Loops"]))
+    for child in node.get("Plans", []):
+        found = _scanned_rows(child)
+        if found is not None:
+            return found
+    return None
+
+
+def parse_explain_documents(text: str) -> list[ScanTiming]:
+    """Every EXPLAIN (ANALYZE, FORMAT JSON) document in psql's unaligned output, in order.
+
+    psql -A -t prints each document as-is, one after another; anything that is
+    not a document (blank lines) is skipped.
+    """
+    decoder = json.JSONDecoder()
+    timings: list[ScanTiming] = []
+    pos = 0
+    while True:
+        start = text.find("[", pos)
+        if start < 0:
+            return timings
+        doc, pos = decoder.raw_decode(text, start)
+        top = doc[0]
+        gather = _gather(top["Plan"]) or {}
+        timings.append(ScanTiming(
+            execution_ms=float(top["Execution Time"]),
+            planning_ms=float(top.get("Planning Time", 0.0)),
+            workers_planned=int(gather.get("Workers Planned", 0)),
+            workers_launched=int(gather.get("Workers Launched", 0)),
+            rows_counted=_scanned_rows(top["Plan"]),
+            settings=dict(top.get("Settings", {})),
+        ))
+
+
+# --- summarising the sweep -----------------------------------------------------------
+
+def best_workers(times: Mapping[int, float]) -> int:
+    """The worker count with the lowest time; on a tie, the fewer workers."""
+    if not times:
+        raise ValueError("no times")
+    return min(sorted(times), key=lambda w: times[w])
+
+
+def speedup(times: Mapping[int, float]) -> float:
+    """Time at the fewest workers measured (0: no parallelism) over the best time."""
+    base = times[min(times)]
+    return base / times[best_workers(times)]
+
+
+def knee_workers(times: Mapping[int, float], min_gain: float = KNEE_GAIN) -> int:
+    """The smallest worker count after which more workers no longer pay.
+
+    With the counts sorted w_0 < w_1 < ... < w_k and their times t_i, the knee
+    is the smallest w_i such that no larger count is at least ``min_gain``
+    (10 %) faster: min(t_j for j > i) > (1 - min_gain) * t_i. The last count
+    qualifies vacuously, so there always is a knee. Comparing against every
+    larger count, not just the next one, keeps a noisy flat step from hiding a
+    real gain further on. Flat or worsening times give w_0; times that keep
+    improving by 10 % or more give w_k.
+    """
+    if not times:
+        raise ValueError("no times")
+    counts = sorted(times)
+    for i, w in enumerate(counts):
+        later = [times[c] for c in counts[i + 1:]]
+        if not later or min(later) > (1 - min_gain) * times[w]:
+            return w
+    raise AssertionError("unreachable: the last count always qualifies")
+
+
+def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
+    """Per-count median time and launched workers, then best, speedup and knee."""
+    metrics: list[Metric] = []
+    medians: dict[int, float] = {}
+    for n in sorted(timings):
+        runs = timings[n]
+        medians[n] = statistics.median(t.execution_ms for t in runs)
+        launched = min(t.workers_launched for t in runs)
+        planned = min(t.workers_planned for t in runs)
+        metrics.append(Metric(f"parallel_scan.workers_{n}.ms", medians[n], "ms", False,
+                              f"median of {len(runs)} scans (EXPLAIN ANALYZE Execution Time)"))
+        note = "fewest workers launched over the scans"
+        if planned < n:
+            note = f"fewer workers than asked ({n}): the planner planned {planned}"
+        elif launched < n:
+            note = f"fewer workers than asked ({n}): the server ran short of background workers"
+        metrics.append(Metric(f"parallel_scan.workers_{n}.launched", launched, "workers", True,
+                              note))
+    best = best_workers(medians)
+    metrics += [
+        Metric("parallel_scan.best_workers", best, "workers", True,
+               "informational: the max_parallel_workers_per_gather with the lowest time"),
+        Metric("parallel_scan.speedup", speedup(medians), "x", True,
+               f"time at {min(medians)} workers / best time"),
+        Metric("parallel_scan.knee_workers", knee_workers(medians), "workers", True,
+               f"informational: the fewest workers after which more improve the time by "
+               f"less than {KNEE_GAIN:.0%}"),
+    ]
+    return metrics
+
+
+# --- running it ------------------------------------------------------------------------
+
+def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
+    """One psql session running ``commands`` in order; its output kept as an artifact."""
+    argv = [ctx.cluster.bins.tool("psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
+            *ctx.cluster.conn_args(), "-d", "postgres"]
+    for c in commands:
+        argv += ["-c", c]
+    return ctx.tool(argv, stem).stdout
+
+
+def _load(ctx: RunContext, params: ParallelScanWorkload) -> None:
+    most = max(params.workers)
+    _psql(ctx, [
+        f"DROP TABLE IF EXISTS {TABLE}",
+        f"CREATE UNLOGGED TABLE {TABLE} (id bit(200)) "
+        f"WITH (autovacuum_enabled = off, parallel_workers = {most})",
+        # A constant the planner folds once: the insert costs I/O, not expression work.
+        f"INSERT INTO {TABLE} SELECT repeat('10', 100)::bit(200) "
+        f"FROM generate_series(1, {params.rows})",
+        f"VACUUM ANALYZE {TABLE}",  # its own -c: VACUUM refuses a transaction block
+    ], "load")
+
+
+def _prewarm_state(ctx: RunContext) -> str:
+    """'' without the extension (no contrib), '-' when available, else its installed version."""
+    return ctx.cluster.sql("SELECT coalesce(installed_version, '-') FROM "
+                           "pg_available_extensions WHERE name = 'pg_prewarm'")
+
+
+def _warm(ctx: RunContext, prewarm: str) -> None:
+    """Bring the table into memory, with pg_prewarm when the server has it."""
+    if not prewarm:
+        _psql(ctx, [SCAN], "warm")  # a plain scan caches the table in the OS page cache
+        return
+    install = ["CREATE EXTENSION pg_prewarm"] if prewarm == "-" else []
+    # 'read' fills the OS page cache with every block; 'buffer' then puts as many as
+    # fit in shared buffers.
+    _psql(ctx, [*install, f"SELECT pg_prewarm('{TABLE}', 'read')",
+                f"SELECT pg_prewarm('{TABLE}', 'buffer')"], "warm")
+
+
+def _sweep(ctx: RunContext, params: ParallelScanWorkload) -> dict[int, list[ScanTiming]]:
+    timings: dict[int, list[ScanTiming]] = {}
+    for n in params.workers:
+        out = _psql(ctx, [
+            f"SET max_parallel_workers_per_gather = {n}",
+            # Free parallelism in the cost model, so the planner uses all N workers.
+            "SET parallel_setup_cost = 0",
+            "SET parallel_tuple_cost = 0",
+            "SET min_parallel_table_scan_size = 0",
+            "SET jit = off",
+            *[EXPLAIN] * (params.repeats + 1),
+        ], f"scan_workers_{n}")
+        docs = parse_explain_documents(out)
+        if len(docs) != params.repeats + 1:
+            raise ValueError(f"expected {params.repeats + 1} EXPLAIN results from psql for "
+                             f"{n} workers, got {len(docs)}")
+        timings[n] = docs[1:]  # the first scan is the untimed warm-up
+    return timings
+
+
+def _check_rows(timings: Mapping[int, list[ScanTiming]], rows: int) -> None:
+    """Every scan saw the whole table (EXPLAIN rounds per-process rows: allow that)."""
+    for n, runs in timings.items():
+        for t in runs:
+            if t.rows_counted is None or abs(t.rows_counted - rows) > t.workers_launched + 1:
+                raise ValueError(f"the scan with {n} workers saw {t.rows_counted} rows, "
+                                 f"not {rows}")
+
+
+def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
+    ctx.require_free(params.rows * (EST_ROW_BYTES + EST_SPILL_BYTES), "the parallel-scan table")
+    prewarm = _prewarm_state(ctx)
+    ok = False
+    try:
+        _load(ctx, params)
+        size = int(ctx.cluster.sql(f"SELECT pg_table_size('{TABLE}')"))
+        _warm(ctx, prewarm)
+        timings = _sweep(ctx, params)
+        ok = True
+    finally:
+        # Leave the cluster as we found it for the workloads that follow.
+        cleanup = [f"DROP TABLE IF EXISTS {TABLE}"]
+        if prewarm == "-":  # we installed it
+            cleanup.append("DROP EXTENSION IF EXISTS pg_prewarm")
+        try:
+            _psql(ctx, cleanup, "drop")
+        except (CommandFailed, OSError, subprocess.TimeoutExpired):
+            if ok:
+                raise
+            # else: the server may be gone; the first error is the one to report
+    _check_rows(timings, params.rows)
+    result = WorkloadResult(metrics=sweep_metrics(timings))
+    result.metrics.append(Metric("parallel_scan.table_mb", size / 2**20, "MB", False,
+                                 "informational: size of the scanned table"))
+    return result
