@@ -1,0 +1,108 @@
+"""fileio: a fio matrix of access patterns × block sizes with O_DIRECT (seed 001's iozone).
+
+One file is laid out once (written for real, not fallocated: reading
+unwritten extents would cost no I/O and flatter the filesystem) and every
+cell reads or overwrites it in place.
+
+One fio process per cell rather than one invocation with ``stonewall`` jobs:
+each cell's JSON is its own artifact, named after the cell; a cell that fails
+says which one it was and leaves the earlier cells' raw output kept; and each
+cell gets its own timeout. A fio start costs milliseconds next to a cell's
+seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pgfsbench.errors import UserError
+from pgfsbench.plan.model import FileioWorkload, size_to_bytes
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
+
+LAYOUT_BS = 2**20
+MB = 10**6  # decimal, as said in the unit string
+
+
+@dataclass(frozen=True)
+class Cell:
+    pattern: str  # fio --rw: read, write, randread, randwrite
+    block_bytes: int
+
+    @property
+    def name(self) -> str:
+        """Stable metric/job name: ``randread_8k``, ``write_1m``."""
+        return f"{self.pattern}_{block_label(self.block_bytes)}"
+
+
+def block_label(n: int) -> str:
+    """8192 → '8k', 1048576 → '1m': the same name however the plan spelled it."""
+    for suffix, unit in (("g", 2**30), ("m", 2**20), ("k", 2**10)):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return f"{n}b"
+
+
+def cells(params: FileioWorkload) -> list[Cell]:
+    sizes = list(dict.fromkeys(size_to_bytes(b) for b in params.block_sizes))  # '8k' == '8K'
+    return [Cell(p, b) for p in dict.fromkeys(params.patterns) for b in sizes]
+
+
+def layout_argv(fio: str, filename: str, size: int) -> list[str]:
+    # A read job needs the whole file: create_only=1 writes it (and fsyncs,
+    # fio's create_fsync default), then exits without running the job.
+    return [fio, "--name=layout", f"--filename={filename}", "--rw=read",
+            f"--bs={min(LAYOUT_BS, size)}", f"--size={size}", "--create_only=1",
+            "--output-format=json"]
+
+
+def cell_argv(fio: str, filename: str, cell: Cell, params: FileioWorkload) -> list[str]:
+    # psync at depth 1: fio would cap a synchronous engine's depth at 1 anyway.
+    engine = "libaio" if params.iodepth > 1 else "psync"
+    return [fio, f"--name={cell.name}", f"--filename={filename}", f"--rw={cell.pattern}",
+            f"--bs={cell.block_bytes}", f"--size={size_to_bytes(params.size)}",
+            "--direct=1", f"--ioengine={engine}", f"--iodepth={params.iodepth}",
+            "--time_based", f"--runtime={params.seconds}", "--output-format=json"]
+
+
+def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
+    size = size_to_bytes(params.size)
+    matrix = cells(params)
+    if too_big := [c for c in matrix if c.block_bytes > size]:
+        raise UserError(f"fileio: block size {block_label(too_big[0].block_bytes)} is larger "
+                        f"than the file ({params.size}); give a larger size")
+    ctx.require_free(size, f"fileio (a {params.size} test file)")
+    fio = fio_binary()
+    test_file = ctx.target.workdir / "fileio.fio"
+    result = WorkloadResult()
+    try:
+        run_fio(ctx, layout_argv(fio, str(test_file), size), "fio-fileio-layout",
+                cwd=ctx.target.workdir, timeout=120 + size / 5e6)  # even at 5 MB/s
+        for cell in matrix:
+            out = run_fio(ctx, cell_argv(fio, str(test_file), cell, params),
+                          f"fio-{cell.name}", cwd=ctx.target.workdir,
+                          timeout=params.seconds * 3 + 120)
+            # The bare JSON beside the command record, so jq and fio's tools read it as is.
+            raw = ctx.artifacts_dir / f"fio-{cell.name}.json"
+            raw.write_text(out.stdout)
+            result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+            result.metrics += cell_metrics(cell, out.stdout)
+    finally:
+        test_file.unlink(missing_ok=True)
+    return result
+
+
+def cell_metrics(cell: Cell, stdout: str) -> list[Metric]:
+    stats = parse_fio_json(stdout).job(cell.name).direction(cell.pattern)
+    if stats.total_ios == 0:
+        raise ValueError(f"fio did no I/O in the fileio cell {cell.name}")
+    prefix = f"fileio.{cell.name}"
+    return [
+        Metric(f"{prefix}.iops", stats.iops, "IO/s", True),
+        Metric(f"{prefix}.mb_per_s", stats.bw_bytes / MB, "MB/s (10^6 B/s)", True),
+        Metric(f"{prefix}.lat_p50_us", stats.clat.percentile_us(50.0), "µs", False,
+               "completion latency (clat)"),
+        Metric(f"{prefix}.lat_p99_us", stats.clat.percentile_us(99.0), "µs", False,
+               "completion latency (clat)"),
+    ]

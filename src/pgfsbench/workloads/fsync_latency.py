@@ -1,0 +1,68 @@
+"""fsync-latency: the latency of each fdatasync after a sequential write, with fio (seed 001).
+
+This is the WAL's pattern: PostgreSQL writes WAL blocks in order into
+pre-zeroed segment files and flushes each commit with fdatasync (Linux's
+default ``wal_sync_method``). pg_test_fsync gives the mean; fio gives the
+distribution, and the tail (p99.9, max) is what a commit waits for under load.
+"""
+
+from __future__ import annotations
+
+from pgfsbench.plan.model import FsyncLatencyWorkload, size_to_bytes
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
+
+JOB = "fsync-latency"
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
+
+
+def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]:
+    return [
+        fio, f"--name={JOB}", f"--filename={filename}",
+        "--rw=write", f"--bs={size_to_bytes(params.block_size)}",
+        f"--size={size_to_bytes(params.size)}",  # bytes: no doubt about fio's unit base
+        # Lay the file out before the timed phase so every write overwrites
+        # allocated blocks, as WAL does in its pre-zeroed segments (and as
+        # pg_test_fsync does): an fdatasync is not also committing a file growth.
+        "--overwrite=1",
+        "--fdatasync=1", "--ioengine=sync",
+        "--time_based", f"--runtime={params.seconds}",
+        "--output-format=json",
+    ]
+
+
+def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
+    size = size_to_bytes(params.size)
+    ctx.require_free(size, f"fsync-latency (a {params.size} test file)")
+    fio = fio_binary()
+    test_file = ctx.target.workdir / "fsync_latency.fio"
+    try:
+        # Generous timeout: the layout before the timed phase runs at disk speed.
+        out = run_fio(ctx, fio_argv(fio, str(test_file), params), "fio-fsync-latency",
+                      cwd=ctx.target.workdir, timeout=params.seconds * 3 + 120 + size / 5e6)
+    finally:
+        test_file.unlink(missing_ok=True)
+    result = WorkloadResult()
+    # The bare JSON beside the command record, so jq and fio's tools read it as is.
+    raw = ctx.artifacts_dir / "fio-fsync-latency.json"
+    raw.write_text(out.stdout)
+    result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+    result.metrics = fsync_latency_metrics(out.stdout)
+    return result
+
+
+def fsync_latency_metrics(stdout: str) -> list[Metric]:
+    job = parse_fio_json(stdout).job(JOB)
+    if job.sync is None or job.write.runtime_ms <= 0:
+        raise ValueError("fio reported no fdatasync calls: nothing was measured")
+    sync = job.sync
+    metrics = [Metric(f"fsync_latency.sync_{key}_us", sync.percentile_us(pct), "µs", False)
+               for key, pct in PERCENTILES.items()]
+    metrics.append(Metric("fsync_latency.sync_max_us", sync.max_ns / 1000, "µs", False))
+    metrics.append(Metric("fsync_latency.sync_mean_us", sync.mean_ns / 1000, "µs", False))
+    # Divided by the write phase's runtime, fio's own base for iops: with
+    # fdatasync=1 there is one sync per write, so this equals the write iops.
+    metrics.append(Metric("fsync_latency.syncs_per_s", sync.n / (job.write.runtime_ms / 1000),
+                          "syncs/s", True))
+    return metrics
