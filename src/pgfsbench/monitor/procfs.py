@@ -1,0 +1,151 @@
+"""Pure parsers for /proc/stat, /proc/meminfo and /proc/diskstats, and their deltas.
+
+No I/O here: each function takes the file's text (or parsed snapshots), so
+it can be tested against captured snapshots. Counters are cumulative; a
+counter that goes backwards (wrap, device re-created, iowait's documented
+non-monotonicity) must never become a negative rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device's block size
+
+
+# --- /proc/stat ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Cumulative jiffies of the aggregate ``cpu`` line of /proc/stat.
+
+    guest and guest_nice are left out: the kernel already counts them in
+    user and nice.
+    """
+
+    user: int = 0
+    nice: int = 0
+    system: int = 0
+    idle: int = 0
+    iowait: int = 0
+    irq: int = 0
+    softirq: int = 0
+    steal: int = 0
+
+
+_CPU_FIELDS = [f.name for f in fields(CpuTimes)]
+
+
+def parse_proc_stat(text: str) -> CpuTimes:
+    """The all-CPU line of /proc/stat; fields an old kernel lacks are 0."""
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "cpu":
+            try:
+                values = [int(v) for v in parts[1:1 + len(_CPU_FIELDS)]]
+            except ValueError:
+                raise ValueError(f"/proc/stat: unreadable cpu line: {line!r}") from None
+            if len(values) < 4:
+                raise ValueError(f"/proc/stat: cpu line has {len(values)} fields: {line!r}")
+            return CpuTimes(*values)
+    raise ValueError("/proc/stat: no aggregate 'cpu' line")
+
+
+def cpu_percentages(before: CpuTimes, after: CpuTimes) -> dict[str, float] | None:
+    """CPU time split between two snapshots, in % of all CPUs, grouped as vmstat does.
+
+    user = user + nice, system = system + irq + softirq, then iowait, idle and
+    steal (vmstat's us/sy/wa/id/st columns, so the seeds' figures compare).
+    A field that went backwards counts as 0; None when no time passed.
+    """
+    delta = {name: max(0, getattr(after, name) - getattr(before, name)) for name in _CPU_FIELDS}
+    total = sum(delta.values())
+    if total <= 0:
+        return None
+    pct = {name: 100.0 * value / total for name, value in delta.items()}
+    return {
+        "user": pct["user"] + pct["nice"],
+        "system": pct["system"] + pct["irq"] + pct["softirq"],
+        "iowait": pct["iowait"],
+        "idle": pct["idle"],
+        "steal": pct["steal"],
+    }
+
+
+# --- /proc/meminfo ---------------------------------------------------------------
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """Every /proc/meminfo field in bytes ('Dirty: 2292 kB' → 2346, HugePages_* stay counts)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        key, sep, rest = line.partition(":")
+        parts = rest.split()
+        if not sep or not parts:
+            continue
+        try:
+            value = int(parts[0])
+        except ValueError:
+            continue
+        # The kernel writes "kB" but means KiB.
+        out[key.strip()] = value * 1024 if len(parts) > 1 and parts[1] == "kB" else value
+    if not out:
+        raise ValueError("/proc/meminfo: no fields")
+    return out
+
+
+# --- /proc/diskstats -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DiskCounters:
+    """Cumulative counters of one block device (see the kernel's iostats.rst)."""
+
+    reads: int
+    sectors_read: int
+    writes: int
+    sectors_written: int
+    io_ms: int  # milliseconds with I/O in flight: the basis of %util
+
+
+@dataclass(frozen=True)
+class DiskRates:
+    read_bytes: int
+    written_bytes: int
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    util_pct: float
+
+
+def parse_diskstats(text: str) -> dict[str, DiskCounters]:
+    """Device name → counters; malformed lines are skipped (14, 18 or 20 fields are fine)."""
+    out: dict[str, DiskCounters] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        try:
+            n = [int(v) for v in parts[3:14]]
+        except ValueError:
+            continue
+        out[parts[2]] = DiskCounters(reads=n[0], sectors_read=n[2], writes=n[4],
+                                     sectors_written=n[6], io_ms=n[9])
+    return out
+
+
+def disk_rates(before: DiskCounters | None, after: DiskCounters | None,
+               seconds: float) -> DiskRates | None:
+    """Rates between two snapshots of one device; None when they cannot be known.
+
+    Unknown is not zero: a device missing from either snapshot (detached,
+    not yet attached) or a counter that went backwards (wrapped or reset by
+    re-creating the device) gives None rather than a made-up or negative rate.
+    """
+    if before is None or after is None or seconds <= 0:
+        return None
+    read = after.sectors_read - before.sectors_read
+    written = after.sectors_written - before.sectors_written
+    busy = after.io_ms - before.io_ms
+    if read < 0 or written < 0 or busy < 0:
+        return None
+    return DiskRates(read * SECTOR_BYTES, written * SECTOR_BYTES,
+                     read * SECTOR_BYTES / seconds, written * SECTOR_BYTES / seconds,
+                     min(100.0, busy / 10.0 / seconds))

@@ -1,0 +1,156 @@
+"""seqwrite: one file written sequentially with dd (and fio), CPU split sampled (seed 004).
+
+Seed 004 ran ``dd if=/dev/zero of=./test.img bs=4k count=N`` and read vmstat
+beside it: the MB/s dd printed, and how much CPU time went to user, system
+and iowait explained the differences between filesystems. We run the same
+dd with the /proc sampler on the target's device, and optionally fio doing
+the same write, so dd's figure has an independent cross-check.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+from pgfsbench.monitor.sampler import Sampler, WindowSummary
+from pgfsbench.plan.model import SeqwriteWorkload, size_to_bytes
+from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.dd_output import parse_dd_output
+from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
+from pgfsbench.workloads.result import Metric, WorkloadResult
+
+MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
+MBPS = "MB/s (10^6 B/s)"
+CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read them
+FILE_NAME = "seqwrite.img"
+
+
+def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
+    size, block = size_to_bytes(params.size), size_to_bytes(params.block_size)
+    if block > size or size % block:
+        raise UserError(f"seqwrite: size {params.size} is not a whole number of "
+                        f"{params.block_size} blocks; make size a multiple of block_size")
+    # One file at a time: each tool's file is removed before the next one starts.
+    ctx.require_free(size, f"seqwrite (a {params.size} file)")
+    # Find every tool before writing anything: a missing fio must not cost the dd run.
+    binaries = {tool: _binary(tool) for tool in params.tools}
+    origin = time.monotonic()  # series are timestamped from the run's start
+    result = WorkloadResult()
+    path = ctx.target.workdir / FILE_NAME
+    try:
+        for tool in params.tools:
+            _flush(ctx, tool)
+            with Sampler(interval=1.0, device=ctx.target.device, origin=origin) as sampler:
+                if tool == "dd":
+                    metrics = _dd(ctx, binaries[tool], path, size, block)
+                else:
+                    metrics = _fio(ctx, binaries[tool], path, size, block)
+            result.metrics += metrics
+            result.metrics += _sampler_metrics(tool, sampler.summary(), size, sampler.problems)
+            result.series += sampler.series(prefix=f"seqwrite.{tool}.")
+            path.unlink(missing_ok=True)
+    finally:
+        path.unlink(missing_ok=True)
+    return result
+
+
+def _binary(tool: str) -> str:
+    if tool == "fio":
+        return fio_binary()
+    path = proc.which(tool)
+    if path is None:
+        raise UserError(f"{tool} is not installed (needed by the seqwrite workload): "
+                        "apt-get install coreutils")
+    return path
+
+
+def _flush(ctx: RunContext, tool: str) -> None:
+    """syncfs the target first, so earlier workloads' dirty pages are not written on our time."""
+    ctx.tool([proc.which("sync") or "sync", "--file-system", str(ctx.target.workdir)],
+             f"seqwrite-{tool}-sync")
+
+
+def _dd(ctx: RunContext, dd: str, path: Path, size: int, block: int) -> list[Metric]:
+    # conv=fdatasync: dd's time then includes getting the data to the disk, not
+    # just into the page cache. Seed 004 wrote 42 GB, far more than RAM, which
+    # had the same effect; at our sizes a plain dd would time memcpy into RAM.
+    argv = [dd, "if=/dev/zero", f"of={path}", f"bs={block}",
+            f"count={size // block}", "conv=fdatasync"]
+    cpu_before = _children_cpu()
+    out = ctx.tool(argv, "seqwrite-dd", cwd=ctx.target.workdir, timeout=120 + size / MB)
+    process_cpu = _process_metrics("dd", cpu_before)
+    summary = parse_dd_output(out.stderr)
+    if summary.bytes != size:
+        raise ValueError(f"dd wrote {summary.bytes} bytes, {size} were asked for")
+    note = "; ".join(["bytes / seconds from dd's summary, fdatasync included",
+                      *summary.warnings])
+    return [
+        Metric("seqwrite.dd.mb_per_s", summary.mb_per_s, MBPS, True, note),
+        Metric("seqwrite.dd.seconds", summary.seconds, "s", False),
+        Metric("seqwrite.dd.mb_per_s_reported", summary.reported_bytes_per_s / MB, MBPS, True,
+               f"dd's own rounded figure ({summary.reported_rate}), for cross-checking"),
+        *process_cpu,
+    ]
+
+
+def _fio(ctx: RunContext, fio: str, path: Path, size: int, block: int) -> list[Metric]:
+    # Buffered psync writes appended to a new file, as dd does: --fallocate=none,
+    # because fio would otherwise preallocate the file (a different allocation
+    # path, CoW behaviour on btrfs). end_fsync=1 is dd's conv=fdatasync, and
+    # fio counts it in the job's runtime.
+    argv = [fio, "--name=seqwrite", f"--filename={path}", "--rw=write",
+            f"--bs={block}", f"--size={size}", "--ioengine=psync", "--fallocate=none",
+            "--end_fsync=1", "--output-format=json"]
+    cpu_before = _children_cpu()
+    out = ctx.tool(argv, "seqwrite-fio", cwd=ctx.target.workdir, timeout=120 + size / MB)
+    process_cpu = _process_metrics("fio", cpu_before)
+    stats = parse_fio_json(out.stdout).job("seqwrite").write
+    if stats.io_bytes != size:
+        raise ValueError(f"fio wrote {stats.io_bytes} bytes, {size} were asked for")
+    return [
+        Metric("seqwrite.fio.mb_per_s", stats.bw_bytes / MB, MBPS, True,
+               "fio's write bandwidth, end_fsync included"),
+        Metric("seqwrite.fio.seconds", stats.runtime_ms / 1000, "s", False),
+        *process_cpu,
+    ]
+
+
+def _children_cpu() -> tuple[float, float]:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime, usage.ru_stime
+
+
+def _process_metrics(tool: str, before: tuple[float, float]) -> list[Metric]:
+    """CPU seconds of the tool's own process, what ``time dd`` printed in seed 004.
+
+    Unlike the machine-wide split this ignores whatever else the machine runs.
+    The delta of RUSAGE_CHILDREN around one command is that command: the
+    campaign runs one child at a time and the sampler starts none.
+    """
+    user, system = (a - b for a, b in zip(_children_cpu(), before))
+    note = f"CPU seconds of the {tool} process itself (as 'time {tool}' reports)"
+    return [Metric(f"seqwrite.{tool}.process_user_s", user, "s", False, note),
+            Metric(f"seqwrite.{tool}.process_system_s", system, "s", False, note)]
+
+
+def _sampler_metrics(tool: str, window: WindowSummary, size: int,
+                     problems: list[str]) -> list[Metric]:
+    """The CPU split over the whole write (exact, from the first and last /proc/stat)."""
+    note = "; ".join(problems)
+    metrics = [
+        Metric(f"seqwrite.{tool}.cpu_{part}_pct", window.cpu[part] if window.cpu else None,
+               "% of all CPUs", False, note or "vmstat-style, over the write")
+        for part in CPU_SPLIT
+    ]
+    # What reached the device per byte written: journal, metadata, CoW. Unknown
+    # (None) without a device, or when an interval of the window is missing.
+    ratio = (window.written_bytes / size
+             if window.written_bytes is not None and not window.disk_gaps else None)
+    why = note or ("bytes the device received / bytes the file got" if ratio is not None
+                   else "unknown: the target has no block device to sample")
+    metrics.append(Metric(f"seqwrite.{tool}.device_write_ratio", ratio, "x", False, why))
+    return metrics
+

@@ -1,0 +1,170 @@
+"""seqwrite end to end: real dd and fio on real ext4 and xfs loop filesystems (seed 004).
+
+Every stored number is checked against the raw tool output kept beside it, and
+the sampler's device series against the bytes the tools wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
+from pgfsbench.store.read import load_campaign
+from tests.integration.conftest import cli, export, ledgers
+
+SIZE = 64 * 2**20
+PLAN = """
+name = "seqwrite-tiny"
+
+[[targets]]
+name = "ext4"
+fs = "ext4"
+size = "512M"
+
+[[targets]]
+name = "xfs"
+fs = "xfs"
+size = "512M"
+
+[[workloads]]
+type = "seqwrite"
+size = "64M"
+block_size = "4k"
+tools = ["dd", "fio"]
+"""
+TARGETS = ("ext4", "xfs")
+# dd's C-locale summary, matched here independently of the parser under test.
+DD_SUMMARY = re.compile(r"^(\d+) bytes \(.*\) copied, ([\d.e-]+) s, ([\d.]+) (k|M|G)B/s$",
+                        re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def seqwrite_run(tmp_path_factory, state_dir):
+    base = tmp_path_factory.mktemp("seqwrite")
+    plan = base / "plan.toml"
+    plan.write_text(PLAN)
+    results = base / "r"
+    run = cli("run", str(plan), "--results", str(results))
+    return results, run
+
+
+def _runs(results: Path) -> dict[str, int]:
+    db = sqlite3.connect(results / "results.db")
+    return dict(db.execute("SELECT t.name, r.id FROM runs r JOIN targets t ON t.id = r.target_id"
+                           " WHERE r.workload = 'seqwrite'"))
+
+
+def _metrics(results: Path, run_id: int) -> dict[str, float | None]:
+    db = sqlite3.connect(results / "results.db")
+    return dict(db.execute("SELECT name, value FROM metrics WHERE run_id = ?", (run_id,)))
+
+
+def _series(results: Path, run_id: int, name: str) -> list[tuple[float, float]]:
+    db = sqlite3.connect(results / "results.db")
+    return list(db.execute("SELECT t, value FROM series WHERE run_id = ? AND name = ? "
+                           "ORDER BY t", (run_id, name)))
+
+
+def _artifact(results: Path, run_id: int, stem: str) -> tuple[list[str], str]:
+    """(argv, text) of the kept command artifact ``<stem>.txt``."""
+    db = sqlite3.connect(results / "results.db")
+    for path, command in db.execute("SELECT path, command_json FROM artifacts WHERE run_id = ? "
+                                    "AND kind = 'command'", (run_id,)):
+        if Path(path).name == f"{stem}.txt":
+            return json.loads(command), (results / path).read_text()
+    raise AssertionError(f"no {stem} artifact for run {run_id}")
+
+
+def test_both_targets_measured_dd_and_fio(seqwrite_run):
+    results, _ = seqwrite_run
+    data = export(results)
+    assert sorted((r["target"], r["status"]) for r in data["runs"]) == [
+        ("ext4", "ok"), ("xfs", "ok")], data["runs"]
+    for target, run_id in _runs(results).items():
+        m = _metrics(results, run_id)
+        for tool in ("dd", "fio"):
+            assert m[f"seqwrite.{tool}.mb_per_s"] > 0, (target, tool)
+            assert m[f"seqwrite.{tool}.seconds"] > 0, (target, tool)
+            split = [m[f"seqwrite.{tool}.cpu_{p}_pct"] for p in ("user", "system", "iowait")]
+            assert all(0 <= v <= 100 for v in split), (target, tool, split)
+            assert sum(split) <= 100.001
+        # The same write, two tools: within a factor of each other.
+        ratio = m["seqwrite.dd.mb_per_s"] / m["seqwrite.fio.mb_per_s"]
+        assert 0.25 < ratio < 4, (target, m)
+
+
+def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
+    results, _ = seqwrite_run
+    for target, run_id in _runs(results).items():
+        argv, text = _artifact(results, run_id, "seqwrite-dd")
+        assert argv[1:] == ["if=/dev/zero", argv[2], "bs=4096", "count=16384", "conv=fdatasync"]
+        assert argv[2].startswith("of=") and argv[2].endswith("/seqwrite.img")
+        (nbytes, seconds, rate, prefix), = DD_SUMMARY.findall(text)
+        assert int(nbytes) == SIZE
+        m = _metrics(results, run_id)
+        assert m["seqwrite.dd.seconds"] == pytest.approx(float(seconds))
+        assert m["seqwrite.dd.mb_per_s"] == pytest.approx(SIZE / float(seconds) / 1e6)
+        # dd's own CPU seconds (seed 004's 'time dd'): one thread, so at most its wall time.
+        cpu_s = m["seqwrite.dd.process_user_s"] + m["seqwrite.dd.process_system_s"]
+        assert 0 < cpu_s <= float(seconds) + 0.1, target
+        printed = float(rate) * {"k": 1e-3, "M": 1, "G": 1e3}[prefix]
+        assert m["seqwrite.dd.mb_per_s_reported"] == pytest.approx(printed)
+        assert m["seqwrite.dd.mb_per_s"] == pytest.approx(printed, rel=0.06), target  # rounding
+
+
+def test_fio_figure_is_its_json_bandwidth(seqwrite_run):
+    results, _ = seqwrite_run
+    for target, run_id in _runs(results).items():
+        argv, text = _artifact(results, run_id, "seqwrite-fio")
+        assert {"--rw=write", "--bs=4096", f"--size={SIZE}", "--end_fsync=1",
+                "--output-format=json"} <= set(argv)
+        stdout = text.split("# --- stdout ---\n", 1)[1].split("# --- stderr ---\n", 1)[0]
+        (job,) = json.loads(stdout[stdout.index("{"):])["jobs"]
+        assert job["error"] == 0 and job["write"]["io_bytes"] == SIZE
+        m = _metrics(results, run_id)
+        assert m["seqwrite.fio.mb_per_s"] == pytest.approx(job["write"]["bw_bytes"] / 1e6)
+
+
+def test_sampler_saw_the_bytes_reach_the_device(seqwrite_run):
+    results, _ = seqwrite_run
+    for target, run_id in _runs(results).items():
+        m = _metrics(results, run_id)
+        start = 0.0  # dd's sampler starts at the run's start (after a quick syncfs)
+        for tool in ("dd", "fio"):
+            points = _series(results, run_id, f"seqwrite.{tool}.disk.write_mb_per_s")
+            assert points, (target, tool)
+            # Each point is the rate over the interval ending at its t.
+            written, previous = 0.0, start
+            for t, mb_per_s in points:
+                written += mb_per_s * 1e6 * (t - previous)
+                previous = t
+            assert 0.8 * SIZE < written < 3 * SIZE, (target, tool, written / SIZE)
+            # The exact figure, from the first and last diskstats of the window.
+            assert 0.95 < m[f"seqwrite.{tool}.device_write_ratio"] < 3, (target, tool)
+            for name in ("cpu.user_pct", "cpu.system_pct", "cpu.iowait_pct", "cpu.idle_pct",
+                         "mem.dirty_mb", "mem.writeback_mb"):
+                assert _series(results, run_id, f"seqwrite.{tool}.{name}"), (target, name)
+            start = points[-1][0]  # fio's sampler starts where dd's stopped
+
+
+def test_report_has_the_seqwrite_figures(seqwrite_run):
+    results, _ = seqwrite_run
+    html = (results / "report.html").read_text()
+    assert 'id="seqwrite-chart"' in html and 'id="seqwrite-cpu-chart"' in html
+    campaign = load_campaign(results)
+    assert cpu_chart(campaign).startswith("<svg")
+    no_runs = dataclasses.replace(campaign, runs=[])
+    assert throughput_chart(no_runs) is None and cpu_chart(no_runs) is None
+
+
+def test_written_files_and_images_are_gone(seqwrite_run, state_dir):
+    results, _ = seqwrite_run
+    assert not list((results / "images").glob("*.img"))
+    assert not list(results.rglob("seqwrite.img"))
+    assert ledgers(state_dir) == []
