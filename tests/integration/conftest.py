@@ -52,6 +52,15 @@ def cli(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess
     return result
 
 
+def run_plan(directory: Path, plan_text: str, *args: str
+             ) -> tuple[Path, subprocess.CompletedProcess]:
+    """Write ``plan_text`` as a plan file in ``directory`` and run it; returns (results, run)."""
+    plan = directory / "plan.toml"
+    plan.write_text(plan_text)
+    results = directory / "r"
+    return results, cli("run", str(plan), "--results", str(results), *args)
+
+
 def export(results: Path) -> dict:
     return json.loads(cli("export", str(results), "--format", "json").stdout)
 

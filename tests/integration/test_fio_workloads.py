@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import cli, export, ledgers
+from tests.integration.conftest import cli, export, ledgers, run_plan
 
 PLAN = """
 name = "fio-tiny"
@@ -39,12 +39,7 @@ CELLS = ["randread_8k", "randread_1m", "write_8k", "write_1m"]
 
 @pytest.fixture(scope="module")
 def fio_run(tmp_path_factory, state_dir):
-    base = tmp_path_factory.mktemp("fio")
-    plan = base / "plan.toml"
-    plan.write_text(PLAN)
-    results = base / "r"
-    run = cli("run", str(plan), "--results", str(results))
-    return results, run
+    return run_plan(tmp_path_factory.mktemp("fio"), PLAN)
 
 
 def _runs(results: Path) -> dict[str, int]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.workloads.parallel_scan import best_workers, knee_workers, speedup
-from tests.integration.conftest import cli, export, ledgers
+from tests.integration.conftest import export, ledgers, run_plan
 
 PLAN = """
 name = "scan-backup"
@@ -50,11 +50,7 @@ EXECUTION_TIME = re.compile(r'"Execution Time": ([0-9.]+)')
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory, state_dir):
-    base = tmp_path_factory.mktemp("scan_backup")
-    plan = base / "plan.toml"
-    plan.write_text(PLAN)
-    results = base / "r"
-    run = cli("run", str(plan), "--results", str(results))
+    results, run = run_plan(tmp_path_factory.mktemp("scan_backup"), PLAN)
     metrics: dict[str, dict[str, float]] = {}
     for r in export(results)["runs"]:
         assert r["status"] == "ok", r

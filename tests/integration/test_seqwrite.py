@@ -16,7 +16,7 @@ import pytest
 
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
-from tests.integration.conftest import cli, export, ledgers
+from tests.integration.conftest import export, ledgers, run_plan
 
 SIZE = 64 * 2**20
 PLAN = """
@@ -46,12 +46,7 @@ DD_SUMMARY = re.compile(r"^(\d+) bytes \(.*\) copied, ([\d.e-]+) s, ([\d.]+) (k|
 
 @pytest.fixture(scope="module")
 def seqwrite_run(tmp_path_factory, state_dir):
-    base = tmp_path_factory.mktemp("seqwrite")
-    plan = base / "plan.toml"
-    plan.write_text(PLAN)
-    results = base / "r"
-    run = cli("run", str(plan), "--results", str(results))
-    return results, run
+    return run_plan(tmp_path_factory.mktemp("seqwrite"), PLAN)
 
 
 def _runs(results: Path) -> dict[str, int]:
