@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.markup import escape
+
 from pgfsbench import __version__, proc
 from pgfsbench.errors import CommandFailed, Interrupted, UserError
 from pgfsbench.ledger import Ledger
@@ -34,7 +36,7 @@ from pgfsbench.store.db import Store
 from pgfsbench.workloads import runner
 from pgfsbench.workloads.base import RunContext
 
-Say = Callable[[str], None]
+Say = Callable[[str], None]  # takes rich markup: dynamic text must be escaped
 
 
 @dataclass
@@ -62,7 +64,7 @@ def effective_targets(plan: Plan, results_dir: Path, say: Say) -> list[Target]:
     if can_use_loop_devices():
         return list(plan.targets)
     say("[yellow]Not running as root (or no loop devices): cannot make filesystems. "
-        f"Falling back to a directory target on {results_dir}'s own filesystem: "
+        f"Falling back to a directory target on {escape(str(results_dir))}'s own filesystem: "
         "no filesystem comparison is possible. Run as root to compare filesystems.[/]")
     return [Target(name="dir", dir=results_dir)]
 
@@ -118,7 +120,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
         raise
     except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
         store.finish_run(run_id, "failed", str(exc))
-        say(f"  [red]{name} failed: {exc}[/]")
+        say(f"  [red]{name} failed: {escape(str(exc))}[/]")
         return False
     except Exception as exc:  # a bug of ours: keep the traceback, go on
         ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
         tb.write_text(traceback.format_exc())
         store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
         store.finish_run(run_id, "failed", f"internal error: {exc!r}")
-        say(f"  [red]{name} failed (internal error): {exc!r}[/]")
+        say(f"  [red]{name} failed (internal error): {escape(repr(exc))}[/]")
         return False
     finally:
         for a in ctx.kept:  # tool outputs: they explain a failure too
@@ -159,7 +161,7 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
             problems = ledger.release_all()
             ledger.close()
             for p in problems:
-                say(f"[red]cleanup: {p}[/] (run 'pgfsbench cleanup' to retry)")
+                say(f"[red]cleanup: {escape(p)}[/] (run 'pgfsbench cleanup' to retry)")
             store.end_campaign(status)
             store.close()
     return status
@@ -172,7 +174,7 @@ def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Opt
                                  spec.model_dump(mode="json"))
     if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
         store.set_target(target_id, "skipped", reason)
-        say(f"[yellow]{spec.name}: skipped: {reason}[/]")
+        say(f"[yellow]{spec.name}: skipped: {escape(reason)}[/]")
         return
     say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
     try:
@@ -183,7 +185,7 @@ def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Opt
             store.set_target(target_id, "ok", provenance={**target.provenance(), **extra})
     except (CommandFailed, UserError, OSError) as exc:
         store.set_target(target_id, "failed", str(exc))
-        say(f"[red]{spec.name}: failed: {exc}[/]")
+        say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")
     except (Interrupted, KeyboardInterrupt):
         store.set_target(target_id, "interrupted", "interrupted")
         raise

@@ -44,7 +44,7 @@ class Ledger:
         directory = state_dir()
         directory.mkdir(parents=True, exist_ok=True)
         ledger = cls(directory / f"{campaign_id}.json", os.getpid(), str(results_dir))
-        ledger._write()
+        ledger.save()
         return ledger
 
     @classmethod
@@ -52,7 +52,7 @@ class Ledger:
         data = json.loads(path.read_text())
         return cls(path, data["pid"], data["results_dir"], data["resources"])
 
-    def _write(self) -> None:
+    def save(self) -> None:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(
             {"pid": self.pid, "results_dir": self.results_dir, "resources": self.resources},
@@ -62,7 +62,7 @@ class Ledger:
     def add(self, kind: str, **info) -> dict:
         resource = {"kind": kind, **info}
         self.resources.append(resource)
-        self._write()
+        self.save()
         return resource
 
     def release(self, resource: dict) -> list[str]:
@@ -70,7 +70,7 @@ class Ledger:
         problems = RELEASERS[resource["kind"]](resource)
         if resource in self.resources:
             self.resources.remove(resource)
-            self._write()
+            self.save()
         return problems
 
     def release_all(self) -> list[str]:

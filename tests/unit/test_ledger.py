@@ -36,7 +36,7 @@ def test_a_live_run_is_not_stale_but_a_dead_one_is(state):
                           capture_output=True, text=True).stdout.strip()
     ledger = Ledger.create("dead", state)
     ledger.pid = int(dead)
-    ledger._write()
+    ledger.save()
     stale = {l.path.stem for l in stale_ledgers()}
     assert "dead" in stale
     # a pid that is alive but is not a pgfsbench process does not own the ledger

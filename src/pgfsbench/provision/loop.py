@@ -68,7 +68,7 @@ def loop_target(name: str, fs: str, size_mb: int, images_dir: Path, ledger: Ledg
         undo.callback(ledger.release, res)
         device = _attach(image, commands)
         res["device"] = device
-        ledger._write()
+        ledger.save()
 
         commands.append(proc.run(recipe.mkfs_argv(device, mkfs_options)))
 
