@@ -11,6 +11,7 @@ from pgfsbench.workloads.result import WorkloadResult
 def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     result = WorkloadResult()
     test_file = ctx.target.workdir / "pg_test_fsync.out"
+    ctx.require_free(16 * 2**20, "pg_test_fsync")  # it writes one 16 MB WAL-segment-sized file
     try:
         out = ctx.tool([ctx.cluster.bins.tool("pg_test_fsync"), "-s", str(params.seconds),
                         "-f", str(test_file)], "pg_test_fsync",
