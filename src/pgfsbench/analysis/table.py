@@ -27,6 +27,7 @@ class Row:
     unit: str
     higher_is_better: bool
     cells: dict[str, Cell]  # by target name
+    note: str = ""  # what the metric is, when its name cannot say (a statement's SQL)
 
 
 @dataclass
@@ -49,6 +50,7 @@ def comparison_table(campaign: Campaign) -> Table:
             row = rows.setdefault((run.workload, run.label, m.name), Row(
                 run.workload, run.label, m.name, m.unit, m.higher_is_better, {}))
             status = "ok" if m.value is not None else "unsupported"
+            row.note = row.note or m.note
             row.cells[run.target] = Cell(m.value, None, False, status)
     for row in rows.values():
         for t in targets:
