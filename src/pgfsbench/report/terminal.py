@@ -96,7 +96,7 @@ def render_table(campaign: Campaign, console: Console) -> None:
         console.print(Text("No metrics recorded.", style="yellow"))
     else:
         rt = RichTable(title=f"{campaign.plan_name} — {campaign.id}", title_justify="left")
-        rt.add_column("metric")
+        rt.add_column("metric", overflow="fold")  # wrap long names, never cut them
         rt.add_column("unit", style="dim")
         rt.add_column("", justify="center")
         for name in table.targets:
