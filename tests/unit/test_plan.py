@@ -56,14 +56,14 @@ def test_a_good_plan_gets_defaults():
 
 @pytest.mark.parametrize("text, expected", [
     (GOOD + "colour = 1\n", "colour: unknown key"),
-    (GOOD.replace('fs = "ext4"', 'fs = "ntfs"'), "targets.0.fs"),
+    (GOOD.replace('fs = "ext4"', 'fs = "ntfs"'), "targets.a.fs"),
     (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nsize = "lots"'), "'lots' is not a size"),
     (GOOD + '[[targets]]\nname = "a"\nfs = "xfs"\n', "two targets are named 'a'"),
     (GOOD + '[[workloads]]\ntype = "pgbench"\n', "needs a pgbench-init workload before it"),
     (GOOD + '[[workloads]]\ntype = "pgbench-init"\nscale = "big"\n', "workloads.1.pgbench-init.scale"),
     (GOOD + '[[workloads]]\ntype = "nope"\n', "workloads.1"),
-    (GOOD.replace('name = "a"', 'name = "Has Space"'), "targets.0.name"),
-    (GOOD.replace('fs = "ext4"', ''), "set fs (a loop image target) or dir"),
+    (GOOD.replace('name = "a"', 'name = "Has Space"'), "targets.Has Space.name"),
+    (GOOD.replace('fs = "ext4"', ''), "set fs (a loop image or device target) or dir"),
     (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
      'clients = [0]\n', "clients must be between 1 and 1000"),
     (GOOD + '[[workloads]]\ntype = "seqwrite"\nblock_size = "4q"\n', "'4q' is not a size"),

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pgfsbench.errors import UserError
+from pgfsbench.plan.compose import compose
 from pgfsbench.plan.model import Plan
 
 BUILTIN = resources.files("pgfsbench.plan").joinpath("builtin")
@@ -22,10 +23,17 @@ def builtin_text(name: str) -> str:
     return BUILTIN.joinpath(f"{name}.toml").read_text()
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, data: dict) -> str:
     parts = []
+    targets = data.get("targets") if isinstance(data.get("targets"), list) else []
     for e in error.errors():
-        where = ".".join(str(x) for x in e["loc"] if not str(x).endswith("Workload")) or "plan"
+        loc = [str(x) for x in e["loc"] if not str(x).endswith("Workload")]
+        # Name a target by its name: after extends/matrix its index means little.
+        if len(loc) > 1 and loc[0] == "targets" and loc[1].isdigit() \
+                and int(loc[1]) < len(targets) and isinstance(targets[int(loc[1])], dict) \
+                and isinstance(targets[int(loc[1])].get("name"), str):
+            loc[1] = targets[int(loc[1])]["name"]
+        where = ".".join(loc) or "plan"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
@@ -38,10 +46,11 @@ def parse_plan(text: str, source: str) -> Plan:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"plan {source}: not valid TOML: {exc}") from None
+    data = compose(data, source)
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"plan {source}: {_describe(exc)}") from None
+        raise UserError(f"plan {source}: {_describe(exc, data)}") from None
 
 
 def load_plan(name_or_path: str) -> Plan:

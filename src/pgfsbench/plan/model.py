@@ -188,8 +188,23 @@ Workload = Annotated[
 
 # --- targets --------------------------------------------------------------------
 
+SettingValue = str | int | float | bool
+FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
+LOG_DEVICE_FS = ("ext3", "ext4", "xfs")  # filesystems that can put their journal elsewhere
+
+
+class Postgres(Strict):
+    settings: dict[str, SettingValue] = {}
+
+
 class Target(Strict):
-    """One variant to measure: a filesystem on a loop image, or an existing directory."""
+    """One variant to measure.
+
+    Where it lives: a loop image (``fs`` + ``size``), a block device named by the
+    plan (``device``, formatted only with ``--allow-format``), or an existing
+    directory (``dir``, never formatted). What it is: mkfs arguments, mount
+    options, an external log device, and OS settings applied while it runs.
+    """
 
     name: str = Field(pattern=NAME_PATTERN)
     fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs"] | None = None
@@ -197,26 +212,58 @@ class Target(Strict):
     mkfs: list[str] = []
     mount: str = ""
     dir: Path | None = None
+    device: Path | None = None
+    log_size: Size | None = Field(None, description="external log/journal device of this size "
+                                                    "(xfs logdev, ext3/ext4 journal device)")
+    direct_io: bool = Field(True, description="loop device direct I/O (bypass the host cache)")
+    sysctls: dict[str, SettingValue] = Field({}, description="applied while the target runs, "
+                                                             "restored afterwards")
+    queue: dict[str, SettingValue] = Field({}, description="block queue settings of the "
+                                                           "target's device, e.g. scheduler")
+    postgres: Postgres = Postgres()
+    pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
 
     @model_validator(mode="after")
     def _kind(self) -> "Target":
+        if self.dir is not None and self.device is not None:
+            raise ValueError("set either dir or device, not both")
         if self.dir is None and self.fs is None:
-            raise ValueError("set fs (a loop image target) or dir (an existing directory)")
-        if self.dir is not None and (self.mkfs or self.mount):
-            raise ValueError("a dir target is an existing mount: mkfs/mount cannot apply")
+            raise ValueError("set fs (a loop image or device target) or dir (an existing "
+                             "directory)")
+        if self.dir is not None and (self.mkfs or self.mount or self.log_size):
+            raise ValueError("a dir target is an existing mount: mkfs, mount and log_size "
+                             "cannot apply")
+        if self.log_size is not None and self.fs not in LOG_DEVICE_FS:
+            raise ValueError(f"{self.fs} cannot use an external log device (only "
+                             f"{', '.join(LOG_DEVICE_FS)})")
+        if self.log_size is not None and self.device is not None:
+            raise ValueError("log_size makes a loop image for the log: not with a device target")
+        bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", k)]
+        if bad:
+            raise ValueError(f"sysctls: '{bad[0]}' is not a sysctl name (like vm.dirty_ratio)")
         return self
+
+    @field_validator("mount")
+    @classmethod
+    def _mount_options_known(cls, v: str, info) -> str:
+        fs = info.data.get("fs")
+        if fs is not None:
+            from pgfsbench.plan.fsoptions import unknown_mount_options
+
+            unknown = unknown_mount_options(fs, v)
+            if unknown:
+                raise ValueError(f"{fs} has no mount option '{unknown[0]}'")
+        return v
 
     @property
     def kind(self) -> str:
-        return "dir" if self.dir is not None else "loop"
+        if self.dir is not None:
+            return "dir"
+        return "device" if self.device is not None else "loop"
 
     @property
     def size_mb(self) -> int:
         return size_to_mb(self.size)
-
-
-class Postgres(Strict):
-    settings: dict[str, str | int | float | bool] = {}
 
 
 class Plan(Strict):
@@ -239,9 +286,12 @@ class Plan(Strict):
         """The workloads in order, sweeps expanded into one entry per measurement."""
         return [one for w in self.workloads for one in w.expand()]
 
-    def server_settings(self) -> dict[str, object]:
-        """The plan's PostgreSQL settings, raised where a workload needs more."""
+    def server_settings(self, target: Target | None = None) -> dict[str, object]:
+        """The plan's PostgreSQL settings, then the target's over them, raised where a
+        workload needs more."""
         settings: dict[str, object] = dict(self.postgres.settings)
+        if target is not None:
+            settings.update(target.postgres.settings)
         for w in self.workloads:
             for key, needed in w.server_settings().items():
                 current = settings.get(key)
