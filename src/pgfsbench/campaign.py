@@ -76,8 +76,7 @@ def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
         with directory_target(spec.name, Path(spec.dir), ledger, user) as target:
             yield target
     else:
-        with loop_target(spec.name, spec.fs, spec.size_mb, opts.results_dir / "images",
-                         ledger, spec.mkfs, spec.mount, opts.keep, user) as target:
+        with loop_target(spec, opts.results_dir / "images", ledger, opts.keep, user) as target:
             yield target
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.plan.model import Target
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.mountinfo import mount_of
 from pgfsbench.provision.target import PreparedTarget
@@ -41,9 +42,10 @@ def loop_direct_io(device: str) -> bool | None:
 
 
 @contextlib.contextmanager
-def loop_target(name: str, fs: str, size_mb: int, images_dir: Path, ledger: Ledger,
-                mkfs_options: list[str], mount_options: str, keep: bool,
+def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
                 owner: proc.RunAs) -> Iterator[PreparedTarget]:
+    name, fs, size_mb = spec.name, spec.fs, spec.size_mb
+    mkfs_options, mount_options = spec.mkfs, spec.mount
     reason = unavailable_reason(fs)
     if reason:
         raise UserError(f"target '{name}': {reason}")
