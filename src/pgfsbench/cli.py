@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pgfsbench.errors import Interrupted, UserError
@@ -142,12 +143,60 @@ def cleanup() -> None:
 
 
 @app.command()
-def plans() -> None:
-    """List the built-in plans."""
-    from pgfsbench.plan.load import builtin_names, load_plan
+@user_errors
+def plans(show: Annotated[Optional[str], typer.Option(
+        "--show", help="print this built-in plan's file, to copy and edit")] = None) -> None:
+    """List the built-in plans, or print one of them."""
+    from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
 
+    if show is not None:
+        if show not in builtin_names():
+            raise UserError(f"no built-in plan '{show}' (built-in: {', '.join(builtin_names())})")
+        sys.stdout.write(builtin_text(show))
+        return
     for name in builtin_names():
-        console.print(f"[bold]{name}[/]: {load_plan(name).description}")
+        console.print(f"[bold]{name}[/]: {escape(load_plan(name).description)}")
+
+
+plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True)
+app.add_typer(plan_app, name="plan")
+
+
+@plan_app.command("check")
+@user_errors
+def plan_check(
+    plan: Annotated[str, typer.Argument(help="a built-in plan name or a plan file")],
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.load import load_plan
+
+    info = describe(load_plan(plan))
+    if as_json:
+        json.dump(info, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    console.print(f"plan [bold]{escape(info['name'])}[/] is valid: {len(info['targets'])} "
+                  f"targets × {len(info['runs_per_target'])} runs = {info['total_runs']} runs")
+    table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
+    for t in info["targets"]:
+        knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
+        if t["log_size"]:
+            knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
+        table.add_row(t["name"], t["kind"], t["fs"] or "", t["where"], " ".join(t["mkfs"]),
+                      t["mount"], knobs, f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
+    console.print(table)
+    runs = Table("run on each target", "params", "≈ seconds")
+    for r in info["runs_per_target"]:
+        params = " ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
+        runs.add_row(r["workload"], escape(params), f"{r['estimated_seconds']:.0f}")
+    console.print(runs)
+    console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "
+                  "(sparse: only what is written is used); estimated duration: "
+                  f"{info['estimated_seconds'] / 60:.0f} min")
+    for problem in info["problems"]:
+        err.print(f"[yellow]warning:[/] {escape(problem)}")
 
 
 def main() -> None:

@@ -1,0 +1,41 @@
+"""`pgfsbench plan check`: what a plan will do, without doing any of it."""
+
+from __future__ import annotations
+
+from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
+from pgfsbench.plan.model import Plan, size_to_bytes
+
+
+def describe(plan: Plan) -> dict:
+    """The expanded plan: targets, the runs on each, space, time and problems."""
+    targets, problems = [], []
+    for t in plan.targets:
+        needs = target_needs(plan, t)
+        if t.kind == "loop" and needs["workload_peak_bytes"] > size_to_bytes(t.size) * 0.9:
+            problems.append(
+                f"target '{t.name}': its workloads write up to "
+                f"{needs['workload_peak_bytes'] / 2**20:.0f} MB on a {t.size} filesystem; "
+                "give it a larger size")
+        targets.append({
+            "name": t.name, "kind": t.kind, "fs": t.fs,
+            "where": str(t.dir or t.device or "") or f"loop image {t.size}",
+            "mkfs": t.mkfs, "mount": t.mount, "log_size": t.log_size,
+            "direct_io": t.direct_io, "sysctls": t.sysctls, "queue": t.queue,
+            "postgres_settings": plan.server_settings(t),
+            "pg_bin": str(t.pg_bin) if t.pg_bin else None,
+            **needs,
+        })
+    runs = [{"workload": w.type, "label": w.label(),
+             "estimated_seconds": round(workload_seconds(w), 1),
+             "params": w.model_dump(mode="json", exclude={"type"})}
+            for w in plan.measurements()]
+    return {
+        "name": plan.name,
+        "description": plan.description,
+        "targets": targets,
+        "runs_per_target": runs,
+        "total_runs": len(runs) * len(targets),
+        "host_disk_bytes": sum(t["image_bytes"] for t in targets),
+        "estimated_seconds": round(plan_seconds(plan)),
+        "problems": problems,
+    }

@@ -1,0 +1,63 @@
+"""`pgfsbench plan check` on every example and built-in plan, and `plans --show`."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.plan.load import builtin_names
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.toml"))
+
+
+def pgfsbench(*args):
+    return subprocess.run([sys.executable, "-m", "pgfsbench", *args], capture_output=True,
+                          text=True)
+
+
+@pytest.mark.parametrize("plan", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_checks(plan):
+    result = pgfsbench("plan", "check", str(plan), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["targets"] and info["runs_per_target"] and info["estimated_seconds"] > 0
+    assert info["problems"] == []
+
+
+def test_examples_cover_the_seeds_variants():
+    names = {p.stem for p in EXAMPLES}
+    assert {"seed000-ext4-vs-xfs-tuned", "seed001-btrfs-tuning", "seed003-ext4-writeback",
+            "seed000-dirty-sysctls"} <= names
+    info = json.loads(pgfsbench("plan", "check", str(EXAMPLES[0].parent /
+                                "seed000-ext4-vs-xfs-tuned.toml"), "--json").stdout)
+    xfs = next(t for t in info["targets"] if t["fs"] == "xfs")
+    assert xfs["log_size"] == "256M" and "logbsize=262144" in xfs["mount"]
+    assert xfs["sysctls"] == {"vm.dirty_background_bytes": 102400000, "vm.dirty_ratio": 80}
+    assert xfs["image_bytes"] == (6 * 1024 + 256) * 2**20
+
+
+def test_builtin_plans_check_and_show():
+    for name in builtin_names():
+        assert pgfsbench("plan", "check", name).returncode == 0
+    shown = pgfsbench("plans", "--show", "smoke").stdout
+    assert shown.startswith('name = "smoke"')
+
+
+def test_a_plan_too_big_for_its_image_warns(tmp_path):
+    plan = tmp_path / "big.toml"
+    plan.write_text('name = "big"\n[[targets]]\nname = "a"\nfs = "ext4"\nsize = "512M"\n'
+                    '[[workloads]]\ntype = "seqwrite"\nsize = "1G"\n')
+    result = pgfsbench("plan", "check", str(plan))
+    assert result.returncode == 0
+    assert "give it a larger size" in result.stderr
+
+
+def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
+    plan = tmp_path / "bad.toml"
+    plan.write_text('name = "bad"\n[[targets]]\nname = "a"\nfs = "xfs"\nmount = "noatme"\n'
+                    '[[workloads]]\ntype = "fsync"\n')
+    result = pgfsbench("plan", "check", str(plan))
+    assert result.returncode == 2
+    assert "targets.a.mount: xfs has no mount option 'noatme'" in result.stderr
