@@ -14,7 +14,7 @@ import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.markup import escape
@@ -23,7 +23,7 @@ from pgfsbench import __version__, proc
 from pgfsbench.errors import CommandFailed, Interrupted, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Plan, Target
-from pgfsbench.postgres.binaries import PgBinaries
+from pgfsbench.postgres.binaries import PgBinaries, find_binaries
 from pgfsbench.postgres.cluster import running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
 from pgfsbench.proc import RunAs
@@ -42,8 +42,14 @@ Say = Callable[[str], None]  # takes rich markup: dynamic text must be escaped
 @dataclass
 class Options:
     results_dir: Path
-    bins: PgBinaries
+    bins: PgBinaries  # the default; a target may name its own (pg_bin)
     keep: bool = False
+    allow_format: tuple[str, ...] = ()  # devices the command line allows to be formatted
+    wipe_signatures: bool = False
+    target_bins: dict[str, PgBinaries] = field(default_factory=dict)
+
+    def bins_for(self, target: str) -> PgBinaries:
+        return self.target_bins.get(target, self.bins)
 
 
 @contextlib.contextmanager
@@ -75,19 +81,27 @@ def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
     if spec.kind == "dir":
         with directory_target(spec.name, Path(spec.dir), ledger, user) as target:
             yield target
+    elif spec.kind == "device":
+        from pgfsbench.provision.device import device_target
+
+        with device_target(spec, ledger, user, opts.allow_format,
+                           opts.wipe_signatures) as target:
+            yield target
     else:
         with loop_target(spec, opts.results_dir / "images", ledger, opts.keep, user) as target:
             yield target
 
 
-def _run_workloads(plan: Plan, store: Store, target_id: int, target: PreparedTarget,
-                   opts: Options, ledger: Ledger, user: RunAs, say: Say) -> dict:
+def _run_workloads(plan: Plan, spec: Target, store: Store, target_id: int,
+                   target: PreparedTarget, opts: Options, ledger: Ledger, user: RunAs,
+                   say: Say) -> dict:
     tdir = opts.results_dir / "artifacts" / target.name
-    with running_cluster(opts.bins, user, target.workdir, ledger, plan.server_settings(),
+    bins = opts.bins_for(spec.name)
+    with running_cluster(bins, user, target.workdir, ledger, plan.server_settings(spec),
                          tdir / "postgres.log") as cluster:
         store.add_artifact("server-log", tdir / "postgres.log", target_id=target_id)
         provenance_pg = {"postgres_version": cluster.version(),
-                         "postgres_bindir": str(opts.bins.bindir),
+                         "postgres_bindir": str(bins.bindir),
                          "postgres_settings": cluster.changed_settings(),
                          "postgres_commands": [list(c.argv) for c in cluster.commands]}
         failed: set[str] = set()
@@ -140,6 +154,9 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
 
 def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
     """Run every target of ``plan``; returns the campaign status."""
+    # Every target's PostgreSQL is found before anything is made: a wrong pg_bin is a
+    # plan error, not a failed target an hour in.
+    opts.target_bins = {t.name: find_binaries(t.pg_bin) for t in plan.targets if t.pg_bin}
     user = ensure_pg_user()
     store = Store.create(opts.results_dir)
     campaign_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
@@ -180,7 +197,8 @@ def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Opt
         with _provision(spec, opts, ledger, user) as target:
             _keep_commands(store, target_id, target, opts.results_dir)
             store.set_target(target_id, "running", provenance=target.provenance(), fs=target.fs)
-            extra = _run_workloads(plan, store, target_id, target, opts, ledger, user, say)
+            extra = _run_workloads(plan, spec, store, target_id, target, opts, ledger, user,
+                                   say)
             store.set_target(target_id, "ok", provenance={**target.provenance(), **extra})
     except (CommandFailed, UserError, OSError) as exc:
         store.set_target(target_id, "failed", str(exc))

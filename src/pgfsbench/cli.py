@@ -46,6 +46,12 @@ def run(
     pg_bin: Annotated[Optional[Path], typer.Option(
         "--pg-bin", help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
+    allow_format: Annotated[Optional[list[str]], typer.Option(
+        "--allow-format", metavar="DEVICE",
+        help="a block device the plan names that may be formatted (repeat per device)")] = None,
+    wipe_signatures: Annotated[bool, typer.Option(
+        "--wipe-signatures", help="also format an allowed device that carries a filesystem "
+                                  "or partition-table signature")] = False,
 ) -> None:
     """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html."""  # noqa: E501
     from pgfsbench.campaign import Options, run_campaign
@@ -61,7 +67,8 @@ def run(
     console.print(f"plan [bold]{the_plan.name}[/]: {the_plan.description}")
     console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in {results}")
     try:
-        run_campaign(the_plan, Options(results, bins, keep), console.print)
+        run_campaign(the_plan, Options(results, bins, keep, tuple(allow_format or ()),
+                                       wipe_signatures), console.print)
     except (KeyboardInterrupt, Interrupted):
         err.print(f"[yellow]interrupted: everything was cleaned up; results so far are in "
                   f"{results}[/]")
