@@ -236,6 +236,9 @@ class Target(Strict):
         if self.log_size is not None and self.fs not in LOG_DEVICE_FS:
             raise ValueError(f"{self.fs} cannot use an external log device (only "
                              f"{', '.join(LOG_DEVICE_FS)})")
+        if self.queue and self.dir is not None:
+            raise ValueError("queue settings apply to the target's own device: not to a dir "
+                             "target, whose device pgfsbench does not own")
         if self.log_size is not None and self.device is not None:
             raise ValueError("log_size makes a loop image for the log: not with a device target")
         bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", k)]
