@@ -28,6 +28,7 @@ from pgfsbench.postgres.cluster import running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.directory import directory_target
+from pgfsbench.provision.safety import check_formattable
 from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
 from pgfsbench.provision.host import host_facts
 from pgfsbench.provision.loop import loop_target
@@ -157,6 +158,14 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
     # Every target's PostgreSQL is found before anything is made: a wrong pg_bin is a
     # plan error, not a failed target an hour in.
     opts.target_bins = {t.name: find_binaries(t.pg_bin) for t in plan.targets if t.pg_bin}
+    # Likewise a device that may not be formatted stops the run before anything is made
+    # (device_target checks again right before mkfs).
+    for t in plan.targets:
+        if t.kind == "device":
+            try:
+                check_formattable(str(t.device), opts.allow_format, opts.wipe_signatures)
+            except UserError as exc:
+                raise UserError(f"target '{t.name}': {exc}") from None
     user = ensure_pg_user()
     store = Store.create(opts.results_dir)
     campaign_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)

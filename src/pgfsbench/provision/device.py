@@ -1,0 +1,119 @@
+"""Block-device targets: a device the plan names → safety check → mkfs → private mount.
+
+The device is formatted only after ``check_formattable`` says it may be
+(DESIGN §5). Only the mount goes in the ledger: the device itself is the
+user's and is never detached, removed or wiped beyond what they allowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+from pgfsbench.ledger import Ledger
+from pgfsbench.plan.model import Target
+from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
+from pgfsbench.provision.mountinfo import mount_of
+from pgfsbench.provision.safety import check_formattable, device_options
+from pgfsbench.provision.target import PreparedTarget
+
+
+def _sysfs(device: str) -> Path:
+    rdev = os.stat(device).st_rdev
+    return Path(os.path.realpath(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}"))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def device_size_mb(device: str) -> int:
+    sectors = _read(_sysfs(device) / "size")  # always in 512-byte units
+    return int(sectors) * 512 // 2**20 if sectors else 0
+
+
+def _describe(device: str) -> list[str]:
+    """What kind of storage this is, for the record."""
+    node = _sysfs(device)
+    notes = [f"device size: {device_size_mb(device)} MB"]
+    queue = node / "queue" if (node / "queue").is_dir() else node.parent / "queue"  # partition
+    if (rotational := _read(queue / "rotational")) is not None:
+        notes.append(f"device rotational: {'yes' if rotational == '1' else 'no'}")
+    if model := _read(node / "device" / "model"):
+        notes.append(f"device model: {model}")
+    return notes
+
+
+def _unmount(ledger: Ledger, res: dict) -> None:
+    if ledger.release(res):
+        # Still mounted: put it back so the campaign's final release retries and
+        # reports it, and `pgfsbench cleanup` can finish the job.
+        ledger.add("mount", **{k: v for k, v in res.items() if k != "kind"})
+
+
+@contextlib.contextmanager
+def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iterable[str],
+                  wipe_signatures: bool) -> Iterator[PreparedTarget]:
+    name, fs = spec.name, spec.fs
+    if spec.device is None or fs is None:
+        raise ValueError(f"target '{name}' is not a device target")
+    given = str(spec.device)
+    # Safety first: nothing below may run on a device that fails it.
+    try:
+        found = check_formattable(given, allowed, wipe_signatures)
+    except UserError as exc:
+        raise UserError(f"target '{name}': {exc}") from None
+    if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
+        raise UserError(f"target '{name}': option '{named[0]}' names another device, which "
+                        "mkfs could write to; a device target formats only its own device: "
+                        "remove the option")
+    if reason := unavailable_reason(fs):
+        raise UserError(f"target '{name}': {reason}")
+    recipe = RECIPES[fs]
+    # Work on the node the check resolved: a /dev/disk/by-* link could change under us.
+    device = os.path.realpath(given)
+    if (size_mb := device_size_mb(device)) < recipe.min_size_mb:
+        raise UserError(f"target '{name}': {given} has {size_mb} MB, {fs} needs at least "
+                        f"{recipe.min_size_mb} MB; name a larger device")
+
+    commands: list[proc.CommandResult] = []
+    notes = [f"device: {given}" + (f" ({device})" if device != given else ""),
+             *_describe(device)]
+    with contextlib.ExitStack() as undo:
+        if found:
+            notes.append("signatures wiped before mkfs (--wipe-signatures): " + "; ".join(found))
+            commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", device]))
+        # The recipe's force flags are safe here: the check above is stricter than
+        # mkfs's own (single -F of mke2fs still refuses a mounted device).
+        commands.append(proc.run(recipe.mkfs_argv(device, spec.mkfs)))
+
+        mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
+        os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
+        res = ledger.add("mount", path=mount_point, device=device)
+        undo.callback(_unmount, ledger, res)
+        argv = ["mount", "-t", fs]
+        if spec.mount:
+            argv += ["-o", spec.mount]
+        commands.append(proc.run([*argv, device, mount_point]))
+
+        workdir = Path(mount_point) / "pgfsbench"
+        workdir.mkdir()
+        os.chown(workdir, owner.uid, owner.gid)
+        target = PreparedTarget(name=name, kind="device", fs=fs, workdir=workdir,
+                                device=device, mount=mount_of(mount_point),
+                                commands=commands, notes=notes)
+        if target.mount.mount_point != os.path.realpath(mount_point):
+            raise UserError(f"target '{name}': mount reported success but {mount_point} is "
+                            "not a mount point")
+        if target.mount.fs_type != fs:
+            raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
+                            f"{target.mount.fs_type}")
+        yield target
