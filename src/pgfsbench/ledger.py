@@ -227,10 +227,19 @@ def _release_postgres(res: dict) -> list[str]:
     return []
 
 
+def _release_kernel_value(res: dict) -> list[str]:
+    # sysctl and sysfs values: the restore logic lives beside the code that sets them
+    from pgfsbench.provision.knobs import restore
+
+    return restore(res)
+
+
 RELEASERS = {
     "mount": _release_mount,
     "loop": _release_loop,
     "file": _release_file,
     "dir": _release_dir,
     "postgres": _release_postgres,
+    "sysctl": _release_kernel_value,
+    "sysfs": _release_kernel_value,
 }

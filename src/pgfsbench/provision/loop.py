@@ -15,22 +15,84 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
-from pgfsbench.plan.model import Target
+from pgfsbench.plan.model import Target, size_to_mb
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.mountinfo import mount_of
 from pgfsbench.provision.target import PreparedTarget
 
 
-def _attach(image: Path, commands: list) -> str:
+def _attach(image: Path, direct_io: bool, commands: list) -> str:
     # Direct I/O on the loop device keeps the host page cache from double-caching
-    # (and flattering) the target; older kernels or odd backing filesystems refuse it.
-    for argv in (["losetup", "--find", "--show", "--direct-io=on", str(image)],
-                 ["losetup", "--find", "--show", str(image)]):
+    # (and flattering) the target; older kernels or odd backing filesystems refuse it,
+    # so asking for it falls back to buffered (the effective state is noted).
+    attempts = [["losetup", "--find", "--show", str(image)]]
+    if direct_io:
+        attempts.insert(0, ["losetup", "--find", "--show", "--direct-io=on", str(image)])
+    for argv in attempts:
         result = proc.run(argv, check=False)
         commands.append(result)
         if result.ok:
             return result.stdout.strip()
     raise CommandFailed(result)
+
+
+def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, ledger: Ledger, keep: bool,
+                   undo: contextlib.ExitStack, commands: list) -> str:
+    """A sparse image attached to a loop device, both in the ledger before they exist."""
+    if not keep:  # a kept image stays out of the ledger: cleanup must not take it
+        undo.callback(ledger.release, ledger.add("file", path=str(image)))
+    with open(image, "wb") as f:
+        f.truncate(size_bytes)  # sparse: costs only what is written
+    res = ledger.add("loop", image=str(image))
+    undo.callback(ledger.release, res)
+    device = _attach(image, direct_io, commands)
+    res["device"] = device
+    ledger.save()
+    return device
+
+
+# Options that name a device: with them mkfs could format something that is not ours.
+_DEVICE_OPTIONS = ("logdev=", "rtdev=", "device=", "journal_path=", "journal_dev=")
+
+
+def _refuse_device_options(spec: Target) -> None:
+    for option in [*spec.mkfs, *spec.mount.split(",")]:
+        if any(key in option for key in _DEVICE_OPTIONS):
+            raise UserError(f"target '{spec.name}': '{option}' names a device; pgfsbench makes "
+                            "the log device itself: remove it and set log_size instead")
+
+
+def _ext_block_size(mkfs_options: list[str]) -> str | None:
+    """The block size the plan's mke2fs options give, if any."""
+    for i, option in enumerate(mkfs_options):
+        if option == "-b" and i + 1 < len(mkfs_options):
+            return mkfs_options[i + 1]
+        if option.startswith("-b") and option[2:].isdigit():
+            return option[2:]
+    return None
+
+
+def _mkfs_with_log(spec: Target, recipe, device: str, log_device: str, log_bytes: int,
+                   commands: list) -> str:
+    """mkfs ``device`` with its log on ``log_device``; returns the mount options to use."""
+    mount_options = [o for o in spec.mount.split(",") if o]
+    if spec.fs == "xfs":
+        options = [*spec.mkfs, "-l", f"logdev={log_device},size={log_bytes}"]
+        mount_options.append(f"logdev={log_device}")
+    else:  # ext3/ext4: a journal device first, then the filesystem that uses it
+        # the journal's block size must be the filesystem's: make both explicit, as
+        # mke2fs would pick 1024 for a small image on its own
+        given = _ext_block_size(spec.mkfs)
+        block_size = given or "4096"
+        mke2fs = proc.which("mke2fs") or "mke2fs"
+        commands.append(proc.run([mke2fs, "-F", "-O", "journal_dev", "-b", block_size,
+                                  log_device]))
+        options = [*spec.mkfs, *([] if given else ["-b", block_size]),
+                   "-J", f"device={log_device}"]
+        # No journal_path mount option: the superblock records the journal device's
+        # number, which is this loop device's for as long as the target lives.
+    commands.append(proc.run(recipe.mkfs_argv(device, options)))
+    return ",".join(mount_options)
 
 
 def loop_direct_io(device: str) -> bool | None:
@@ -39,6 +101,14 @@ def loop_direct_io(device: str) -> bool | None:
         return flag.read_text().strip() == "1"
     except OSError:
         return None
+
+
+def _direct_io_note(label: str, device: str, asked: bool) -> str:
+    dio = loop_direct_io(device)
+    state = "on" if dio else "off" if dio is False else "unknown"
+    refused = " (asked on: refused by the kernel or the backing filesystem)" \
+        if asked and dio is False else ""
+    return f"{label} direct I/O: {state}{refused}"
 
 
 @contextlib.contextmanager
@@ -53,31 +123,33 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
     if size_mb < recipe.min_size_mb:
         raise UserError(f"target '{name}': {fs} needs an image of at least "
                         f"{recipe.min_size_mb} MB, the plan gives {size_mb} MB")
+    _refuse_device_options(spec)
+    log_mb = size_to_mb(spec.log_size) if spec.log_size else 0
+    if spec.log_size is not None and log_mb < 1:
+        raise UserError(f"target '{name}': log_size {spec.log_size} is under 1 MB")
     images_dir.mkdir(parents=True, exist_ok=True)
     free_mb = os.statvfs(images_dir).f_bavail * os.statvfs(images_dir).f_frsize // 2**20
-    if free_mb < size_mb:
-        raise UserError(f"target '{name}': {images_dir} has {free_mb} MB free, the image "
-                        f"needs {size_mb} MB; free space or make the plan's image smaller")
+    if free_mb < size_mb + log_mb:
+        raise UserError(f"target '{name}': {images_dir} has {free_mb} MB free, the image"
+                        f"{'s need' if log_mb else ' needs'} {size_mb + log_mb} MB; free space "
+                        "or make the plan's image smaller")
     commands: list[proc.CommandResult] = []
     with contextlib.ExitStack() as undo:
-        image = images_dir / f"{name}.img"
-        if not keep:  # a kept image stays out of the ledger: cleanup must not take it
-            undo.callback(ledger.release, ledger.add("file", path=str(image)))
-        with open(image, "wb") as f:
-            f.truncate(size_mb * 2**20)  # sparse: costs only what is written
-
-        res = ledger.add("loop", image=str(image))
-        undo.callback(ledger.release, res)
-        device = _attach(image, commands)
-        res["device"] = device
-        ledger.save()
-
-        commands.append(proc.run(recipe.mkfs_argv(device, mkfs_options)))
+        device = _image_on_loop(images_dir / f"{name}.img", size_mb * 2**20, spec.direct_io,
+                                ledger, keep, undo, commands)
+        log_device = None
+        if spec.log_size is not None:
+            log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
+                                        spec.direct_io, ledger, keep, undo, commands)
+            mount_options = _mkfs_with_log(spec, recipe, device, log_device, log_mb * 2**20,
+                                           commands)
+        else:
+            commands.append(proc.run(recipe.mkfs_argv(device, mkfs_options)))
 
         mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
         os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
         res = ledger.add("mount", path=mount_point)
-        undo.callback(ledger.release, res)
+        undo.callback(ledger.release, res)  # unmounted first: before either loop is detached
         argv = ["mount", "-t", fs]
         if mount_options:
             argv += ["-o", mount_options]
@@ -88,9 +160,10 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         os.chown(workdir, owner.uid, owner.gid)
         target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
                                 device=device, mount=mount_of(mount_point),
-                                commands=commands)
-        dio = loop_direct_io(device)
-        target.notes.append(f"loop direct I/O: {'on' if dio else 'off' if dio is False else 'unknown'}")
+                                commands=commands, log_device=log_device)
+        for label, dev in (("loop", device), ("log loop", log_device)):
+            if dev is not None:
+                target.notes.append(_direct_io_note(label, dev, spec.direct_io))
         if target.mount.fs_type != fs:
             raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
                             f"{target.mount.fs_type}")

@@ -19,12 +19,14 @@ class PreparedTarget:
     mount: MountEntry  # read back from the kernel after mounting
     commands: list[CommandResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    log_device: str | None = None  # an external log/journal device (xfs logdev, ext4 journal)
 
     def provenance(self) -> dict:
         return {
             "kind": self.kind,
             "fs": self.fs,
             "device": self.device,
+            "log_device": self.log_device,
             "workdir": str(self.workdir),
             "mounted_fs_type": self.mount.fs_type,
             "mount_point": self.mount.mount_point,
