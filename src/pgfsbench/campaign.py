@@ -31,6 +31,8 @@ from pgfsbench.provision.directory import directory_target
 from pgfsbench.provision.safety import check_formattable
 from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
 from pgfsbench.provision.host import host_facts
+from pgfsbench.provision.knobs import os_knobs
+from pgfsbench.provision.provenance import target_provenance
 from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.store.db import Store
@@ -205,10 +207,16 @@ def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Opt
     try:
         with _provision(spec, opts, ledger, user) as target:
             _keep_commands(store, target_id, target, opts.results_dir)
-            store.set_target(target_id, "running", provenance=target.provenance(), fs=target.fs)
-            extra = _run_workloads(plan, spec, store, target_id, target, opts, ledger, user,
-                                   say)
-            store.set_target(target_id, "ok", provenance={**target.provenance(), **extra})
+            # Inside the target: after a crash, cleanup restores these before detaching.
+            with os_knobs(dict(spec.sysctls), dict(spec.queue),
+                          target.device if spec.kind != "dir" else None, ledger) as knobs:
+                prov = {**target_provenance(target, spec), "os_settings": knobs}
+                store.set_target(target_id, "running", provenance=prov, fs=target.fs)
+                prov.update(_run_workloads(plan, spec, store, target_id, target, opts, ledger,
+                                           user, say))
+            for problem in knobs.get("restore_problems", []):
+                say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
+            store.set_target(target_id, "ok", provenance=prov)
     except (CommandFailed, UserError, OSError) as exc:
         store.set_target(target_id, "failed", str(exc))
         say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")

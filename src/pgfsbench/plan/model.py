@@ -241,7 +241,7 @@ class Target(Strict):
                              "target, whose device pgfsbench does not own")
         if self.log_size is not None and self.device is not None:
             raise ValueError("log_size makes a loop image for the log: not with a device target")
-        bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", k)]
+        bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+", k)]
         if bad:
             raise ValueError(f"sysctls: '{bad[0]}' is not a sysctl name (like vm.dirty_ratio)")
         return self

@@ -59,6 +59,18 @@ def tool_versions(bins: PgBinaries | None) -> dict[str, str | None]:
     return versions
 
 
+def pg_build_options(bindir: str | Path) -> str | None:
+    """``pg_config --configure``: how these PostgreSQL binaries were built (None if unknown)."""
+    pg_config = Path(bindir) / "pg_config"
+    if not pg_config.is_file():
+        return None
+    try:
+        result = proc.run([str(pg_config), "--configure"], check=False, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.ok else None
+
+
 def host_facts(bins: PgBinaries | None) -> dict:
     return {
         "hostname": platform.node(),
@@ -69,6 +81,7 @@ def host_facts(bins: PgBinaries | None) -> dict:
         "memory_mb": _mem_total_mb(),
         "root": os.geteuid() == 0,
         "postgresql": f"{bins.version} ({bins.origin}, {bins.bindir})" if bins else None,
+        "postgresql_build_options": pg_build_options(bins.bindir) if bins else None,
         "pgfsbench": __version__ + (f" ({rev})" if (rev := git_revision()) else ""),
         "tools": tool_versions(bins),
     }

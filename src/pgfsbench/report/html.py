@@ -16,8 +16,10 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.durability import target_durability
 from pgfsbench.analysis.table import comparison_table
+from pgfsbench.provision.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, format_ratio,
@@ -52,7 +54,8 @@ def render_report(campaign: Campaign) -> str:
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(cell=cell_text, ratio=format_ratio, arrow=direction_arrow,
                        when=_when, duration=_duration, argv=_argv, params=_params,
-                       href=_href, basename=lambda p: Path(p).name)
+                       href=_href, basename=lambda p: Path(p).name, describe=describe,
+                       fact=_fact)
     env.globals["row_scale"] = row_scale
     table = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
@@ -70,7 +73,23 @@ def render_report(campaign: Campaign) -> str:
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
         durability={t.name: target_durability(t.provenance, t.fs) for t in campaign.targets},
+        diff=provenance_diff(campaign.targets),
+        diff_targets=[t.name for t in campaign.targets if t.provenance],
+        diff_groups=DIFF_GROUPS,
+        option_changes={t.name: changes_for(t.provenance, t.spec, t.fs)
+                        for t in campaign.targets},
     )
+
+
+DIFF_GROUPS = {  # titles of the row groups in "What differs between these targets"
+    "plan": "plan (asked)",
+    "mount": "effective mount options (read back from the kernel)",
+    "geometry": "filesystem geometry",
+    "device": "device",
+    "backing_device": "disk under the loop image",
+    "sysctl": "sysctls (read back)",
+    "postgres": "PostgreSQL",
+}
 
 
 def _host_items(host: dict) -> list[tuple[str, str]]:
@@ -84,6 +103,15 @@ def _host_items(host: dict) -> list[tuple[str, str]]:
         else:
             items.append((str(key), "" if value is None else str(value)))
     return items
+
+
+def _fact(value: object) -> str:
+    """A provenance fact for a reader: yes/no, lists joined."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return "—" if value is None else str(value)
 
 
 def _when(ts: float | None) -> str:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from pgfsbench.analysis.durability import SAFE, target_durability
 from pgfsbench.analysis.table import Cell, Row, comparison_table
+from pgfsbench.provision.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
 
 BEST_MARK = "★"
@@ -68,7 +69,8 @@ def cell_text(cell: Cell, scale: float | None = None) -> str:
 
 
 def notices(campaign: Campaign) -> list[Notice]:
-    """Skipped or failed targets, failed runs, and an unfinished campaign."""
+    """Skipped or failed targets, mount options the kernel ignored or changed, failed runs,
+    and an unfinished campaign."""
     out: list[Notice] = []
     if campaign.status != "ok":
         out.append(Notice("warning", "campaign",
@@ -78,6 +80,9 @@ def notices(campaign: Campaign) -> list[Notice]:
         if d is not None and d.level != SAFE:
             out.append(Notice("warning", f"target {t.name}: {d.level.upper()}",
                               "\n".join(d.reasons)))
+        if bad := problems(changes_for(t.provenance, t.spec, t.fs)):
+            out.append(Notice("warning", f"target {t.name}: mount options",
+                              "\n".join(describe(c) for c in bad)))
         if t.status in ("skipped", "failed"):
             out.append(Notice("warning" if t.status == "skipped" else "error",
                               f"target {t.name} ({t.fs})",
