@@ -32,7 +32,8 @@ BY_FS: dict[str, set[str]] = {
         "inode64", "largeio", "nolargeio", "logbufs", "logbsize", "logdev", "rtdev", "noalign",
         "norecovery", "nouuid", "noquota", "uquota", "usrquota", "quota", "uqnoenforce",
         "qnoenforce", "gquota", "grpquota", "gqnoenforce", "pquota", "prjquota", "pqnoenforce",
-        "sunit", "swidth", "swalloc", "wsync", "discard", "nodiscard", "barrier", "nobarrier",
+        "sunit", "swidth", "swalloc", "wsync", "discard", "nodiscard",
+        # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
     },
     "btrfs": {
         "acl", "noacl", "autodefrag", "noautodefrag", "barrier", "nobarrier", "check_int",

@@ -94,7 +94,8 @@ class Cluster:
         return self.sql("SHOW server_version")
 
     def changed_settings(self) -> dict[str, str]:
-        out = self.sql("SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings "
+        # current_setting() renders with the unit as a DBA writes it (128MB, not 16384 8kB).
+        out = self.sql("SELECT name || '=' || current_setting(name) FROM pg_settings "
                        "WHERE source NOT IN ('default', 'override') ORDER BY name")
         return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
