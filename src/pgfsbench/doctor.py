@@ -33,7 +33,8 @@ def checks() -> list[Check]:
                      "" if loop_ok else "apt-get install util-linux; modprobe loop"))
     for fs, recipe in RECIPES.items():
         reason = unavailable_reason(fs)
-        out.append(Check(f"filesystem {fs}", reason is None,
+        untested = " (recipe untested)" if recipe.untested else ""
+        out.append(Check(f"filesystem {fs}{untested}", reason is None,
                          f"kernel support and {recipe.mkfs_tool}" if reason is None else reason,
                          "" if reason is None or "kernel" in reason
                          else f"apt-get install {recipe.apt_package}"))

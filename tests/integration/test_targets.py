@@ -86,3 +86,21 @@ def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     assert "NOT CRASH-SAFE" in (results / "report.html").read_text()
     assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
     assert leftovers() == [] and ledgers(state_dir) == []
+
+
+def test_a_filesystem_this_kernel_lacks_is_skipped_with_the_reason(tmp_path, state_dir):
+    from pgfsbench.provision.filesystems import kernel_filesystems
+
+    plan = tmp_path / "f2fs.toml"
+    plan.write_text('name = "f2fs"\n[[targets]]\nname = "f2fs"\nfs = "f2fs"\nsize = "512M"\n'
+                    '[[workloads]]\ntype = "pgbench-init"\nscale = 1\n')
+    results = tmp_path / "r"
+    run = cli("run", str(plan), "--results", str(results))
+    (target,) = export(results)["targets"]
+    if "f2fs" in kernel_filesystems():  # a kernel with f2fs runs the untested recipe
+        assert target["status"] in ("ok", "skipped"), target
+    else:
+        assert target["status"] == "skipped"
+        assert "does not support f2fs" in target["reason"]
+        assert "skipped" in run.stdout
+    assert ledgers(state_dir) == []

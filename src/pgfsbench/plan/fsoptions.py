@@ -26,6 +26,15 @@ _EXT = {
 }
 
 BY_FS: dict[str, set[str]] = {
+    "f2fs": {
+        "background_gc", "disable_roll_forward", "norecovery", "discard", "nodiscard",
+        "no_heap", "heap", "user_xattr", "nouser_xattr", "acl", "noacl", "active_logs",
+        "disable_ext_identify", "inline_xattr", "noinline_xattr", "inline_data",
+        "noinline_data", "inline_dentry", "noinline_dentry", "flush_merge", "nobarrier",
+        "barrier", "fastboot", "extent_cache", "noextent_cache", "data_flush", "mode",
+        "io_bits", "fsync_mode", "compress_algorithm", "compress_extension", "checkpoint",
+        "checkpoint_merge", "nocheckpoint_merge", "atgc", "gc_merge", "nogc_merge", "errors",
+    },
     "ext2": _EXT, "ext3": _EXT, "ext4": _EXT,
     "xfs": {
         "allocsize", "attr2", "noattr2", "dax", "filestreams", "ikeep", "noikeep", "inode32",

@@ -189,7 +189,7 @@ Workload = Annotated[
 # --- targets --------------------------------------------------------------------
 
 SettingValue = str | int | float | bool
-FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs")
+FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs")
 LOG_DEVICE_FS = ("ext3", "ext4", "xfs")  # filesystems that can put their journal elsewhere
 
 
@@ -207,7 +207,8 @@ class Target(Strict):
     """
 
     name: str = Field(pattern=NAME_PATTERN)
-    fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs"] | None = None
+    # ZFS is not mkfs + mount (pools, datasets): reach it through a dir target.
+    fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs"] | None = None
     size: Size = "2G"
     mkfs: list[str] = []
     mount: str = ""
