@@ -270,12 +270,21 @@ class Target(Strict):
         return size_to_mb(self.size)
 
 
+class Monitors(Strict):
+    """What is sampled beside every workload, on the same timeline as its series."""
+
+    system: bool = Field(True, description="CPU, memory, the target's and backing disk's I/O")
+    postgres: bool = Field(True, description="checkpoints, buffers written, WAL bytes and syncs")
+    interval: float = Field(1.0, ge=0.1, le=60, description="seconds between samples")
+
+
 class Plan(Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = ""
     targets: list[Target] = Field(min_length=1)
     workloads: list[Workload] = Field(min_length=1)
     postgres: Postgres = Postgres()
+    monitors: Monitors = Monitors()
 
     @model_validator(mode="after")
     def _unique_targets(self) -> "Plan":
