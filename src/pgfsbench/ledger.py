@@ -66,9 +66,13 @@ class Ledger:
         return resource
 
     def release(self, resource: dict) -> list[str]:
-        """Undo one resource; returns problems (empty when all went well)."""
+        """Undo one resource; returns problems (empty when all went well).
+
+        A resource that could not be undone stays in the ledger, so the campaign's
+        final sweep and `pgfsbench cleanup` try it again.
+        """
         problems = RELEASERS[resource["kind"]](resource)
-        if resource in self.resources:
+        if not problems and resource in self.resources:
             self.resources.remove(resource)
             self.save()
         return problems

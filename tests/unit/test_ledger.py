@@ -48,3 +48,13 @@ def test_releasing_something_already_gone_is_fine(state):
     res = ledger.add("dir", path=str(state / "never-made"))
     assert ledger.release(res) == []
     assert ledger.resources == []
+
+
+def test_a_resource_that_cannot_be_undone_stays_for_cleanup(state, monkeypatch):
+    ledger = Ledger.create("c3", state)
+    res = ledger.add("dir", path=str(state / "stubborn"))
+    monkeypatch.setitem(ledger_mod.RELEASERS, "dir", lambda r: ["still busy"])
+    assert ledger.release(res) == ["still busy"]
+    assert Ledger.load(ledger.path).resources == [res]  # cleanup will find it
+    ledger.close()
+    assert ledger.path.exists()

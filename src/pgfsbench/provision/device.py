@@ -52,13 +52,6 @@ def _describe(device: str) -> list[str]:
     return notes
 
 
-def _unmount(ledger: Ledger, res: dict) -> None:
-    if ledger.release(res):
-        # Still mounted: put it back so the campaign's final release retries and
-        # reports it, and `pgfsbench cleanup` can finish the job.
-        ledger.add("mount", **{k: v for k, v in res.items() if k != "kind"})
-
-
 @contextlib.contextmanager
 def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iterable[str],
                   wipe_signatures: bool) -> Iterator[PreparedTarget]:
@@ -98,7 +91,7 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
         mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
         os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
         res = ledger.add("mount", path=mount_point, device=device)
-        undo.callback(_unmount, ledger, res)
+        undo.callback(ledger.release, res)
         argv = ["mount", "-t", fs]
         if spec.mount:
             argv += ["-o", spec.mount]
