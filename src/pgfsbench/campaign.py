@@ -8,6 +8,7 @@ happens (error, Ctrl-C, SIGTERM) the ledger undoes what was acquired.
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 import signal
 import subprocess
@@ -21,7 +22,9 @@ from rich.markup import escape
 
 from pgfsbench import __version__, proc
 from pgfsbench.errors import CommandFailed, Interrupted, UserError
+from pgfsbench.analysis.efficiency import derived_metrics
 from pgfsbench.ledger import Ledger
+from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.postgres.binaries import PgBinaries, find_binaries
 from pgfsbench.postgres.cluster import running_cluster
@@ -97,7 +100,7 @@ def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
 
 def _run_workloads(plan: Plan, spec: Target, store: Store, target_id: int,
                    target: PreparedTarget, opts: Options, ledger: Ledger, user: RunAs,
-                   say: Say) -> dict:
+                   say: Say, backing_device: str | None) -> dict:
     tdir = opts.results_dir / "artifacts" / target.name
     bins = opts.bins_for(spec.name)
     with running_cluster(bins, user, target.workdir, ledger, plan.server_settings(spec),
@@ -117,17 +120,27 @@ def _run_workloads(plan: Plan, spec: Target, store: Store, target_id: int,
                 continue
             ctx = RunContext(target, cluster, ledger, tdir / f"{index:02d}-{workload.type}")
             say(f"  {target.name}: {workload.type} ...")
-            if not _run_one(store, target_id, run_id, ctx, workload, say):
+            watch = functools.partial(monitors_for, plan.monitors, target.device, backing_device,
+                                      cluster)
+            if not _run_one(store, target_id, run_id, ctx, workload, say, watch):
                 failed.add(workload.type)
     return provenance_pg
 
 
 def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workload,
-             say: Say) -> bool:
-    """Run one workload and record it, whatever happens; True when it succeeded."""
+             say: Say, watch: Callable) -> bool:
+    """Run one workload with its monitors and record it, whatever happens; True when it
+    succeeded. ``watch(origin)`` makes the monitors, on the workload's timeline."""
     name = f"{ctx.target.name}: {workload.type}"
     try:
-        result = runner(workload.type)(ctx, workload)
+        with watch(time.monotonic()) as monitors:
+            result = runner(workload.type)(ctx, workload)
+        result.series += monitors.series()
+        result.metrics += monitors.totals()
+        # Cost per unit of work and tps stalls, from the workload's numbers and the
+        # monitors' together.
+        result.metrics += derived_metrics(workload.type, workload.model_dump(mode="json"),
+                                          result.metrics, {s.name: s for s in result.series})
     except Interrupted:
         store.finish_run(run_id, "interrupted", "interrupted by a signal")
         raise
@@ -212,8 +225,9 @@ def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Opt
                           target.device if spec.kind != "dir" else None, ledger) as knobs:
                 prov = {**target_provenance(target, spec), "os_settings": knobs}
                 store.set_target(target_id, "running", provenance=prov, fs=target.fs)
+                backing = (prov.get("backing_device") or {}).get("device")
                 prov.update(_run_workloads(plan, spec, store, target_id, target, opts, ledger,
-                                           user, say))
+                                           user, say, backing))
             for problem in knobs.get("restore_problems", []):
                 say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
             store.set_target(target_id, "ok", provenance=prov)

@@ -114,3 +114,21 @@ def test_nothing_is_left_behind(smoke, state_dir):
     assert leftovers() == before == []
     assert ledgers(state_dir) == []
     assert not list((results / "images").glob("*.img"))
+
+
+def test_every_run_carries_its_monitors_and_cost_per_transaction(smoke):
+    results, _, _ = smoke
+    for r in export(results)["runs"]:
+        metrics = {m["name"]: m["value"] for m in r["metrics"]}
+        assert r["series"]["mon.cpu.user_pct"]["points"], (r["target"], r["workload"])
+        assert r["series"]["mon.disk.target.write_mb_per_s"]["points"]
+        assert metrics["mon.cpu.busy_s"] > 0
+        if r["workload"] == "pgbench":
+            # tps and the monitors share one timeline: both start near zero
+            assert r["series"]["pgbench.tps"]["points"][0][0] < 2
+            assert metrics["mon.pg.wal_bytes"] > 0
+            assert metrics["eff.wal_bytes_per_tx"] == pytest.approx(
+                metrics["mon.pg.wal_bytes"] / metrics["pgbench.transactions"])
+            assert metrics["eff.device_bytes_per_tx"] > 0
+            assert "stall.seconds" in metrics
+    assert 'id="timeline-chart"' in (results / "report.html").read_text()

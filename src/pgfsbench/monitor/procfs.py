@@ -149,3 +149,108 @@ def disk_rates(before: DiskCounters | None, after: DiskCounters | None,
     return DiskRates(read * SECTOR_BYTES, written * SECTOR_BYTES,
                      read * SECTOR_BYTES / seconds, written * SECTOR_BYTES / seconds,
                      min(100.0, busy / 10.0 / seconds))
+
+
+# --- /proc/diskstats, every field iostat -x needs ----------------------------------
+
+@dataclass(frozen=True)
+class DiskStats:
+    """All cumulative /proc/diskstats fields iostat -x uses, for one device."""
+
+    reads: int
+    sectors_read: int
+    read_ms: int
+    writes: int
+    sectors_written: int
+    write_ms: int
+    in_flight: int  # a gauge, not a counter
+    io_ms: int  # time with I/O in flight: %util
+    weighted_ms: int  # time × requests in flight: the average queue depth
+
+
+def parse_diskstats_full(text: str) -> dict[str, DiskStats]:
+    """Device name → every iostat -x counter; malformed lines are skipped."""
+    out: dict[str, DiskStats] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        try:
+            n = [int(v) for v in parts[3:14]]
+        except ValueError:
+            continue
+        out[parts[2]] = DiskStats(reads=n[0], sectors_read=n[2], read_ms=n[3], writes=n[4],
+                                  sectors_written=n[6], write_ms=n[7], in_flight=n[8],
+                                  io_ms=n[9], weighted_ms=n[10])
+    return out
+
+
+@dataclass(frozen=True)
+class IostatX:
+    """One interval of one device, as iostat -x defines each column."""
+
+    read_bytes: int
+    written_bytes: int
+    r_per_s: float
+    w_per_s: float
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    avg_req_kib: float | None  # (sectors read + written) / requests, in KiB; None: no I/O
+    await_ms: float | None  # (ms reading + ms writing) / requests; None: no I/O
+    util_pct: float
+    queue_depth: float  # aqu-sz: weighted ms / elapsed ms
+
+
+_DISK_COUNTERS = ("reads", "sectors_read", "read_ms", "writes", "sectors_written", "write_ms",
+                  "io_ms", "weighted_ms")
+
+
+def iostat_x(before: DiskStats | None, after: DiskStats | None,
+             seconds: float) -> IostatX | None:
+    """iostat -x between two snapshots; None when a device is missing or a counter went
+    backwards (32-bit wrap, device re-created): unknown, never negative."""
+    if before is None or after is None or seconds <= 0:
+        return None
+    d = {name: getattr(after, name) - getattr(before, name) for name in _DISK_COUNTERS}
+    if any(v < 0 for v in d.values()):
+        return None
+    ios = d["reads"] + d["writes"]
+    sectors = d["sectors_read"] + d["sectors_written"]
+    return IostatX(
+        read_bytes=d["sectors_read"] * SECTOR_BYTES,
+        written_bytes=d["sectors_written"] * SECTOR_BYTES,
+        r_per_s=d["reads"] / seconds,
+        w_per_s=d["writes"] / seconds,
+        read_bytes_per_s=d["sectors_read"] * SECTOR_BYTES / seconds,
+        write_bytes_per_s=d["sectors_written"] * SECTOR_BYTES / seconds,
+        avg_req_kib=sectors * SECTOR_BYTES / 1024 / ios if ios else None,
+        await_ms=(d["read_ms"] + d["write_ms"]) / ios if ios else None,
+        util_pct=min(100.0, d["io_ms"] / 10.0 / seconds),
+        queue_depth=d["weighted_ms"] / 1000.0 / seconds,
+    )
+
+
+# --- /proc/stat, the rest of what vmstat shows ------------------------------------
+
+@dataclass(frozen=True)
+class StatExtras:
+    ctxt: int | None  # context switches since boot (a counter)
+    procs_running: int | None  # runnable tasks now (a gauge: vmstat's r)
+    cpus: int  # cpuN lines
+
+
+def parse_proc_stat_extras(text: str) -> StatExtras:
+    ctxt = running = None
+    cpus = 0
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        key = parts[0]
+        if key.startswith("cpu") and key[3:].isdigit():
+            cpus += 1
+        elif key == "ctxt" and parts[1].isdigit():
+            ctxt = int(parts[1])
+        elif key == "procs_running" and parts[1].isdigit():
+            running = int(parts[1])
+    return StatExtras(ctxt, running, cpus)
