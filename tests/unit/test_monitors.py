@@ -13,7 +13,7 @@ import pytest
 
 from pgfsbench.monitor import MonitorSet, SystemMonitor, monitors_for
 from pgfsbench.monitor.base import Monitor
-from pgfsbench.monitor.procfs import iostat_x, parse_diskstats_full, parse_proc_stat_extras
+from pgfsbench.monitor.procfs import iostat_x, parse_diskstats, parse_proc_stat_extras
 from pgfsbench.monitor.system import series_names
 from pgfsbench.plan.model import Monitors
 
@@ -80,8 +80,8 @@ def totals(mon) -> dict:
 # --- the pure iostat -x arithmetic -----------------------------------------------
 
 def test_iostat_x_definitions_on_a_captured_direct_write():
-    a = parse_diskstats_full(text("diskstats_a"))["loop1"]
-    b = parse_diskstats_full(text("diskstats_b"))["loop1"]
+    a = parse_diskstats(text("diskstats_a"))["loop1"]
+    b = parse_diskstats(text("diskstats_b"))["loop1"]
     io = iostat_x(a, b, 2.0)
     assert io.written_bytes == 32 * 2**20 and io.read_bytes == 0
     assert io.w_per_s == 8192 / 2 and io.r_per_s == 0
@@ -93,15 +93,15 @@ def test_iostat_x_definitions_on_a_captured_direct_write():
 
 
 def test_iostat_x_no_io_has_no_await_nor_request_size():
-    a = parse_diskstats_full(text("diskstats_a"))["zram0"]
+    a = parse_diskstats(text("diskstats_a"))["zram0"]
     io = iostat_x(a, a, 1.0)
     assert io.await_ms is None and io.avg_req_kib is None
     assert io.w_per_s == 0 and io.util_pct == 0
 
 
 def test_iostat_x_unknown_is_none_never_negative():
-    before = parse_diskstats_full(text("diskstats_wrap32_before_edited"))["loop1"]
-    after = parse_diskstats_full(text("diskstats_wrap32_after_edited"))["loop1"]
+    before = parse_diskstats(text("diskstats_wrap32_before_edited"))["loop1"]
+    after = parse_diskstats(text("diskstats_wrap32_after_edited"))["loop1"]
     assert iostat_x(before, after, 1.0) is None
     assert iostat_x(None, after, 1.0) is None and iostat_x(after, None, 1.0) is None
 

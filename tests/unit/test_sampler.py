@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.monitor.procfs import CpuTimes, DiskCounters
+from pgfsbench.monitor.procfs import CpuTimes, DiskStats
 from pgfsbench.monitor.sampler import (
     Sampler,
     cpu_percentages,
@@ -100,14 +100,17 @@ def test_bad_meminfo_raises():
 def test_parse_diskstats_20_field_lines():
     disks = parse_diskstats(fixture("diskstats_a"))
     assert "loop1" in disks and "vda" in disks
-    assert disks["loop1"] == DiskCounters(reads=2275, sectors_read=18134, writes=679754,
-                                          sectors_written=10549539, io_ms=63100)
+    assert disks["loop1"] == DiskStats(
+        reads=2275, sectors_read=18134, read_ms=110, writes=679754, sectors_written=10549539,
+        write_ms=113208, in_flight=0, io_ms=63100, weighted_ms=148139)
 
 
 def test_parse_diskstats_old_14_field_lines_and_junk():
     text = ("   7       0 loop0 1 0 8 0 2 0 16 0 0 4 4\n"  # before kernel 4.18
             "garbage line\n   8 0 sda x y z 1 2 3 4 5 6 7 8 9 10\n")
-    assert parse_diskstats(text) == {"loop0": DiskCounters(1, 8, 2, 16, 4)}
+    assert parse_diskstats(text) == {"loop0": DiskStats(
+        reads=1, sectors_read=8, read_ms=0, writes=2, sectors_written=16, write_ms=0,
+        in_flight=0, io_ms=4, weighted_ms=4)}
 
 
 def test_disk_rates_between_captured_snapshots():

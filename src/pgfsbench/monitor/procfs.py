@@ -96,17 +96,6 @@ def parse_meminfo(text: str) -> dict[str, int]:
 # --- /proc/diskstats -------------------------------------------------------------
 
 @dataclass(frozen=True)
-class DiskCounters:
-    """Cumulative counters of one block device (see the kernel's iostats.rst)."""
-
-    reads: int
-    sectors_read: int
-    writes: int
-    sectors_written: int
-    io_ms: int  # milliseconds with I/O in flight: the basis of %util
-
-
-@dataclass(frozen=True)
 class DiskRates:
     read_bytes: int
     written_bytes: int
@@ -115,23 +104,7 @@ class DiskRates:
     util_pct: float
 
 
-def parse_diskstats(text: str) -> dict[str, DiskCounters]:
-    """Device name → counters; malformed lines are skipped (14, 18 or 20 fields are fine)."""
-    out: dict[str, DiskCounters] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) < 14:
-            continue
-        try:
-            n = [int(v) for v in parts[3:14]]
-        except ValueError:
-            continue
-        out[parts[2]] = DiskCounters(reads=n[0], sectors_read=n[2], writes=n[4],
-                                     sectors_written=n[6], io_ms=n[9])
-    return out
-
-
-def disk_rates(before: DiskCounters | None, after: DiskCounters | None,
+def disk_rates(before: DiskStats | None, after: DiskStats | None,
                seconds: float) -> DiskRates | None:
     """Rates between two snapshots of one device; None when they cannot be known.
 
@@ -168,8 +141,9 @@ class DiskStats:
     weighted_ms: int  # time × requests in flight: the average queue depth
 
 
-def parse_diskstats_full(text: str) -> dict[str, DiskStats]:
-    """Device name → every iostat -x counter; malformed lines are skipped."""
+def parse_diskstats(text: str) -> dict[str, DiskStats]:
+    """Device name → every iostat -x counter; malformed lines are skipped (14, 18 or 20
+    fields are fine)."""
     out: dict[str, DiskStats] = {}
     for line in text.splitlines():
         parts = line.split()

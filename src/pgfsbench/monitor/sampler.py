@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pgfsbench.monitor.procfs import (
     CpuTimes,
-    DiskCounters,
+    DiskStats,
     cpu_percentages,
     disk_rates,
     parse_diskstats,
@@ -59,7 +59,7 @@ class Snapshot:
     t: float  # time.monotonic()
     cpu: CpuTimes | None  # None: the file could not be read or parsed this time
     mem: dict[str, int] | None
-    disk: DiskCounters | None  # None also when the device is (momentarily) absent
+    disk: DiskStats | None  # None also when the device is (momentarily) absent
 
 
 @dataclass(frozen=True)

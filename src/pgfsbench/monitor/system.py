@@ -31,7 +31,7 @@ from pgfsbench.monitor.procfs import (
     StatExtras,
     cpu_percentages,
     iostat_x,
-    parse_diskstats_full,
+    parse_diskstats,
     parse_meminfo,
     parse_proc_stat,
     parse_proc_stat_extras,
@@ -113,7 +113,7 @@ class SystemMonitor(PeriodicMonitor):
                 self.problem(str(exc))
         disks: dict[str, DiskStats | None] = {}
         if self.devices:
-            stats = parse_diskstats_full(self._read("diskstats") or "")
+            stats = parse_diskstats(self._read("diskstats") or "")
             disks = {role: stats.get(name) for role, name in self.devices.items()}
         return _Snapshot(now, cpu, extras, mem, disks)
 
