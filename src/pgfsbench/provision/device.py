@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
-from pgfsbench.provision.mountinfo import mount_of
+from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.safety import check_formattable, device_options
 from pgfsbench.provision.target import PreparedTarget
 
@@ -88,25 +87,8 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
         # mkfs's own (single -F of mke2fs still refuses a mounted device).
         commands.append(proc.run(recipe.mkfs_argv(device, spec.mkfs)))
 
-        mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
-        os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
-        res = ledger.add("mount", path=mount_point, device=device)
-        undo.callback(ledger.release, res)
-        argv = ["mount", "-t", fs]
-        if spec.mount:
-            argv += ["-o", spec.mount]
-        commands.append(proc.run([*argv, device, mount_point]))
-
-        workdir = Path(mount_point) / "pgfsbench"
-        workdir.mkdir()
-        os.chown(workdir, owner.uid, owner.gid)
+        workdir, mount = mount_private(name, fs, device, spec.mount, ledger, undo, owner,
+                                       commands)
         target = PreparedTarget(name=name, kind="device", fs=fs, workdir=workdir,
-                                device=device, mount=mount_of(mount_point),
-                                commands=commands, notes=notes)
-        if target.mount.mount_point != os.path.realpath(mount_point):
-            raise UserError(f"target '{name}': mount reported success but {mount_point} is "
-                            "not a mount point")
-        if target.mount.fs_type != fs:
-            raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
-                            f"{target.mount.fs_type}")
+                                device=device, mount=mount, commands=commands, notes=notes)
         yield target

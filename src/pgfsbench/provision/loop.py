@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target, size_to_mb
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
-from pgfsbench.provision.mountinfo import mount_of
+from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget
 
 
@@ -146,25 +145,13 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         else:
             commands.append(proc.run(recipe.mkfs_argv(device, mkfs_options)))
 
-        mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
-        os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
-        res = ledger.add("mount", path=mount_point)
-        undo.callback(ledger.release, res)  # unmounted first: before either loop is detached
-        argv = ["mount", "-t", fs]
-        if mount_options:
-            argv += ["-o", mount_options]
-        commands.append(proc.run([*argv, device, mount_point]))
-
-        workdir = Path(mount_point) / "pgfsbench"
-        workdir.mkdir()
-        os.chown(workdir, owner.uid, owner.gid)
+        # Unmounted first by undo: before either loop is detached.
+        workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo, owner,
+                                       commands)
         target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
-                                device=device, mount=mount_of(mount_point),
-                                commands=commands, log_device=log_device)
+                                device=device, mount=mount, commands=commands,
+                                log_device=log_device)
         for label, dev in (("loop", device), ("log loop", log_device)):
             if dev is not None:
                 target.notes.append(_direct_io_note(label, dev, spec.direct_io))
-        if target.mount.fs_type != fs:
-            raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
-                            f"{target.mount.fs_type}")
         yield target
