@@ -1,7 +1,7 @@
 """seqwrite end to end: real dd and fio on real ext4 and xfs loop filesystems (seed 004).
 
 Every stored number is checked against the raw tool output kept beside it, and
-the sampler's device series against the bytes the tools wrote.
+the monitor's device series against the bytes the tools wrote.
 """
 
 from __future__ import annotations
@@ -126,13 +126,13 @@ def test_fio_figure_is_its_json_bandwidth(seqwrite_run):
         assert m["seqwrite.fio.mb_per_s"] == pytest.approx(job["write"]["bw_bytes"] / 1e6)
 
 
-def test_sampler_saw_the_bytes_reach_the_device(seqwrite_run):
+def test_the_monitor_saw_the_bytes_reach_the_device(seqwrite_run):
     results, _ = seqwrite_run
     for target, run_id in _runs(results).items():
         m = _metrics(results, run_id)
-        start = 0.0  # dd's sampler starts at the run's start (after a quick syncfs)
+        start = 0.0  # dd's monitor starts at the run's start (after a quick syncfs)
         for tool in ("dd", "fio"):
-            points = _series(results, run_id, f"seqwrite.{tool}.disk.write_mb_per_s")
+            points = _series(results, run_id, f"seqwrite.{tool}.disk.target.write_mb_per_s")
             assert points, (target, tool)
             # Each point is the rate over the interval ending at its t.
             written, previous = 0.0, start
@@ -145,7 +145,7 @@ def test_sampler_saw_the_bytes_reach_the_device(seqwrite_run):
             for name in ("cpu.user_pct", "cpu.system_pct", "cpu.iowait_pct", "cpu.idle_pct",
                          "mem.dirty_mb", "mem.writeback_mb"):
                 assert _series(results, run_id, f"seqwrite.{tool}.{name}"), (target, name)
-            start = points[-1][0]  # fio's sampler starts where dd's stopped
+            start = points[-1][0]  # fio's monitor starts where dd's stopped
 
 
 def test_report_has_the_seqwrite_figures(seqwrite_run):

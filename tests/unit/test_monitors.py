@@ -1,5 +1,5 @@
 """The system monitor and MonitorSet on /proc snapshots captured on this machine
-(the proc_* fixtures, described in test_sampler.py): between proc_*_a and _b,
+(the proc_* fixtures, described in test_procfs.py): between proc_*_a and _b,
 32 MiB (65536 sectors, 8192 writes of 4 KiB) were written to loop1 with O_DIRECT.
 """
 

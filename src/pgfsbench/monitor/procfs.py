@@ -95,35 +95,6 @@ def parse_meminfo(text: str) -> dict[str, int]:
 
 # --- /proc/diskstats -------------------------------------------------------------
 
-@dataclass(frozen=True)
-class DiskRates:
-    read_bytes: int
-    written_bytes: int
-    read_bytes_per_s: float
-    write_bytes_per_s: float
-    util_pct: float
-
-
-def disk_rates(before: DiskStats | None, after: DiskStats | None,
-               seconds: float) -> DiskRates | None:
-    """Rates between two snapshots of one device; None when they cannot be known.
-
-    Unknown is not zero: a device missing from either snapshot (detached,
-    not yet attached) or a counter that went backwards (wrapped or reset by
-    re-creating the device) gives None rather than a made-up or negative rate.
-    """
-    if before is None or after is None or seconds <= 0:
-        return None
-    read = after.sectors_read - before.sectors_read
-    written = after.sectors_written - before.sectors_written
-    busy = after.io_ms - before.io_ms
-    if read < 0 or written < 0 or busy < 0:
-        return None
-    return DiskRates(read * SECTOR_BYTES, written * SECTOR_BYTES,
-                     read * SECTOR_BYTES / seconds, written * SECTOR_BYTES / seconds,
-                     min(100.0, busy / 10.0 / seconds))
-
-
 # --- /proc/diskstats, every field iostat -x needs ----------------------------------
 
 @dataclass(frozen=True)

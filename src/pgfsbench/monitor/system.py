@@ -200,6 +200,12 @@ class SystemMonitor(PeriodicMonitor):
                       for f in ("user", "nice", "system", "irq", "softirq"))
         return jiffies / self.clock_ticks
 
+    def window_cpu(self) -> dict[str, float] | None:
+        """The CPU split over the whole window, exact (first and last /proc/stat)."""
+        if self._first_cpu is None or self._last_cpu is None:
+            return None
+        return cpu_percentages(self._first_cpu, self._last_cpu)
+
     def totals(self) -> list[Metric]:
         with self._lock:
             out = [Metric("mon.cpu.busy_s", self.busy_seconds(), "s", False,

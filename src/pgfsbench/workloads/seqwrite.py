@@ -3,7 +3,7 @@
 Seed 004 ran ``dd if=/dev/zero of=./test.img bs=4k count=N`` and read vmstat
 beside it: the MB/s dd printed, and how much CPU time went to user, system
 and iowait explained the differences between filesystems. We run the same
-dd with the /proc sampler on the target's device, and optionally fio doing
+dd with a system monitor on the target's device, and optionally fio doing
 the same write, so dd's figure has an independent cross-check.
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
-from pgfsbench.monitor.sampler import Sampler, WindowSummary
+from pgfsbench.monitor.system import SystemMonitor
 from pgfsbench.plan.model import SeqwriteWorkload, size_to_bytes
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.dd_output import parse_dd_output
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.workloads.result import Metric, Series, WorkloadResult
 
 MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"
@@ -43,14 +43,21 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
     try:
         for tool in params.tools:
             _flush(ctx, tool)
-            with Sampler(interval=1.0, device=ctx.target.device, origin=origin) as sampler:
+            # A monitor of its own per tool: the split and the device bytes of this write
+            # alone, not of the whole workload (which the campaign's monitors cover).
+            monitor = SystemMonitor(interval=1.0, device=ctx.target.device)
+            monitor.start(origin)
+            try:
                 if tool == "dd":
                     metrics = _dd(ctx, binaries[tool], path, size, block)
                 else:
                     metrics = _fio(ctx, binaries[tool], path, size, block)
+            finally:
+                monitor.stop()
             result.metrics += metrics
-            result.metrics += _sampler_metrics(tool, sampler.summary(), size, sampler.problems)
-            result.series += sampler.series(prefix=f"seqwrite.{tool}.")
+            result.metrics += _monitor_metrics(tool, monitor, size)
+            result.series += [Series(s.name.replace("mon.", f"seqwrite.{tool}.", 1), s.unit,
+                                     s.points) for s in monitor.series()]
             path.unlink(missing_ok=True)
     finally:
         path.unlink(missing_ok=True)
@@ -128,7 +135,7 @@ def _process_metrics(tool: str, before: tuple[float, float]) -> list[Metric]:
 
     Unlike the machine-wide split this ignores whatever else the machine runs.
     The delta of RUSAGE_CHILDREN around one command is that command: the
-    campaign runs one child at a time and the sampler starts none.
+    campaign runs one child at a time and the monitors start none.
     """
     user, system = (a - b for a, b in zip(_children_cpu(), before))
     note = f"CPU seconds of the {tool} process itself (as 'time {tool}' reports)"
@@ -136,19 +143,21 @@ def _process_metrics(tool: str, before: tuple[float, float]) -> list[Metric]:
             Metric(f"seqwrite.{tool}.process_system_s", system, "s", False, note)]
 
 
-def _sampler_metrics(tool: str, window: WindowSummary, size: int,
-                     problems: list[str]) -> list[Metric]:
+def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metric]:
     """The CPU split over the whole write (exact, from the first and last /proc/stat)."""
-    note = "; ".join(problems)
+    note = "; ".join(monitor.problems)
+    cpu = monitor.window_cpu()
     metrics = [
-        Metric(f"seqwrite.{tool}.cpu_{part}_pct", window.cpu[part] if window.cpu else None,
+        Metric(f"seqwrite.{tool}.cpu_{part}_pct", cpu[part] if cpu else None,
                "% of all CPUs", False, note or "vmstat-style, over the write")
         for part in CPU_SPLIT
     ]
     # What reached the device per byte written: journal, metadata, CoW. Unknown
     # (None) without a device, or when an interval of the window is missing.
-    ratio = (window.written_bytes / size
-             if window.written_bytes is not None and not window.disk_gaps else None)
+    written = next(m.value for m in monitor.totals()
+                   if m.name == "mon.disk.target.write_bytes")
+    gaps = any("target device" in p for p in monitor.problems)
+    ratio = written / size if written is not None and not gaps else None
     why = note or ("bytes the device received / bytes the file got" if ratio is not None
                    else "unknown: the target has no block device to sample")
     metrics.append(Metric(f"seqwrite.{tool}.device_write_ratio", ratio, "x", False, why))
