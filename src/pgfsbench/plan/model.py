@@ -50,6 +50,11 @@ class Strict(BaseModel):
 # ``expand`` turns a sweep into one concrete workload per measurement.
 
 class WorkloadBase(Strict):
+    repetitions: int | None = Field(
+        None, ge=1, le=1000,
+        description="measure this workload this many times per target (default: the plan's "
+                    "[repetitions] count)")
+
     def server_settings(self) -> dict[str, int]:
         return {}
 
@@ -99,6 +104,23 @@ class PgbenchWorkload(WorkloadBase):
     protocol: Literal["prepared", "simple", "extended"] = "prepared"
     mode: Literal["tpcb", "select-only", "simple-update"] = "tpcb"
     script: Path | None = Field(None, description="a custom pgbench script file (-f)")
+    warmup: int | Literal["auto"] = Field(
+        0, description="seconds at the start left out of tps and latency: a number, or "
+                       "'auto' to detect where the per-second tps settles (MSER rule)")
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup_valid(cls, v: int | str) -> int | str:
+        if isinstance(v, int) and v < 0:
+            raise ValueError("warmup must be 0 or more seconds, or 'auto'")
+        return v
+
+    @model_validator(mode="after")
+    def _warmup_shorter(self) -> "PgbenchWorkload":
+        if isinstance(self.warmup, int) and self.warmup >= self.duration:
+            raise ValueError(f"warmup ({self.warmup} s) must be shorter than duration "
+                             f"({self.duration} s)")
+        return self
 
     @field_validator("clients")
     @classmethod
@@ -197,6 +219,23 @@ class Postgres(Strict):
     settings: dict[str, SettingValue] = {}
 
 
+class Throttle(Strict):
+    """Limits on the target's own device for the processes pgfsbench starts (cgroup
+    blkio / io.max): emulate a slower disk, e.g. a cloud volume's IOPS cap."""
+
+    read_iops: int | None = Field(None, ge=1)
+    write_iops: int | None = Field(None, ge=1)
+    read_bps: Size | None = None
+    write_bps: Size | None = None
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> "Throttle":
+        if not any((self.read_iops, self.write_iops, self.read_bps, self.write_bps)):
+            raise ValueError("throttle needs at least one of read_iops, write_iops, "
+                             "read_bps, write_bps")
+        return self
+
+
 class Target(Strict):
     """One variant to measure.
 
@@ -223,6 +262,7 @@ class Target(Strict):
                                                            "target's device, e.g. scheduler")
     postgres: Postgres = Postgres()
     pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
+    throttle: Throttle | None = None
 
     @model_validator(mode="after")
     def _kind(self) -> "Target":
@@ -240,6 +280,8 @@ class Target(Strict):
         if self.queue and self.dir is not None:
             raise ValueError("queue settings apply to the target's own device: not to a dir "
                              "target, whose device pgfsbench does not own")
+        if self.throttle is not None and self.dir is not None:
+            raise ValueError("throttle limits the target's own device: not a dir target")
         if self.log_size is not None and self.device is not None:
             raise ValueError("log_size makes a loop image for the log: not with a device target")
         bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+", k)]
@@ -278,6 +320,47 @@ class Monitors(Strict):
     interval: float = Field(1.0, ge=0.1, le=60, description="seconds between samples")
 
 
+class Repetitions(Strict):
+    """How often each target × measurement is measured, and in what order.
+
+    Rounds are interleaved: every target gets its visit in round 1 before any gets
+    round 2, so drift of the machine (thermal, page cache, a neighbour VM) hits
+    every target alike instead of favouring whichever ran first.
+    """
+
+    count: int | Literal["auto"] = Field(
+        1, description="measurements per cell; 'auto' adds rounds until each cell's "
+                       "headline metric has a 95% CI within ±ci_width (or a cap stops it)")
+    order: Literal["round-robin", "random"] = Field(
+        "round-robin", description="target order within a round: rotated each round, or "
+                                   "shuffled with a recorded seed")
+    seed: int | None = Field(None, description="seed of the random order (default: chosen and "
+                                               "recorded)")
+    fresh: bool = Field(True, description="each visit makes a fresh filesystem and cluster "
+                                          "(mkfs + initdb + load); false reuses them")
+    ci_width: float = Field(0.03, gt=0, lt=1, description="auto: target 95% CI half-width, "
+                                                          "relative to the median")
+    min: int = Field(3, ge=2, le=1000, description="auto: rounds before the first check")
+    max: int = Field(10, ge=2, le=1000, description="auto: most rounds")
+    max_minutes: float = Field(60, gt=0, description="auto: stop adding rounds after this")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "Repetitions":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
+        return self
+
+
+class Verdicts(Strict):
+    """How differences are judged (the compare command can override these)."""
+
+    baseline: str | None = Field(None, description="target the others are compared with "
+                                                    "(default: the first)")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="significance level")
+    noise: float = Field(0.02, ge=0, lt=1, description="relative differences smaller than "
+                                                       "this are reported as no difference")
+
+
 class Plan(Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = ""
@@ -285,6 +368,8 @@ class Plan(Strict):
     workloads: list[Workload] = Field(min_length=1)
     postgres: Postgres = Postgres()
     monitors: Monitors = Monitors()
+    repetitions: Repetitions = Repetitions()
+    verdicts: Verdicts = Verdicts()
 
     @model_validator(mode="after")
     def _unique_targets(self) -> "Plan":
@@ -293,6 +378,8 @@ class Plan(Strict):
             if t.name in seen:
                 raise ValueError(f"two targets are named '{t.name}'")
             seen.add(t.name)
+        if self.verdicts.baseline is not None and self.verdicts.baseline not in seen:
+            raise ValueError(f"verdicts.baseline '{self.verdicts.baseline}' is not a target")
         return self
 
     def measurements(self) -> list[WorkloadBase]:

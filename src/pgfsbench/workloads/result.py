@@ -12,12 +12,14 @@ class Metric:
 
     ``value`` is None when the measured thing is unsupported on this target
     (e.g. ``fsync_writethrough`` on Linux): unsupported is not zero.
+    ``higher_is_better`` is None for figures that describe rather than rank
+    (workers launched, database size): they get no star, ratio verdict or winner.
     """
 
     name: str
     value: float | None
     unit: str
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: informational (a count, a size), no "better"
     note: str = ""
 
 
