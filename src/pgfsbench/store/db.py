@@ -52,8 +52,11 @@ class Store:
     def start_campaign(self, campaign_id: str, plan_name: str, plan: dict, host: dict,
                        version: str) -> None:
         self.conn.execute(
-            "INSERT INTO campaign VALUES (?,?,?,?,?,?,NULL,'running')",
+            "INSERT INTO campaign VALUES (?,?,?,?,?,?,NULL,'running',NULL)",
             (campaign_id, plan_name, json.dumps(plan), json.dumps(host), version, time.time()))
+
+    def set_schedule(self, schedule: dict) -> None:
+        self.conn.execute("UPDATE campaign SET schedule_json=?", (json.dumps(schedule),))
 
     def end_campaign(self, status: str) -> None:
         self.conn.execute("UPDATE campaign SET ended=?, status=?", (time.time(), status))
@@ -71,11 +74,12 @@ class Store:
             "provenance_json=COALESCE(?, provenance_json), fs=COALESCE(?, fs) WHERE id=?",
             (status, reason, json.dumps(provenance) if provenance else None, fs, target_id))
 
-    def start_run(self, target_id: int, workload: str, params: dict, label: str = "") -> int:
+    def start_run(self, target_id: int, workload: str, params: dict, label: str = "",
+                  repetition: int = 1) -> int:
         cur = self.conn.execute(
-            "INSERT INTO runs (target_id, workload, label, params_json, status, started) "
-            "VALUES (?,?,?,?,'running',?)",
-            (target_id, workload, label, json.dumps(params), time.time()))
+            "INSERT INTO runs (target_id, workload, label, repetition, params_json, status, "
+            "started) VALUES (?,?,?,?,?,'running',?)",
+            (target_id, workload, label, repetition, json.dumps(params), time.time()))
         return cur.lastrowid
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
@@ -87,7 +91,8 @@ class Store:
             self.conn.execute("BEGIN")
             self.conn.executemany(
                 "INSERT INTO metrics VALUES (?,?,?,?,?,?)",
-                [(run_id, m.name, m.value, m.unit, int(m.higher_is_better), m.note)
+                [(run_id, m.name, m.value, m.unit,
+                  None if m.higher_is_better is None else int(m.higher_is_better), m.note)
                  for m in result.metrics])
             self.conn.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?)",

@@ -37,6 +37,7 @@ class StoredRun:
     target: str
     workload: str
     label: str
+    repetition: int
     params: dict
     status: str  # ok, failed, interrupted, running
     error: str | None
@@ -60,6 +61,11 @@ class Campaign:
     ended: float | None
     targets: list[StoredTarget]
     runs: list[StoredRun]
+    schedule: dict = field(default_factory=dict)  # repetitions: order, seed, stop reasons
+
+
+def _direction(value: int | None) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def load_campaign(results_dir: Path) -> Campaign:
@@ -77,11 +83,12 @@ def load_campaign(results_dir: Path) -> Campaign:
         runs = {}
         for r in c.execute("SELECT * FROM runs ORDER BY id"):
             runs[r["id"]] = StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
-                                      json.loads(r["params_json"]), r["status"], r["error"],
-                                      r["started"], r["ended"])
+                                      r["repetition"], json.loads(r["params_json"]), r["status"],
+                                      r["error"], r["started"], r["ended"])
         for r in c.execute("SELECT * FROM metrics ORDER BY run_id, rowid"):
             runs[r["run_id"]].metrics.append(
-                Metric(r["name"], r["value"], r["unit"], bool(r["higher_is_better"]), r["note"]))
+                Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]),
+                       r["note"]))
         for r in c.execute("SELECT * FROM series ORDER BY run_id, name, t"):
             series = runs[r["run_id"]].series.setdefault(r["name"], Series(r["name"], r["unit"]))
             series.points.append((r["t"], r["value"]))
@@ -91,6 +98,7 @@ def load_campaign(results_dir: Path) -> Campaign:
                 r["exit_code"]))
         return Campaign(results_dir, row["id"], row["plan_name"], json.loads(row["plan_json"]),
                         json.loads(row["host_json"]), row["pgfsbench_version"], row["status"],
-                        row["started"], row["ended"], targets, list(runs.values()))
+                        row["started"], row["ended"], targets, list(runs.values()),
+                        json.loads(row["schedule_json"] or "{}"))
     finally:
         store.close()

@@ -6,7 +6,8 @@ CREATE TABLE IF NOT EXISTS campaign (
     pgfsbench_version TEXT NOT NULL,
     started REAL NOT NULL,
     ended REAL,
-    status TEXT NOT NULL  -- running, ok, failed, interrupted
+    status TEXT NOT NULL,  -- running, ok, failed, interrupted
+    schedule_json TEXT  -- repetitions: order, seed, fresh, and why each cell stopped
 );
 CREATE TABLE IF NOT EXISTS targets (
     id INTEGER PRIMARY KEY,
@@ -24,6 +25,7 @@ CREATE TABLE IF NOT EXISTS runs (
     target_id INTEGER NOT NULL REFERENCES targets(id),
     workload TEXT NOT NULL,
     label TEXT NOT NULL DEFAULT '',  -- what tells it from its siblings (clients=8)
+    repetition INTEGER NOT NULL DEFAULT 1,  -- the round it was measured in, from 1
     params_json TEXT NOT NULL,
     status TEXT NOT NULL,  -- running, ok, failed, interrupted
     error TEXT,
@@ -35,7 +37,7 @@ CREATE TABLE IF NOT EXISTS metrics (
     name TEXT NOT NULL,
     value REAL,  -- NULL: unsupported on this target, not zero
     unit TEXT NOT NULL,
-    higher_is_better INTEGER NOT NULL,
+    higher_is_better INTEGER,  -- NULL: no direction (a count, a size)
     note TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, name)
 );

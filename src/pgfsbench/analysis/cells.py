@@ -1,0 +1,60 @@
+"""Samples per cell: one cell is a target × workload × measurement (label) × metric.
+
+With repetitions, a cell holds one value per round; everything statistical
+(medians, confidence intervals, verdicts, chart whiskers) starts here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pgfsbench.store.read import Campaign
+
+
+@dataclass(frozen=True)
+class CellKey:
+    target: str
+    workload: str
+    label: str  # the measurement within a sweep ("clients=8"), or ""
+    metric: str
+
+
+@dataclass
+class Samples:
+    unit: str
+    higher_is_better: bool | None
+    note: str = ""
+    values: list[float] = field(default_factory=list)  # ok runs, in round order
+    unsupported: int = 0  # runs where the tool said the method does not exist here
+    failed: int = 0  # runs of this measurement that failed (no value at all)
+    params: dict = field(default_factory=dict)  # of the first run: sweeps' x values
+
+
+def collect(campaign: Campaign) -> dict[CellKey, Samples]:
+    """Every metric's values grouped by cell, in first-seen order."""
+    cells: dict[CellKey, Samples] = {}
+    failed: dict[tuple[str, str, str], int] = {}
+    for run in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
+        if run.status != "ok":
+            key3 = (run.target, run.workload, run.label)
+            failed[key3] = failed.get(key3, 0) + 1
+            continue
+        for m in run.metrics:
+            cell = cells.setdefault(CellKey(run.target, run.workload, run.label, m.name),
+                                    Samples(m.unit, m.higher_is_better, m.note,
+                                            params=run.params))
+            cell.note = cell.note or m.note
+            if m.value is None or not math.isfinite(m.value):
+                cell.unsupported += 1
+            else:
+                cell.values.append(m.value)
+    for key, cell in cells.items():
+        cell.failed = failed.get((key.target, key.workload, key.label), 0)
+    return cells
+
+
+def values_of(cells: dict[CellKey, Samples], target: str, workload: str, label: str,
+              metric: str) -> list[float]:
+    cell = cells.get(CellKey(target, workload, label, metric))
+    return list(cell.values) if cell else []
