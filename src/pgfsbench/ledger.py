@@ -1,9 +1,10 @@
 """The ledger: every resource a run acquires, on disk before it is acquired.
 
 A run writes each resource (image, loop device, mount, PostgreSQL cluster,
-scratch directory) into a JSON state file *before* acquiring it and removes
-it once released. Normal teardown and ``pgfsbench cleanup`` after a crash go
-through the same ``release`` code, so there is one way to undo each thing.
+scratch directory, sysctl, throttling cgroup) into a JSON state file *before*
+acquiring it and removes it once released. Normal teardown and ``pgfsbench
+cleanup`` after a crash go through the same ``release`` code, so there is one
+way to undo each thing.
 """
 
 from __future__ import annotations
@@ -231,6 +232,51 @@ def _release_postgres(res: dict) -> list[str]:
     return []
 
 
+def move_to_cgroup(pid: int, procs: str | Path) -> None:
+    """Move process ``pid`` (all its threads) into the cgroup whose ``cgroup.procs`` is
+    ``procs``: one write(2), so the kernel's refusal is raised here as OSError."""
+    fd = os.open(procs, os.O_WRONLY)
+    try:
+        os.write(fd, str(pid).encode())
+    finally:
+        os.close(fd)
+
+
+def _release_cgroup(res: dict) -> list[str]:
+    """Remove a throttling cgroup: whatever is still in it (an orphaned tool, or the
+    crashed run's children) goes back to ``home`` (the cgroup.procs it came from, else
+    the parent's), then the empty directory is removed."""
+    path = res["path"]
+    homes = [res.get("home"), os.path.join(os.path.dirname(path), "cgroup.procs")]
+    problem = ""
+    for attempt in range(10):
+        try:
+            pids = [int(p) for p in Path(path, "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return []  # never made, or already removed
+        except OSError as exc:
+            return [f"could not read {path}/cgroup.procs: {exc.strerror}"]
+        for pid in pids:
+            for home in filter(None, homes):
+                try:
+                    move_to_cgroup(pid, home)
+                    break
+                except ProcessLookupError:
+                    break  # it has exited meanwhile
+                except OSError as exc:
+                    problem = f"could not move pid {pid} to {home}: {exc.strerror}"
+        try:
+            os.rmdir(path)
+            return []
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            problem = f"could not remove cgroup {path}: {exc.strerror}" + (
+                f" (pids found in it: {', '.join(map(str, pids))})" if pids else "")
+        time.sleep(0.1 * (attempt + 1))
+    return [problem]
+
+
 def _release_kernel_value(res: dict) -> list[str]:
     # sysctl and sysfs values: the restore logic lives beside the code that sets them
     from pgfsbench.provision.knobs import restore
@@ -246,4 +292,5 @@ RELEASERS = {
     "postgres": _release_postgres,
     "sysctl": _release_kernel_value,
     "sysfs": _release_kernel_value,
+    "cgroup": _release_cgroup,
 }

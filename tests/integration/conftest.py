@@ -83,6 +83,7 @@ def leftovers() -> list[str]:
             found.append(f"process: {args}")
     found += [f"scratch: {p}" for p in glob.glob("/var/tmp/pgfsbench-run-*")]
     found += [f"socket dir: {p}" for p in glob.glob("/tmp/pgfsb-*")]
+    found += [f"cgroup: {p}" for p in glob.glob("/sys/fs/cgroup/*/pgfsbench-*")]
     return found
 
 
