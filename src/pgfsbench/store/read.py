@@ -64,6 +64,11 @@ class Campaign:
     schedule: dict = field(default_factory=dict)  # repetitions: order, seed, stop reasons
 
 
+def _get(row, column: str, default):
+    """A column results from older versions lack."""
+    return row[column] if column in row.keys() else default
+
+
 def _direction(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
@@ -83,7 +88,8 @@ def load_campaign(results_dir: Path) -> Campaign:
         runs = {}
         for r in c.execute("SELECT * FROM runs ORDER BY id"):
             runs[r["id"]] = StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
-                                      r["repetition"], json.loads(r["params_json"]), r["status"],
+                                      _get(r, "repetition", 1), json.loads(r["params_json"]),
+                                      r["status"],
                                       r["error"], r["started"], r["ended"])
         for r in c.execute("SELECT * FROM metrics ORDER BY run_id, rowid"):
             runs[r["run_id"]].metrics.append(
@@ -99,6 +105,6 @@ def load_campaign(results_dir: Path) -> Campaign:
         return Campaign(results_dir, row["id"], row["plan_name"], json.loads(row["plan_json"]),
                         json.loads(row["host_json"]), row["pgfsbench_version"], row["status"],
                         row["started"], row["ended"], targets, list(runs.values()),
-                        json.loads(row["schedule_json"] or "{}"))
+                        json.loads(_get(row, "schedule_json", None) or "{}"))
     finally:
         store.close()

@@ -1,0 +1,210 @@
+"""Statistics for repeated runs, on synthetic data with known answers (all seeded)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from pgfsbench.analysis.stats import (
+    CONFIDENCE, Comparison, Summary, benjamini_hochberg, classify, compare, holm,
+    min_n_per_side, summarize)
+
+
+# --- summarize -------------------------------------------------------------------
+
+def test_summarize_known_sample() -> None:
+    data = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]   # mean 5, sum of squares 32
+    s = summarize(data)
+    assert s.n == 8 and s.dropped == 0
+    assert s.median == pytest.approx(4.5)
+    assert s.cv == pytest.approx(math.sqrt(32 / 7) / 5)
+    assert s.ci_low is not None and s.ci_high is not None
+    assert s.ci_low <= s.median <= s.ci_high
+    assert 2.0 <= s.ci_low and s.ci_high <= 9.0
+    assert s.half_width == pytest.approx((s.ci_high - s.ci_low) / 2 / 4.5)
+    # Fixed seed: the same data always gives the same report.
+    assert summarize(data) == s
+    assert summarize(list(reversed(data))).median == s.median
+    assert CONFIDENCE == 0.95
+
+
+def test_summarize_drops_failed_runs() -> None:
+    s = summarize([10.0, None, 11.0, float("nan"), 12.0, float("inf")])
+    assert s.n == 3 and s.dropped == 3
+    assert s.median == 11.0
+    assert s.ci_low is not None and s.cv is not None
+
+
+def test_summarize_small_and_empty() -> None:
+    assert summarize([]) == Summary(0, None, None, None, None, 0)
+    assert summarize([None]) == Summary(0, None, None, None, None, 1)
+    one = summarize([42.0])
+    assert (one.n, one.median, one.ci_low, one.ci_high, one.cv) == (1, 42.0, None, None, None)
+    assert one.half_width is None
+    two = summarize([1.0, 3.0])
+    # With n=2 the bootstrap median can only be 1, 2 or 3: bounded by the sample range.
+    assert 1.0 <= two.ci_low <= two.ci_high <= 3.0
+
+
+def test_summarize_zero_variance_and_zero_mean() -> None:
+    s = summarize([5.0] * 6)
+    assert (s.median, s.ci_low, s.ci_high, s.cv, s.half_width) == (5.0, 5.0, 5.0, 0.0, 0.0)
+    z = summarize([-1.0, 0.0, 1.0])
+    assert z.median == 0.0 and z.cv is None and z.half_width is None
+
+
+# --- min_n_per_side ---------------------------------------------------------------
+
+def test_min_n_per_side() -> None:
+    # Smallest exact two-sided p with n per side is 2/C(2n, n):
+    # n=3: 2/20 = 0.1, n=4: 2/70 ≈ 0.029 < 0.05.
+    assert min_n_per_side(0.05) == 4
+    # alpha/10 = 0.005: n=5: 2/252 ≈ 0.0079, n=6: 2/924 ≈ 0.0022 < 0.005.
+    assert min_n_per_side(0.05, comparisons=10) == 6
+    assert min_n_per_side(0.01) == 5           # 2/252 ≈ 0.0079 < 0.01, 2/70 is not
+
+
+# --- compare ----------------------------------------------------------------------
+
+def test_compare_complete_separation_gives_smallest_exact_p() -> None:
+    c = compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0])
+    assert c.p_value == pytest.approx(2 / 70)
+    assert c.ratio == pytest.approx(6.5 / 2.5)
+    assert c.ci_low is not None and c.ci_low > 1
+    assert (c.n_base, c.n_other) == (4, 4)
+    assert compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]) == c   # deterministic
+
+
+def test_compare_below_min_n_withholds_p() -> None:
+    c = compare([1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0])
+    assert c.p_value is None and c.ratio is not None and c.ci_low is not None
+
+
+def test_compare_edge_cases() -> None:
+    assert compare([], [1.0]) == Comparison(None, None, None, None, 0, 1)
+    assert compare([None, float("nan")], []) == Comparison(None, None, None, None, 0, 0)
+    zero = compare([0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0])
+    assert zero.ratio is None and zero.ci_low is None
+    neg = compare([-1.0, -2.0, -3.0, -4.0], [1.0, 2.0, 3.0, 4.0])
+    assert neg.ratio is None
+    # Baseline median > 0 but resamples can hit 0: the ratio CI is unbounded, so None.
+    mixed = compare([0.0, 0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0])
+    assert mixed.ratio == pytest.approx(2.5) and mixed.ci_low is None
+
+
+def test_compare_constant_sides_no_warnings() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same = compare([7.0] * 5, [7.0] * 5)
+        diff = compare([7.0] * 5, [8.0] * 5)
+    assert same.p_value == 1.0 and same.ratio == 1.0
+    assert (same.ci_low, same.ci_high) == (1.0, 1.0)
+    assert diff.p_value is not None and diff.p_value < 0.05
+    assert diff.ratio == pytest.approx(8 / 7)
+
+
+# --- holm / benjamini_hochberg ----------------------------------------------------
+
+def test_holm_textbook() -> None:
+    # Sorted: 0.005*4=0.02, 0.01*3=0.03, 0.03*2=0.06, 0.04*1=0.04 -> max so far 0.06.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    got = holm([None, 0.01, 0.04, None, 0.03, 0.005])
+    assert got[0] is None and got[3] is None
+    assert [got[i] for i in (1, 2, 4, 5)] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])     # capped at 1
+    assert holm([]) == [] and holm([None]) == [None]
+
+
+def test_benjamini_hochberg_textbook() -> None:
+    # Sorted p*m/rank: 0.005*4/1=0.02, 0.01*4/2=0.02, 0.03*4/3=0.04, 0.04*4/4=0.04;
+    # running minimum from the largest: 0.04, 0.04, 0.02, 0.02.
+    assert benjamini_hochberg([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    got = benjamini_hochberg([0.01, None, 0.04, 0.03, 0.005])
+    assert got[1] is None
+    assert [got[i] for i in (0, 2, 3, 4)] == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    # Monotonicity: 0.02*3/2 = 0.03 exceeds 0.04*3/3 = 0.04? no; 0.03*3/2=0.045 > 0.04 -> 0.04.
+    assert benjamini_hochberg([0.01, 0.03, 0.04]) == pytest.approx([0.03, 0.04, 0.04])
+
+
+# --- classify ---------------------------------------------------------------------
+
+def _run(base: np.ndarray, other: np.ndarray, hib: bool | None):
+    comp = compare(base, other)
+    return comp, classify(comp, holm([comp.p_value])[0], higher_is_better=hib)
+
+
+def test_identical_distributions_are_same() -> None:
+    rng = np.random.default_rng(1)
+    kinds = [_run(rng.normal(100, 2, 10), rng.normal(100, 2, 10), True)[1].kind
+             for _ in range(400)]
+    assert kinds.count("same") / len(kinds) >= 0.95
+    assert set(kinds) <= {"same", "better", "worse"}
+
+
+@pytest.mark.parametrize("hib, expected", [(True, "better"), (False, "worse")])
+def test_ten_percent_shift_detected(hib: bool, expected: str) -> None:
+    rng = np.random.default_rng(2)
+    hits = 0
+    for _ in range(100):
+        comp, v = _run(rng.normal(100, 2, 10), rng.normal(110, 2.2, 10), hib)
+        assert v.kind in {expected, "same"}          # never the wrong direction
+        assert comp.ci_low > 1                       # ratio CI excludes 1
+        hits += v.kind == expected
+    assert hits >= 95
+
+
+def test_directionless_metric_is_different() -> None:
+    comp = compare([100.0, 101, 99, 100, 102, 98], [120.0, 121, 119, 120, 122, 118])
+    v = classify(comp, comp.p_value, higher_is_better=None)
+    assert (v.kind, v.mark) == ("different", "≠")
+    assert "20.0% higher" in v.reason
+    down = classify(compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
+                    0.004, higher_is_better=True, comparisons=3)
+    assert (down.kind, down.mark) == ("worse", "\u2212")
+    assert down.reason.startswith("p=0.004 (adjusted), ") and "lower" in down.reason
+
+
+def test_classify_n1_is_insufficient() -> None:
+    comp = compare([100.0], [120.0])
+    assert comp.p_value is None and comp.ci_low is None and comp.ratio == pytest.approx(1.2)
+    v = classify(comp, None, higher_is_better=True)
+    assert (v.kind, v.mark) == ("insufficient", "?")
+    assert v.reason == "need n ≥ 4 per side to detect a difference (have 1 and 1)"
+
+
+def test_classify_insufficient_for_family_size() -> None:
+    # n=5 can reach p < 0.05 alone, but never p < 0.05 after adjusting over 10 metrics.
+    comp = compare([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15])
+    v = classify(comp, min(1.0, comp.p_value * 10), higher_is_better=True, comparisons=10)
+    assert v.kind == "insufficient" and "need n ≥ 6 per side" in v.reason
+
+
+def test_classify_same_reasons() -> None:
+    flat = compare([5.0] * 5, [5.0] * 5)
+    v = classify(flat, flat.p_value, higher_is_better=True)
+    assert (v.kind, v.mark, v.reason) == ("same", "~", "no difference: p=1.00")
+    # Significant but below the practical-noise threshold.
+    small = Comparison(1.012, 1.005, 1.02, 0.001, 10, 10)
+    v = classify(small, 0.001, higher_is_better=True)
+    assert v.kind == "same"
+    assert v.reason == "no difference: 1.2% is within the ±2% noise threshold"
+    # Significant, above noise, but the ratio CI still includes 1.
+    wide = Comparison(1.05, 0.99, 1.10, 0.01, 10, 10)
+    assert classify(wide, 0.01, higher_is_better=True).kind == "same"
+    assert classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2,
+                    higher_is_better=True).reason == "no difference: p=0.20"
+
+
+def test_classify_failed_run_dropped_and_empty_is_na() -> None:
+    base = [100.0, 101.0, None, 99.0, 100.5, float("nan")]
+    assert summarize(base).dropped == 2
+    comp = compare(base, [110.0, 111.0, 109.0, 110.5])
+    assert (comp.n_base, comp.n_other) == (4, 4)
+    assert classify(comp, comp.p_value, higher_is_better=True).kind == "better"
+    empty = classify(compare([], []), None, higher_is_better=True)
+    assert (empty.kind, empty.mark, empty.reason) == ("na", "", "no data")
+    zero = classify(compare([0.0] * 4, [1.0] * 4), None, higher_is_better=True)
+    assert zero.kind == "na"

@@ -1,0 +1,96 @@
+"""The statistics table and verdict lines, on synthetic samples with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pgfsbench.analysis.cells import CellKey, Samples
+from pgfsbench.analysis.durability import classify as durability_of
+from pgfsbench.analysis.table import Source, build_table
+from pgfsbench.analysis.verdicts import INSUFFICIENT, SINGLE, TIE, WINNER, verdict_lines
+from pgfsbench.report.compare import select_rows, to_json, to_markdown
+
+SAFE = durability_of("ext4", ["rw", "relatime"], {})
+UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})
+
+
+def _source(tps: dict[str, list[float]], latency: dict[str, list[float]] | None = None
+            ) -> Source:
+    cells = {}
+    for target, values in tps.items():
+        cells[CellKey(target, "pgbench", "clients=8", "pgbench.tps")] = Samples(
+            "tx/s", True, values=list(values), params={"clients": 8})
+    for target, values in (latency or {}).items():
+        cells[CellKey(target, "pgbench", "clients=8", "pgbench.latency_p99_ms")] = Samples(
+            "ms", False, values=list(values), params={"clients": 8})
+    return Source(list(tps), cells)
+
+
+def _noise(mean: float, n: int, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(mean, mean * 0.02, n))
+
+
+def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
+    table = build_table(_source({"ext4": _noise(1000, 8, 1), "xfs": _noise(1200, 8, 2)}),
+                        None, 0.05, 0.02)
+    row = next(r for r in table.rows if r.metric == "pgbench.tps")
+    assert row.headline and table.baseline == "ext4"
+    xfs = row.cells["xfs"]
+    assert xfs.verdict.kind == "better" and xfs.verdict.mark == "+"
+    assert xfs.comparison.ci_low > 1.1 and xfs.comparison.ci_high < 1.3
+    [line] = verdict_lines(table, {"ext4": SAFE, "xfs": SAFE})
+    assert line.kind == WINNER and line.winner == "xfs"
+    assert line.durability == {"xfs": "safe", "ext4": "safe"} and not line.warning
+    assert "xfs wins" in line.text and "vs ext4" in line.text
+
+
+def test_identical_targets_are_no_difference() -> None:
+    table = build_table(_source({"a": _noise(1000, 8, 3), "b": _noise(1000, 8, 4)}),
+                        None, 0.05, 0.02)
+    [line] = verdict_lines(table, {"a": SAFE, "b": SAFE})
+    assert line.kind == TIE and line.winner is None
+    assert table.rows[0].cells["b"].verdict.mark == "~"
+
+
+def test_an_unsafe_winner_always_carries_the_warning() -> None:
+    table = build_table(_source({"ext4": _noise(1000, 6, 5), "nobarrier": _noise(1400, 6, 6)}),
+                        None, 0.05, 0.02)
+    [line] = verdict_lines(table, {"ext4": SAFE, "nobarrier": UNSAFE})
+    assert line.winner == "nobarrier"
+    assert "NOT CRASH-SAFE" in line.warning and "barrier" in line.warning
+    md = to_markdown(table, select_rows(table, None), [line])
+    assert "NOT CRASH-SAFE" in md
+
+
+def test_too_few_samples_say_how_many_are_needed() -> None:
+    table = build_table(_source({"a": [1000, 1010, 990], "b": [1500, 1510, 1490]}),
+                        None, 0.05, 0.02)
+    [line] = verdict_lines(table, {})
+    assert line.kind == INSUFFICIENT and "n ≥ 4 per side" in line.text
+    assert table.rows[0].cells["b"].verdict.mark == "?"
+
+
+def test_single_runs_get_no_verdict() -> None:
+    table = build_table(_source({"a": [1000], "b": [1500]}), None, 0.05, 0.02)
+    [line] = verdict_lines(table, {})
+    assert line.kind == SINGLE and "single run" in line.text
+    assert table.rows[0].cells["b"].ratio == 1.5
+
+
+def test_baseline_choice_and_lower_is_better_rows() -> None:
+    source = _source({"a": _noise(1000, 8, 7), "b": _noise(1000, 8, 8)},
+                     latency={"a": _noise(10, 8, 9), "b": _noise(8, 8, 10)})
+    table = build_table(source, "b", 0.05, 0.02)
+    assert table.targets == ["b", "a"] and table.baseline == "b"
+    lat = next(r for r in table.rows if r.metric == "pgbench.latency_p99_ms")
+    assert not lat.headline
+    assert lat.cells["a"].verdict.kind == "worse"  # 25% higher latency
+    doc = to_json(table, select_rows(table, "pgbench.*"), [])
+    assert [r["metric"] for r in doc["rows"]] == ["pgbench.tps", "pgbench.latency_p99_ms"]
+    assert doc["rows"][1]["cells"]["a"]["vs_baseline"]["verdict"] == "worse"
+
+
+def test_a_failed_run_leaves_the_others_comparable() -> None:
+    source = _source({"a": _noise(1000, 6, 11), "b": _noise(1000, 5, 12) + [float("nan")]})
+    table = build_table(source, None, 0.05, 0.02)
+    assert table.rows[0].cells["b"].n == 5
