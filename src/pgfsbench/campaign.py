@@ -1,4 +1,8 @@
-"""Running a plan: for each target, provision → PostgreSQL → workloads → store.
+"""Running a plan: round by round, each target: provision → PostgreSQL → workloads → store.
+
+With repetitions, the targets are visited in interleaved rounds (see
+``schedule.py``); a visit makes the target afresh or reuses the one kept
+from its first visit, as the plan says.
 
 Failures are data: a target that cannot be provisioned or a workload that
 fails is recorded with its reason and the campaign goes on. Whatever
@@ -23,6 +27,7 @@ from rich.markup import escape
 from pgfsbench import __version__, proc
 from pgfsbench.errors import CommandFailed, Interrupted, UserError
 from pgfsbench.analysis.efficiency import derived_metrics
+from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.ledger import Ledger
 from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
@@ -38,9 +43,12 @@ from pgfsbench.provision.knobs import os_knobs
 from pgfsbench.provision.provenance import target_provenance
 from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.throttle import throttled
+from pgfsbench.schedule import Schedule
 from pgfsbench.store.db import Store
 from pgfsbench.workloads import runner
 from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.result import WorkloadResult
 
 Say = Callable[[str], None]  # takes rich markup: dynamic text must be escaped
 
@@ -98,39 +106,53 @@ def _provision(spec: Target, opts: Options, ledger: Ledger, user: RunAs
             yield target
 
 
-def _run_workloads(plan: Plan, spec: Target, store: Store, target_id: int,
-                   target: PreparedTarget, opts: Options, ledger: Ledger, user: RunAs,
-                   say: Say, backing_device: str | None) -> dict:
-    tdir = opts.results_dir / "artifacts" / target.name
+def _run_workloads(plan: Plan, spec: Target, store: Store, st: "TargetState",
+                   target: PreparedTarget, measurements: list, round_no: int, tdir: Path,
+                   opts: Options, ledger: Ledger, user: RunAs, say: Say,
+                   backing_device: str | None, schedule: Schedule) -> dict:
     bins = opts.bins_for(spec.name)
     with running_cluster(bins, user, target.workdir, ledger, plan.server_settings(spec),
                          tdir / "postgres.log") as cluster:
-        store.add_artifact("server-log", tdir / "postgres.log", target_id=target_id)
+        store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
         provenance_pg = {"postgres_version": cluster.version(),
                          "postgres_bindir": str(bins.bindir),
                          "postgres_settings": cluster.changed_settings(),
                          "postgres_commands": [list(c.argv) for c in cluster.commands]}
-        failed: set[str] = set()
-        for index, workload in enumerate(plan.measurements(), start=1):
+        for workload in measurements:
+            index = schedule.measurements.index(workload) + 1
             params = workload.model_dump(mode="json")
-            run_id = store.start_run(target_id, workload.type, params, workload.label())
-            if workload.type == "pgbench" and "pgbench-init" in failed:
+            run_id = store.start_run(st.target_id, workload.type, params, workload.label(),
+                                     round_no)
+            if workload.type == "pgbench" and st.init_failed:
                 # Its tables would be missing or half loaded: a number from it would lie.
                 store.finish_run(run_id, "failed", "not run: pgbench-init failed on this target")
+                schedule.record(spec.name, workload, None, ok=False)
                 continue
             ctx = RunContext(target, cluster, ledger, tdir / f"{index:02d}-{workload.type}")
-            say(f"  {target.name}: {workload.type} ...")
+            say(f"  {target.name}: {workload.type} {escape(workload.label())}...")
             watch = functools.partial(monitors_for, plan.monitors, target.device, backing_device,
                                       cluster)
-            if not _run_one(store, target_id, run_id, ctx, workload, say, watch):
-                failed.add(workload.type)
+            result = _run_one(store, st.target_id, run_id, ctx, workload, say, watch)
+            if workload.type == "pgbench-init":
+                st.init_failed = result is None
+            schedule.record(spec.name, workload, _headline_value(workload, result),
+                            ok=result is not None)
     return provenance_pg
 
 
+def _headline_value(workload, result: WorkloadResult | None) -> float | None:
+    if result is None:
+        return None
+    values = {m.name: m.value for m in result.metrics}
+    name = headline_metric(workload.type, workload.model_dump(mode="json"), values)
+    return values.get(name) if name else None
+
+
 def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workload,
-             say: Say, watch: Callable) -> bool:
-    """Run one workload with its monitors and record it, whatever happens; True when it
-    succeeded. ``watch(origin)`` makes the monitors, on the workload's timeline."""
+             say: Say, watch: Callable) -> WorkloadResult | None:
+    """Run one workload with its monitors and record it, whatever happens; its result,
+    or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
+    timeline."""
     name = f"{ctx.target.name}: {workload.type}"
     try:
         with watch(time.monotonic()) as monitors:
@@ -150,7 +172,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
     except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
         store.finish_run(run_id, "failed", str(exc))
         say(f"  [red]{name} failed: {escape(str(exc))}[/]")
-        return False
+        return None
     except Exception as exc:  # a bug of ours: keep the traceback, go on
         ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
         tb = ctx.artifacts_dir / "traceback.txt"
@@ -158,14 +180,14 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
         store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
         store.finish_run(run_id, "failed", f"internal error: {exc!r}")
         say(f"  [red]{name} failed (internal error): {escape(repr(exc))}[/]")
-        return False
+        return None
     finally:
         for a in ctx.kept:  # tool outputs: they explain a failure too
             store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
                                command=a.command, exit_code=a.exit_code)
     store.add_result(run_id, target_id, result)
     store.finish_run(run_id, "ok")
-    return True
+    return result
 
 
 def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
@@ -191,8 +213,7 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
             store.start_campaign(campaign_id, plan.name, plan.model_dump(mode="json"),
                                  host_facts(opts.bins), __version__)
             targets = effective_targets(plan, opts.results_dir, say)
-            for position, spec in enumerate(targets):
-                _run_target(plan, spec, position, store, opts, ledger, user, say)
+            _run_rounds(plan, targets, store, opts, ledger, user, say)
             status = "ok"
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"
@@ -207,42 +228,120 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
     return status
 
 
-def _run_target(plan: Plan, spec: Target, position: int, store: Store, opts: Options,
+@dataclass
+class TargetState:
+    """What a target carries from one visit to the next."""
+
+    target_id: int
+    target: PreparedTarget | None = None  # provisioned and kept (repetitions.fresh = false)
+    provenance: dict | None = None  # from the first visit
+    failed: bool = False  # provisioning failed: no more visits
+    init_failed: bool = False  # its pgbench tables are not (completely) loaded
+    visits: int = 0
+
+
+def _run_rounds(plan: Plan, targets: list[Target], store: Store, opts: Options,
                 ledger: Ledger, user: RunAs, say: Say) -> None:
+    """Visit the targets round by round, interleaved, until the schedule is done."""
+    specs: dict[str, Target] = {}
+    states: dict[str, TargetState] = {}
+    for position, spec in enumerate(targets):
+        target_id = store.add_target(spec.name, position, spec.kind, spec.fs or "dir",
+                                     spec.model_dump(mode="json"))
+        if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
+            store.set_target(target_id, "skipped", reason)
+            say(f"[yellow]{spec.name}: skipped: {escape(reason)}[/]")
+            continue
+        specs[spec.name] = spec
+        states[spec.name] = TargetState(target_id)
+    schedule = Schedule(plan.repetitions, list(specs), plan.measurements())
+    rounds = schedule.max_rounds()
+    # Reused targets stay provisioned across rounds; the ledger still undoes them.
+    with contextlib.ExitStack() as kept:
+        try:
+            for round_no in range(1, rounds + 1):
+                active = [t for t in schedule.active_targets(round_no) if not states[t].failed]
+                if not active:
+                    break
+                if rounds > 1:
+                    say(f"[bold]round {round_no}[/] of at most {rounds}: {', '.join(active)}")
+                for name in schedule.order(round_no, active):
+                    _visit(plan, specs[name], states[name], round_no, rounds, schedule, kept,
+                           store, opts, ledger, user, say)
+                    if states[name].failed:
+                        schedule.drop(name)
+                schedule.end_round(round_no)
+                store.set_schedule(schedule.describe())
+        finally:
+            store.set_schedule(schedule.describe())
+    for name, st in states.items():
+        if not st.failed:
+            store.set_target(st.target_id, "ok")
+
+
+def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int,
+           schedule: Schedule, kept: contextlib.ExitStack, store: Store, opts: Options,
+           ledger: Ledger, user: RunAs, say: Say) -> None:
+    """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
     fs = spec.fs or "dir"
-    target_id = store.add_target(spec.name, position, spec.kind, fs,
-                                 spec.model_dump(mode="json"))
-    if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
-        store.set_target(target_id, "skipped", reason)
-        say(f"[yellow]{spec.name}: skipped: {escape(reason)}[/]")
-        return
-    say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
+    tdir = opts.results_dir / "artifacts" / spec.name
+    if rounds > 1:
+        tdir = tdir / f"round-{round_no:02d}"
     try:
-        with _provision(spec, opts, ledger, user) as target:
-            _keep_commands(store, target_id, target, opts.results_dir)
+        with contextlib.ExitStack() as visit:
+            target = st.target
+            if target is None:
+                say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
+                stack = visit if plan.repetitions.fresh else kept
+                target = stack.enter_context(_provision(spec, opts, ledger, user))
+                _keep_commands(store, st.target_id, target, tdir)
+                if not plan.repetitions.fresh:
+                    st.target = target
+                st.init_failed = False  # a fresh filesystem has nothing loaded yet
+            else:
+                say(f"[bold]{spec.name}[/]: reusing the {fs} target")
+            device = target.device if spec.kind != "dir" else None
+            limits = visit.enter_context(throttled(device, spec.throttle, ledger)) \
+                if spec.throttle is not None and device else {}
             # Inside the target: after a crash, cleanup restores these before detaching.
-            with os_knobs(dict(spec.sysctls), dict(spec.queue),
-                          target.device if spec.kind != "dir" else None, ledger) as knobs:
-                prov = {**target_provenance(target, spec), "os_settings": knobs}
-                store.set_target(target_id, "running", provenance=prov, fs=target.fs)
-                backing = (prov.get("backing_device") or {}).get("device")
-                prov.update(_run_workloads(plan, spec, store, target_id, target, opts, ledger,
-                                           user, say, backing))
-            for problem in knobs.get("restore_problems", []):
-                say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
-            store.set_target(target_id, "ok", provenance=prov)
+            knobs = visit.enter_context(os_knobs(dict(spec.sysctls), dict(spec.queue),
+                                                 device, ledger))
+            first = st.provenance is None
+            if first:
+                st.provenance = {**target_provenance(target, spec), "os_settings": knobs,
+                                 "throttle": limits}
+                store.set_target(st.target_id, "running", provenance=st.provenance,
+                                 fs=target.fs)
+            backing = (st.provenance.get("backing_device") or {}).get("device")
+            measurements = _visit_measurements(schedule, spec.name, round_no,
+                                               fresh=plan.repetitions.fresh)
+            prov_pg = _run_workloads(plan, spec, store, st, target, measurements, round_no,
+                                     tdir, opts, ledger, user, say, backing, schedule)
+            if first:
+                st.provenance.update(prov_pg)
+                store.set_target(st.target_id, "running", provenance=st.provenance)
+        for problem in knobs.get("restore_problems", []):
+            say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
+        st.visits += 1
     except (CommandFailed, UserError, OSError) as exc:
-        store.set_target(target_id, "failed", str(exc))
+        st.failed = True
+        store.set_target(st.target_id, "failed", str(exc))
         say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")
     except (Interrupted, KeyboardInterrupt):
-        store.set_target(target_id, "interrupted", "interrupted")
+        store.set_target(st.target_id, "interrupted", "interrupted")
         raise
 
 
-def _keep_commands(store: Store, target_id: int, target: PreparedTarget,
-                   results_dir: Path) -> None:
+def _visit_measurements(schedule: Schedule, target: str, round_no: int, fresh: bool) -> list:
+    """The round's measurements; on a fresh filesystem pgbench needs its load again."""
+    wanted = schedule.wanted(target, round_no)
+    need_init = fresh and any(m.type == "pgbench" for m in wanted)
+    return [m for m in schedule.measurements
+            if any(m is w for w in wanted) or (need_init and m.type == "pgbench-init")]
+
+
+def _keep_commands(store: Store, target_id: int, target: PreparedTarget, tdir: Path) -> None:
     """Keep each provisioning command (losetup, mkfs, mount) with its output."""
-    tdir = results_dir / "artifacts" / target.name
     for n, result in enumerate(target.commands, start=1):
         tool = Path(result.argv[0]).name
         path = proc.save(result, tdir, f"provision-{n:02d}-{tool}")

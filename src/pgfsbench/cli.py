@@ -117,6 +117,60 @@ def export(
 
 @app.command()
 @user_errors
+def compare(
+    results: Annotated[list[Path], typer.Argument(help="one or more results directories")],
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", help="the column the others are compared with (default: the plan's "
+                           "[verdicts] baseline, else the first target)")] = None,
+    metric: Annotated[Optional[str], typer.Option(
+        "--metric", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
+                         "each measurement's headline metric)")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", help="text, markdown or json")] = "text",
+    alpha: Annotated[Optional[float], typer.Option(help="significance level")] = None,
+    noise: Annotated[Optional[float], typer.Option(
+        help="relative differences below this are 'no difference' (0.02 = 2%)")] = None,
+) -> None:
+    """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement."""  # noqa: E501
+    from pgfsbench.analysis.combine import combined_source
+    from pgfsbench.analysis.table import build_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.report import compare as fmt
+    from pgfsbench.store.read import load_campaign
+
+    if format not in ("text", "markdown", "json"):
+        raise UserError(f"unknown format '{format}' (available: text, markdown, json)")
+    if alpha is not None and not 0 < alpha < 0.5:
+        raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
+    if noise is not None and not 0 <= noise < 1:
+        raise UserError(f"--noise must be between 0 and 1, not {noise}")
+    campaigns = [load_campaign(r) for r in results]
+    source, durability = combined_source(campaigns)
+    if baseline is not None and baseline not in source.columns:
+        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
+                        f"{', '.join(source.columns)})")
+    settings = campaigns[0].plan.get("verdicts") or {}
+    if baseline is None and settings.get("baseline") in source.columns:
+        baseline = settings["baseline"]
+    table = build_table(source, baseline,
+                        alpha if alpha is not None else settings.get("alpha", 0.05),
+                        noise if noise is not None else settings.get("noise", 0.02))
+    rows = fmt.select_rows(table, metric)
+    if not rows:
+        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
+    verdicts = verdict_lines(table, durability)
+    if format == "json":
+        json.dump(fmt.to_json(table, rows, verdicts), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif format == "markdown":
+        sys.stdout.write(fmt.to_markdown(table, rows, verdicts))
+    else:
+        fmt.render_terminal(table, rows, verdicts, console,
+                            " vs ".join(c.plan_name for c in campaigns))
+
+
+@app.command()
+@user_errors
 def doctor() -> None:
     """Show what this machine can do and how to fix what is missing."""
     from pgfsbench.doctor import checks

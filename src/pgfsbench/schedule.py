@@ -107,6 +107,12 @@ class Schedule:
         else:
             self.failures[cell] = self.failures.get(cell, 0) + 1
 
+    def drop(self, target: str) -> None:
+        """The target cannot be measured any more (provisioning failed): close its cells."""
+        for m in self.measurements:
+            cell = (target, m.type, m.label())
+            self.stops.setdefault(cell, Stop("failed", len(self.samples.get(cell, []))))
+
     def end_round(self, round_no: int) -> None:
         """Close cells whose count is reached, or (auto) whose CI is narrow enough."""
         elapsed_min = (time.monotonic() - self.started) / 60

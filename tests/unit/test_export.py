@@ -41,7 +41,8 @@ def build_results(results: Path) -> Path:
             store.finish_run(run, "failed", RUN_ERROR)
             continue
         store.add_result(run, tid, WorkloadResult(
-            [Metric("pgbench.tps", 900.0 + pos, "tx/s", True)],
+            [Metric("pgbench.tps", 900.0 + pos, "tx/s", True),
+             Metric("pgbench.transactions", 4500.0 + pos, "tx", None)],  # informational
             [Series("pgbench.tps", "tx/s", [(1.0, 890.0), (2.0, 910.0)])]))
         store.finish_run(run, "ok")
     tid = store.add_target("zfs", 3, "dir", "zfs", {})
@@ -82,6 +83,7 @@ def test_export_metrics_and_series(tmp_path: Path) -> None:
     assert metrics[("xfs", "pgbench.tps")] == {
         "name": "pgbench.tps", "value": 901.0, "unit": "tx/s", "direction": "higher"}
     assert metrics[("ext4", "pgbench_init.elapsed_s")]["direction"] == "lower"
+    assert metrics[("ext4", "pgbench.transactions")]["direction"] == "none"  # no direction
     assert metrics[("ext4", "pgbench_init.vacuum_s")]["value"] is None  # was inf
     wt = metrics[("ext4", "fsync.fsync_writethrough_8k.ops_per_s")]
     assert wt["value"] is None and wt["direction"] == "higher"  # unsupported is not zero

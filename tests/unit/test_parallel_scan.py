@@ -102,7 +102,10 @@ def test_sweep_metrics():
     assert planner.value == 2 and "the planner planned 2" in planner.note
     assert m["parallel_scan.best_workers"].value == 2
     assert m["parallel_scan.speedup"].value == pytest.approx(2.0)
-    assert m["parallel_scan.speedup"].higher_is_better
+    assert m["parallel_scan.speedup"].higher_is_better is None  # describes the curve
+    for name in ("parallel_scan.best_workers", "parallel_scan.knee_workers",
+                 "parallel_scan.workers_0.launched"):
+        assert m[name].higher_is_better is None, name  # informational: no direction
     assert m["parallel_scan.knee_workers"].value == 2
 
 
@@ -172,7 +175,7 @@ def test_tree_bytes_counts_regular_files_only(tmp_path: Path):
 
 def test_backup_metrics():
     m = {x.name: x for x in backup_metrics(100 * 2**20, 4.0)}
-    assert m["basebackup.mb"].value == 100.0
+    assert m["basebackup.mb"].value == 100.0 and m["basebackup.mb"].higher_is_better is None
     assert m["basebackup.seconds"].value == 4.0 and not m["basebackup.seconds"].higher_is_better
     assert m["basebackup.mb_per_s"].value == 25.0 and m["basebackup.mb_per_s"].higher_is_better
 
@@ -236,7 +239,7 @@ def _campaign(tmp_path: Path, with_data: bool):
         metrics = [Metric(f"parallel_scan.workers_{n}.ms", ms, "ms", False)
                    for n, ms in times.items()]
         metrics.append(Metric("parallel_scan.knee_workers", 1 if fs == "ext4" else 2,
-                              "workers", True))
+                              "workers", None))
         store.add_result(run, tid, WorkloadResult(metrics))
         store.finish_run(run, "ok")
         run = store.start_run(tid, "basebackup", {})
@@ -251,9 +254,12 @@ def _campaign(tmp_path: Path, with_data: bool):
 def test_charts_from_stored_runs(tmp_path: Path):
     campaign = _campaign(tmp_path, with_data=True)
     curves = scan_curves(campaign)
-    assert [(c.target, c.ms, c.knee) for c in curves] == [
+    # One run per cell: the medians are the values, without a CI.
+    assert [(c.target, {w: e.median for w, e in c.ms.items()}, c.knee) for c in curves] == [
         ("ext4", {0: 90.0, 1: 50.0, 2: 48.0}, 1), ("xfs", {0: 80.0, 1: 42.0, 2: 30.0}, 2)]
-    assert basebackup_rates(campaign) == {"ext4": 100.0, "xfs": 150.0}
+    assert not any(e.has_ci for c in curves for e in c.ms.values())
+    assert {t: e.median for t, e in basebackup_rates(campaign).items()} == \
+        {"ext4": 100.0, "xfs": 150.0}
     svg = scan_chart(campaign)
     assert svg and svg.startswith("<svg") and 'id="pgfsbench-scan-' in svg
     assert (basebackup_chart(campaign) or "").startswith("<svg")

@@ -10,14 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from pgfsbench.plan.model import PgbenchWorkload
 from pgfsbench.workloads.pgbench_output import (
     InitTimes,
     LatencyHistogram,
     StatementLatency,
+    TxLogSummary,
     parse_init_output,
     parse_run_summary,
     summarize_transaction_logs,
 )
+from pgfsbench.workloads.pgbench_tpcb import _metrics
+from pgfsbench.workloads.result import Metric
+from pgfsbench.workloads.warmup import steady_state_start
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -251,43 +256,52 @@ def test_old_two_tps_lines_prefers_excluding() -> None:
 # -------------------------------------------------------- transaction logs
 
 
-def exact_stats(paths: list[Path]) -> dict[str, object]:
-    """Independent, all-in-memory computation to check the streaming one."""
-    lats: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    failed = skipped = 0
-    per_sec: dict[int, int] = {}
+def exact_stats(paths: list[Path], skip_before_s: float = 0) -> dict[str, object]:
+    """Independent, all-in-memory computation to check the streaming one.
+
+    With ``skip_before_s`` the counts and latencies are of the lines whose
+    completion second is >= origin + ceil(skip_before_s), the origin being the
+    whole second of the earliest start; times and ``per_sec`` cover every line.
+    """
+    rows: list[tuple[int, int, str]] = []  # (completion second, end us, time column)
     for path in paths:
         for line in path.read_text().splitlines():
             client, txno, t, script, sec, usec, *rest = line.split()
-            end = int(sec) * 1_000_000 + int(usec)
-            ends.append(end)
-            if t == "skipped":
-                skipped += 1
-                starts.append(end)
-            elif not t.isdigit():
-                failed += 1
-                starts.append(end)
-            else:
-                lats.append(int(t))
-                starts.append(end - int(t))
-                per_sec[int(sec)] = per_sec.get(int(sec), 0) + 1
+            rows.append((int(sec), int(sec) * 1_000_000 + int(usec), t))
+    starts = [end - int(t) if t.isdigit() else end for _, end, t in rows]
+    ends = [end for _, end, _ in rows]
+    cut = min(starts) // 1_000_000 + math.ceil(skip_before_s)
+    lats: list[int] = []
+    failed = skipped = 0
+    per_sec: dict[int, int] = {}
+    for sec, _, t in rows:
+        if t.isdigit():
+            per_sec[sec] = per_sec.get(sec, 0) + 1
+        if sec < cut:
+            continue
+        if t == "skipped":
+            skipped += 1
+        elif not t.isdigit():
+            failed += 1
+        else:
+            lats.append(int(t))
     ordered = sorted(lats)
 
-    def nearest_rank(p: float) -> float:
+    def nearest_rank(p: float) -> float | None:
+        if not ordered:
+            return None
         return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1] / 1000
 
     return {
         "committed": len(lats),
         "failed": failed,
         "skipped": skipped,
-        "mean": statistics.fmean(lats) / 1000,
-        "stddev": statistics.pstdev(lats) / 1000,
+        "mean": statistics.fmean(lats) / 1000 if lats else None,
+        "stddev": statistics.pstdev(lats) / 1000 if lats else None,
         "p50": nearest_rank(50),
         "p95": nearest_rank(95),
         "p99": nearest_rank(99),
-        "max": ordered[-1] / 1000,
+        "max": ordered[-1] / 1000 if ordered else None,
         "first_start": min(starts) / 1e6,
         "last_end": max(ends) / 1e6,
         "per_sec": per_sec,
@@ -503,3 +517,237 @@ def test_histogram_percentiles() -> None:
     merged.merge(h)
     merged.merge(one)
     assert (merged.total, merged.min, merged.max) == (101, 1, 123_456)
+
+
+# ------------------------------------------------------------ warm-up trim
+
+# Every captured sample (50 lines per thread log) completes within a single
+# second: series second 1 for failures_pg15 (its earliest start is in the
+# second before), second 0 for the others. On one capture a trim therefore
+# keeps all or nothing. Read together as the threads of one "run" (the five
+# captures were taken minutes apart on one machine; lines untouched) they give
+# a 65-second timeline with completions in series seconds 0, 4, 51, 54 and 64,
+# and committed, failed and skipped lines on both sides of most cuts.
+ALL_CAPTURES = [path for key in TXLOGS for path in log_paths(key)]
+CAPTURE_SECONDS = [0, 4, 51, 54, 64]
+
+
+def assert_matches_exact(s: TxLogSummary, e: dict[str, object]) -> None:
+    assert (s.committed, s.failed, s.skipped) == (e["committed"], e["failed"], e["skipped"])
+    if e["committed"] == 0:
+        assert s.latency_mean_ms is s.latency_stddev_ms is s.latency_p50_ms is None
+        assert s.latency_p95_ms is s.latency_p99_ms is s.latency_max_ms is None
+        return
+    assert s.latency_mean_ms == pytest.approx(e["mean"], rel=1e-12)
+    assert s.latency_stddev_ms == pytest.approx(e["stddev"], rel=1e-9, abs=1e-12)
+    for p in ("p50", "p95", "p99"):
+        assert getattr(s, f"latency_{p}_ms") == pytest.approx(e[p], rel=HIST_REL_ERROR), p
+    assert s.latency_max_ms == e["max"]
+
+
+def assert_whole_run_unchanged(trimmed: TxLogSummary, full: TxLogSummary) -> None:
+    """The series and run times still describe the whole run."""
+    assert trimmed.tps == full.tps
+    assert trimmed.latency_avg == full.latency_avg
+    assert (trimmed.first_start_epoch, trimmed.last_end_epoch) == (full.first_start_epoch, full.last_end_epoch)
+    assert (trimmed.files, trimmed.malformed_lines) == (full.files, full.malformed_lines)
+
+
+def test_capture_timeline() -> None:
+    full = summarize_transaction_logs(ALL_CAPTURES)
+    assert [int(t) for t, v in full.tps.points if v] == CAPTURE_SECONDS
+    assert len(full.tps.points) == 65 and full.trimmed_s == 0
+
+
+@pytest.mark.parametrize("key", list(TXLOGS))
+@pytest.mark.parametrize("skip", [0.5, 1, 1.5, 2])
+def test_txlog_trim_single_capture(key: str, skip: float) -> None:
+    paths = log_paths(key)
+    full = summarize_transaction_logs(paths)
+    s = summarize_transaction_logs(paths, skip_before_s=skip)
+    e = exact_stats(paths, skip)
+    assert_matches_exact(s, e)
+    assert_whole_run_unchanged(s, full)
+    assert s.trimmed_s == math.ceil(skip)
+    # All or nothing (see above): only failures_pg15 keeps its lines at a 1 s cut.
+    kept = key == "failures_pg15" and math.ceil(skip) == 1
+    assert s.committed == (full.committed if kept else 0)
+
+
+@pytest.mark.parametrize("skip", [0.2, 1, 3.5, 4, 5, 30, 51, 52, 54, 55, 64, 65, 1000])
+def test_txlog_trim_matches_exact_computation(skip: float) -> None:
+    full = summarize_transaction_logs(ALL_CAPTURES)
+    s = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=skip)
+    e = exact_stats(ALL_CAPTURES, skip)
+    assert_matches_exact(s, e)
+    assert_whole_run_unchanged(s, full)
+    assert s.trimmed_s == math.ceil(skip)
+    # Independently of exact_stats: committed = the series' seconds >= the cut.
+    assert s.committed == sum(v for t, v in full.tps.points if t >= math.ceil(skip))
+
+
+def test_txlog_trim_changes_counts_and_latencies() -> None:
+    # Cut after second 4: pg15 (second 0) and pg18 (second 4) go, the
+    # failures and rate captures stay.
+    full = summarize_transaction_logs(ALL_CAPTURES)
+    s = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=5)
+    assert (full.committed, full.failed, full.skipped) == (100 + 100 + 23 + 27 + 61, 77 + 73, 39)
+    assert (s.committed, s.failed, s.skipped) == (23 + 27 + 61, 77 + 73, 39)
+    # pg15/pg18 latencies are ~1 ms, the conflict-heavy and rate-limited runs' larger.
+    assert s.latency_mean_ms > full.latency_mean_ms
+    assert s.latency_p50_ms > full.latency_p50_ms
+    assert s.latency_max_ms == 17.055  # failures_pg18's largest, kept
+    # Keeping only the rate-limited capture (second 64).
+    r = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=64)
+    r18 = summarize_transaction_logs(log_paths("rate_pg18"))
+    assert (r.committed, r.failed, r.skipped) == (61, 0, 39)
+    assert (r.latency_mean_ms, r.latency_p99_ms, r.latency_max_ms) == (
+        r18.latency_mean_ms, r18.latency_p99_ms, r18.latency_max_ms)
+
+
+def test_txlog_trim_zero_is_the_single_pass_default() -> None:
+    for key in TXLOGS:
+        default = summarize_transaction_logs(log_paths(key))
+        assert summarize_transaction_logs(log_paths(key), skip_before_s=0) == default
+        assert summarize_transaction_logs(log_paths(key), skip_before_s=0.0) == default
+        assert default.trimmed_s == 0 and default.trimmed_run_s == 0
+
+
+def test_txlog_trim_reads_an_iterator_of_paths_twice() -> None:
+    # The benchmark (and any caller) may pass a generator: it is materialised.
+    lst = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=5)
+    gen = summarize_transaction_logs((p for p in ALL_CAPTURES), skip_before_s=5)
+    assert gen == lst and gen.committed == 111
+
+
+@pytest.mark.parametrize("bad", [-1, -0.001, float("nan"), "bogus", None])
+def test_txlog_trim_rejects_bad_values(bad: object) -> None:
+    with pytest.raises(ValueError, match="skip_before_s"):
+        summarize_transaction_logs(log_paths("pg15"), skip_before_s=bad)  # type: ignore[arg-type]
+
+
+def test_txlog_trim_group_cap_does_not_change_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pgfsbench.workloads import pgbench_output
+
+    for skip in (1, 5, 52):
+        whole = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=skip)
+        monkeypatch.setattr(pgbench_output._Accumulator, "GROUP_CAP", 3)
+        split = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=skip)
+        monkeypatch.undo()
+        assert split == whole, skip
+
+
+def test_txlog_trimmed_run_s() -> None:
+    # failures_pg15 starts at 1795360426.990451; its series origin is second
+    # ...426, so a 1 s cut (at ...427) stands for 0.009549 s of run time.
+    s = summarize_transaction_logs(log_paths("failures_pg15"), skip_before_s=1)
+    assert s.first_start_epoch == pytest.approx(1795360426.990451, abs=1e-7)
+    assert s.trimmed_run_s == pytest.approx(0.009549, abs=1e-6)
+    # pg15 starts at ...376.905358: a 5 s cut stands for 4.094642 s.
+    assert summarize_transaction_logs(ALL_CAPTURES, skip_before_s=5).trimmed_run_s == pytest.approx(
+        5 - 0.905358, abs=1e-6)
+
+
+def test_txlog_trim_empty_logs(tmp_path: Path) -> None:
+    empty = tmp_path / "pgbench_log.1"
+    empty.write_bytes(b"")
+    for skip in (3, "auto"):
+        s = summarize_transaction_logs([empty], skip_before_s=skip)
+        assert (s.committed, s.trimmed_s, s.trimmed_run_s, s.files) == (0, 0, 0, 1)
+
+
+def _warmup_log(path: Path, warm_s: int, run_s: int) -> None:
+    """A log starting exactly at second 1000: 5 tx/s for warm_s, then 20 tx/s, then a partial second."""
+    lines = []
+    n = 0
+    for sec in range(run_s):
+        for i in range(5 if sec < warm_s else 20):
+            n += 1
+            lines.append(f"0 {n} {900 + i} 0 {1000 + sec} {1000 + i * 40_000}")
+    for i in range(3):  # the run ends a little into the next second
+        n += 1
+        lines.append(f"0 {n} 1000 0 {1000 + run_s} {5000 + i}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(("warm_s", "run_s"), [(10, 40), (10, 60), (7, 30)])
+def test_txlog_auto_trims_the_detected_warm_up(tmp_path: Path, warm_s: int, run_s: int) -> None:
+    log = tmp_path / "pgbench_log.1"
+    _warmup_log(log, warm_s, run_s)
+    full = summarize_transaction_logs([log])
+    s = summarize_transaction_logs([log], skip_before_s="auto")
+    values = [v for _, v in full.tps.points]
+    assert values[-1] == 3  # the partial last second, which the detector does not see
+    expected = steady_state_start(values[:-1])
+    assert expected == (warm_s if run_s < 50 else math.ceil(warm_s / 5) * 5)  # MSER-5 above 50 s
+    assert s.trimmed_s == expected
+    assert_matches_exact(s, exact_stats([log], expected))
+    assert_whole_run_unchanged(s, full)
+    assert s.committed == 20 * (run_s - expected) + 3
+
+
+def test_txlog_auto_on_captures_is_consistent() -> None:
+    full = summarize_transaction_logs(ALL_CAPTURES)
+    s = summarize_transaction_logs(ALL_CAPTURES, skip_before_s="auto")
+    d = steady_state_start([v for _, v in full.tps.points][:-1])
+    assert s.trimmed_s == d <= 32
+    assert_matches_exact(s, exact_stats(ALL_CAPTURES, d))
+    assert_whole_run_unchanged(s, full)
+
+
+# ------------------------------------------------- pgbench workload metrics
+
+
+def _by_name(metrics: list[Metric]) -> dict[str, Metric]:
+    return {m.name: m for m in metrics}
+
+
+def test_metrics_without_warmup_are_as_before_plus_warmup_s() -> None:
+    logs = summarize_transaction_logs(log_paths("pg18"))
+    summary = parse_run_summary(fixture("pgbench_run_pg18.txt"))
+    params = PgbenchWorkload(type="pgbench", duration=3)
+    got = _metrics(params, logs, summary)
+    # What the workload reported before warm-up trimming existed.
+    before = [
+        Metric("pgbench.tps", logs.committed / 3, "tx/s", True),
+        Metric("pgbench.tps_reported", summary.tps, "tx/s", True, "pgbench's own figure, for cross-checking"),
+        Metric("pgbench.transactions", logs.committed, "tx", None),
+        Metric("pgbench.failed", logs.failed, "tx", False),
+        Metric("pgbench.latency_avg_ms", logs.latency_mean_ms, "ms", False),
+        Metric("pgbench.latency_stddev_ms", logs.latency_stddev_ms, "ms", False),
+        Metric("pgbench.latency_p50_ms", logs.latency_p50_ms, "ms", False),
+        Metric("pgbench.latency_p95_ms", logs.latency_p95_ms, "ms", False),
+        Metric("pgbench.latency_p99_ms", logs.latency_p99_ms, "ms", False),
+        Metric("pgbench.latency_max_ms", logs.latency_max_ms, "ms", False),
+    ] + [Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False, st.statement)
+         for n, st in enumerate(summary.statements, start=1)]
+    warmup = [m for m in got if m.name == "pgbench.warmup_s"]
+    assert warmup == [Metric("pgbench.warmup_s", 0.0, "s", None, "fixed")]
+    assert [m for m in got if m.name != "pgbench.warmup_s"] == before
+    assert got[0].value == 100 / 3
+
+
+def test_metrics_with_fixed_warmup() -> None:
+    params = PgbenchWorkload(type="pgbench", duration=70, warmup=5)
+    logs = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=params.warmup)
+    m = _by_name(_metrics(params, logs, parse_run_summary(fixture("pgbench_run_pg18.txt"))))
+    assert m["pgbench.warmup_s"] == Metric("pgbench.warmup_s", 5.0, "s", None, "fixed")
+    assert m["pgbench.transactions"].value == 111
+    # Committed after the cut over the run time after it: the run started
+    # 0.905358 s into the origin second, so 4.094642 s of run time were cut.
+    # (epochs as floats near 1.8e9 are good to ~0.2 us, hence the tolerance)
+    assert m["pgbench.tps"].value == pytest.approx(111 / (70 - 4.094642), rel=1e-8)
+    assert m["pgbench.latency_max_ms"].value == 17.055
+    assert m["pgbench.failed"].value == 150
+    assert "includes the 5 s warm-up" in m["pgbench.tps_reported"].note
+    assert m["pgbench.tps_reported"].value == 1786.903426
+
+
+def test_metrics_with_auto_warmup() -> None:
+    params = PgbenchWorkload(type="pgbench", duration=70, warmup="auto")
+    logs = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=params.warmup)
+    m = _by_name(_metrics(params, logs, parse_run_summary(fixture("pgbench_run_pg18.txt"))))
+    assert m["pgbench.warmup_s"].value == logs.trimmed_s
+    assert m["pgbench.warmup_s"].note == "detected (MSER)"
+    assert m["pgbench.warmup_s"].higher_is_better is None
+    assert m["pgbench.transactions"].value == logs.committed

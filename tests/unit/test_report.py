@@ -10,7 +10,8 @@ from rich.console import Console
 
 from pgfsbench.report.charts import fsync_chart, target_colors, tps_chart
 from pgfsbench.report.html import write_report
-from pgfsbench.report.terminal import format_value, render_table
+from pgfsbench.report.terminal import (direction_arrow, direction_title, format_value,
+                                       render_table)
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads.result import Artifact, Metric, Series, WorkloadResult
@@ -187,3 +188,30 @@ def test_terminal_table(tmp_path: Path) -> None:
 def test_format_value() -> None:
     assert [format_value(v) for v in (12345.6, 123.45, 1.234, 0.01234, 0.0, None)] == \
         ["12,346", "123.5", "1.23", "0.0123", "0.00", "n/a"]
+
+
+def test_informational_metrics_have_no_arrow(tmp_path: Path) -> None:
+    assert [direction_arrow(d) for d in (True, False, None)] == ["↑", "↓", "·"]
+    assert direction_title(None) == "no direction: informational"
+    store = Store.create(tmp_path / "res")
+    store.start_campaign("c1", "sizes", {}, {}, "0.1.0")
+    for pos, name in enumerate(("ext4", "xfs")):
+        tid = store.add_target(name, pos, "loop", name, {})
+        store.set_target(tid, "ok")
+        run = store.start_run(tid, "pgbench-init", {"scale": 10})
+        store.add_result(run, tid, WorkloadResult([
+            Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
+            Metric("pgbench_init.db_size_mb", 150.0 + pos, "MB", None)]))
+        store.finish_run(run, "ok")
+    store.end_campaign("ok")
+    store.close()
+    page = write_report(tmp_path / "res").read_text()
+    size = _row(page, "pgbench_init.db_size_mb")
+    assert '<td class="dir" title="no direction: informational">·</td>' in size
+    assert "↑" not in size and "↓" not in size and "★" not in size  # nothing to win
+    assert '<td class="dir" title="lower is better">↓</td>' in _row(page, "pgbench_init.elapsed_s")
+    console = Console(record=True, width=200)
+    render_table(load_campaign(tmp_path / "res"), console)
+    lines = {ln.split("│")[1].strip(): ln for ln in console.export_text().splitlines()
+             if ln.count("│") > 3}
+    assert lines["pgbench_init.db_size_mb"].split("│")[3].strip() == "·"

@@ -50,12 +50,14 @@ def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
                        series: dict[str, Series]) -> list[Metric]:
     """``eff.*`` metrics that this run's values allow; all lower-is-better.
 
-    ``series`` is accepted for symmetry with the stall metrics (and future
-    series-based ratios); the ratios here use run-level totals.
+    The monitors' totals cover the whole run, so the transactions they are
+    divided by must too: with a pgbench warm-up, ``pgbench.transactions``
+    leaves the first seconds out, while the per-second tps series does not.
     """
-    del series
     values = _values(metrics)
     tx = values.get("pgbench.transactions")
+    if values.get("pgbench.warmup_s") and (tps := series.get("pgbench.tps")) and tps.points:
+        tx = sum(v for _, v in tps.points)
     wal = values.get("mon.pg.wal_bytes")
     dev = values.get("mon.disk.target.write_bytes")
     cpu = values.get("mon.cpu.busy_s")

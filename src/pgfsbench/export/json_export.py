@@ -57,7 +57,7 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "ended": _num(r.ended),
         "metrics": [
             {"name": m.name, "value": _num(m.value), "unit": m.unit,
-             "direction": "higher" if m.higher_is_better else "lower"}
+             "direction": _direction(m.higher_is_better)}
             for m in r.metrics
         ],
         "series": {
@@ -65,6 +65,13 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
             for name, s in r.series.items()
         },
     }
+
+
+def _direction(higher_is_better: bool | None) -> str:
+    """'higher' or 'lower' is better; 'none' for informational figures (a count, a size)."""
+    if higher_is_better is None:
+        return "none"
+    return "higher" if higher_is_better else "lower"
 
 
 def _num(x: float | None) -> float | None:

@@ -103,7 +103,8 @@ class Cluster:
 @contextlib.contextmanager
 def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: Ledger,
                     settings: dict[str, object], log_dest: Path) -> Iterator[Cluster]:
-    """initdb in ``workdir`` (on the target), start, yield, and always stop.
+    """initdb in ``workdir`` (on the target) unless a cluster is already there, start,
+    yield, and always stop.
 
     The server log is copied to ``log_dest`` once the server has stopped.
     """
@@ -114,26 +115,23 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
         if os.geteuid() == 0:
             os.chown(socket_dir, user.uid, user.gid)
         cluster = Cluster(bins, user, workdir / "pgdata", socket_dir, free_port())
-        cluster.commands.append(cluster.run([
-            bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
-            "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions"]))
-        conf = {
-            "listen_addresses": "",
-            "port": cluster.port,
-            "unix_socket_directories": str(socket_dir),
-            "unix_socket_permissions": "0700",
-            **settings,
-        }
-        with open(cluster.pgdata / "postgresql.conf", "a") as f:
-            f.write("\n# --- set by pgfsbench ---\n")
-            for key, value in conf.items():
-                f.write(f"{key} = {_quote(value)}\n")
+        if not (cluster.pgdata / "PG_VERSION").exists():  # a reused target keeps its cluster
+            cluster.commands.append(cluster.run([
+                bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
+                "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions"]))
+            with open(cluster.pgdata / "postgresql.conf", "a") as f:
+                f.write("\n# --- set by pgfsbench ---\n")
+                for key, value in {"listen_addresses": "", "unix_socket_permissions": "0700",
+                                   **settings}.items():
+                    f.write(f"{key} = {_quote(value)}\n")
+        # Port and socket directory are new on every start: on the command line.
+        conn_opts = f"-c port={cluster.port} -c unix_socket_directories='{socket_dir}'"
         res = ledger.add("postgres", pgdata=str(cluster.pgdata), pg_ctl=bins.tool("pg_ctl"),
                          user=user.name)
         try:
             cluster.commands.append(cluster.run([
                 bins.tool("pg_ctl"), "start", "-D", str(cluster.pgdata), "-l",
-                str(cluster.log_path), "-w", "-t", "120"], timeout=180))
+                str(cluster.log_path), "-o", conn_opts, "-w", "-t", "120"], timeout=180))
             yield cluster
         finally:
             ledger.release(res)

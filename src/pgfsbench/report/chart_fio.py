@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-import matplotlib
-from matplotlib.figure import Figure
-
-from pgfsbench.report.charts import STYLE, target_colors, to_svg
+from pgfsbench.report.charts import (BAR_WHISKERS, WHISKERS_CAPTION, Estimate, cells_of,
+                                     estimate, in_plan_order, new_axes, target_colors, to_svg,
+                                     whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign
@@ -15,25 +14,25 @@ from pgfsbench.store.read import Campaign
 SYNC_PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"))
 _FILEIO_MBPS = re.compile(r"^fileio\.([a-z]+_[0-9]+[kmgb]?)\.mb_per_s$")
 
-Values = dict[str, dict[str, float]]  # target -> key -> value
+Values = dict[str, dict[str, Estimate]]  # target -> key -> median and CI
 
 
-def _collect(campaign: Campaign, workload: str, key_of) -> Values:
-    """target → key → value over ok runs, targets in plan order.
+def collect_values(campaign: Campaign, workload: str, key_of) -> Values:
+    """target → key → median over repetitions with its CI; targets in plan order.
 
-    ``key_of`` maps a metric name to its key, or None to skip it. A later
-    run overwrites an earlier one, as in the comparison table.
+    ``key_of`` maps a metric name to its key, or None to skip it. Values at or
+    below zero are left out (log axis). Keys in the order first measured; with
+    several measurements (labels) of one workload on a target the later wins.
     """
-    order = {t.name: t.position for t in campaign.targets}
     data: Values = {}
-    for run in campaign.runs:
-        if run.workload != workload or run.status != "ok":
+    for cell_key, cell in cells_of(campaign, workload).items():
+        key = key_of(cell_key.metric)
+        if key is None:
             continue
-        for m in run.metrics:
-            key = key_of(m.name)
-            if key is not None and m.value is not None and m.value > 0:  # log axis
-                data.setdefault(run.target, {})[key] = m.value
-    return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
+        est = estimate(v for v in cell.values if v > 0)
+        if est is not None:
+            data.setdefault(cell_key.target, {})[key] = est
+    return in_plan_order(campaign, data)
 
 
 def _grouped_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]],
@@ -42,17 +41,16 @@ def _grouped_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]
     colors = target_colors(campaign)
     targets = list(data)
     width = 0.8 / len(targets)
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
-        fig = Figure(figsize=(width_in, 3.6))
-        ax = fig.add_subplot()
+    with new_axes(salt, (width_in, 3.6), grid="y") as (fig, ax):
         for j, target in enumerate(targets):
-            xs, heights = [], []
+            xs, ests = [], []
             for i, (key, _) in enumerate(groups):
                 if key in data[target]:  # not measured: leave the slot empty
                     xs.append(i - 0.4 + width * (j + 0.5))
-                    heights.append(data[target][key])
+                    ests.append(data[target][key])
+            heights = [e.median for e in ests]
             bars = ax.bar(xs, heights, width * 0.92, color=colors.get(target, "#444444"),
-                          label=target)
+                          label=target, yerr=whiskers(ests), error_kw=BAR_WHISKERS)
             # A log axis has no zero baseline to compare bar lengths by: print the values.
             ax.bar_label(bars, [format_value(h) for h in heights], padding=1.5, fontsize=6.5,
                          rotation=90 if len(targets) > 3 else 0)
@@ -69,7 +67,7 @@ def _grouped_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]
 def fsync_latency_chart(campaign: Campaign) -> str | None:
     """fdatasync latency p50/p90/p99/p99.9 per target; None without data."""
     keys = {f"fsync_latency.sync_{k}_us": k for k, _ in SYNC_PERCENTILES}
-    data = _collect(campaign, "fsync-latency", keys.get)
+    data = collect_values(campaign, "fsync-latency", keys.get)
     if not data:
         return None
     return _grouped_bars(campaign, data, list(SYNC_PERCENTILES), "pgfsbench-fsync-latency",
@@ -83,7 +81,7 @@ def fileio_chart(campaign: Campaign) -> str | None:
         match = _FILEIO_MBPS.match(name)
         return match.group(1) if match else None
 
-    data = _collect(campaign, "fileio", key_of)
+    data = collect_values(campaign, "fileio", key_of)
     if not data:
         return None
     cells = list(dict.fromkeys(c for vals in data.values() for c in vals))  # run order
@@ -96,7 +94,8 @@ def fileio_chart(campaign: Campaign) -> str | None:
 FIGURES = [
     FigureSpec("fsync-latency-chart", 30, "fio, sequential writes each followed by fdatasync "
                "(the WAL's pattern): sync latency percentiles, log scale; lower is "
-               "better.", fsync_latency_chart),
+               "better. " + WHISKERS_CAPTION.format(what="Bars"), fsync_latency_chart),
     FigureSpec("fileio-chart", 40, "fio with O_DIRECT: MB/s per access pattern and block size "
-               "(one time-based run per cell), log scale; higher is better.", fileio_chart),
+               "(one time-based run per cell and repetition), log scale; higher is better. "
+               + WHISKERS_CAPTION.format(what="Bars"), fileio_chart),
 ]

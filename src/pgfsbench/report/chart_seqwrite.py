@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-import matplotlib
-from matplotlib.figure import Figure
-
-from pgfsbench.report.charts import STYLE, target_colors, to_svg
+from pgfsbench.report.charts import (BAR_WHISKERS, WHISKERS_CAPTION, Estimate, cells_of,
+                                     estimate, in_plan_order, new_axes, target_colors, to_svg,
+                                     whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 
@@ -17,22 +16,22 @@ _METRIC = re.compile(r"^seqwrite\.([a-z]+)\.(mb_per_s|cpu_(?:user|system|iowait)
 CPU_PARTS = (("user", "user", "#0072B2"), ("system", "system", "#D55E00"),
              ("iowait", "iowait", "#E69F00"))
 
-Values = dict[str, dict[str, dict[str, float]]]  # target -> tool -> field -> value
+Values = dict[str, dict[str, dict[str, Estimate]]]  # target -> tool -> field -> median, CI
 
 
-def _collect(campaign: Campaign) -> Values:
-    """Values of ok seqwrite runs, targets in plan order; a later run overwrites."""
-    order = {t.name: t.position for t in campaign.targets}
+def seqwrite_values(campaign: Campaign) -> Values:
+    """target → tool → field (mb_per_s, cpu_user_pct, ...) → median over repetitions and CI.
+
+    Targets in plan order; with several seqwrite measurements (labels) on one
+    target the later wins.
+    """
     data: Values = {}
-    for run in campaign.runs:
-        if run.workload != "seqwrite" or run.status != "ok":
-            continue
-        for m in run.metrics:
-            match = _METRIC.match(m.name)
-            if match and m.value is not None:
-                tool, field = match.groups()
-                data.setdefault(run.target, {}).setdefault(tool, {})[field] = m.value
-    return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
+    for key, cell in cells_of(campaign, "seqwrite").items():
+        match = _METRIC.match(key.metric)
+        if match and (est := estimate(cell.values)):
+            tool, field = match.groups()
+            data.setdefault(key.target, {}).setdefault(tool, {})[field] = est
+    return in_plan_order(campaign, data)
 
 
 def _tools(data: Values) -> list[str]:
@@ -42,7 +41,7 @@ def _tools(data: Values) -> list[str]:
 
 def throughput_chart(campaign: Campaign) -> str | None:
     """Bars of MB/s per tool (x) and target (colour); None without data."""
-    data = {t: tools for t, tools in _collect(campaign).items()
+    data = {t: tools for t, tools in seqwrite_values(campaign).items()
             if any("mb_per_s" in f for f in tools.values())}
     if not data:
         return None
@@ -50,19 +49,18 @@ def throughput_chart(campaign: Campaign) -> str | None:
     tools, targets = _tools(data), list(data)
     width = 0.8 / len(targets)
     salt = "pgfsbench-seqwrite"
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
-        width_in = min(10.0, max(6.0, 1.2 * len(targets) * len(tools) + 2.5))
-        fig = Figure(figsize=(width_in, 3.6))
-        ax = fig.add_subplot()
+    width_in = min(10.0, max(6.0, 1.2 * len(targets) * len(tools) + 2.5))
+    with new_axes(salt, (width_in, 3.6), grid="y") as (fig, ax):
         labelled: set[str] = set()  # one legend entry per target
         for j, target in enumerate(targets):
             for i, tool in enumerate(tools):
-                value = data[target].get(tool, {}).get("mb_per_s")
-                if value is None:
+                est = data[target].get(tool, {}).get("mb_per_s")
+                if est is None:
                     continue  # not measured: leave the slot empty
                 x = i - 0.4 + width * (j + 0.5)
-                bar = ax.bar(x, value, width * 0.92, color=colors.get(target, "#444444"),
-                             label=None if target in labelled else target)
+                bar = ax.bar(x, est.median, width * 0.92, color=colors.get(target, "#444444"),
+                             label=None if target in labelled else target,
+                             yerr=whiskers([est]), error_kw=BAR_WHISKERS)
                 ax.bar_label(bar, fmt="%.0f", fontsize=7, padding=2)
                 labelled.add(target)
         ax.set_xticks(range(len(tools)), [_tool_label(t) for t in tools])
@@ -76,22 +74,28 @@ def throughput_chart(campaign: Campaign) -> str | None:
 
 
 def cpu_chart(campaign: Campaign) -> str | None:
-    """Stacked user/system/iowait % per target (and tool); None without data."""
-    data = _collect(campaign)
+    """Stacked median user/system/iowait % per target (and tool); None without data.
+
+    Each segment's whisker is that part's CI, drawn at the segment's top.
+    """
+    data = seqwrite_values(campaign)
     bars = [(target, tool) for target, tools in data.items() for tool in _tools(data)
             if tool in tools and any(f"cpu_{p}_pct" in tools[tool] for p, _, _ in CPU_PARTS)]
     if not bars:
         return None
     several_tools = len({tool for _, tool in bars}) > 1
     salt = "pgfsbench-seqwrite-cpu"
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
-        fig = Figure(figsize=(min(10.0, max(6.0, 0.8 * len(bars) + 3.0)), 3.6))
-        ax = fig.add_subplot()
+    figsize = (min(10.0, max(6.0, 0.8 * len(bars) + 3.0)), 3.6)
+    with new_axes(salt, figsize, grid="y") as (fig, ax):
         xs = range(len(bars))
         bottom = [0.0] * len(bars)
         for part, label, color in CPU_PARTS:
-            heights = [data[target][tool].get(f"cpu_{part}_pct", 0.0) for target, tool in bars]
-            ax.bar(xs, heights, 0.6, bottom=bottom, color=color, label=label)
+            # A part not measured stacks as 0 %, without a whisker.
+            ests = [data[target][tool].get(f"cpu_{part}_pct", Estimate(0.0, None, None, 0))
+                    for target, tool in bars]
+            heights = [e.median for e in ests]
+            ax.bar(xs, heights, 0.6, bottom=bottom, color=color, label=label,
+                   yerr=whiskers(ests), error_kw=BAR_WHISKERS)
             bottom = [b + h for b, h in zip(bottom, heights)]
         ax.set_xticks(list(xs), [f"{target}\n{tool}" if several_tools else target
                                  for target, tool in bars])
@@ -109,8 +113,11 @@ def _tool_label(tool: str) -> str:
 
 FIGURES = [
     FigureSpec("seqwrite-chart", 60, "Sequential write of one file (seed 004's dd): MB/s "
-               "including the final fdatasync; higher is better.", throughput_chart),
+               "including the final fdatasync; higher is better. "
+               + WHISKERS_CAPTION.format(what="Bars"), throughput_chart),
     FigureSpec("seqwrite-cpu-chart", 61, "CPU time during the sequential write, as vmstat's "
                "us/sy/wa columns: user, system (incl. irq), iowait; % of all CPUs, sampled "
-               "from /proc/stat.", cpu_chart),
+               "from /proc/stat. Each segment is the median of that part over repetitions, "
+               "stacked; its whisker, at the segment's top, is that part's 95 % confidence "
+               "interval (bootstrap) where it was measured at least twice.", cpu_chart),
 ]

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import NamedTuple, TypeVar
 
 import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from pgfsbench.analysis.cells import CellKey, Samples, collect
+from pgfsbench.analysis.stats import summarize
 from pgfsbench.store.read import Campaign, StoredRun
 
 # Canonical pg_test_fsync order; methods not listed here follow in data order.
@@ -36,6 +43,90 @@ STYLE = {
 }
 
 
+# The sentence every figure with medians and whiskers adds to its caption.
+WHISKERS_CAPTION = ("{what} are medians over repetitions; whiskers are 95 % confidence "
+                    "intervals of the median (bootstrap) where a cell was measured at least "
+                    "twice.")
+# Whiskers on bars: dark, whatever the bar's colour. Lines draw them in their own colour.
+BAR_WHISKERS = {"ecolor": "#333333", "elinewidth": 0.9, "capsize": 2.5}
+LINE_WHISKERS = {"elinewidth": 0.9, "capsize": 3}
+
+T = TypeVar("T")
+
+
+class Estimate(NamedTuple):
+    """What a chart plots for one cell: the median over repetitions and its 95 % CI."""
+
+    median: float
+    lo: float | None  # 95 % CI of the median (bootstrap); None when n < 2
+    hi: float | None
+    n: int  # repetitions with a finite value
+
+    @property
+    def has_ci(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+
+def estimate(values: Iterable[float | None]) -> Estimate | None:
+    """Median and CI of one cell's values (stats.summarize); None without any value."""
+    s = summarize(values)
+    if s.median is None:
+        return None
+    return Estimate(s.median, s.ci_low, s.ci_high, s.n)
+
+
+def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
+    """``yerr`` for matplotlib: 2 × N, [median - lo, hi - median].
+
+    NaN where a cell has no CI (n = 1), which matplotlib skips; None when no
+    cell has one, so an unrepeated campaign is drawn exactly as without whiskers.
+    """
+    if not any(e.has_ci for e in estimates):
+        return None
+    # Clamped at 0: a percentile interval need not contain the sample median.
+    return np.array([[max(0.0, e.median - e.lo) if e.has_ci else np.nan for e in estimates],
+                     [max(0.0, e.hi - e.median) if e.has_ci else np.nan for e in estimates]])
+
+
+def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estimate],
+                       errorbar: bool = False, **kwargs: object) -> None:
+    """A line through the medians, with CI whiskers where there are any (ax.errorbar).
+
+    ``errorbar``: draw it as an error bar even without whiskers, so that in a
+    chart where some line has whiskers the legend keeps the lines' order.
+    """
+    ys = [e.median for e in estimates]
+    err = whiskers(estimates)
+    if err is None and not errorbar:
+        ax.plot(xs, ys, **kwargs)
+    else:
+        ax.errorbar(xs, ys, yerr=err, **LINE_WHISKERS, **kwargs)
+
+
+def cells_of(campaign: Campaign, workload: str) -> dict[CellKey, Samples]:
+    """One workload's cells (target × label × metric), as analysis.cells groups them."""
+    return {k: v for k, v in collect(campaign).items() if k.workload == workload}
+
+
+def in_plan_order(campaign: Campaign, data: Mapping[str, T]) -> dict[str, T]:
+    """``data`` keyed by target name, sorted by the targets' plan positions."""
+    order = {t.name: t.position for t in campaign.targets}
+    return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
+
+
+@contextmanager
+def new_axes(salt: str, figsize: tuple[float, float],
+             grid: str = "both") -> Iterator[tuple[Figure, Axes]]:
+    """A figure with one axes in the report's style; call ``to_svg`` inside the block.
+
+    ``salt`` seeds the SVG's hashed ids (svg.hashsalt), so identical input gives
+    identical bytes; ``grid`` is "both" or "y" (bar charts).
+    """
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": grid}):
+        fig = Figure(figsize=figsize)
+        yield fig, fig.add_subplot()
+
+
 def target_colors(campaign: Campaign) -> dict[str, str]:
     """One colour per target, by plan position, so every chart and the table agree."""
     return {t.name: _PALETTE[i % len(_PALETTE)] for i, t in enumerate(campaign.targets)}
@@ -51,9 +142,7 @@ def tps_chart(campaign: Campaign) -> str | None:
         return None
     labels = _run_labels(runs)
     salt = "pgfsbench-tps"
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
-        fig = Figure(figsize=(9, 3.6))
-        ax = fig.add_subplot()
+    with new_axes(salt, (9, 3.6)) as (fig, ax):
         seen: dict[str, int] = {}
         for run in runs:
             n = seen[run.target] = seen.get(run.target, -1) + 1
@@ -73,7 +162,7 @@ def tps_chart(campaign: Campaign) -> str | None:
 def fsync_chart(campaign: Campaign) -> str | None:
     """Grouped bars of one-8 kB-write ops/s per sync method and target; None without data."""
     colors = target_colors(campaign)
-    data = _fsync_values(campaign)  # target -> method -> value (None: unsupported)
+    data = fsync_points(campaign)  # target -> method -> Estimate (None: unsupported)
     if not data:
         return None
     seen = [m for vals in data.values() for m in vals]
@@ -81,25 +170,25 @@ def fsync_chart(campaign: Campaign) -> str | None:
     methods += [m for m in dict.fromkeys(seen) if m not in methods]
     targets = list(data)
     width = 0.8 / len(targets)
-    top = max((v for vals in data.values() for v in vals.values() if v), default=1.0)
+    top = max((e.median for vals in data.values() for e in vals.values() if e and e.median),
+              default=1.0)
     salt = "pgfsbench-fsync"
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "y"}):
-        fig = Figure(figsize=(9, 3.6))
-        ax = fig.add_subplot()
+    with new_axes(salt, (9, 3.6), grid="y") as (fig, ax):
         labelled: set[str] = set()  # one legend entry per target
         for j, target in enumerate(targets):
             xs = [i - 0.4 + width * (j + 0.5) for i in range(len(methods))]
             for x, method in zip(xs, methods):
                 if method not in data[target]:
                     continue  # not measured: nothing to say
-                value = data[target][method]
-                if value is None:
+                est = data[target][method]
+                if est is None:
                     # Unsupported is not zero: leave the slot empty but say so.
                     ax.text(x, top * 0.02, "n/a", ha="center", va="bottom", rotation=90,
                             fontsize=8, color="#666666")
                     continue
-                ax.bar(x, value, width * 0.92, color=colors.get(target, "#444444"),
-                       label=None if target in labelled else target)
+                ax.bar(x, est.median, width * 0.92, color=colors.get(target, "#444444"),
+                       label=None if target in labelled else target,
+                       yerr=whiskers([est]), error_kw=BAR_WHISKERS)
                 labelled.add(target)
         ax.set_xticks(range(len(methods)), methods)
         ax.set_ylabel("ops/s (one 8 kB write + sync)")
@@ -110,17 +199,19 @@ def fsync_chart(campaign: Campaign) -> str | None:
         return to_svg(fig, salt)
 
 
-def _fsync_values(campaign: Campaign) -> dict[str, dict[str, float | None]]:
-    data: dict[str, dict[str, float | None]] = {}
-    order = {t.name: t.position for t in campaign.targets}
-    for run in campaign.runs:
-        if run.workload != "fsync" or run.status != "ok":
-            continue
-        for m in run.metrics:
-            match = _FSYNC_8K.match(m.name)
-            if match:  # a later run overwrites, as in the comparison table
-                data.setdefault(run.target, {})[match.group(1)] = m.value
-    return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
+def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
+    """target → sync method → median ops/s over repetitions with its CI.
+
+    None marks a method the target does not support (no repetition gave a
+    value). Targets in plan order, methods in the order first measured; when
+    one target has several fsync measurements (labels), the later one wins.
+    """
+    data: dict[str, dict[str, Estimate | None]] = {}
+    for key, cell in cells_of(campaign, "fsync").items():
+        match = _FSYNC_8K.match(key.metric)
+        if match:
+            data.setdefault(key.target, {})[match.group(1)] = estimate(cell.values)
+    return in_plan_order(campaign, data)
 
 
 def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
@@ -169,5 +260,6 @@ FIGURES = [
     FigureSpec("tps-chart", 10, "Per-second throughput of each pgbench run, from its "
                "transaction logs.", tps_chart),
     FigureSpec("fsync-chart", 20, "pg_test_fsync, one 8 kB write per sync: operations per "
-               "second; n/a marks a method the target does not support.", fsync_chart),
+               "second; n/a marks a method the target does not support. "
+               + WHISKERS_CAPTION.format(what="Bars"), fsync_chart),
 ]

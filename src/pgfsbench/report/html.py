@@ -22,8 +22,8 @@ from pgfsbench.analysis.table import comparison_table
 from pgfsbench.provision.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
-from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, format_ratio,
-                                       notices, row_scale)
+from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,
+                                       format_ratio, notices, row_scale)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 
 REPORT_NAME = "report.html"
@@ -53,6 +53,7 @@ def render_report(campaign: Campaign) -> str:
         autoescape=True,  # every string here came from a tool's output or a plan file
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(cell=cell_text, ratio=format_ratio, arrow=direction_arrow,
+                       direction_title=direction_title,
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
                        fact=_fact)

@@ -53,8 +53,21 @@ def format_ratio(ratio: float | None) -> str:
     return "" if ratio is None else f"×{ratio:.2f}"
 
 
-def direction_arrow(higher_is_better: bool) -> str:
+NO_DIRECTION_MARK = "·"
+
+
+def direction_arrow(higher_is_better: bool | None) -> str:
+    """↑ higher is better, ↓ lower is better, · no direction (a count, a size)."""
+    if higher_is_better is None:
+        return NO_DIRECTION_MARK
     return "↑" if higher_is_better else "↓"
+
+
+def direction_title(higher_is_better: bool | None) -> str:
+    """The arrow's meaning in words, for a tooltip."""
+    if higher_is_better is None:
+        return "no direction: informational"
+    return "higher is better" if higher_is_better else "lower is better"
 
 
 def row_scale(row: Row) -> float | None:

@@ -45,7 +45,7 @@ def backup_metrics(nbytes: int, seconds: float) -> list[Metric]:
     mb = nbytes / 2**20
     return [
         Metric("basebackup.seconds", seconds, "s", False, "pg_basebackup wall time"),
-        Metric("basebackup.mb", mb, "MB", False, "informational: size of the backup"),
+        Metric("basebackup.mb", mb, "MB", None, "informational: size of the backup"),
         Metric("basebackup.mb_per_s", mb / seconds, "MB/s", True, "backup size / time"),
     ]
 

@@ -158,15 +158,16 @@ def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
             note = f"fewer workers than asked ({n}): the planner planned {planned}"
         elif launched < n:
             note = f"fewer workers than asked ({n}): the server ran short of background workers"
-        metrics.append(Metric(f"parallel_scan.workers_{n}.launched", launched, "workers", True,
+        metrics.append(Metric(f"parallel_scan.workers_{n}.launched", launched, "workers", None,
                               note))
     best = best_workers(medians)
     metrics += [
-        Metric("parallel_scan.best_workers", best, "workers", True,
+        Metric("parallel_scan.best_workers", best, "workers", None,
                "informational: the max_parallel_workers_per_gather with the lowest time"),
-        Metric("parallel_scan.speedup", speedup(medians), "x", True,
-               f"time at {min(medians)} workers / best time"),
-        Metric("parallel_scan.knee_workers", knee_workers(medians), "workers", True,
+        Metric("parallel_scan.speedup", speedup(medians), "x", None,
+               f"informational: time at {min(medians)} workers / best time (the shape "
+               f"of the curve; the times themselves rank the targets)"),
+        Metric("parallel_scan.knee_workers", knee_workers(medians), "workers", None,
                f"informational: the fewest workers after which more improve the time by "
                f"less than {KNEE_GAIN:.0%}"),
     ]
@@ -267,6 +268,6 @@ def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
             # else: the server may be gone; the first error is the one to report
     _check_rows(timings, params.rows)
     result = WorkloadResult(metrics=sweep_metrics(timings))
-    result.metrics.append(Metric("parallel_scan.table_mb", size / 2**20, "MB", False,
+    result.metrics.append(Metric("parallel_scan.table_mb", size / 2**20, "MB", None,
                                  "informational: size of the scanned table"))
     return result

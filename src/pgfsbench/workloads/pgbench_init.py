@@ -21,6 +21,6 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     for phase, seconds in times.phases.items():
         result.metrics.append(Metric(f"pgbench_init.{phase}_s", seconds, "s", False))
     size = int(ctx.cluster.sql("SELECT pg_database_size('postgres')"))
-    result.metrics.append(Metric("pgbench_init.db_size_mb", size / 2**20, "MB", False,
+    result.metrics.append(Metric("pgbench_init.db_size_mb", size / 2**20, "MB", None,
                                  "database size after the load"))
     return result

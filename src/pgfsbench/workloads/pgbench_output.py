@@ -6,6 +6,7 @@ Formats are those of PostgreSQL 15 and 18, checked against captured outputs in
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import math
 import re
@@ -14,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Literal, NamedTuple
 
 from pgfsbench.workloads.result import Series
+from pgfsbench.workloads.warmup import steady_state_start
 
 # --------------------------------------------------------------------------
 # pgbench -i
@@ -269,6 +271,12 @@ class TxLogSummary:
     ``failed`` counts every non-numeric, non-``skipped`` time column:
     ``failed``, or ``serialization``/``deadlock``/``other`` with
     --failures-detailed.
+
+    With a warm-up trim (``trimmed_s`` > 0) the counts and latency statistics
+    leave out the transactions that completed in the first ``trimmed_s``
+    seconds of the series (series times ``0 .. trimmed_s - 1``); the series,
+    ``first_start_epoch``, ``last_end_epoch`` and ``malformed_lines`` still
+    cover the whole run.
     """
 
     committed: int
@@ -286,10 +294,25 @@ class TxLogSummary:
     latency_avg: Series
     files: int = 0
     malformed_lines: int = 0
+    trimmed_s: float = 0.0  # whole seconds of the series left out of counts and latencies
 
     @property
     def series(self) -> list[Series]:
         return [self.tps, self.latency_avg]
+
+    @property
+    def trimmed_run_s(self) -> float:
+        """Run time before the cut-off: from the earliest start to origin + ``trimmed_s``.
+
+        The origin is the whole second of the earliest start, so this is
+        ``trimmed_s`` minus the fraction of a second the run started after the
+        origin (``trimmed_s - 1 < trimmed_run_s <= trimmed_s``): the time the
+        left-out transactions stand for, e.g. to divide the kept ones by the
+        rest of the run.  0 without a trim.
+        """
+        if not self.trimmed_s or self.first_start_epoch is None:
+            return 0.0
+        return max(0.0, math.floor(self.first_start_epoch) + self.trimmed_s - self.first_start_epoch)
 
 
 @contextmanager
@@ -321,7 +344,11 @@ class _Accumulator:
 
     GROUP_CAP = 16_384  # lines; bounds the group's memory at very high tps
 
-    def __init__(self) -> None:
+    def __init__(self, cutoff_sec: int | None = None) -> None:
+        # Groups completing in an epoch second < cutoff_sec are ignored
+        # entirely (a warm-up trim; the caller keeps the series of an
+        # untrimmed pass).  Checked once per group, not per line.
+        self.cutoff_sec = cutoff_sec
         self.hist = LatencyHistogram()
         self.failed = self.skipped = self.malformed = 0
         self.sum_us = 0
@@ -368,6 +395,8 @@ class _Accumulator:
             self.malformed += len(toks)
             return
         sec = int(sec_b)
+        if self.cutoff_sec is not None and sec < self.cutoff_sec:
+            return
         if not b"".join(usecs).isdigit():  # rare: drop the lines with a bad microsecond field
             good = [(t, u) for t, u in zip(toks, usecs) if u.isdigit()]
             self.malformed += len(toks) - len(good)
@@ -419,7 +448,9 @@ class _Accumulator:
             self._last_groups.append(usecs)
 
 
-def summarize_transaction_logs(paths: Iterable[Path]) -> TxLogSummary:
+def summarize_transaction_logs(
+    paths: Iterable[Path], *, skip_before_s: float | Literal["auto"] = 0
+) -> TxLogSummary:
     """Stream pgbench ``-l`` logs (one per thread; plain or gzip) into a summary.
 
     Line format (PG 15/18, non-aggregated)::
@@ -443,8 +474,55 @@ def summarize_transaction_logs(paths: Iterable[Path]) -> TxLogSummary:
     appear as 0 tps (a stall is a result).  ``pgbench.latency_avg`` has points
     only for seconds with completions.  Lines that do not parse are counted in
     ``malformed_lines`` (e.g. a last line cut short by a kill), not fatal.
+
+    Warm-up trim: ``skip_before_s`` > 0 leaves out of the counts and every
+    latency statistic the transactions *completing* in series seconds
+    ``< ceil(skip_before_s)`` (the series' whole-second granularity; the
+    origin is the whole second of the earliest start).  ``"auto"`` picks that
+    number with ``warmup.steady_state_start`` (MSER) on the tps series without
+    its partial last second.  The series still cover the whole run, so a
+    chart shows the warm-up; ``trimmed_s`` says how many seconds were left
+    out.  The origin is only known once every line has been read, so a trim
+    reads the logs twice (``paths`` is materialised); without one there is a
+    single pass, as fast as before.
     """
-    acc = _Accumulator()
+    if skip_before_s == "auto":
+        paths = [Path(p) for p in paths]
+        full = _summarize(paths, cutoff_sec=None)
+        values = [v for _, v in full.tps.points]
+        skip = steady_state_start(values[:-1])  # pgbench's last second is partial
+    else:
+        if not isinstance(skip_before_s, (int, float)) or not skip_before_s >= 0:  # also NaN
+            raise ValueError(f"skip_before_s must be a number of seconds >= 0 or 'auto', "
+                             f"not {skip_before_s!r}")
+        if skip_before_s == 0:
+            return _summarize(paths, cutoff_sec=None)
+        paths = [Path(p) for p in paths]
+        full = _summarize(paths, cutoff_sec=None)
+        skip = math.ceil(skip_before_s)
+    if skip == 0 or full.first_start_epoch is None:
+        return full  # nothing to leave out
+    origin = math.floor(full.first_start_epoch)
+    kept = _summarize(paths, cutoff_sec=origin + skip)
+    # The kept pass's series, times and malformed count would cover only part
+    # of the run: take those from the full pass.
+    return dataclasses.replace(
+        full,
+        committed=kept.committed,
+        failed=kept.failed,
+        skipped=kept.skipped,
+        latency_mean_ms=kept.latency_mean_ms,
+        latency_stddev_ms=kept.latency_stddev_ms,
+        latency_p50_ms=kept.latency_p50_ms,
+        latency_p95_ms=kept.latency_p95_ms,
+        latency_p99_ms=kept.latency_p99_ms,
+        latency_max_ms=kept.latency_max_ms,
+        trimmed_s=float(skip),
+    )
+
+
+def _summarize(paths: Iterable[Path], cutoff_sec: int | None) -> TxLogSummary:
+    acc = _Accumulator(cutoff_sec)
     files = 0
     for path in paths:
         files += 1

@@ -147,9 +147,11 @@ def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metri
     """The CPU split over the whole write (exact, from the first and last /proc/stat)."""
     note = "; ".join(monitor.problems)
     cpu = monitor.window_cpu()
+    # No direction: a share of CPU time over a window whose length differs by
+    # target says where the time went, not what the write cost (process_*_s does).
     metrics = [
         Metric(f"seqwrite.{tool}.cpu_{part}_pct", cpu[part] if cpu else None,
-               "% of all CPUs", False, note or "vmstat-style, over the write")
+               "% of all CPUs", None, note or "vmstat-style, over the write")
         for part in CPU_SPLIT
     ]
     # What reached the device per byte written: journal, metadata, CoW. Unknown

@@ -1,0 +1,209 @@
+"""Bar and line charts plot medians over repetitions, with 95 % CI whiskers when n ≥ 2.
+
+A results directory written through the Store the way a campaign writes it:
+two targets, every charted workload, each cell measured once or three times.
+With three repetitions the values are base × (1.2, 1.0, 0.9): the median (the
+base) is neither the first nor the last run's value, nor the mean.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+from pgfsbench.analysis.stats import summarize
+from pgfsbench.report.chart_fio import collect_values, fileio_chart, fsync_latency_chart
+from pgfsbench.report.chart_scan import (basebackup_chart, basebackup_rates, scan_chart,
+                                         scan_curves)
+from pgfsbench.report.chart_seqwrite import cpu_chart, seqwrite_values, throughput_chart
+from pgfsbench.report.chart_sweep import clients_chart, sweep_points
+from pgfsbench.report.charts import (Estimate, fsync_chart, fsync_points, new_axes, to_svg,
+                                     whiskers)
+from pgfsbench.report.figures import all_figures
+from pgfsbench.store.db import Store
+from pgfsbench.store.read import Campaign, load_campaign
+from pgfsbench.workloads.result import Metric, WorkloadResult
+
+THREE = (1.2, 1.0, 0.9)
+ONE = (1.0,)
+TARGETS = ("ext4", "xfs")
+
+# workload, label, params, metric, unit, higher_is_better, base value per target
+# (None: unsupported on that target, in every repetition).
+CELLS = [
+    ("pgbench", "clients=1", {"clients": 1}, "pgbench.tps", "tx/s", True, (100.0, 120.0)),
+    ("pgbench", "clients=8", {"clients": 8}, "pgbench.tps", "tx/s", True, (800.0, 950.0)),
+    ("fsync", "", {}, "fsync.fdatasync_8k.ops_per_s", "ops/s", True, (1500.0, 1600.0)),
+    ("fsync", "", {}, "fsync.fsync_writethrough_8k.ops_per_s", "ops/s", True, (None, None)),
+    ("fsync-latency", "", {}, "fsync_latency.sync_p50_us", "µs", False, (200.0, 150.0)),
+    ("fsync-latency", "", {}, "fsync_latency.sync_p99_us", "µs", False, (900.0, 800.0)),
+    ("fileio", "", {}, "fileio.randread_8k.mb_per_s", "MB/s", True, (50.0, 60.0)),
+    ("parallel-scan", "", {"rows": 1000}, "parallel_scan.workers_0.ms", "ms", False, (90.0, 80.0)),
+    ("parallel-scan", "", {"rows": 1000}, "parallel_scan.workers_1.ms", "ms", False, (50.0, 42.0)),
+    ("parallel-scan", "", {"rows": 1000}, "parallel_scan.workers_2.ms", "ms", False, (48.0, 30.0)),
+    ("basebackup", "", {}, "basebackup.mb_per_s", "MB/s", True, (100.0, 150.0)),
+    ("seqwrite", "", {}, "seqwrite.dd.mb_per_s", "MB/s", True, (300.0, 350.0)),
+    ("seqwrite", "", {}, "seqwrite.dd.cpu_user_pct", "%", None, (5.0, 6.0)),
+    ("seqwrite", "", {}, "seqwrite.dd.cpu_system_pct", "%", None, (20.0, 25.0)),
+    ("seqwrite", "", {}, "seqwrite.dd.cpu_iowait_pct", "%", None, (30.0, 20.0)),
+]
+
+CHARTS = [fsync_chart, clients_chart, fsync_latency_chart, fileio_chart, scan_chart,
+          basebackup_chart, throughput_chart, cpu_chart]
+
+
+def _build(results: Path, factors: dict[str, tuple[float, ...]]) -> Campaign:
+    """One run per target × measurement × repetition, rounds in order as a campaign runs them."""
+    store = Store.create(results)
+    store.start_campaign("c-reps", "reps", {"name": "reps"}, {}, "0.1.0")
+    ids = {}
+    for pos, name in enumerate(TARGETS):
+        ids[name] = store.add_target(name, pos, "loop", name, {})
+        store.set_target(ids[name], "ok")
+    measurements = list(dict.fromkeys((w, label) for w, label, *_ in CELLS))
+    for rep in range(max(len(f) for f in factors.values())):
+        for pos, name in enumerate(TARGETS):
+            if rep >= len(factors[name]):
+                continue
+            f = factors[name][rep]
+            for workload, label in measurements:
+                cells = [c for c in CELLS if (c[0], c[1]) == (workload, label)]
+                run = store.start_run(ids[name], workload, cells[0][2], label, repetition=rep + 1)
+                store.add_result(run, ids[name], WorkloadResult([
+                    Metric(metric, None if base[pos] is None else base[pos] * f, unit, hib)
+                    for _, _, _, metric, unit, hib, base in cells]))
+                store.finish_run(run, "ok")
+    store.end_campaign("ok")
+    store.close()
+    return load_campaign(results)
+
+
+def _base(metric: str, target: str, label: str = "") -> float:
+    cell = next(c for c in CELLS if c[3] == metric and c[1] == label)
+    return cell[6][TARGETS.index(target)]
+
+
+def _estimates(campaign: Campaign) -> dict[tuple[str, str], Estimate]:
+    """Every charted estimate, through the modules' own data functions."""
+    out: dict[tuple[str, str], Estimate] = {}
+    for target, pts in sweep_points(campaign).items():
+        for clients, est in pts:
+            out[(target, f"pgbench.tps clients={clients}")] = est
+    for target, methods in fsync_points(campaign).items():
+        for method, est in methods.items():
+            if est is not None:
+                out[(target, f"fsync.{method}_8k.ops_per_s")] = est
+    for target, keys in collect_values(campaign, "fsync-latency",
+                                       lambda n: n if "sync_p" in n else None).items():
+        out |= {(target, k): e for k, e in keys.items()}
+    for target, keys in collect_values(campaign, "fileio", lambda n: n).items():
+        out |= {(target, k): e for k, e in keys.items()}
+    for curve in scan_curves(campaign):
+        out |= {(curve.target, f"parallel_scan.workers_{w}.ms"): e for w, e in curve.ms.items()}
+    for target, est in basebackup_rates(campaign).items():
+        out[(target, "basebackup.mb_per_s")] = est
+    for target, tools in seqwrite_values(campaign).items():
+        out |= {(target, f"seqwrite.{tool}.{field}"): e
+                for tool, fields in tools.items() for field, e in fields.items()}
+    return out
+
+
+def _expected_base(key: tuple[str, str]) -> float:
+    target, name = key
+    if name.startswith("pgbench.tps clients="):
+        return _base("pgbench.tps", target, "clients=" + name.rsplit("=", 1)[1])
+    return _base(name, target)
+
+
+def test_points_are_medians_with_the_ci_of_the_median(tmp_path: Path) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": THREE})
+    got = _estimates(campaign)
+    assert len(got) == 2 * (len(CELLS) - 1)  # every cell but the unsupported one
+    for key, est in got.items():
+        base = _expected_base(key)
+        values = [base * f for f in THREE]
+        want = summarize(values)
+        assert est.n == 3, key
+        assert est.median == pytest.approx(base), key  # not the last run's, not the mean
+        assert (est.lo, est.hi) == (want.ci_low, want.ci_high), key
+        assert min(values) <= est.lo < est.median < est.hi <= max(values), key
+    # The sweep's x values come from the runs' params; the knee from the median curve.
+    assert [c for c, _ in sweep_points(campaign)["xfs"]] == [1, 8]
+    assert {c.target: c.knee for c in scan_curves(campaign)} == {"ext4": 1, "xfs": 2}
+    assert fsync_points(campaign)["ext4"]["fsync_writethrough"] is None  # unsupported: n/a
+
+
+def test_a_single_run_per_cell_has_no_ci(tmp_path: Path) -> None:
+    got = _estimates(_build(tmp_path / "res", {"ext4": ONE, "xfs": ONE}))
+    assert len(got) == 2 * (len(CELLS) - 1)
+    for key, est in got.items():
+        assert est == Estimate(_expected_base(key), None, None, 1), key
+
+
+@pytest.mark.parametrize("chart", CHARTS, ids=lambda f: f.__name__)
+def test_whiskers_are_drawn_only_for_repeated_cells(tmp_path: Path, chart) -> None:
+    repeated = _build(tmp_path / "three", {"ext4": THREE, "xfs": THREE})
+    single = _build(tmp_path / "one", {"ext4": ONE, "xfs": ONE})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no layout, legend or NaN warnings
+        svg3, svg1 = chart(repeated), chart(single)
+    assert svg3 and svg1 and svg3.startswith("<svg") and svg1.startswith("<svg")
+    assert svg3 == chart(repeated)  # still deterministic
+    # matplotlib draws error bars as a LineCollection; nothing else in these charts is one.
+    assert "LineCollection" in svg3
+    assert "LineCollection" not in svg1
+    assert svg3.count("<path") > svg1.count("<path")  # the whiskers and their caps
+
+
+def test_mixed_repetitions_whisker_only_the_repeated_target(tmp_path: Path) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": ONE})
+    rates = basebackup_rates(campaign)
+    assert rates["ext4"].has_ci and not rates["xfs"].has_ci
+    err = whiskers(list(rates.values()))
+    assert err is not None and err.shape == (2, 2)
+    assert err[0][0] == pytest.approx(100.0 - rates["ext4"].lo)
+    assert err[1][0] == pytest.approx(rates["ext4"].hi - 100.0)
+    assert math.isnan(err[0][1]) and math.isnan(err[1][1])  # matplotlib skips NaN: no whisker
+    svg = basebackup_chart(campaign)
+    assert svg and svg.count("LineCollection") == 1
+
+
+def test_whiskers_helper() -> None:
+    assert whiskers([Estimate(5.0, None, None, 1)]) is None  # nothing to draw: as without
+    assert whiskers([]) is None
+    # A percentile interval need not contain the sample median: never a negative length.
+    err = whiskers([Estimate(5.0, 5.5, 7.0, 2)])
+    assert np.array_equal(err, np.array([[0.0], [2.0]]))
+
+
+def test_new_axes_is_deterministic_and_restores_rc() -> None:
+    before = matplotlib.rcParams["svg.hashsalt"]
+
+    def draw() -> str:
+        with new_axes("pgfsbench-test", (4, 3), grid="y") as (fig, ax):
+            assert matplotlib.rcParams["svg.hashsalt"] == "pgfsbench-test"
+            assert matplotlib.rcParams["axes.grid.axis"] == "y"
+            ax.bar([0, 1], [1.0, 2.0], yerr=[[0.1, 0.2], [0.3, 0.4]])
+            return to_svg(fig, "pgfsbench-test")
+
+    assert draw() == draw()
+    assert matplotlib.rcParams["svg.hashsalt"] == before
+
+
+def test_captions_say_what_the_points_and_whiskers_are() -> None:
+    specs = {s.id: s for s in all_figures()}
+    charted = {"fsync-chart", "clients-chart", "fsync-latency-chart", "fileio-chart",
+               "scan-chart", "basebackup-chart", "seqwrite-chart", "seqwrite-cpu-chart"}
+    assert charted <= set(specs)
+    for fig_id in charted:
+        caption = specs[fig_id].caption
+        assert re.search(r"medians? .*over repetitions", caption), fig_id
+        assert "95 % confidence interval" in caption and "at least twice" in caption, fig_id
+    for fig_id in ("tps-chart", "timeline-chart"):  # per-second series: no whiskers
+        assert "whisker" not in specs[fig_id].caption
