@@ -135,6 +135,7 @@ def compare(
     from pgfsbench.analysis.combine import combined_source
     from pgfsbench.analysis.table import build_table
     from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.export.comparison import to_json
     from pgfsbench.report import compare as fmt
     from pgfsbench.store.read import load_campaign
 
@@ -160,7 +161,7 @@ def compare(
         raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
     verdicts = verdict_lines(table, durability)
     if format == "json":
-        json.dump(fmt.to_json(table, rows, verdicts), sys.stdout, indent=2)
+        json.dump(to_json(table, rows, verdicts), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif format == "markdown":
         sys.stdout.write(fmt.to_markdown(table, rows, verdicts))

@@ -164,7 +164,7 @@ def test_directionless_metric_is_different() -> None:
     down = classify(compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
                     0.004, higher_is_better=True, comparisons=3)
     assert (down.kind, down.mark) == ("worse", "\u2212")
-    assert down.reason.startswith("p=0.004 (adjusted), ") and "lower" in down.reason
+    assert down.reason.startswith("p=0.0040 (adjusted), ") and "lower" in down.reason
 
 
 def test_classify_n1_is_insufficient() -> None:
@@ -185,7 +185,7 @@ def test_classify_insufficient_for_family_size() -> None:
 def test_classify_same_reasons() -> None:
     flat = compare([5.0] * 5, [5.0] * 5)
     v = classify(flat, flat.p_value, higher_is_better=True)
-    assert (v.kind, v.mark, v.reason) == ("same", "~", "no difference: p=1.00")
+    assert (v.kind, v.mark, v.reason) == ("same", "~", "no difference: p=1.0")
     # Significant but below the practical-noise threshold.
     small = Comparison(1.012, 1.005, 1.02, 0.001, 10, 10)
     v = classify(small, 0.001, higher_is_better=True)

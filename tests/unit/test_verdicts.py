@@ -8,7 +8,8 @@ from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
 from pgfsbench.analysis.verdicts import INSUFFICIENT, SINGLE, TIE, WINNER, verdict_lines
-from pgfsbench.report.compare import select_rows, to_json, to_markdown
+from pgfsbench.export.comparison import to_json
+from pgfsbench.report.compare import select_rows, to_markdown
 
 SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})

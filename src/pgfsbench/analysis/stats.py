@@ -234,7 +234,10 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
 def _fmt_p(p: float) -> str:
     if p < 0.001:
         return "p<0.001"
-    return f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
+    # Two significant digits, truncated: 0.0497 must not print as 0.050 next to
+    # "significant" at alpha 0.05.
+    decimals = max(1, 1 - math.floor(math.log10(p)))
+    return f"p={math.floor(p * 10**decimals) / 10**decimals:.{decimals}f}"
 
 
 def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bool | None,

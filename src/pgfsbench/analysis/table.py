@@ -165,9 +165,10 @@ def _compare_with_baseline(table: Table) -> None:
             table.headline_tests = sum(p is not None for p in adjusted) or len(family)
         for (row, cell), p in zip(family, adjusted):
             cell.p_adjusted = p
+            # Holm's strictest threshold is alpha/m; BH's most lenient is alpha itself.
             cell.verdict = classify(cell.comparison, p, higher_is_better=row.higher_is_better,
                                     alpha=table.alpha, noise=table.noise,
-                                    comparisons=max(1, len(family)))
+                                    comparisons=max(1, len(family)) if headline else 1)
 
 
 def params_key(params: dict) -> str:

@@ -26,9 +26,22 @@ def export_json(campaign: Campaign) -> dict[str, Any]:
             "host": _clean(campaign.host),
             "pgfsbench_version": campaign.version,
         },
+        "schedule": _clean(campaign.schedule),
         "targets": [_target(t) for t in campaign.targets],
         "runs": [_run(r, fs_of.get(r.target)) for r in campaign.runs],
+        # Medians, CIs and verdicts per cell: the same numbers as the report.
+        "comparison": _clean(_comparison(campaign)),
     }
+
+
+def _comparison(campaign: Campaign) -> dict[str, Any]:
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.export.comparison import to_json
+
+    table = comparison_table(campaign)
+    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    return to_json(table, table.rows, verdict_lines(table, durability))
 
 
 def _target(t: StoredTarget) -> dict[str, Any]:
@@ -50,6 +63,7 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "fs": fs,
         "workload": r.workload,
         "label": r.label,
+        "repetition": r.repetition,
         "params": _clean(r.params),
         "status": r.status,
         "error": r.error,

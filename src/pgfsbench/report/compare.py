@@ -3,7 +3,7 @@
 Each row: median ± CI half-width (n) per column, and per contender the ratio
 of medians with its 95% CI and a mark: ``+`` better, ``−`` worse, ``≠``
 different (no direction), ``~`` no difference, ``?`` too few samples.
-The same rows render for the terminal, as Markdown and as JSON.
+The same rows render for the terminal and as Markdown (JSON: ``export/comparison.py``).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def value_text(cell: Cell, scale: float | None) -> str:
     return f"{text} (n={cell.n})"
 
 
-def diff_text(cell: Cell) -> tuple[str, str]:
-    """(ratio with CI, mark with its reason) of a contender's cell."""
+def diff_text(cell: Cell, short: bool = False) -> tuple[str, str]:
+    """(ratio with CI, mark with its reason) of a contender's cell; ``short`` keeps only
+    the adjusted p-value of the reason (the terminal is narrow, the footer explains)."""
     c = cell.comparison
     if c is None or c.ratio is None:
         return "", ""
@@ -48,7 +49,12 @@ def diff_text(cell: Cell) -> tuple[str, str]:
     if c.ci_low is not None:
         ratio += f" [{c.ci_low:.3f}, {c.ci_high:.3f}]"
     v = cell.verdict
-    return ratio, (f"{v.mark} {v.reason}" if v else "")
+    if v is None:
+        return ratio, ""
+    if short:
+        return ratio, v.mark + (f" p={cell.p_adjusted:.2g}" if cell.p_adjusted is not None
+                                else "")
+    return ratio, f"{v.mark} {v.reason}"
 
 
 def _title(row: Row) -> str:
@@ -70,7 +76,7 @@ def render_terminal(table: Table, rows: list[Row], verdicts: list[VerdictLine],
         for t in table.targets:
             cells.append(Text(value_text(row.cells[t], scale)))
             if t != table.baseline:
-                ratio, mark = diff_text(row.cells[t])
+                ratio, mark = diff_text(row.cells[t], short=True)
                 style = MARK_STYLE.get(mark[:1], "")
                 cells.append(Text(f"{ratio} {mark}".strip(), style=style))
         rt.add_row(Text(f"{_title(row)} [{row.unit}]"), Text(direction_arrow(row.higher_is_better)),
@@ -113,33 +119,3 @@ def to_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> s
                                                          else ""))
     out += ["", f"_{footer(table)}_", ""]
     return "\n".join(out)
-
-
-def to_json(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
-    def cell(c: Cell) -> dict:
-        d = {"status": c.status, "median": c.value, "n": c.n,
-             "ci95": list(c.ci) if c.ci else None, "cv": c.cv, "values": c.values}
-        if c.comparison is not None:
-            cmp = c.comparison
-            d["vs_baseline"] = {
-                "ratio": cmp.ratio,
-                "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
-                "p_value": cmp.p_value, "p_adjusted": c.p_adjusted,
-                "verdict": c.verdict.kind if c.verdict else None,
-                "reason": c.verdict.reason if c.verdict else None}
-        return d
-
-    return {
-        "baseline": table.baseline,
-        "columns": table.targets,
-        "alpha": table.alpha,
-        "noise": table.noise,
-        "rows": [{"workload": r.workload, "label": r.label, "metric": r.metric,
-                  "unit": r.unit, "headline": r.headline,
-                  "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],
-                  "cells": {t: cell(r.cells[t]) for t in table.targets}} for r in rows],
-        "verdicts": [{"workload": v.workload, "label": v.label, "metric": v.metric,
-                      "kind": v.kind, "winner": v.winner, "text": v.text,
-                      "durability": v.durability, "warning": v.warning or None}
-                     for v in verdicts],
-    }

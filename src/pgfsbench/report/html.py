@@ -17,13 +17,15 @@ import jinja2
 from markupsafe import Markup
 
 from pgfsbench.analysis.diff import provenance_diff
-from pgfsbench.analysis.durability import target_durability
 from pgfsbench.analysis.table import comparison_table
+from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.report.compare import footer as compare_footer
 from pgfsbench.provision.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,
-                                       format_ratio, notices, row_scale)
+                                       durabilities, format_ratio, format_value, notices,
+                                       row_scale, spread_text)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 
 REPORT_NAME = "report.html"
@@ -53,6 +55,7 @@ def render_report(campaign: Campaign) -> str:
         autoescape=True,  # every string here came from a tool's output or a plan file
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(cell=cell_text, ratio=format_ratio, arrow=direction_arrow,
+                       spread=spread_text, cell_value=format_value,
                        direction_title=direction_title,
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
@@ -73,7 +76,10 @@ def render_report(campaign: Campaign) -> str:
         figures=[(spec, Markup(svg)) for spec, svg in render_figures(campaign)],
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
-        durability={t.name: target_durability(t.provenance, t.fs) for t in campaign.targets},
+        durability=durabilities(campaign),
+        verdicts=verdict_lines(table, durabilities(campaign)),
+        schedule=campaign.schedule,
+        footer=compare_footer(table),
         diff=provenance_diff(campaign.targets),
         diff_targets=[t.name for t in campaign.targets if t.provenance],
         diff_groups=DIFF_GROUPS,

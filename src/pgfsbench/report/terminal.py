@@ -15,6 +15,7 @@ from rich.text import Text
 
 from pgfsbench.analysis.durability import SAFE, target_durability
 from pgfsbench.analysis.table import Cell, Row, comparison_table
+from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.provision.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
 
@@ -81,6 +82,17 @@ def cell_text(cell: Cell, scale: float | None = None) -> str:
     return CELL_TEXT.get(cell.status, cell.status)
 
 
+def spread_text(cell: Cell) -> str:
+    """'±3% n=5' for a repeated cell: the 95% CI half-width of its median; '' for n=1."""
+    if cell.ci is None or not cell.value:
+        return ""
+    return f"±{(cell.ci[1] - cell.ci[0]) / 2 / abs(cell.value):.0%} n={cell.n}"
+
+
+def verdict_mark(cell: Cell) -> str:
+    return cell.verdict.mark if cell.verdict else ""
+
+
 def notices(campaign: Campaign) -> list[Notice]:
     """Skipped or failed targets, mount options the kernel ignored or changed, failed runs,
     and an unfinished campaign."""
@@ -128,9 +140,17 @@ def render_table(campaign: Campaign, console: Console) -> None:
             rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row.unit),
                        Text(direction_arrow(row.higher_is_better)), *cells)
         console.print(rt)
+    for v in verdict_lines(table, durabilities(campaign)):
+        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
+        if v.warning:
+            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
     for n in notices(campaign):
         style = "red" if n.level == "error" else "yellow"
         console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
+
+
+def durabilities(campaign: Campaign) -> dict:
+    return {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
 
 
 def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool) -> Text:
@@ -139,6 +159,10 @@ def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool) -> Text:
     text = Text(format_value(cell.value, scale), style="bold green" if cell.best else "")
     if cell.best:
         text.append(f" {BEST_MARK}", style="bold green")
+    if spread := spread_text(cell):
+        text.append(f" {spread}", style="dim")
     if cell.ratio is not None and not is_baseline:
         text.append(f" {format_ratio(cell.ratio)}", style="cyan")
+        if mark := verdict_mark(cell):
+            text.append(f" {mark}", style="bold")
     return text

@@ -1,0 +1,125 @@
+"""Repetitions and verdicts on real targets: identical twins tie, a throttled one loses.
+
+One campaign, three ext4 loop targets, five interleaved rounds of a short
+pgbench on reused targets: 'a' and 'b' are the same recipe; 'slow' is the
+same recipe with its device limited to 100 write IOPS (cgroup blkio), which
+every commit's WAL flush pays for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.provision.throttle import throttle_support
+from tests.integration.conftest import cli, export, leftovers, ledgers, run_plan
+
+PLAN = """
+name = "twins-and-throttled"
+
+[repetitions]
+count = 5          # n = 5 per side: Mann-Whitney can reach p < 0.05 over 2 tests
+order = "round-robin"
+fresh = false      # mkfs, initdb and the load once per target, then reused
+
+[verdicts]
+noise = 0.05       # a 2-core VM: medians of identical targets wander by a few %
+
+[postgres.settings]
+shared_buffers = "32MB"
+
+[[targets]]
+name = "a"
+fs = "ext4"
+size = "512M"
+
+[[targets]]
+name = "b"
+fs = "ext4"
+size = "512M"
+
+[[targets]]
+name = "slow"
+fs = "ext4"
+size = "512M"
+throttle = { write_iops = 100 }
+
+[[workloads]]
+type = "pgbench-init"
+scale = 1
+repetitions = 1
+
+[[workloads]]
+type = "pgbench"
+clients = 2
+duration = 4
+"""
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory, state_dir: Path) -> tuple[Path, dict]:
+    if reason := throttle_support():
+        pytest.skip(reason)
+    results, run = run_plan(tmp_path_factory.mktemp("stats"), PLAN)
+    assert not leftovers() and not ledgers(state_dir)
+    return results, export(results)
+
+
+def _tps_row(doc: dict) -> dict:
+    return next(r for r in doc["comparison"]["rows"] if r["metric"] == "pgbench.tps")
+
+
+def test_rounds_are_interleaved_and_targets_reused(campaign) -> None:
+    _, doc = campaign
+    visits = doc["schedule"]["visits"]
+    assert visits[:6] == [[1, "a"], [1, "b"], [1, "slow"], [2, "b"], [2, "slow"], [2, "a"]]
+    assert len(visits) == 15
+    runs = [r for r in doc["runs"] if r["workload"] == "pgbench"]
+    assert sorted((r["target"], r["repetition"]) for r in runs) == sorted(
+        (t, n) for t in ("a", "b", "slow") for n in range(1, 6))
+    assert all(r["status"] == "ok" for r in doc["runs"])
+    # reused: the load ran once per target, not once per round
+    assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 3
+
+
+def test_identical_targets_show_no_difference(campaign) -> None:
+    _, doc = campaign
+    b = _tps_row(doc)["cells"]["b"]
+    assert b["n"] == 5 and b["ci95"] is not None
+    assert b["vs_baseline"]["verdict"] == "same", b
+
+
+def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
+    results, doc = campaign
+    slow = _tps_row(doc)["cells"]["slow"]["vs_baseline"]
+    assert slow["verdict"] == "worse", slow
+    assert slow["ratio_ci95"][1] < 1.0
+    [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
+    assert verdict["winner"] is None and "slow" in verdict["text"]
+    assert verdict["durability"] == {"a": "safe", "b": "safe", "slow": "safe"} or \
+        set(verdict["durability"]) == {"a", "b", "slow"}
+    target = next(t for t in json.loads(cli("export", str(results)).stdout)["targets"]
+                  if t["name"] == "slow")
+    assert target["status"] == "ok"
+
+
+def test_compare_command_formats_and_cross_directory_matching(campaign) -> None:
+    results, _ = campaign
+    text = cli("compare", str(results), env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "pgbench.tps" in text and "(baseline)" in text and "−" in text
+    md = cli("compare", str(results), "--format", "markdown", "--baseline", "slow").stdout
+    assert md.startswith("| measurement") and "slow (baseline)" in md
+    doc = json.loads(cli("compare", str(results), str(results), "--format", "json",
+                         "--metric", "pgbench.latency_*").stdout)
+    assert {r["metric"] for r in doc["rows"]} >= {"pgbench.latency_p99_ms"}
+    assert len(doc["columns"]) == 6 and doc["columns"][0].endswith("/a")
+    twin = doc["rows"][0]["cells"][doc["columns"][3]]  # the same 'a' from the "other" run
+    assert twin["vs_baseline"]["ratio"] == 1.0 and twin["vs_baseline"]["verdict"] == "same"
+    bad = cli("compare", str(results), "--baseline", "nope", check=False)
+    assert bad.returncode == 2 and "not a column" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    report = (results / "report.html").read_text()
+    assert 'id="verdicts"' in report and "visit order" in report
