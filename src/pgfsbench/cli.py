@@ -239,24 +239,37 @@ def plan_check(
         json.dump(info, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
+    reps = info["repetitions"]
     console.print(f"plan [bold]{escape(info['name'])}[/] is valid: {len(info['targets'])} "
-                  f"targets × {len(info['runs_per_target'])} runs = {info['total_runs']} runs")
+                  f"targets, {info['total_runs']} runs in all "
+                  + ("(at most: repetitions are 'auto')" if reps["count"] == "auto" else ""))
+    console.print(f"repetitions: {reps['count']} ({reps['order']} order, "
+                  f"{'a fresh target each round' if reps['fresh'] else 'targets reused'})"
+                  + (f"; auto: until the 95% CI is within ±{reps['ci_width']:.0%}, "
+                     f"{reps['min']}–{reps['max']} rounds, at most {reps['max_minutes']:g} min"
+                     if reps["count"] == "auto" else ""))
     table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
     for t in info["targets"]:
         knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
+        if t["throttle"]:
+            knobs = ", ".join(filter(None, [knobs, "throttle " + ", ".join(
+                f"{k}={v}" for k, v in t["throttle"].items())]))
         if t["log_size"]:
             knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
         table.add_row(t["name"], t["kind"], t["fs"] or "", t["where"], " ".join(t["mkfs"]),
                       t["mount"], knobs, f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
     console.print(table)
-    runs = Table("run on each target", "params", "≈ seconds")
+    runs = Table("run on each target", "params", "times", "≈ seconds each")
     for r in info["runs_per_target"]:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
-        runs.add_row(r["workload"], escape(params), f"{r['estimated_seconds']:.0f}")
+        runs.add_row(r["workload"], escape(params), str(r["repetitions"]),
+                     f"{r['estimated_seconds']:.0f}")
     console.print(runs)
     console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "
                   "(sparse: only what is written is used); estimated duration: "
-                  f"{info['estimated_seconds'] / 60:.0f} min")
+                  f"{info['estimated_seconds'] / 60:.0f} min"
+                  + (f" to {info['estimated_seconds_max'] / 60:.0f} min"
+                     if info["estimated_seconds_max"] != info["estimated_seconds"] else ""))
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
 

@@ -61,3 +61,26 @@ def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
     result = pgfsbench("plan", "check", str(plan))
     assert result.returncode == 2
     assert "targets.a.mount: xfs has no mount option 'noatme'" in result.stderr
+
+
+def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.model import Plan
+
+    def plan(**reps):
+        return Plan.model_validate({
+            "name": "p", "repetitions": reps,
+            "targets": [{"name": "a", "fs": "ext4"}, {"name": "b", "fs": "xfs"}],
+            "workloads": [{"type": "pgbench-init", "scale": 4, "repetitions": 1},
+                          {"type": "pgbench", "duration": 10}]})
+
+    once = describe(plan(count=1))
+    fresh = describe(plan(count=3))
+    reused = describe(plan(count=3, fresh=False))
+    auto = describe(plan(count="auto", min=3, max=6))
+    assert [r["repetitions"] for r in fresh["runs_per_target"]] == [1, 3]
+    assert fresh["total_runs"] == 8 and once["total_runs"] == 4
+    # fresh rounds pay setup and the load again; reused ones only restart PostgreSQL
+    assert fresh["estimated_seconds"] > reused["estimated_seconds"] > once["estimated_seconds"]
+    assert auto["estimated_seconds"] == fresh["estimated_seconds"]  # auto at its min = 3
+    assert auto["estimated_seconds_max"] > auto["estimated_seconds"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
+from pgfsbench.plan.estimate import plan_seconds, repetitions_of, target_needs, workload_seconds
 from pgfsbench.plan.model import Plan, size_to_bytes
 
 
@@ -21,21 +21,28 @@ def describe(plan: Plan) -> dict:
             "where": str(t.dir or t.device or "") or f"loop image {t.size}",
             "mkfs": t.mkfs, "mount": t.mount, "log_size": t.log_size,
             "direct_io": t.direct_io, "sysctls": t.sysctls, "queue": t.queue,
+            "throttle": t.throttle.model_dump(exclude_none=True) if t.throttle else {},
             "postgres_settings": plan.server_settings(t),
             "pg_bin": str(t.pg_bin) if t.pg_bin else None,
             **needs,
         })
+    reps = plan.repetitions
+    auto = reps.count == "auto"
     runs = [{"workload": w.type, "label": w.label(),
              "estimated_seconds": round(workload_seconds(w), 1),
-             "params": w.model_dump(mode="json", exclude={"type"})}
+             "repetitions": repetitions_of(plan, w),
+             "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
             for w in plan.measurements()]
     return {
         "name": plan.name,
         "description": plan.description,
         "targets": targets,
         "runs_per_target": runs,
-        "total_runs": len(runs) * len(targets),
+        "repetitions": reps.model_dump(mode="json"),
+        "total_runs": sum(r["repetitions"] for r in runs) * len(targets),
         "host_disk_bytes": sum(t["image_bytes"] for t in targets),
-        "estimated_seconds": round(plan_seconds(plan)),
+        # 'auto' stops somewhere between its min and max rounds: give both ends.
+        "estimated_seconds": round(plan_seconds(plan, reps.min if auto else None)),
+        "estimated_seconds_max": round(plan_seconds(plan)),
         "problems": problems,
     }
