@@ -40,8 +40,10 @@ def _build(results: Path, *, monitors: bool = True, extra_runs: int = 0) -> Path
     for pos, name in enumerate(("ext4", "xfs")):
         tid = store.add_target(name, pos, "loop", name, {})
         store.set_target(tid, "ok")
-        for _ in range(1 + (extra_runs if pos == 0 else 0)):
-            run = store.start_run(tid, "pgbench", {"clients": 8}, label="clients=8")
+        for i in range(1 + (extra_runs if pos == 0 else 0)):
+            clients = 8 + i  # distinct measurements: repetitions would show one run
+            run = store.start_run(tid, "pgbench", {"clients": clients},
+                                  label=f"clients={clients}")
             stall = range(CHECKPOINT_AT[name] - 1, CHECKPOINT_AT[name] + 2)
             tps = Series("pgbench.tps", "tx/s",
                          [(float(t), 100.0 if t in stall else 1000.0) for t in SECONDS])

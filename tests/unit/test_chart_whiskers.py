@@ -207,3 +207,18 @@ def test_captions_say_what_the_points_and_whiskers_are() -> None:
         assert "95 % confidence interval" in caption and "at least twice" in caption, fig_id
     for fig_id in ("tps-chart", "timeline-chart"):  # per-second series: no whiskers
         assert "whisker" not in specs[fig_id].caption
+
+
+def test_representative_run_is_the_median_repetition() -> None:
+    from pgfsbench.report.charts import representative_runs
+    from pgfsbench.store.read import StoredRun
+    from pgfsbench.workloads.result import Metric
+
+    def run(i: int, target: str, tps: float) -> StoredRun:
+        return StoredRun(i, target, "pgbench", "clients=4", i, {"clients": 4}, "ok", None,
+                         0.0, 1.0, [Metric("pgbench.tps", tps, "tx/s", True)])
+
+    runs = [run(1, "a", 900), run(2, "a", 1200), run(3, "a", 1000), run(4, "b", 50),
+            run(5, "b", 70)]
+    chosen = representative_runs(runs)
+    assert [(r.target, r.id) for r in chosen] == [("a", 3), ("b", 4)]  # lower middle of 2

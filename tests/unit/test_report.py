@@ -80,7 +80,8 @@ def build_results(results: Path, *, sweep: bool = False) -> Path:
         store.finish_run(run, "ok")
 
         for clients in ((1, 8) if sweep else (8,)):
-            run = store.start_run(ids[name], "pgbench", {"clients": clients, "duration_s": 5})
+            run = store.start_run(ids[name], "pgbench", {"clients": clients, "duration_s": 5},
+                                  label=f"clients={clients}")
             if name == "btrfs":
                 store.finish_run(run, "failed", RUN_ERROR)
                 continue
@@ -176,12 +177,12 @@ def test_terminal_table(tmp_path: Path) -> None:
     render_table(load_campaign(build_results(tmp_path / "res")), console)
     text = console.export_text()
     lines = {ln.split("│")[1].strip(): ln for ln in text.splitlines() if ln.count("│") > 3}
-    assert "1,190 ★ ×1.19" in lines["pgbench.tps"]
-    assert "1,000.00" not in text and "1,000" in lines["pgbench.tps"]
+    assert "1,190 ★ ×1.19" in lines["pgbench.tps [clients=8]"]
+    assert "1,000.00" not in text and "1,000" in lines["pgbench.tps [clients=8]"]
     assert "35.50 ★" in lines["pgbench_init.elapsed_s"]
     assert "52.00 ×1.46" in lines["pgbench_init.elapsed_s"]
     assert lines["fsync.fsync_writethrough_8k.ops_per_s"].count("n/a") == 3
-    assert "failed" in lines["pgbench.tps"]
+    assert "failed" in lines["pgbench.tps [clients=8]"]
     assert SKIP_REASON in text and "<no response>" in text
 
 

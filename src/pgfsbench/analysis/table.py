@@ -157,6 +157,8 @@ def _compare_with_baseline(table: Table) -> None:
                 cell.comparison = compare(base.values, cell.values, table.alpha)
                 cell.ratio = cell.comparison.ratio
                 pairs.append((row, cell))
+    if not table.repeated:  # one run per cell: ratios only; a "?" on every cell says nothing
+        return
     for headline in (True, False):
         family = [(r, c) for r, c in pairs if r.headline is headline]
         adjust = holm if headline else benjamini_hochberg

@@ -12,7 +12,8 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from pgfsbench.report.charts import STYLE, target_colors, to_svg
+from pgfsbench.report.charts import (STYLE, representative_runs, target_colors, to_svg,
+                                     warmup_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
 from pgfsbench.workloads.result import Series
@@ -33,11 +34,13 @@ PANEL_TITLES = {
 
 
 def timeline_runs(campaign: Campaign) -> list[StoredRun]:
-    """Ok pgbench and seqwrite runs that carry monitor series, in target (plan) order."""
+    """Ok pgbench and seqwrite runs that carry monitor series, in target (plan) order;
+    with repetitions, the median repetition of each target and measurement."""
     order = {t.name: t.position for t in campaign.targets}
     runs = [r for r in campaign.runs
             if r.workload in WORKLOADS and r.status == "ok"
             and any(name.startswith("mon.") and s.points for name, s in r.series.items())]
+    runs = representative_runs(runs)
     return sorted(runs, key=lambda r: (order.get(r.target, 0), r.id))
 
 
@@ -69,9 +72,13 @@ def _block(run: StoredRun, axes: list, color: str) -> None:
     s = run.series
     top, mem, dev, cpu = axes
     name = f"{run.target} · {run.label or run.workload}"
+    if run.repetition > 1 or run.params.get("repetitions"):
+        name += f" · round {run.repetition}"
     if run.workload == "pgbench":
         _line(top, s.get("pgbench.tps"), color, "tx/s")
         top.set_ylabel("tx/s")
+        if warm := warmup_seconds(run):
+            top.axvspan(0, warm, color="#bbbbbb", alpha=0.35, linewidth=0)
         first = PANEL_TITLES["pgbench"]
     else:
         _line(top, s.get("mon.disk.target.write_mb_per_s"), color, "MB/s")

@@ -19,6 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect
+from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.stats import summarize
 from pgfsbench.store.read import Campaign, StoredRun
 
@@ -42,7 +43,6 @@ STYLE = {
     "grid.linewidth": 0.6,
 }
 
-
 # The sentence every figure with medians and whiskers adds to its caption.
 WHISKERS_CAPTION = ("{what} are medians over repetitions; whiskers are 95 % confidence "
                     "intervals of the median (bootstrap) where a cell was measured at least "
@@ -52,7 +52,6 @@ BAR_WHISKERS = {"ecolor": "#333333", "elinewidth": 0.9, "capsize": 2.5}
 LINE_WHISKERS = {"elinewidth": 0.9, "capsize": 3}
 
 T = TypeVar("T")
-
 
 class Estimate(NamedTuple):
     """What a chart plots for one cell: the median over repetitions and its 95 % CI."""
@@ -66,14 +65,12 @@ class Estimate(NamedTuple):
     def has_ci(self) -> bool:
         return self.lo is not None and self.hi is not None
 
-
 def estimate(values: Iterable[float | None]) -> Estimate | None:
     """Median and CI of one cell's values (stats.summarize); None without any value."""
     s = summarize(values)
     if s.median is None:
         return None
     return Estimate(s.median, s.ci_low, s.ci_high, s.n)
-
 
 def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
     """``yerr`` for matplotlib: 2 × N, [median - lo, hi - median].
@@ -86,7 +83,6 @@ def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
     # Clamped at 0: a percentile interval need not contain the sample median.
     return np.array([[max(0.0, e.median - e.lo) if e.has_ci else np.nan for e in estimates],
                      [max(0.0, e.hi - e.median) if e.has_ci else np.nan for e in estimates]])
-
 
 def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estimate],
                        errorbar: bool = False, **kwargs: object) -> None:
@@ -102,17 +98,14 @@ def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estima
     else:
         ax.errorbar(xs, ys, yerr=err, **LINE_WHISKERS, **kwargs)
 
-
 def cells_of(campaign: Campaign, workload: str) -> dict[CellKey, Samples]:
     """One workload's cells (target × label × metric), as analysis.cells groups them."""
     return {k: v for k, v in collect(campaign).items() if k.workload == workload}
-
 
 def in_plan_order(campaign: Campaign, data: Mapping[str, T]) -> dict[str, T]:
     """``data`` keyed by target name, sorted by the targets' plan positions."""
     order = {t.name: t.position for t in campaign.targets}
     return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
-
 
 @contextmanager
 def new_axes(salt: str, figsize: tuple[float, float],
@@ -126,18 +119,38 @@ def new_axes(salt: str, figsize: tuple[float, float],
         fig = Figure(figsize=figsize)
         yield fig, fig.add_subplot()
 
-
 def target_colors(campaign: Campaign) -> dict[str, str]:
     """One colour per target, by plan position, so every chart and the table agree."""
     return {t.name: _PALETTE[i % len(_PALETTE)] for i, t in enumerate(campaign.targets)}
 
+def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
+    """With repetitions, one run per target and measurement: the one whose headline
+    metric is the median (the lower middle one for an even count), so a curve drawn
+    from it is typical rather than the luckiest or the first."""
+    groups: dict[tuple[str, str, str], list[StoredRun]] = {}
+    for r in runs:
+        groups.setdefault((r.target, r.workload, r.label), []).append(r)
+    chosen = []
+    for group in groups.values():
+        def value(r: StoredRun) -> float:
+            metric = headline_metric(r.workload, r.params, [m.name for m in r.metrics])
+            v = next((m.value for m in r.metrics if m.name == metric), None)
+            return float("-inf") if v is None else v
+        ranked = sorted(group, key=value)
+        chosen.append(ranked[(len(ranked) - 1) // 2])
+    return sorted(chosen, key=lambda r: r.id)
+
+def warmup_seconds(run: StoredRun) -> float:
+    return next((m.value or 0.0 for m in run.metrics if m.name == "pgbench.warmup_s"), 0.0)
 
 def tps_chart(campaign: Campaign) -> str | None:
-    """Per-second tps of every ok pgbench run, one line per run; None without data."""
+    """Per-second tps of ok pgbench runs, one line per target and measurement (the median
+    repetition); None without data."""
     colors = target_colors(campaign)
-    runs = [r for r in campaign.runs
-            if r.workload == "pgbench" and r.status == "ok" and r.series.get("pgbench.tps")
-            and r.series["pgbench.tps"].points]
+    runs = representative_runs(
+        [r for r in campaign.runs
+         if r.workload == "pgbench" and r.status == "ok" and r.series.get("pgbench.tps")
+         and r.series["pgbench.tps"].points])
     if not runs:
         return None
     labels = _run_labels(runs)
@@ -149,6 +162,10 @@ def tps_chart(campaign: Campaign) -> str | None:
             t, v = zip(*run.series["pgbench.tps"].points)
             ax.plot(t, v, color=colors.get(run.target, "#444444"), linewidth=1.3,
                     linestyle=_LINESTYLES[n % len(_LINESTYLES)], label=labels[run.id])
+        warm = max((warmup_seconds(r) for r in runs), default=0.0)
+        if warm:  # left out of tps and latency: the reader sees what was dropped
+            ax.axvspan(0, warm, color="#bbbbbb", alpha=0.35, linewidth=0,
+                       label=f"warm-up (up to {warm:g} s, left out)")
         ax.set_xlabel("seconds since start")
         ax.set_ylabel("tx/s")
         ax.set_ylim(bottom=0)  # a zero baseline keeps dips honest
@@ -157,7 +174,6 @@ def tps_chart(campaign: Campaign) -> str | None:
         # Outside the axes: inside, it would hide some run's line wherever it sits.
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
         return to_svg(fig, salt)
-
 
 def fsync_chart(campaign: Campaign) -> str | None:
     """Grouped bars of one-8 kB-write ops/s per sync method and target; None without data."""
@@ -198,7 +214,6 @@ def fsync_chart(campaign: Campaign) -> str | None:
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
         return to_svg(fig, salt)
 
-
 def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
     """target → sync method → median ops/s over repetitions with its CI.
 
@@ -212,7 +227,6 @@ def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
         if match:
             data.setdefault(key.target, {})[match.group(1)] = estimate(cell.values)
     return in_plan_order(campaign, data)
-
 
 def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
     """Target name, plus the params that tell a target's runs apart (e.g. clients=8)."""
@@ -231,7 +245,6 @@ def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
             labels[r.id] = f"{target} {extra}"
     return labels
 
-
 def to_svg(fig: Figure, prefix: str) -> str:
     fig.tight_layout()
     buf = io.StringIO()
@@ -241,7 +254,6 @@ def to_svg(fig: Figure, prefix: str) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and DOCTYPE: invalid inside HTML
     return _namespace_ids(svg, prefix)
-
 
 def _namespace_ids(svg: str, prefix: str) -> str:
     """Prefix every id: several SVGs inlined in one page must not share ids.
@@ -253,12 +265,13 @@ def _namespace_ids(svg: str, prefix: str) -> str:
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
     return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
 
-
 from pgfsbench.report.figures import FigureSpec  # noqa: E402  (after the chart functions)
 
 FIGURES = [
     FigureSpec("tps-chart", 10, "Per-second throughput of each pgbench run, from its "
-               "transaction logs.", tps_chart),
+               "transaction logs; with repetitions, the run with the median tps of each "
+               "target and client count. A grey band marks a warm-up left out of tps and "
+               "latency.", tps_chart),
     FigureSpec("fsync-chart", 20, "pg_test_fsync, one 8 kB write per sync: operations per "
                "second; n/a marks a method the target does not support. "
                + WHISKERS_CAPTION.format(what="Bars"), fsync_chart),
