@@ -36,7 +36,8 @@ def value_text(cell: Cell, scale: float | None) -> str:
     if cell.ci is not None and cell.value:
         hw = (cell.ci[1] - cell.ci[0]) / 2 / abs(cell.value)
         text += f" ±{hw:.0%}"
-    return f"{text} (n={cell.n})"
+    cv = f", cv {cell.cv:.0%}" if cell.cv is not None else ""
+    return f"{text} (n={cell.n}{cv})"
 
 
 def diff_text(cell: Cell, short: bool = False) -> tuple[str, str]:
@@ -90,7 +91,7 @@ def render_terminal(table: Table, rows: list[Row], verdicts: list[VerdictLine],
 
 
 def footer(table: Table) -> str:
-    return (f"Medians ± 95% CI half-width (bootstrap); ratios are contender/baseline medians "
+    return (f"Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; ratios are contender/baseline medians "
             f"with 95% CIs. Marks: + better, − worse, ~ no difference (p ≥ {table.alpha} or "
             f"within ±{table.noise:.0%} noise), ? too few samples. Headline rows: Mann-Whitney "
             f"U, Holm-corrected over {table.headline_tests} test(s); other rows: "

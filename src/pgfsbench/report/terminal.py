@@ -140,6 +140,10 @@ def render_table(campaign: Campaign, console: Console) -> None:
             rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row.unit),
                        Text(direction_arrow(row.higher_is_better)), *cells)
         console.print(rt)
+    if campaign.schedule.get("count") == "auto":
+        for stop in campaign.schedule.get("stops", []):
+            console.print(Text(f"{stop['target']} {stop['workload']} {stop['label']}: "
+                               f"{stop['text']}", style="dim"))
     for v in verdict_lines(table, durabilities(campaign)):
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:
