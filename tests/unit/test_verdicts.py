@@ -95,3 +95,13 @@ def test_a_failed_run_leaves_the_others_comparable() -> None:
     source = _source({"a": _noise(1000, 6, 11), "b": _noise(1000, 5, 12) + [float("nan")]})
     table = build_table(source, None, 0.05, 0.02)
     assert table.rows[0].cells["b"].n == 5
+
+
+def test_no_star_when_all_equal_and_no_mark_for_single_runs() -> None:
+    source = _source({"a": [0.0, 0.0, 0.0], "b": [0.0, 0.0, 0.0]},
+                     latency={"a": [5.0], "b": [6.0]})
+    table = build_table(source, None, 0.05, 0.02)
+    tps = next(r for r in table.rows if r.metric == "pgbench.tps")
+    assert not any(c.best for c in tps.cells.values())
+    lat = next(r for r in table.rows if r.metric == "pgbench.latency_p99_ms")
+    assert lat.cells["b"].ratio == 1.2 and lat.cells["b"].verdict is None

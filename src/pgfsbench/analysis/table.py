@@ -139,8 +139,8 @@ def _cell(samples: Samples) -> Cell:
 
 def _mark_best(row: Row) -> None:
     values = {t: c.value for t, c in row.cells.items() if c.value is not None}
-    if row.higher_is_better is None or len(values) < 2:
-        return
+    if row.higher_is_better is None or len(set(values.values())) < 2:
+        return  # no direction, or nothing to choose between (all equal)
     pick = max if row.higher_is_better else min
     row.cells[pick(values, key=values.get)].best = True
 
@@ -167,6 +167,8 @@ def _compare_with_baseline(table: Table) -> None:
             table.headline_tests = sum(p is not None for p in adjusted) or len(family)
         for (row, cell), p in zip(family, adjusted):
             cell.p_adjusted = p
+            if max(cell.n, row.cells[table.baseline].n) < 2:
+                continue  # one run on each side (repetitions = 1): a ratio, no verdict
             # Holm's strictest threshold is alpha/m; BH's most lenient is alpha itself.
             cell.verdict = classify(cell.comparison, p, higher_is_better=row.higher_is_better,
                                     alpha=table.alpha, noise=table.noise,

@@ -65,7 +65,8 @@ def _ranked(row: Row) -> list[str]:
 def _line(row: Row, order: list[str], tests: list, table: Table,
           durability: dict[str, Durability | None], family: int) -> VerdictLine:
     leader = order[0]
-    classes = {t: (d.level if (d := durability.get(t)) else "unknown") for t in order}
+    classes = {t: (d.level if (d := durability.get(t)) else "unknown")
+               for t in table.targets if t in order}  # plan order, baseline first
     word = "higher" if row.higher_is_better else "lower"
     line = VerdictLine(row.workload, row.label, row.metric, row.unit, TIE, None, "",
                        classes)

@@ -188,14 +188,16 @@ class PgMonitor(PeriodicMonitor):
                 else:
                     sums[counter] = sum(known) if known else None
             note = "" if self._first else "PostgreSQL statistics could not be read"
-            out = [Metric("mon.pg.wal_bytes", _f(self.wal_bytes()), "B", False, note)]
+            # Totals grow with the work done (a slower target writes less WAL): no
+            # direction; eff.* divides them by the work and ranks.
+            out = [Metric("mon.pg.wal_bytes", _f(self.wal_bytes()), "B", None, note)]
             for metric, (counter, unit) in TOTALS.items():
                 value = sums[counter]
                 why = note or ("" if value is not None else
                                "track_wal_io_timing is off" if counter == "wal_sync_ms"
                                and self.major and self.major >= 14 else
                                f"not available on PostgreSQL {self.major}")
-                out.append(Metric(metric, _f(value), unit, False, why))
+                out.append(Metric(metric, _f(value), unit, None, why))
             return out
 
 

@@ -208,7 +208,8 @@ class SystemMonitor(PeriodicMonitor):
 
     def totals(self) -> list[Metric]:
         with self._lock:
-            out = [Metric("mon.cpu.busy_s", self.busy_seconds(), "s", False,
+            # Totals grow with the work done: no direction (eff.* ranks per unit of work).
+            out = [Metric("mon.cpu.busy_s", self.busy_seconds(), "s", None,
                           "user+system CPU seconds summed over all CPUs")]
             for role in ROLES:
                 acc = self._bytes.get(role)
@@ -217,5 +218,5 @@ class SystemMonitor(PeriodicMonitor):
                         f"{role} device {self.devices[role]}: no readable interval")
                 for i, kind in ((1, "write"), (0, "read")):
                     value = float(acc[i]) if acc is not None else None
-                    out.append(Metric(f"mon.disk.{role}.{kind}_bytes", value, "B", False, note))
+                    out.append(Metric(f"mon.disk.{role}.{kind}_bytes", value, "B", None, note))
             return out
