@@ -23,6 +23,7 @@ from pgfsbench.report.chart_scan import (basebackup_chart, basebackup_rates, sca
                                          scan_curves)
 from pgfsbench.report.chart_seqwrite import cpu_chart, seqwrite_values, throughput_chart
 from pgfsbench.report.chart_sweep import clients_chart, sweep_points
+from pgfsbench.report.chart_verdicts import headline_rows, verdicts_chart
 from pgfsbench.report.charts import (Estimate, fsync_chart, fsync_points, new_axes, to_svg,
                                      whiskers)
 from pgfsbench.report.figures import all_figures
@@ -55,7 +56,7 @@ CELLS = [
 ]
 
 CHARTS = [fsync_chart, clients_chart, fsync_latency_chart, fileio_chart, scan_chart,
-          basebackup_chart, throughput_chart, cpu_chart]
+          basebackup_chart, throughput_chart, cpu_chart, verdicts_chart]
 
 
 def _build(results: Path, factors: dict[str, tuple[float, ...]]) -> Campaign:
@@ -222,3 +223,14 @@ def test_representative_run_is_the_median_repetition() -> None:
             run(5, "b", 70)]
     chosen = representative_runs(runs)
     assert [(r.target, r.id) for r in chosen] == [("a", 3), ("b", 4)]  # lower middle of 2
+
+
+def test_verdicts_chart_shows_each_measurements_headline(tmp_path: Path) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": THREE})
+    rows = headline_rows(campaign)
+    assert {(r.workload, r.metric) for r in rows} >= {
+        ("pgbench", "pgbench.tps"), ("fsync", "fsync.fdatasync_8k.ops_per_s"),
+        ("fsync-latency", "fsync_latency.sync_p99_us"), ("basebackup", "basebackup.mb_per_s"),
+        ("seqwrite", "seqwrite.dd.mb_per_s")}
+    tps = next(r for r in rows if r.label == "clients=8")
+    assert tps.cells["xfs"].value == pytest.approx(950.0) and tps.cells["xfs"].n == 3

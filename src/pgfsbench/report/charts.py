@@ -53,6 +53,7 @@ LINE_WHISKERS = {"elinewidth": 0.9, "capsize": 3}
 
 T = TypeVar("T")
 
+
 class Estimate(NamedTuple):
     """What a chart plots for one cell: the median over repetitions and its 95 % CI."""
 
@@ -65,12 +66,14 @@ class Estimate(NamedTuple):
     def has_ci(self) -> bool:
         return self.lo is not None and self.hi is not None
 
+
 def estimate(values: Iterable[float | None]) -> Estimate | None:
     """Median and CI of one cell's values (stats.summarize); None without any value."""
     s = summarize(values)
     if s.median is None:
         return None
     return Estimate(s.median, s.ci_low, s.ci_high, s.n)
+
 
 def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
     """``yerr`` for matplotlib: 2 × N, [median - lo, hi - median].
@@ -83,6 +86,7 @@ def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
     # Clamped at 0: a percentile interval need not contain the sample median.
     return np.array([[max(0.0, e.median - e.lo) if e.has_ci else np.nan for e in estimates],
                      [max(0.0, e.hi - e.median) if e.has_ci else np.nan for e in estimates]])
+
 
 def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estimate],
                        errorbar: bool = False, **kwargs: object) -> None:
@@ -98,14 +102,17 @@ def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estima
     else:
         ax.errorbar(xs, ys, yerr=err, **LINE_WHISKERS, **kwargs)
 
+
 def cells_of(campaign: Campaign, workload: str) -> dict[CellKey, Samples]:
     """One workload's cells (target × label × metric), as analysis.cells groups them."""
     return {k: v for k, v in collect(campaign).items() if k.workload == workload}
+
 
 def in_plan_order(campaign: Campaign, data: Mapping[str, T]) -> dict[str, T]:
     """``data`` keyed by target name, sorted by the targets' plan positions."""
     order = {t.name: t.position for t in campaign.targets}
     return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
+
 
 @contextmanager
 def new_axes(salt: str, figsize: tuple[float, float],
@@ -119,9 +126,11 @@ def new_axes(salt: str, figsize: tuple[float, float],
         fig = Figure(figsize=figsize)
         yield fig, fig.add_subplot()
 
+
 def target_colors(campaign: Campaign) -> dict[str, str]:
     """One colour per target, by plan position, so every chart and the table agree."""
     return {t.name: _PALETTE[i % len(_PALETTE)] for i, t in enumerate(campaign.targets)}
+
 
 def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
     """With repetitions, one run per target and measurement: the one whose headline
@@ -140,8 +149,10 @@ def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
         chosen.append(ranked[(len(ranked) - 1) // 2])
     return sorted(chosen, key=lambda r: r.id)
 
+
 def warmup_seconds(run: StoredRun) -> float:
     return next((m.value or 0.0 for m in run.metrics if m.name == "pgbench.warmup_s"), 0.0)
+
 
 def tps_chart(campaign: Campaign) -> str | None:
     """Per-second tps of ok pgbench runs, one line per target and measurement (the median
@@ -174,6 +185,7 @@ def tps_chart(campaign: Campaign) -> str | None:
         # Outside the axes: inside, it would hide some run's line wherever it sits.
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
         return to_svg(fig, salt)
+
 
 def fsync_chart(campaign: Campaign) -> str | None:
     """Grouped bars of one-8 kB-write ops/s per sync method and target; None without data."""
@@ -214,6 +226,7 @@ def fsync_chart(campaign: Campaign) -> str | None:
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
         return to_svg(fig, salt)
 
+
 def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
     """target → sync method → median ops/s over repetitions with its CI.
 
@@ -227,6 +240,7 @@ def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
         if match:
             data.setdefault(key.target, {})[match.group(1)] = estimate(cell.values)
     return in_plan_order(campaign, data)
+
 
 def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
     """Target name, plus the params that tell a target's runs apart (e.g. clients=8)."""
@@ -245,6 +259,7 @@ def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
             labels[r.id] = f"{target} {extra}"
     return labels
 
+
 def to_svg(fig: Figure, prefix: str) -> str:
     fig.tight_layout()
     buf = io.StringIO()
@@ -254,6 +269,7 @@ def to_svg(fig: Figure, prefix: str) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and DOCTYPE: invalid inside HTML
     return _namespace_ids(svg, prefix)
+
 
 def _namespace_ids(svg: str, prefix: str) -> str:
     """Prefix every id: several SVGs inlined in one page must not share ids.

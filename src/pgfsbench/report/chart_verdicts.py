@@ -1,0 +1,81 @@
+"""The verdicts at a glance: each measurement's headline metric, one bar per target.
+
+Bars are medians over repetitions with 95% CI whiskers, so overlapping
+whiskers read as "maybe no difference" before the table says so; a target
+that is not crash-safe is hatched.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+
+from pgfsbench.analysis.durability import SAFE
+from pgfsbench.analysis.table import Row, comparison_table
+from pgfsbench.report.charts import STYLE, target_colors, to_svg
+from pgfsbench.report.figures import FigureSpec
+from pgfsbench.report.terminal import durabilities, format_value
+from pgfsbench.store.read import Campaign
+
+MAX_PANELS = 12
+
+
+def headline_rows(campaign: Campaign) -> list[Row]:
+    """Headline rows with a direction and a value on at least two targets."""
+    table = comparison_table(campaign)
+    return [r for r in table.rows if r.headline and r.higher_is_better is not None
+            and sum(c.value is not None for c in r.cells.values()) >= 2][:MAX_PANELS]
+
+
+def verdicts_chart(campaign: Campaign) -> str | None:
+    rows = headline_rows(campaign)
+    if not rows:
+        return None
+    colors = target_colors(campaign)
+    unsafe = {t for t, d in durabilities(campaign).items() if d and d.level != SAFE}
+    salt = "pgfsbench-verdicts"
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "x"}):
+        n_targets = len(rows[0].cells)
+        fig = Figure(figsize=(9, sum(0.55 + 0.28 * n_targets for _ in rows)))
+        axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+        for ax, row in zip(axes, rows):
+            _panel(ax, row, colors, unsafe)
+        return to_svg(fig, salt)
+
+
+def _panel(ax, row: Row, colors: dict[str, str], unsafe: set[str]) -> None:
+    names = [t for t, c in row.cells.items() if c.value is not None]
+    medians = [row.cells[t].value for t in names]
+    ci = [row.cells[t].ci for t in names]
+    err = None
+    if any(ci):
+        err = np.array([[max(0.0, m - c[0]) if c else np.nan for m, c in zip(medians, ci)],
+                        [max(0.0, c[1] - m) if c else np.nan for m, c in zip(medians, ci)]])
+    y = np.arange(len(names))[::-1]  # first target on top
+    bars = ax.barh(y, medians, xerr=err, color=[colors.get(t, "#444444") for t in names],
+                   error_kw={"elinewidth": 0.9, "capsize": 3}, height=0.7)
+    for bar, t in zip(bars, names):
+        if t in unsafe:
+            bar.set_hatch("///")
+            bar.set_edgecolor("#a32424")
+    scale = max(abs(m) for m in medians)
+    ends = [max(m, c[1]) if c else m for m, c in zip(medians, ci)]  # label past the whisker
+    for yi, m, end, t in zip(y, medians, ends, names):
+        n = row.cells[t].n
+        ax.text(end, yi, f"  {format_value(m, scale)}" + (f" (n={n})" if n > 1 else ""),
+                va="center", fontsize=7)
+    ax.set_yticks(y, names)
+    ax.set_xlim(left=0, right=max(ends) * 1.3)
+    better = "higher" if row.higher_is_better else "lower"
+    title = f"{row.workload} {row.label}".strip()
+    ax.set_title(f"{title}: {row.metric} ({row.unit}, {better} is better)", loc="left",
+                 fontsize=8.5)
+
+
+FIGURES = [
+    FigureSpec("verdicts-chart", 5, "Each measurement's headline metric, the one its verdict "
+               "is about: bars are medians over repetitions, whiskers 95% confidence "
+               "intervals (bootstrap) where a cell was measured at least twice; hatched bars "
+               "are targets that are not crash-safe.", verdicts_chart),
+]
