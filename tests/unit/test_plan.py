@@ -69,6 +69,14 @@ def test_a_good_plan_gets_defaults():
     (GOOD + '[[workloads]]\ntype = "seqwrite"\nblock_size = "4q"\n', "'4q' is not a size"),
     (GOOD + '[[workloads]]\ntype = "parallel-scan"\nworkers = []\n', "workers"),
     ("name = [", "not valid TOML"),
+    (GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n[[workloads]]\n'
+     'type = "parallel-scan"\nrows = 90000\n', "would share one cell of results"),
+    (GOOD + '[repetitions]\ncount = "many"\n', "repetitions.count"),
+    (GOOD + '[repetitions]\ncount = "auto"\nmin = 9\nmax = 4\n', "min (9) is larger than max (4)"),
+    (GOOD + '[verdicts]\nbaseline = "zzz"\n', "verdicts.baseline 'zzz' is not a target"),
+    (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = {}'), "throttle needs at least one"),
+    (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
+     'duration = 10\nwarmup = 10\n', "must be shorter than duration"),
 ])
 def test_plan_errors_name_the_key(text, expected):
     with pytest.raises(UserError) as info:
@@ -86,3 +94,10 @@ def test_missing_plan_file():
                                       ("1T", 1048576), (300, 300)])
 def test_sizes(text, mb):
     assert size_to_mb(text) == mb
+
+
+def test_a_tag_tells_two_workloads_of_one_type_apart():
+    plan = parse_plan(GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n'
+                      '[[workloads]]\ntype = "parallel-scan"\nrows = 90000\ntag = "big"\n',
+                      "ok.toml")
+    assert [m.label() for m in plan.measurements() if m.type == "parallel-scan"] == ["", "big"]

@@ -61,8 +61,16 @@ class WorkloadBase(Strict):
     def expand(self) -> list["WorkloadBase"]:
         return [self]
 
+    tag: str = Field("", pattern=r"^[A-Za-z0-9_.=-]{0,40}$",
+                     description="tells two workloads of the same type apart in the results "
+                                 "(e.g. tag = 'big-table')")
+
     def label(self) -> str:
-        """What tells this measurement apart from others of the same type."""
+        """What tells this measurement apart from others of the same type: the sweep
+        value and the tag."""
+        return " ".join(filter(None, [self.sweep_label(), self.tag]))
+
+    def sweep_label(self) -> str:
         return ""
 
 
@@ -150,7 +158,7 @@ class PgbenchWorkload(WorkloadBase):
         most = max(self.clients) if isinstance(self.clients, list) else self.clients
         return {"max_connections": most + 10}
 
-    def label(self) -> str:
+    def sweep_label(self) -> str:
         return f"clients={self.clients}"
 
 
@@ -380,6 +388,21 @@ class Plan(Strict):
             seen.add(t.name)
         if self.verdicts.baseline is not None and self.verdicts.baseline not in seen:
             raise ValueError(f"verdicts.baseline '{self.verdicts.baseline}' is not a target")
+        return self
+
+    @model_validator(mode="after")
+    def _distinct_cells(self) -> "Plan":
+        # Two measurements with one (type, label) would be pooled as repetitions of
+        # one cell: a statistic over two different experiments.
+        seen: dict[tuple[str, str], WorkloadBase] = {}
+        for m in self.measurements():
+            key = (m.type, m.label())
+            if key in seen and seen[key] != m:
+                raise ValueError(
+                    f"two {m.type} workloads{' with ' + key[1] if key[1] else ''} differ in "
+                    "their parameters but would share one cell of results: give one of "
+                    "them a tag (tag = \"big\")")
+            seen[key] = m
         return self
 
     def measurements(self) -> list[WorkloadBase]:
