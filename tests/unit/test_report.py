@@ -137,7 +137,7 @@ def test_report_shows_notices_and_escapes_them(tmp_path: Path) -> None:
 
 def test_report_is_self_contained(tmp_path: Path) -> None:
     page = write_report(build_results(tmp_path / "res")).read_text()
-    assert page.count("<svg") == 2
+    assert page.count("<svg") == 3  # tps, fsync and the verdicts chart
     for m in re.finditer(r"https?://", page):
         assert re.search(r'xmlns(:\w+)?="$', page[max(0, m.start() - 20):m.start()]), \
             page[m.start() - 40:m.start() + 60]
