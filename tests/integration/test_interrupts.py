@@ -68,3 +68,63 @@ def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     assert ledgers(state_dir) == []
     assert not list((results / "images").glob("*.img"))
     assert cli("cleanup").stdout.strip() == "nothing to clean up"
+
+
+REUSED = """
+name = "reused-rounds"
+[repetitions]
+count = 3
+fresh = false
+[postgres.settings]
+shared_buffers = "32MB"
+[[targets]]
+name = "a"
+fs = "ext4"
+size = "512M"
+[[targets]]
+name = "b"
+fs = "xfs"
+size = "512M"
+throttle = { write_iops = 2000 }
+[[workloads]]
+type = "pgbench-init"
+scale = 1
+repetitions = 1
+[[workloads]]
+type = "pgbench"
+clients = 1
+duration = 3
+"""
+
+
+def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds(
+        tmp_path, state_dir):
+    """Reused targets stay mounted across rounds (and b's cgroup holds us during its
+    visits): a signal in round 2 must still undo all of it."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(REUSED)
+    results = tmp_path / "r"
+    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and run.poll() is None:
+        try:
+            db = sqlite3.connect(f"file:{results / 'results.db'}?mode=ro", uri=True)
+            row = db.execute("SELECT count(*) FROM runs WHERE repetition = 2 AND "
+                             "status = 'running'").fetchone()
+            db.close()
+        except sqlite3.Error:
+            row = (0,)
+        if row[0]:
+            break
+        time.sleep(0.2)
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130, (out, err)
+    assert leftovers() == [] and ledgers(state_dir) == []
+    db = sqlite3.connect(results / "results.db")
+    rows = db.execute("SELECT workload, repetition, status FROM runs").fetchall()
+    assert ("pgbench", 1, "ok") in rows and ("pgbench", 2, "interrupted") in rows
+    assert db.execute("SELECT status FROM campaign").fetchone() == ("interrupted",)
+    sched = json.loads(db.execute("SELECT schedule_json FROM campaign").fetchone()[0])
+    assert [1, "a"] in sched["visits"] and [2, "b"] in sched["visits"]

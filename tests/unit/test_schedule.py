@@ -78,3 +78,17 @@ def test_auto_gives_up_on_a_cell_that_keeps_failing() -> None:
         s.end_round(r)
     assert s.describe()["stops"][0]["reason"] == "failed"
     assert s.active_targets(4) == []
+
+
+def test_auto_time_cap_stops_open_cells() -> None:
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count="auto", min=2, max=50, max_minutes=1), ["a"], [bench])
+    noisy = [100.0, 300.0, 50.0]
+    for r, v in enumerate(noisy, start=1):
+        s.record("a", bench, v, ok=True)
+        if r == 3:
+            s.started -= 120  # two minutes have passed
+        s.end_round(r)
+    [stop] = s.describe()["stops"]
+    assert stop["reason"] == "time cap" and stop["n"] == 3
+    assert "time cap reached" in stop["text"]
