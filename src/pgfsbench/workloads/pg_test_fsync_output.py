@@ -91,29 +91,16 @@ def parse_pg_test_fsync(text: str) -> list[FsyncResult]:
         if new_section is not None:
             section = new_section
             continue
-        m = _RESULT_RE.match(line)
+        m = _RESULT_RE.match(line) or _UNSUPPORTED_RE.match(line)
         if m:
-            results.append(
-                FsyncResult(
-                    section=section,
-                    method=_method_name(section, m["label"]),
-                    ops_per_s=float(m["ops"]),
-                    usecs_per_op=float(m["us"]),
-                    supported=True,
-                )
-            )
-            continue
-        m = _UNSUPPORTED_RE.match(line)
-        if m:
-            results.append(
-                FsyncResult(
-                    section=section,
-                    method=_method_name(section, m["label"]),
-                    ops_per_s=None,
-                    usecs_per_op=None,
-                    supported=False,
-                )
-            )
+            measured = m.re is _RESULT_RE  # else n/a: unsupported, no values
+            results.append(FsyncResult(
+                section=section,
+                method=_method_name(section, m["label"]),
+                ops_per_s=float(m["ops"]) if measured else None,
+                usecs_per_op=float(m["us"]) if measured else None,
+                supported=measured,
+            ))
     if not results:
         errors = [ln.strip() for ln in text.splitlines() if "error:" in ln]
         detail = f": {errors[0]}" if errors else ""
