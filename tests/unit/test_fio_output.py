@@ -249,3 +249,16 @@ def test_failure_reason_dedupes_and_never_is_empty():
     assert stdout == "" and stderr.count("unrecognized option") == 2  # fio says it twice
     assert failure_reason(stdout, stderr) == "fio: unrecognized option '--no-such-option=1'"
     assert failure_reason("", "") == "fio gave no reason"
+
+
+def test_a_warmup_becomes_fio_ramp_time_and_is_left_out_of_the_stats():
+    from pgfsbench.plan.model import FsyncLatencyWorkload
+    from pgfsbench.workloads.fileio import cell_argv
+    from pgfsbench.workloads.fsync_latency import fio_argv
+
+    lat = FsyncLatencyWorkload(type="fsync-latency", seconds=5, warmup=2)
+    assert "--ramp_time=2" in fio_argv("fio", "/x", lat)
+    assert not any(a.startswith("--ramp_time") for a in fio_argv(
+        "fio", "/x", FsyncLatencyWorkload(type="fsync-latency")))
+    io = FileioWorkload(type="fileio", warmup=1, patterns=["read"], block_sizes=["8k"])
+    assert "--ramp_time=1" in cell_argv("fio", "/x", cells(io)[0], io)

@@ -33,7 +33,7 @@ def workload_seconds(w: WorkloadBase) -> float:
         case FsyncWorkload():
             return PG_TEST_FSYNC_TESTS * w.seconds + 1
         case FsyncLatencyWorkload():
-            return w.seconds + size_to_bytes(w.size) / (200 * MB)
+            return w.seconds + w.warmup + size_to_bytes(w.size) / (200 * MB)
         case PgbenchInitWorkload():
             return 1 + 0.25 * w.scale
         case PgbenchWorkload():
@@ -47,7 +47,7 @@ def workload_seconds(w: WorkloadBase) -> float:
             return len(w.tools) * (size_to_bytes(w.size) / (200 * MB) + 1)
         case FileioWorkload():
             return (size_to_bytes(w.size) / (200 * MB)
-                    + len(w.patterns) * len(w.block_sizes) * (w.seconds + 0.5))
+                    + len(w.patterns) * len(w.block_sizes) * (w.seconds + w.warmup + 0.5))
     return 0.0
 
 

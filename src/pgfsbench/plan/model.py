@@ -88,6 +88,8 @@ class FsyncLatencyWorkload(WorkloadBase):
     size: Size = "64M"
     block_size: Size = "8k"
     seconds: int = Field(10, ge=1, le=3600)
+    warmup: int = Field(0, ge=0, le=3600, description="seconds run before the measured "
+                                                      "ones and left out (fio --ramp_time)")
 
 
 class PgbenchInitWorkload(WorkloadBase):
@@ -207,6 +209,9 @@ class FileioWorkload(WorkloadBase):
     size: Size = "256M"
     seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
     iodepth: int = Field(1, ge=1, le=1024)
+    warmup: int = Field(0, ge=0, le=3600, description="seconds per cell run before the "
+                                                      "measured ones and left out "
+                                                      "(fio --ramp_time)")
 
 
 Workload = Annotated[

@@ -63,7 +63,9 @@ def cell_argv(fio: str, filename: str, cell: Cell, params: FileioWorkload) -> li
     return [fio, f"--name={cell.name}", f"--filename={filename}", f"--rw={cell.pattern}",
             f"--bs={cell.block_bytes}", f"--size={size_to_bytes(params.size)}",
             "--direct=1", f"--ioengine={engine}", f"--iodepth={params.iodepth}",
-            "--time_based", f"--runtime={params.seconds}", "--output-format=json"]
+            "--time_based", f"--runtime={params.seconds}",
+            *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
+            "--output-format=json"]
 
 
 def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
@@ -82,7 +84,7 @@ def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
         for cell in matrix:
             out = run_fio(ctx, cell_argv(fio, str(test_file), cell, params),
                           f"fio-{cell.name}", cwd=ctx.target.workdir,
-                          timeout=params.seconds * 3 + 120)
+                          timeout=(params.seconds + params.warmup) * 3 + 120)
             # The bare JSON beside the command record, so jq and fio's tools read it as is.
             raw = ctx.artifacts_dir / f"fio-{cell.name}.json"
             raw.write_text(out.stdout)

@@ -28,6 +28,7 @@ def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]
         "--overwrite=1",
         "--fdatasync=1", "--ioengine=sync",
         "--time_based", f"--runtime={params.seconds}",
+        *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
         "--output-format=json",
     ]
 
@@ -40,7 +41,7 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     try:
         # Generous timeout: the layout before the timed phase runs at disk speed.
         out = run_fio(ctx, fio_argv(fio, str(test_file), params), "fio-fsync-latency",
-                      cwd=ctx.target.workdir, timeout=params.seconds * 3 + 120 + size / 5e6)
+                      cwd=ctx.target.workdir, timeout=(params.seconds + params.warmup) * 3 + 120 + size / 5e6)
     finally:
         test_file.unlink(missing_ok=True)
     result = WorkloadResult()
@@ -49,6 +50,8 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     raw.write_text(out.stdout)
     result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
     result.metrics = fsync_latency_metrics(out.stdout)
+    result.metrics.append(Metric("fsync_latency.warmup_s", params.warmup, "s", None,
+                                 "run first and left out (fio --ramp_time)"))
     return result
 
 
