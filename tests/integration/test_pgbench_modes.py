@@ -47,8 +47,14 @@ def test_sweep_modes_and_scripts(tmp_path, state_dir):
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results))
     runs = [r for r in export(results)["runs"] if r["workload"] == "pgbench"]
+    # Two different measurements at clients=2: what differs joins the label, so the
+    # table and the statistics keep them apart instead of pooling them.
     assert [(r["label"], r["status"]) for r in runs] == [
-        ("clients=1", "ok"), ("clients=2", "ok"), ("clients=2", "ok")]
+        ("clients=1", "ok"), ("clients=2 protocol=prepared mode=select-only", "ok"),
+        ("clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql", "ok")]
+    rows = {(r["label"], r["metric"]) for r in export(results)["comparison"]["rows"]}
+    assert ("clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql",
+            "pgbench.tps") in rows
     metrics = [{m["name"]: m for m in r["metrics"]} for r in runs]
     for m in metrics:
         assert m["pgbench.tps"]["value"] > 0

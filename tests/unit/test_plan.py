@@ -69,8 +69,6 @@ def test_a_good_plan_gets_defaults():
     (GOOD + '[[workloads]]\ntype = "seqwrite"\nblock_size = "4q"\n', "'4q' is not a size"),
     (GOOD + '[[workloads]]\ntype = "parallel-scan"\nworkers = []\n', "workers"),
     ("name = [", "not valid TOML"),
-    (GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n[[workloads]]\n'
-     'type = "parallel-scan"\nrows = 90000\n', "would share one cell of results"),
     (GOOD + '[repetitions]\ncount = "many"\n', "repetitions.count"),
     (GOOD + '[repetitions]\ncount = "auto"\nmin = 9\nmax = 4\n', "min (9) is larger than max (4)"),
     (GOOD + '[verdicts]\nbaseline = "zzz"\n', "verdicts.baseline 'zzz' is not a target"),
@@ -96,8 +94,18 @@ def test_sizes(text, mb):
     assert size_to_mb(text) == mb
 
 
-def test_a_tag_tells_two_workloads_of_one_type_apart():
+def test_two_different_workloads_of_one_type_get_distinct_labels():
     plan = parse_plan(GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n'
-                      '[[workloads]]\ntype = "parallel-scan"\nrows = 90000\ntag = "big"\n',
+                      '[[workloads]]\ntype = "parallel-scan"\nrows = 90000\ntag = "big"\n'
+                      '[[workloads]]\ntype = "pgbench-init"\n'
+                      '[[workloads]]\ntype = "pgbench"\nclients = [1, 2]\n'
+                      '[[workloads]]\ntype = "pgbench"\nclients = 2\nscript = "/x/two.sql"\n',
                       "ok.toml")
-    assert [m.label() for m in plan.measurements() if m.type == "parallel-scan"] == ["", "big"]
+    labels = [(m.type, m.label()) for m in plan.measurements() if m.type != "fsync"]
+    # the differing parameters join the label, so their numbers are never pooled
+    assert labels == [("parallel-scan", ""), ("parallel-scan", "big"),  # a tag suffices
+                      ("pgbench-init", ""), ("pgbench", "clients=1"),
+                      ("pgbench", "clients=2"), ("pgbench", "clients=2 script=two.sql")]
+    untagged = parse_plan(GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n'
+                          '[[workloads]]\ntype = "parallel-scan"\nrows = 90000\n', "ok.toml")
+    assert [m.label() for m in untagged.measurements()][1:] == ["rows=10000", "rows=90000"]

@@ -395,24 +395,27 @@ class Plan(Strict):
             raise ValueError(f"verdicts.baseline '{self.verdicts.baseline}' is not a target")
         return self
 
-    @model_validator(mode="after")
-    def _distinct_cells(self) -> "Plan":
-        # Two measurements with one (type, label) would be pooled as repetitions of
-        # one cell: a statistic over two different experiments.
-        seen: dict[tuple[str, str], WorkloadBase] = {}
-        for m in self.measurements():
-            key = (m.type, m.label())
-            if key in seen and seen[key] != m:
-                raise ValueError(
-                    f"two {m.type} workloads{' with ' + key[1] if key[1] else ''} differ in "
-                    "their parameters but would share one cell of results: give one of "
-                    "them a tag (tag = \"big\")")
-            seen[key] = m
-        return self
-
     def measurements(self) -> list[WorkloadBase]:
-        """The workloads in order, sweeps expanded into one entry per measurement."""
-        return [one for w in self.workloads for one in w.expand()]
+        """The workloads in order, sweeps expanded into one entry per measurement.
+
+        Two different measurements that would share a label (select-only and a
+        script, both at clients=2) get the parameters that differ appended to their
+        tag: otherwise their numbers would be pooled as repetitions of one cell.
+        """
+        ms = [one for w in self.workloads for one in w.expand()]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, m in enumerate(ms):
+            groups.setdefault((m.type, m.label()), []).append(i)
+        for members in groups.values():
+            dumps = [ms[i].model_dump(mode="json", exclude={"repetitions", "tag"})
+                     for i in members]
+            differing = [k for k in dumps[0] if len({repr(d.get(k)) for d in dumps}) > 1]
+            for i, d in zip(members, dumps):
+                if extra := " ".join(f"{k}={_short(d[k])}" for k in differing
+                                     if d[k] is not None):
+                    ms[i] = ms[i].model_copy(
+                        update={"tag": " ".join(filter(None, [ms[i].tag, extra]))})
+        return ms
 
     def server_settings(self, target: Target | None = None) -> dict[str, object]:
         """The plan's PostgreSQL settings, then the target's over them, raised where a
@@ -434,3 +437,10 @@ class Plan(Strict):
                                    or kinds.index("pgbench-init") > kinds.index("pgbench")):
             raise ValueError("a pgbench workload needs a pgbench-init workload before it")
         return self
+
+
+def _short(value: object) -> str:
+    """A parameter as a label shows it: a script by its file name."""
+    if isinstance(value, str) and "/" in value:
+        return value.rsplit("/", 1)[-1]
+    return str(value)
