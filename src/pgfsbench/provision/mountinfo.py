@@ -14,6 +14,7 @@ class MountEntry:
     source: str
     mount_options: str  # per-mount options (rw,noatime,...)
     super_options: str  # filesystem options (the ones that say barrier, logbsize, ...)
+    root: str = "/"  # the part of the filesystem mounted there (a bind or cgroup subtree)
 
     @property
     def options(self) -> list[str]:
@@ -47,6 +48,7 @@ def parse_mountinfo(text: str) -> list[MountEntry]:
             source=_unescape(tail[1]),
             mount_options=fields[5],
             super_options=tail[2] if len(tail) > 2 else "",
+            root=_unescape(fields[3]),
         ))
     return entries
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger, move_to_cgroup
 from pgfsbench.plan.model import Throttle, size_to_bytes
+from pgfsbench.provision.mountinfo import parse_mountinfo
 
 PROC_CGROUP = Path("/proc/self/cgroup")
 MOUNTINFO = Path("/proc/self/mountinfo")
@@ -141,34 +142,6 @@ class Hierarchy:
         return "cgroup v1 blkio" if self.version == 1 else "cgroup v2 io.max"
 
 
-def _unescape(field: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as \ooo
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
-
-
-def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
-    """Each cgroup mount: (fs type, root inside the hierarchy, mount point, super options)."""
-    found = []
-    for line in mountinfo.splitlines():
-        left, sep, right = line.partition(" - ")
-        if not sep:
-            continue
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3 or tail[0] not in ("cgroup", "cgroup2"):
-            continue
-        found.append((tail[0], _unescape(fields[3]), _unescape(fields[4]),
-                      set(tail[2].split(","))))
-    return found
-
-
 def _inside(path: str, root: str) -> str | None:
     """``path`` (a cgroup as /proc/self/cgroup names it) relative to a mount's root."""
     if root == "/":
@@ -189,16 +162,18 @@ def find_hierarchies(proc_cgroup: str, mountinfo: str) -> list[Hierarchy]:
         elif number == "0" and controllers == "":
             v2_path = path
     found = []
-    for fstype, root, point, options in _mounts(mountinfo):
-        version, path = (1, v1_path) if fstype == "cgroup" else (2, v2_path)
-        if version == 1 and "blkio" not in options:
+    for m in parse_mountinfo(mountinfo):
+        if m.fs_type not in ("cgroup", "cgroup2"):
+            continue
+        version, path = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
+        if version == 1 and "blkio" not in m.super_options.split(","):
             continue
         if path is None or any(h.version == version for h in found):
             continue
-        relative = _inside(path, root)
+        relative = _inside(path, m.root)
         if relative is None:  # a mount of another part of the hierarchy
             continue
-        found.append(Hierarchy(version, Path(point), Path(point) / relative))
+        found.append(Hierarchy(version, Path(m.mount_point), Path(m.mount_point) / relative))
     return sorted(found, key=lambda h: h.version)
 
 
