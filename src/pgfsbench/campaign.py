@@ -237,7 +237,6 @@ class TargetState:
     provenance: dict | None = None  # from the first visit
     failed: bool = False  # provisioning failed: no more visits
     init_failed: bool = False  # its pgbench tables are not (completely) loaded
-    visits: int = 0
 
 
 def _run_rounds(plan: Plan, targets: list[Target], store: Store, opts: Options,
@@ -322,7 +321,6 @@ def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int
                 store.set_target(st.target_id, "running", provenance=st.provenance)
         for problem in knobs.get("restore_problems", []):
             say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
-        st.visits += 1
     except (CommandFailed, UserError, OSError) as exc:
         st.failed = True
         store.set_target(st.target_id, "failed", str(exc))

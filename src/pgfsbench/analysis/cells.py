@@ -54,12 +54,6 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
     return cells
 
 
-def values_of(cells: dict[CellKey, Samples], target: str, workload: str, label: str,
-              metric: str) -> list[float]:
-    cell = cells.get(CellKey(target, workload, label, metric))
-    return list(cell.values) if cell else []
-
-
 def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     """(target, workload, label) of every run that failed or was interrupted."""
     return {(r.target, r.workload, r.label) for r in campaign.runs

@@ -42,6 +42,7 @@ class Cell:
     status: str  # "ok", "unsupported", "failed", "missing"
     n: int = 0
     ci: tuple[float, float] | None = None  # 95% CI of the median (n >= 2)
+    half_width: float | None = None  # of that CI, relative to the median
     cv: float | None = None
     values: list[float] = field(default_factory=list)
     comparison: Comparison | None = None  # against the baseline; None for the baseline
@@ -134,7 +135,7 @@ def _cell(samples: Samples) -> Cell:
         return Cell(None, None, False, "unsupported" if samples.unsupported else "failed")
     s = summarize(samples.values)
     ci = (s.ci_low, s.ci_high) if s.ci_low is not None and s.ci_high is not None else None
-    return Cell(s.median, None, False, "ok", s.n, ci, s.cv, list(samples.values))
+    return Cell(s.median, None, False, "ok", s.n, ci, s.half_width, s.cv, list(samples.values))
 
 
 def _mark_best(row: Row) -> None:

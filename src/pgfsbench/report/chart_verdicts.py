@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 
 from pgfsbench.analysis.durability import SAFE
 from pgfsbench.analysis.table import Row, comparison_table
-from pgfsbench.report.charts import STYLE, target_colors, to_svg
+from pgfsbench.report.charts import (BAR_WHISKERS, STYLE, Estimate, target_colors, to_svg,
+                                     whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.report.terminal import durabilities, format_value
 from pgfsbench.store.read import Campaign
@@ -46,21 +47,18 @@ def verdicts_chart(campaign: Campaign) -> str | None:
 
 def _panel(ax, row: Row, colors: dict[str, str], unsafe: set[str]) -> None:
     names = [t for t, c in row.cells.items() if c.value is not None]
-    medians = [row.cells[t].value for t in names]
-    ci = [row.cells[t].ci for t in names]
-    err = None
-    if any(ci):
-        err = np.array([[max(0.0, m - c[0]) if c else np.nan for m, c in zip(medians, ci)],
-                        [max(0.0, c[1] - m) if c else np.nan for m, c in zip(medians, ci)]])
+    estimates = [Estimate(c.value, *(c.ci or (None, None)), c.n)
+                 for c in (row.cells[t] for t in names)]
+    medians = [e.median for e in estimates]
     y = np.arange(len(names))[::-1]  # first target on top
-    bars = ax.barh(y, medians, xerr=err, color=[colors.get(t, "#444444") for t in names],
-                   error_kw={"elinewidth": 0.9, "capsize": 3}, height=0.7)
+    bars = ax.barh(y, medians, xerr=whiskers(estimates), height=0.7,
+                   color=[colors.get(t, "#444444") for t in names], error_kw=BAR_WHISKERS)
     for bar, t in zip(bars, names):
         if t in unsafe:
             bar.set_hatch("///")
             bar.set_edgecolor("#a32424")
     scale = max(abs(m) for m in medians)
-    ends = [max(m, c[1]) if c else m for m, c in zip(medians, ci)]  # label past the whisker
+    ends = [max(e.median, e.hi) if e.has_ci else e.median for e in estimates]  # past whiskers
     for yi, m, end, t in zip(y, medians, ends, names):
         n = row.cells[t].n
         ax.text(end, yi, f"  {format_value(m, scale)}" + (f" (n={n})" if n > 1 else ""),

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from pgfsbench.analysis.table import Cell, Row, Table
 from pgfsbench.analysis.verdicts import VerdictLine
-from pgfsbench.report.terminal import direction_arrow, format_value, row_scale
+from pgfsbench.report.terminal import cell_text, direction_arrow, row_scale
 
 MARK_STYLE = {"+": "green", "−": "red", "≠": "yellow", "~": "dim", "?": "yellow"}
 
@@ -30,12 +30,11 @@ def select_rows(table: Table, metric: str | None) -> list[Row]:
 
 
 def value_text(cell: Cell, scale: float | None) -> str:
+    text = cell_text(cell, scale)
     if cell.status != "ok":
-        return {"unsupported": "n/a", "failed": "failed", "missing": "—"}[cell.status]
-    text = format_value(cell.value, scale)
-    if cell.ci is not None and cell.value:
-        hw = (cell.ci[1] - cell.ci[0]) / 2 / abs(cell.value)
-        text += f" ±{hw:.0%}"
+        return text
+    if cell.half_width is not None:
+        text += f" ±{cell.half_width:.0%}"
     cv = f", cv {cell.cv:.0%}" if cell.cv is not None else ""
     return f"{text} (n={cell.n}{cv})"
 

@@ -84,9 +84,9 @@ def cell_text(cell: Cell, scale: float | None = None) -> str:
 
 def spread_text(cell: Cell) -> str:
     """'±3% n=5' for a repeated cell: the 95% CI half-width of its median; '' for n=1."""
-    if cell.ci is None or not cell.value:
+    if cell.half_width is None:
         return ""
-    return f"±{(cell.ci[1] - cell.ci[0]) / 2 / abs(cell.value):.0%} n={cell.n}"
+    return f"±{cell.half_width:.0%} n={cell.n}"
 
 
 def verdict_mark(cell: Cell) -> str:
