@@ -312,8 +312,7 @@ def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int
                 store.set_target(st.target_id, "running", provenance=st.provenance,
                                  fs=target.fs)
             backing = (st.provenance.get("backing_device") or {}).get("device")
-            measurements = _visit_measurements(schedule, spec.name, round_no,
-                                               fresh=plan.repetitions.fresh)
+            measurements = schedule.visit(spec.name, round_no)
             prov_pg = _run_workloads(plan, spec, store, st, target, measurements, round_no,
                                      tdir, opts, ledger, user, say, backing, schedule)
             if first:
@@ -328,14 +327,6 @@ def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int
     except (Interrupted, KeyboardInterrupt):
         store.set_target(st.target_id, "interrupted", "interrupted")
         raise
-
-
-def _visit_measurements(schedule: Schedule, target: str, round_no: int, fresh: bool) -> list:
-    """The round's measurements; on a fresh filesystem pgbench needs its load again."""
-    wanted = schedule.wanted(target, round_no)
-    need_init = fresh and any(m.type == "pgbench" for m in wanted)
-    return [m for m in schedule.measurements
-            if any(m is w for w in wanted) or (need_init and m.type == "pgbench-init")]
 
 
 def _keep_commands(store: Store, target_id: int, target: PreparedTarget, tdir: Path) -> None:

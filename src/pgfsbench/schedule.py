@@ -57,14 +57,8 @@ class Schedule:
     def auto(self) -> bool:
         return self.reps.count == "auto"
 
-    def fixed_count(self, m: WorkloadBase) -> int | None:
-        """The measurement's fixed repetitions; None when 'auto' decides."""
-        if m.repetitions is not None:
-            return m.repetitions
-        return None if self.auto else int(self.reps.count)
-
     def max_rounds(self) -> int:
-        fixed = [self.fixed_count(m) for m in self.measurements]
+        fixed = [self.reps.fixed(m) for m in self.measurements]
         if self.auto:
             return max([self.reps.max, *[f for f in fixed if f is not None]])
         return max(f for f in fixed if f is not None)
@@ -88,11 +82,19 @@ class Schedule:
             cell = (target, m.type, m.label())
             if cell in self.stops:
                 continue
-            fixed = self.fixed_count(m)
+            fixed = self.reps.fixed(m)
             if fixed is not None and round_no > fixed:
                 continue
             out.append(m)
         return out
+
+    def visit(self, target: str, round_no: int) -> list[WorkloadBase]:
+        """What a visit runs: the wanted measurements, and, on a fresh filesystem,
+        the pgbench load again when a pgbench measurement needs its tables."""
+        wanted = self.wanted(target, round_no)
+        need_init = self.reps.fresh and any(m.type == "pgbench" for m in wanted)
+        return [m for m in self.measurements
+                if any(m is w for w in wanted) or (need_init and m.type == "pgbench-init")]
 
     def active_targets(self, round_no: int) -> list[str]:
         return [t for t in self.targets if self.wanted(t, round_no)]
@@ -123,7 +125,7 @@ class Schedule:
                     continue
                 values = self.samples.get(cell, [])
                 hw = summarize(values).half_width if len(values) >= 2 else None
-                fixed = self.fixed_count(m)
+                fixed = self.reps.fixed(m)
                 if fixed is not None:
                     if round_no >= fixed:
                         self.stops[cell] = Stop("count", len(values), hw)

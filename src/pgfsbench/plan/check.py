@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.estimate import plan_seconds, repetitions_of, target_needs, workload_seconds
+from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
 from pgfsbench.plan.model import Plan, size_to_bytes
 
 
@@ -30,7 +30,7 @@ def describe(plan: Plan) -> dict:
     auto = reps.count == "auto"
     runs = [{"workload": w.type, "label": w.label(),
              "estimated_seconds": round(workload_seconds(w), 1),
-             "repetitions": repetitions_of(plan, w),
+             "repetitions": reps.fixed(w) or reps.max,  # auto: at most
              "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
             for w in plan.measurements()]
     return {

@@ -83,27 +83,18 @@ def target_needs(plan: Plan, target: Target) -> dict:
             "workload_peak_bytes": base + peak}
 
 
-def repetitions_of(plan: Plan, w: WorkloadBase, auto_rounds: int | None = None) -> int:
-    """How often ``w`` runs per target; 'auto' plans at ``auto_rounds`` (default: max)."""
-    if w.repetitions is not None:
-        return w.repetitions
+def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
+    """Every target's rounds, as the campaign's schedule runs them: a fresh target pays
+    its setup (and pgbench its load) again each round; a reused one only restarts
+    PostgreSQL. An 'auto' plan is costed at ``auto_rounds`` (default: its max)."""
+    from pgfsbench.schedule import Schedule
+
     reps = plan.repetitions
     if reps.count == "auto":
-        return auto_rounds if auto_rounds is not None else reps.max
-    return int(reps.count)
-
-
-def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
-    """Every target's rounds: a fresh target pays its setup (and pgbench its load)
-    again each round; a reused one only restarts PostgreSQL."""
-    measurements = plan.measurements()
-    counts = [repetitions_of(plan, w, auto_rounds) for w in measurements]
+        reps = reps.model_copy(update={"count": auto_rounds or reps.max})
+    schedule = Schedule(reps, ["t"], plan.measurements())
     per_target = 0.0
-    for round_no in range(1, max(counts) + 1):
-        wanted = [w for w, n in zip(measurements, counts) if round_no <= n]
-        if plan.repetitions.fresh and any(isinstance(w, PgbenchWorkload) for w in wanted):
-            wanted += [w for w in measurements
-                       if isinstance(w, PgbenchInitWorkload) and w not in wanted]
-        setup = TARGET_SETUP_S if plan.repetitions.fresh or round_no == 1 else RESTART_S
-        per_target += setup + sum(workload_seconds(w) for w in wanted)
+    for round_no in range(1, schedule.max_rounds() + 1):
+        setup = TARGET_SETUP_S if reps.fresh or round_no == 1 else RESTART_S
+        per_target += setup + sum(workload_seconds(w) for w in schedule.visit("t", round_no))
     return per_target * len(plan.targets)

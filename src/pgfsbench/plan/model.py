@@ -357,6 +357,12 @@ class Repetitions(Strict):
     max: int = Field(10, ge=2, le=1000, description="auto: most rounds")
     max_minutes: float = Field(60, gt=0, description="auto: stop adding rounds after this")
 
+    def fixed(self, w: WorkloadBase) -> int | None:
+        """How often ``w`` runs per target; None when 'auto' decides."""
+        if w.repetitions is not None:
+            return w.repetitions
+        return None if self.count == "auto" else int(self.count)
+
     @model_validator(mode="after")
     def _bounds(self) -> "Repetitions":
         if self.min > self.max:
