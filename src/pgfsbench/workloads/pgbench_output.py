@@ -486,20 +486,18 @@ def summarize_transaction_logs(
     reads the logs twice (``paths`` is materialised); without one there is a
     single pass, as fast as before.
     """
-    if skip_before_s == "auto":
-        paths = [Path(p) for p in paths]
-        full = _summarize(paths, cutoff_sec=None)
-        values = [v for _, v in full.tps.points]
-        skip = steady_state_start(values[:-1])  # pgbench's last second is partial
-    else:
+    auto = skip_before_s == "auto"
+    if not auto:
         if not isinstance(skip_before_s, (int, float)) or not skip_before_s >= 0:  # also NaN
             raise ValueError(f"skip_before_s must be a number of seconds >= 0 or 'auto', "
                              f"not {skip_before_s!r}")
         if skip_before_s == 0:
             return _summarize(paths, cutoff_sec=None)
-        paths = [Path(p) for p in paths]
-        full = _summarize(paths, cutoff_sec=None)
-        skip = math.ceil(skip_before_s)
+    paths = [Path(p) for p in paths]
+    full = _summarize(paths, cutoff_sec=None)
+    # pgbench's last second is partial: MSER would take its dip for a trend.
+    skip = (steady_state_start([v for _, v in full.tps.points][:-1]) if auto
+            else math.ceil(skip_before_s))
     if skip == 0 or full.first_start_epoch is None:
         return full  # nothing to leave out
     origin = math.floor(full.first_start_epoch)

@@ -59,16 +59,12 @@ def _script_args(params: PgbenchWorkload, scratch: Path, owner_uid: int, owner_g
 
 
 def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -> list[Metric]:
-    if logs.trimmed_s:
-        # Committed after the warm-up over the run time after it. The cut-off is
-        # on the series' whole seconds, so the time dropped is trimmed_run_s
-        # (the run started up to 1 s after the series' origin), not trimmed_s.
-        tps = logs.committed / (params.duration - logs.trimmed_run_s)
-        reported_note = ("pgbench's own figure, for cross-checking; it includes the "
-                         f"{logs.trimmed_s:g} s warm-up")
-    else:
-        tps = logs.committed / params.duration
-        reported_note = "pgbench's own figure, for cross-checking"
+    # Committed after the warm-up over the run time after it. The cut-off is on
+    # the series' whole seconds, so the time dropped is trimmed_run_s (the run
+    # started up to 1 s after the series' origin), not trimmed_s; 0 without one.
+    tps = logs.committed / (params.duration - logs.trimmed_run_s)
+    reported_note = "pgbench's own figure, for cross-checking" + (
+        f"; it includes the {logs.trimmed_s:g} s warm-up" if logs.trimmed_s else "")
     m = [
         # tps from the logs: committed transactions over the -T duration (after the warm-up).
         Metric("pgbench.tps", tps, "tx/s", True),
