@@ -58,10 +58,7 @@ class Schedule:
         return self.reps.count == "auto"
 
     def max_rounds(self) -> int:
-        fixed = [self.reps.fixed(m) for m in self.measurements]
-        if self.auto:
-            return max([self.reps.max, *[f for f in fixed if f is not None]])
-        return max(f for f in fixed if f is not None)
+        return max(self.reps.fixed(m) or self.reps.max for m in self.measurements)
 
     # --- what runs -------------------------------------------------------------
     def order(self, round_no: int, active: list[str]) -> list[str]:

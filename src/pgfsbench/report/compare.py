@@ -25,8 +25,7 @@ def select_rows(table: Table, metric: str | None) -> list[Row]:
     """Rows whose metric matches the glob; by default each measurement's headline."""
     if metric is None:
         return [r for r in table.rows if r.headline]
-    return [r for r in table.rows if fnmatch.fnmatchcase(r.metric, metric)
-            or r.metric == metric]
+    return [r for r in table.rows if fnmatch.fnmatchcase(r.metric, metric)]
 
 
 def value_text(cell: Cell, scale: float | None) -> str:
