@@ -103,9 +103,12 @@ def test_fsync_latency_numbers_are_the_raw_fio_json(fio_run):
     assert m["fsync_latency.sync_p99_us"] == pytest.approx(pct["99.000000"] / 1000)
     assert m["fsync_latency.sync_p99_9_us"] == pytest.approx(pct["99.900000"] / 1000)
     assert m["fsync_latency.sync_max_us"] == pytest.approx(sync["max"] / 1000)
-    # one fdatasync per 8 kB write, for the whole time-based phase
+    # one fdatasync per 8 kB write, for the whole time-based phase. With ramp_time
+    # the counters reset and the timer stops between a write and its fdatasync,
+    # so the two counts may differ by one (CI saw 8787 syncs for 8788 writes).
     write = job["write"]
-    assert sync["N"] == write["total_ios"] > 0
+    assert write["total_ios"] > 0
+    assert abs(sync["N"] - write["total_ios"]) <= 1
     assert m["fsync_latency.syncs_per_s"] == pytest.approx(write["iops"], rel=1e-6)
     assert 2000 <= write["runtime"] <= 2500  # ms: time_based for seconds = 2, warm-up not in
     opts = job["job options"]
