@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pgfsbench.analysis.stats import (
-    CONFIDENCE, Comparison, Summary, benjamini_hochberg, classify, compare, holm,
-    min_n_per_side, summarize)
+    CONFIDENCE, Comparison, Summary, benjamini_hochberg, can_be_significant, classify,
+    compare, holm, min_n_per_side, smallest_p, summarize)
 
 
 # --- summarize -------------------------------------------------------------------
@@ -65,6 +65,24 @@ def test_min_n_per_side() -> None:
     # alpha/10 = 0.005: n=5: 2/252 ≈ 0.0079, n=6: 2/924 ≈ 0.0022 < 0.005.
     assert min_n_per_side(0.05, comparisons=10) == 6
     assert min_n_per_side(0.01) == 5           # 2/252 ≈ 0.0079 < 0.01, 2/70 is not
+
+
+def test_smallest_p_for_unequal_sizes() -> None:
+    assert smallest_p(3, 3) == pytest.approx(0.1)         # 2 / C(6, 3)
+    assert smallest_p(3, 10) == pytest.approx(2 / 286)    # 2 / C(13, 3)
+    assert smallest_p(1, 1) == 1.0 and smallest_p(0, 5) == 1.0
+    assert not can_be_significant(3, 3) and can_be_significant(4, 4)
+    assert can_be_significant(3, 10) and can_be_significant(2, 10)   # 2/66 ≈ 0.030
+    assert not can_be_significant(2, 5)                              # 2/21 ≈ 0.095
+    assert not can_be_significant(3, 10, comparisons=10)             # 0.007 ≥ 0.005
+
+
+def test_compare_unequal_sizes_gets_a_p_value_when_one_could_be_significant() -> None:
+    c = compare([1.0, 2.0, 3.0], [float(v) for v in range(10, 20)])
+    assert c.p_value == pytest.approx(2 / 286)
+    assert compare([1.0, 2.0], [5.0, 6.0, 7.0, 8.0, 9.0]).p_value is None
+    v = classify(c, c.p_value, higher_is_better=True)
+    assert v.kind == "better"
 
 
 # --- compare ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
   interval can never leave the sample range, so it is too narrow. That is why
   verdicts are gated by the significance test, not by the CI, and why no
   p-value is reported below the sample size at which the test could ever be
-  significant (``min_n_per_side``).
+  significant (``can_be_significant``).
 
 * **Mann-Whitney U (two-sided) for "is there a difference".** It is
   rank-based, so it needs no normality and is not swayed by one outlier run;
@@ -78,7 +78,7 @@ class Comparison:
     ratio: float | None     # median(contender) / median(baseline)
     ci_low: float | None    # 95% CI of that ratio; None when either side has n < 2
     ci_high: float | None
-    p_value: float | None   # two-sided Mann-Whitney U; None below min_n_per_side(alpha)
+    p_value: float | None   # two-sided Mann-Whitney U; None where no data of these sizes could reach alpha
     n_base: int
     n_other: int
 
@@ -141,15 +141,30 @@ def summarize(values: Iterable[float | None]) -> Summary:
     return Summary(n, median, lo, hi, cv, dropped)
 
 
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p exact Mann-Whitney can give for samples of n1 and n2.
+
+    Only complete separation reaches it: 2 of the C(n1+n2, n1) equally likely
+    rank orders are that extreme.
+    """
+    if n1 < 1 or n2 < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def can_be_significant(n1: int, n2: int, alpha: float = 0.05, comparisons: int = 1) -> bool:
+    """Whether some data of these sizes could give p < alpha/comparisons."""
+    return smallest_p(n1, n2) < alpha / max(1, comparisons)
+
+
 def min_n_per_side(alpha: float = 0.05, comparisons: int = 1) -> int:
     """Smallest equal n per side at which exact two-sided Mann-Whitney can give p < alpha/comparisons.
 
-    The most extreme outcome (complete separation) has exact two-sided
-    p = 2 / C(2n, n); below this n no data at all could be significant.
+    This is the figure the messages quote ("need n ≥ 4 per side"); the tests
+    themselves use can_be_significant, which also handles unequal sizes.
     """
-    threshold = alpha / max(1, comparisons)
     n = 1
-    while 2 / math.comb(2 * n, n) >= threshold:
+    while not can_be_significant(n, n, alpha, comparisons):
         n += 1
     return n
 
@@ -169,9 +184,9 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
             alpha: float = 0.05) -> Comparison:
     """Contender against baseline: ratio of medians, its bootstrap CI, Mann-Whitney p.
 
-    p is withheld when either side has fewer than min_n_per_side(alpha) runs.
-    That bound is for equal sizes; with very unequal sizes (3 vs 10) it is
-    conservative, which suits benchmarks, where every target gets the same runs.
+    p is withheld when no data of these sizes could reach alpha
+    (can_be_significant): 3 runs against 10 can (smallest p 0.007), 3 against 3
+    cannot (0.1).
     """
     base, _ = _clean(baseline)
     other, _ = _clean(contender)
@@ -193,8 +208,7 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
             ci_low, ci_high = _percentile_ci(boot_other / boot_base)
 
     # Withhold p where no outcome could be significant (see module docstring).
-    need = min_n_per_side(alpha)
-    p = _mann_whitney(base, other) if nb >= need and no >= need else None
+    p = _mann_whitney(base, other) if can_be_significant(nb, no, alpha) else None
     return Comparison(ratio, ci_low, ci_high, p, nb, no)
 
 
@@ -252,7 +266,7 @@ def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bo
         return verdict("na", "no ratio: baseline median is zero or negative")
 
     need = min_n_per_side(alpha, comparisons)
-    too_few = comp.n_base < need or comp.n_other < need
+    too_few = not can_be_significant(comp.n_base, comp.n_other, alpha, comparisons)
     # Too few runs: either p was withheld, or (in a larger family) it could
     # never have reached alpha after adjustment, so "same" would overclaim.
     if adjusted_p is None or (too_few and adjusted_p >= alpha):
