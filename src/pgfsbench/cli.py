@@ -74,8 +74,9 @@ def run(
                   f"{results}[/]")
         _write_report_quietly(results)
         raise typer.Exit(130)
-    render_table(load_campaign(results), console)
-    console.print(f"report: {write_report(results)}")
+    campaign = load_campaign(results)
+    render_table(campaign, console)
+    console.print(f"report: {write_report(results, campaign)}")
 
 
 def _write_report_quietly(results: Path) -> None:
@@ -95,8 +96,9 @@ def report(results: Annotated[Path, typer.Argument(help="a results directory")])
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
-    render_table(load_campaign(results), console)
-    console.print(f"report: {write_report(results)}")
+    campaign = load_campaign(results)
+    render_table(campaign, console)
+    console.print(f"report: {write_report(results, campaign)}")
 
 
 @app.command()

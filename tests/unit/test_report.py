@@ -216,3 +216,20 @@ def test_informational_metrics_have_no_arrow(tmp_path: Path) -> None:
     lines = {ln.split("│")[1].strip(): ln for ln in console.export_text().splitlines()
              if ln.count("│") > 3}
     assert lines["pgbench_init.db_size_mb"].split("│")[3].strip() == "·"
+
+
+def test_the_comparison_table_is_computed_once_per_campaign_and_settings(tmp_path: Path) -> None:
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.report.html import render_report
+
+    campaign = load_campaign(build_results(tmp_path / "r"))
+    table = comparison_table(campaign)
+    table.rows.insert(0, table.rows.pop())  # a pgbench row first: not grouped by workload
+    order = [(r.workload, r.metric) for r in table.rows]
+    render_report(campaign)  # groups rows by workload: on a copy, not the shared table
+    assert comparison_table(campaign) is table
+    assert [(r.workload, r.metric) for r in table.rows] == order
+    other = comparison_table(campaign, baseline="xfs")
+    assert other is not table and other.baseline == "xfs" and table.baseline == "ext4"
+    # another load of the same directory is another campaign: nothing stale is shared
+    assert comparison_table(load_campaign(tmp_path / "r")) is not table

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
 from pgfsbench.analysis.headline import headline_metric
@@ -87,13 +88,23 @@ def campaign_source(campaign: Campaign) -> Source:
     return Source(columns, collect(campaign), failed_measurements(campaign))
 
 
+# A loaded campaign does not change, and the bootstrap behind a table costs
+# about a second on a verdict run; the terminal, the report and its charts
+# share one table per campaign and settings. Callers must not modify it.
+_tables: WeakKeyDictionary[Campaign, dict[tuple, Table]] = WeakKeyDictionary()
+
+
 def comparison_table(campaign: Campaign, baseline: str | None = None,
                      alpha: float | None = None, noise: float | None = None) -> Table:
     """The table of one campaign; its plan's [verdicts] settings unless overridden."""
     verdicts = campaign.plan.get("verdicts") or {}
-    return build_table(campaign_source(campaign), baseline or verdicts.get("baseline"),
-                       alpha if alpha is not None else verdicts.get("alpha", 0.05),
-                       noise if noise is not None else verdicts.get("noise", 0.02))
+    key = (baseline or verdicts.get("baseline"),
+           alpha if alpha is not None else verdicts.get("alpha", 0.05),
+           noise if noise is not None else verdicts.get("noise", 0.02))
+    known = _tables.setdefault(campaign, {})
+    if key not in known:
+        known[key] = build_table(campaign_source(campaign), *key)
+    return known[key]
 
 
 def build_table(source: Source, baseline: str | None, alpha: float, noise: float) -> Table:

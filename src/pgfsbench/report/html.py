@@ -6,6 +6,7 @@ mailed, archived or opened on an air-gapped box and look the same.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import tempfile
@@ -31,9 +32,12 @@ from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 REPORT_NAME = "report.html"
 
 
-def write_report(results_dir: Path) -> Path:
-    """Render ``results_dir/report.html`` from the stored results; returns its path."""
-    campaign = load_campaign(results_dir)
+def write_report(results_dir: Path, campaign: Campaign | None = None) -> Path:
+    """Render ``results_dir/report.html`` from the stored results; returns its path.
+
+    ``campaign``, when given, is results_dir already loaded.
+    """
+    campaign = campaign or load_campaign(results_dir)
     html = render_report(campaign)
     out = results_dir / REPORT_NAME
     # Temp file in the same directory, then rename: a reader never sees half a report.
@@ -61,11 +65,12 @@ def render_report(campaign: Campaign) -> str:
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
                        fact=_fact)
     env.globals["row_scale"] = row_scale
-    table = comparison_table(campaign)
+    shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
     # last), in the order workloads first ran, so the template can group them.
-    first = {w: i for i, w in reversed(list(enumerate(r.workload for r in table.rows)))}
-    table.rows.sort(key=lambda r: first[r.workload])
+    # A sorted copy: the table is shared with the charts.
+    first = {w: i for i, w in reversed(list(enumerate(r.workload for r in shared.rows)))}
+    table = dataclasses.replace(shared, rows=sorted(shared.rows, key=lambda r: first[r.workload]))
     return env.get_template("report.html.j2").render(
         c=campaign,
         table=table,

@@ -48,7 +48,7 @@ class StoredRun:
     artifacts: list[StoredArtifact] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(eq=False)  # identity: analysis keeps per-campaign results keyed by it
 class Campaign:
     results_dir: Path
     id: str
