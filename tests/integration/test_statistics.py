@@ -26,7 +26,9 @@ order = "round-robin"
 fresh = false      # mkfs, initdb and the load once per target, then reused
 
 [verdicts]
-noise = 0.05       # a 2-core VM: medians of identical targets wander by a few %
+noise = 0.10       # a 2-core CI VM: medians of identical targets wander by a few %, and
+                   # at alpha 0.05 one twin run in 30 separates by chance; the throttled
+                   # target is ×0.02, far outside it
 
 [postgres.settings]
 shared_buffers = "32MB"
