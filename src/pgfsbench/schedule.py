@@ -7,6 +7,7 @@ label); its headline metric decides when 'auto' repetitions may stop.
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import time
@@ -45,7 +46,7 @@ class Schedule:
     visits: list[tuple[int, str]] = field(default_factory=list)
     samples: dict[Cell, list[float]] = field(default_factory=dict)
     failures: dict[Cell, int] = field(default_factory=dict)
-    no_headline: set[Cell] = field(default_factory=set)  # measured, but nothing to judge by
+    no_headline: dict[Cell, int] = field(default_factory=dict)  # ok runs with nothing to judge by
     stops: dict[Cell, Stop] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -99,10 +100,10 @@ class Schedule:
     # --- what was measured -----------------------------------------------------
     def record(self, target: str, m: WorkloadBase, headline: float | None, ok: bool) -> None:
         cell = (target, m.type, m.label())
-        if ok and headline is not None:
+        if ok and headline is not None and math.isfinite(headline):
             self.samples.setdefault(cell, []).append(headline)
         elif ok:
-            self.no_headline.add(cell)
+            self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
         else:
             self.failures[cell] = self.failures.get(cell, 0) + 1
 
@@ -128,9 +129,12 @@ class Schedule:
                         self.stops[cell] = Stop("count", len(values), hw)
                 elif self.failures.get(cell, 0) >= self.reps.min and not values:
                     self.stops[cell] = Stop("failed", 0)
-                elif cell in self.no_headline and round_no >= self.reps.min:
-                    self.stops[cell] = Stop("count", self.reps.min)
-                elif round_no >= self.reps.min and hw is not None and hw <= self.reps.ci_width:
+                elif not values and self.no_headline.get(cell, 0) >= self.reps.min:
+                    # Nothing to judge a CI by: stop at min, like a fixed count.
+                    self.stops[cell] = Stop("count", self.no_headline[cell])
+                elif (len(values) >= self.reps.min and hw is not None
+                      and hw <= self.reps.ci_width):
+                    # Counted in values, not rounds: a failed round adds no sample.
                     self.stops[cell] = Stop("ci", len(values), hw)
                 elif round_no >= self.reps.max:
                     self.stops[cell] = Stop("max rounds", len(values), hw)

@@ -92,3 +92,28 @@ def test_auto_time_cap_stops_open_cells() -> None:
     [stop] = s.describe()["stops"]
     assert stop["reason"] == "time cap" and stop["n"] == 3
     assert "time cap reached" in stop["text"]
+
+
+def test_auto_needs_min_samples_not_min_rounds_before_a_ci_stop() -> None:
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count="auto", min=3, max=10, ci_width=0.03), ["a"], [bench])
+    s.record("a", bench, None, ok=False)          # round 1 failed
+    s.end_round(1)
+    for r, v in ((2, 1000.0), (3, 1001.0)):        # two tight samples by round 3
+        s.record("a", bench, v, ok=True)
+        s.end_round(r)
+    assert s.describe()["stops"] == []             # n=2 < min=3: go on
+    s.record("a", bench, 1000.5, ok=True)
+    s.end_round(4)
+    [stop] = s.describe()["stops"]
+    assert stop["reason"] == "ci" and stop["n"] == 3
+
+
+def test_auto_a_run_without_a_headline_does_not_end_a_noisy_cell() -> None:
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count="auto", min=3, max=10, ci_width=0.03), ["a"], [bench])
+    for r, v in enumerate((1000.0, 1500.0, None, float("nan")), start=1):
+        s.record("a", bench, v, ok=True)
+        s.end_round(r)
+    assert s.describe()["stops"] == []             # still n=2 and ±20%: not stopped
+    assert s.samples[("a", "pgbench", bench.label())] == [1000.0, 1500.0]

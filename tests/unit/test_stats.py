@@ -226,3 +226,34 @@ def test_classify_failed_run_dropped_and_empty_is_na() -> None:
     assert (empty.kind, empty.mark, empty.reason) == ("na", "", "no data")
     zero = classify(compare([0.0] * 4, [1.0] * 4), None, higher_is_better=True)
     assert zero.kind == "na"
+
+
+def test_small_tied_samples_get_the_exact_permutation_p() -> None:
+    from scipy.stats import PermutationMethod, mannwhitneyu
+
+    from pgfsbench.analysis.stats import _mann_whitney
+
+    a, b = np.array([1090.0, 1090, 1090, 1106]), np.array([1254.0, 1270, 1254, 1254])
+    assert _mann_whitney(a, b) == pytest.approx(2 / 70)   # the approximation says 0.023
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        n1, n2 = rng.integers(2, 8, size=2)
+        x, y = np.round(rng.normal(10, 1.5, n1)), np.round(rng.normal(11, 1.5, n2))
+        if np.all(np.concatenate([x, y]) == x[0]):
+            continue
+        exact = mannwhitneyu(x, y, method=PermutationMethod(
+            n_resamples=math.comb(n1 + n2, n1))).pvalue
+        assert _mann_whitney(x, y) == pytest.approx(exact)
+
+
+def test_one_run_against_many_is_no_verdict() -> None:
+    c = compare([1000.0 + i for i in range(40)], [2000.0])
+    assert c.p_value is not None and c.p_value < 0.05   # the test alone would say so
+    assert classify(c, c.p_value, higher_is_better=True).kind == "insufficient"
+
+
+def test_p_values_print_truncated_without_float_error() -> None:
+    from pgfsbench.analysis.stats import _fmt_p
+
+    assert [_fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
+        "p=0.29", "p=0.57", "p=0.0029", "p=0.049", "p<0.001"]

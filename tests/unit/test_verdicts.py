@@ -105,3 +105,34 @@ def test_no_star_when_all_equal_and_no_mark_for_single_runs() -> None:
     assert not any(c.best for c in tps.cells.values())
     lat = next(r for r in table.rows if r.metric == "pgbench.latency_p99_ms")
     assert lat.cells["b"].ratio == 1.2 and lat.cells["b"].verdict is None
+
+
+def test_tied_small_samples_cannot_make_a_winner() -> None:
+    # fio percentiles come in buckets, so headline latencies tie. With ties scipy's
+    # normal approximation gives p=0.023 for 4 vs 4; the exact test's floor is 2/70,
+    # and Holm over 2 tests makes that 0.057: no winner can be named at n=4.
+    source = Source(["a", "b", "c"], {
+        CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
+            "µs", False, values=v, params={})
+        for t, v in {"a": [1090.0, 1090, 1090, 1106], "b": [1254.0] * 4,
+                     "c": [1254.0, 1270, 1254, 1254]}.items()})
+    table = build_table(source, None, 0.05, 0.02)
+    [line] = verdict_lines(table, {})
+    assert line.kind == INSUFFICIENT and line.winner is None, line.text
+
+
+def test_a_target_with_a_zero_median_is_behind_not_indistinguishable() -> None:
+    table = build_table(_source({"a": [1000.0, 1010, 990, 1005, 995], "b": [0.0] * 5}),
+                        None, 0.05, 0.02)
+    assert table.rows[0].cells["b"].verdict.kind == "worse"
+    [line] = verdict_lines(table, {})
+    assert line.kind == WINNER and line.winner == "a", line.text
+    assert "b at ×0.00 [0.00, 0.00] of a" in line.text
+
+
+def test_a_target_without_data_is_named_in_the_verdict() -> None:
+    source = _source({"a": _noise(1000, 8, 13), "b": _noise(1300, 8, 14)})
+    source.columns.append("c")  # measured, but every run failed
+    table = build_table(source, None, 0.05, 0.02)
+    [line] = verdict_lines(table, {})
+    assert line.winner == "b" and line.text.endswith("; no data for c")

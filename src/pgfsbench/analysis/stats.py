@@ -24,8 +24,10 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
 * **Mann-Whitney U (two-sided) for "is there a difference".** It is
   rank-based, so it needs no normality and is not swayed by one outlier run;
   scipy's ``method="auto"`` uses the exact distribution for small samples
-  without ties (the usual case for benchmark numbers), and the asymptotic
-  tie-corrected one otherwise.
+  without ties (the usual case for benchmark numbers) and the asymptotic
+  tie-corrected one for large ones; small samples *with* ties get an exact
+  enumeration here (``_exact_tied_p``), because the approximation can claim
+  significance where the exact test cannot.
 
 * **Holm / Benjamini-Hochberg for many metrics at once.** A report compares
   many metrics and targets; without a correction ~5% of them would look
@@ -40,13 +42,14 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, rankdata
 
 CONFIDENCE = 0.95
 
@@ -169,15 +172,46 @@ def min_n_per_side(alpha: float = 0.05, comparisons: int = 1) -> int:
     return n
 
 
+# Up to this many ways to split the pooled runs, a tied sample's p-value is
+# computed exactly by enumerating them (C(16, 8) = 12,870 takes milliseconds).
+_EXACT_SPLITS = 20_000
+
+
 def _mann_whitney(a: np.ndarray, b: np.ndarray) -> float | None:
     # Every value the same on both sides: no evidence of any difference. Some
     # scipy versions return nan (zero rank variance) here, so answer directly.
     if np.all(a == a[0]) and np.all(b == a[0]):
         return 1.0
+    pooled = np.concatenate([a, b])
+    tied = len(np.unique(pooled)) < len(pooled)
+    if tied and math.comb(len(pooled), len(a)) <= _EXACT_SPLITS:
+        return _exact_tied_p(a, b)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         p = float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
     return p if math.isfinite(p) else None
+
+
+def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided exact Mann-Whitney p for small samples with ties.
+
+    scipy's "auto" falls back to the normal approximation when values tie
+    (fio's percentiles come in buckets, so they often do), and for small n that
+    approximation can give p-values below anything the exact test allows. Here
+    every split of the pooled mid-ranks into groups of len(a) and len(b) is
+    equally likely under "no difference"; p is twice the smaller tail of the
+    rank sum, like scipy's exact test without ties.
+    """
+    ranks = rankdata(np.concatenate([a, b]))
+    n1 = len(a)
+    picks = np.fromiter(itertools.chain.from_iterable(
+        itertools.combinations(range(len(ranks)), n1)), dtype=np.intp).reshape(-1, n1)
+    sums = ranks[picks].sum(axis=1)
+    observed = ranks[:n1].sum()
+    eps = 1e-9 * max(1.0, abs(observed))  # mid-ranks are halves: compare with slack
+    lower = np.mean(sums <= observed + eps)
+    upper = np.mean(sums >= observed - eps)
+    return float(min(1.0, 2 * min(lower, upper)))
 
 
 def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
@@ -251,7 +285,8 @@ def _fmt_p(p: float) -> str:
     # Two significant digits, truncated: 0.0497 must not print as 0.050 next to
     # "significant" at alpha 0.05.
     decimals = max(1, 1 - math.floor(math.log10(p)))
-    return f"p={math.floor(p * 10**decimals) / 10**decimals:.{decimals}f}"
+    # The slack keeps float error from truncating 0.29 (0.28999…) to 0.28.
+    return f"p={math.floor(p * 10**decimals + 1e-9) / 10**decimals:.{decimals}f}"
 
 
 def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bool | None,
@@ -266,10 +301,14 @@ def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bo
         return verdict("na", "no ratio: baseline median is zero or negative")
 
     need = min_n_per_side(alpha, comparisons)
-    too_few = not can_be_significant(comp.n_base, comp.n_other, alpha, comparisons)
-    # Too few runs: either p was withheld, or (in a larger family) it could
-    # never have reached alpha after adjustment, so "same" would overclaim.
-    if adjusted_p is None or (too_few and adjusted_p >= alpha):
+    # Too few runs: either p was withheld, or (in a larger family) no data of
+    # these sizes could reach alpha after adjustment, so "same" would overclaim,
+    # and a p below that floor (an approximation's) would be no evidence either.
+    # A side of one run has no spread to judge a difference by, however many
+    # runs the other side has.
+    too_few = (min(comp.n_base, comp.n_other) < 2
+               or not can_be_significant(comp.n_base, comp.n_other, alpha, comparisons))
+    if adjusted_p is None or too_few:
         return verdict("insufficient", f"need n ≥ {need} per side to detect a difference "
                                        f"(have {comp.n_base} and {comp.n_other})")
 
