@@ -75,6 +75,10 @@ def test_a_good_plan_gets_defaults():
     (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = {}'), "throttle needs at least one"),
     (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
      'duration = 10\nwarmup = 10\n', "must be shorter than duration"),
+    (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
+     'clients = [4, 4]\n', "two pgbench workloads measure the same thing (clients=4)"),
+    (GOOD + '[[workloads]]\ntype = "fsync"\nrepetitions = 1\n',
+     "two fsync workloads measure the same thing"),
 ])
 def test_plan_errors_name_the_key(text, expected):
     with pytest.raises(UserError) as info:

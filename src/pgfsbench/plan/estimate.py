@@ -96,5 +96,8 @@ def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
     per_target = 0.0
     for round_no in range(1, schedule.max_rounds() + 1):
         setup = TARGET_SETUP_S if reps.fresh or round_no == 1 else RESTART_S
-        per_target += setup + sum(workload_seconds(w) for w in schedule.visit("t", round_no))
+        visit = schedule.visit("t", round_no)
+        for w in visit:  # so a reused target is known to hold its tables next round
+            schedule.record("t", w, None, ok=True)
+        per_target += setup + sum(workload_seconds(w) for w in visit)
     return per_target * len(plan.targets)

@@ -444,6 +444,19 @@ class Plan(Strict):
             raise ValueError("a pgbench workload needs a pgbench-init workload before it")
         return self
 
+    @model_validator(mode="after")
+    def _distinct_measurements(self) -> "Plan":
+        # Two identical measurements would be pooled into one cell (two samples a
+        # round) and share a run directory: refuse them rather than guess.
+        seen: set[tuple[str, str]] = set()
+        for m in self.measurements():
+            if (m.type, m.label()) in seen:
+                what = f" ({m.label()})" if m.label() else ""
+                raise ValueError(f"two {m.type} workloads measure the same thing{what}: "
+                                 "remove one, or tell them apart with tag = \"...\"")
+            seen.add((m.type, m.label()))
+        return self
+
 
 def _short(value: object) -> str:
     """A parameter as a label shows it: a script by its file name."""
