@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import secrets
 import signal
 import subprocess
@@ -67,16 +68,31 @@ class Options:
 
 
 @contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    """Turn SIGTERM into an exception so every cleanup block runs."""
+def _signals_unwind_once() -> Iterator[None]:
+    """The first SIGTERM or Ctrl-C becomes an exception, so every cleanup block runs.
+
+    Later ones are only noted: a second Ctrl-C while a busy umount retries or
+    PostgreSQL shuts down must not cut that cleanup short and leave loop
+    devices, mounts or sysctls behind.
+    """
+    caught: list[int] = []
+
     def handler(signum, frame):
+        if caught:
+            os.write(2, b"pgfsbench: still cleaning up, exiting when done "
+                        b"(kill -9 abandons it; then run 'pgfsbench cleanup')\n")
+            return
+        caught.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Interrupted(f"signal {signum}")
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def effective_targets(plan: Plan, results_dir: Path, say: Say) -> list[Target]:
@@ -119,7 +135,7 @@ def _run_workloads(plan: Plan, spec: Target, store: Store, st: "TargetState",
                          "postgres_settings": cluster.changed_settings(),
                          "postgres_commands": [list(c.argv) for c in cluster.commands]}
         for workload in measurements:
-            index = schedule.measurements.index(workload) + 1
+            index = schedule.position(workload) + 1
             params = workload.model_dump(mode="json")
             run_id = store.start_run(st.target_id, workload.type, params, workload.label(),
                                      round_no)
@@ -207,7 +223,7 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
     store = Store.create(opts.results_dir)
     campaign_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     status = "failed"
-    with _sigterm_unwinds():
+    with _signals_unwind_once():
         ledger = Ledger.create(campaign_id, opts.results_dir)
         try:
             store.start_campaign(campaign_id, plan.name, plan.model_dump(mode="json"),

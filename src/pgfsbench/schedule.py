@@ -48,6 +48,7 @@ class Schedule:
     failures: dict[Cell, int] = field(default_factory=dict)
     no_headline: dict[Cell, int] = field(default_factory=dict)  # ok runs with nothing to judge by
     stops: dict[Cell, Stop] = field(default_factory=dict)
+    loaded: dict[str, int | None] = field(default_factory=dict)  # target → its tables' init
 
     def __post_init__(self) -> None:
         if self.reps.order == "random":
@@ -86,13 +87,35 @@ class Schedule:
             out.append(m)
         return out
 
+    def position(self, m: WorkloadBase) -> int:
+        """Where m stands in the plan (by identity: two measurements may compare equal)."""
+        return next(i for i, x in enumerate(self.measurements) if x is m)
+
     def visit(self, target: str, round_no: int) -> list[WorkloadBase]:
-        """What a visit runs: the wanted measurements, and, on a fresh filesystem,
-        the pgbench load again when a pgbench measurement needs its tables."""
+        """What a visit runs: the wanted measurements, in plan order.
+
+        A pgbench measures the tables of the nearest pgbench-init before it in
+        the plan. When the target does not hold those tables (a fresh
+        filesystem, or a reused one where another init ran since), that init
+        runs again first.
+        """
         wanted = self.wanted(target, round_no)
-        need_init = self.reps.fresh and any(m.type == "pgbench" for m in wanted)
-        return [m for m in self.measurements
-                if any(m is w for w in wanted) or (need_init and m.type == "pgbench-init")]
+        held = None if self.reps.fresh else self.loaded.get(target)
+        governing: int | None = None
+        out = []
+        for i, m in enumerate(self.measurements):
+            is_wanted = any(m is w for w in wanted)
+            if m.type == "pgbench-init":
+                governing = i
+                if is_wanted:
+                    out.append(m)
+                    held = i
+            elif is_wanted:
+                if m.type == "pgbench" and governing is not None and held != governing:
+                    out.append(self.measurements[governing])
+                    held = governing
+                out.append(m)
+        return out
 
     def active_targets(self, round_no: int) -> list[str]:
         return [t for t in self.targets if self.wanted(t, round_no)]
@@ -100,6 +123,9 @@ class Schedule:
     # --- what was measured -----------------------------------------------------
     def record(self, target: str, m: WorkloadBase, headline: float | None, ok: bool) -> None:
         cell = (target, m.type, m.label())
+        if m.type == "pgbench-init":
+            # Which tables the target now holds; a failed load leaves none usable.
+            self.loaded[target] = self.position(m) if ok else None
         if ok and headline is not None and math.isfinite(headline):
             self.samples.setdefault(cell, []).append(headline)
         elif ok:

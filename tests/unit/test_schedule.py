@@ -117,3 +117,45 @@ def test_auto_a_run_without_a_headline_does_not_end_a_noisy_cell() -> None:
         s.end_round(r)
     assert s.describe()["stops"] == []             # still n=2 and ±20%: not stopped
     assert s.samples[("a", "pgbench", bench.label())] == [1000.0, 1500.0]
+
+
+def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
+    small = PgbenchInitWorkload(type="pgbench-init", scale=10, repetitions=1)
+    on_small = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    big = PgbenchInitWorkload(type="pgbench-init", scale=100, tag="big")
+    on_big = PgbenchWorkload(type="pgbench", clients=1, duration=5, tag="big")
+    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [small, on_small, big, on_big])
+
+    def run_round(r: int, ok_init: bool = True) -> list:
+        visit = s.visit("a", r)
+        for m in visit:
+            s.record("a", m, 1.0, ok=ok_init or m.type != "pgbench-init")
+        s.end_round(r)
+        return visit
+
+    assert run_round(1) == [small, on_small, big, on_big]
+    # round 2: the target holds the big tables, so the small ones are loaded again
+    # before the pgbench that measures them, although their own count is done
+    assert run_round(2) == [small, on_small, big, on_big]
+    once = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
+    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [once, on_small])
+    assert s.visit("a", 1) == [once, on_small]
+    s.record("a", once, None, ok=False)
+    s.end_round(1)
+    # the load failed: round 2 loads again, although its count of one is done
+    assert s.visit("a", 2) == [once, on_small]
+
+
+def test_a_reused_target_with_one_load_does_not_reload() -> None:
+    init = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [init, bench])
+    for r in (1, 2, 3):
+        visit = s.visit("a", r)
+        assert visit == ([init, bench] if r == 1 else [bench])
+        for m in visit:
+            s.record("a", m, 1.0, ok=True)
+        s.end_round(r)
+    fresh = Schedule(Repetitions(count=2, fresh=True), ["a"], [init, bench])
+    fresh.record("a", init, 1.0, ok=True)
+    assert fresh.visit("a", 2) == [init, bench]  # a new filesystem holds no tables
