@@ -256,12 +256,15 @@ def test_old_two_tps_lines_prefers_excluding() -> None:
 # -------------------------------------------------------- transaction logs
 
 
-def exact_stats(paths: list[Path], skip_before_s: float = 0) -> dict[str, object]:
+def exact_stats(paths: list[Path], skip_before_s: float = 0,
+                series_s: int | None = None) -> dict[str, object]:
     """Independent, all-in-memory computation to check the streaming one.
 
     With ``skip_before_s`` the counts and latencies are of the lines whose
-    completion second is >= origin + ceil(skip_before_s), the origin being the
-    whole second of the earliest start; times and ``per_sec`` cover every line.
+    completion second is >= the first whole second at least ``skip_before_s``
+    after the earliest start (or, with ``series_s``, of the lines completing
+    from that many whole seconds after the earliest start's whole second on,
+    as an auto warm-up cuts); times and ``per_sec`` cover every line.
     """
     rows: list[tuple[int, int, str]] = []  # (completion second, end us, time column)
     for path in paths:
@@ -270,7 +273,10 @@ def exact_stats(paths: list[Path], skip_before_s: float = 0) -> dict[str, object
             rows.append((int(sec), int(sec) * 1_000_000 + int(usec), t))
     starts = [end - int(t) if t.isdigit() else end for _, end, t in rows]
     ends = [end for _, end, _ in rows]
-    cut = min(starts) // 1_000_000 + math.ceil(skip_before_s)
+    if series_s is not None:
+        cut = min(starts) // 1_000_000 + series_s
+    else:
+        cut = math.ceil(min(starts) / 1_000_000 + skip_before_s) if skip_before_s else 0
     lats: list[int] = []
     failed = skipped = 0
     per_sec: dict[int, int] = {}
@@ -532,6 +538,13 @@ ALL_CAPTURES = [path for key in TXLOGS for path in log_paths(key)]
 CAPTURE_SECONDS = [0, 4, 51, 54, 64]
 
 
+def trimmed_series_s(full: TxLogSummary, skip: float) -> int:
+    """Series seconds a fixed warm-up of ``skip`` s leaves out: up to the first whole
+    second at least ``skip`` after the earliest start."""
+    first = full.first_start_epoch
+    return math.ceil(first + skip) - math.floor(first)
+
+
 def assert_matches_exact(s: TxLogSummary, e: dict[str, object]) -> None:
     assert (s.committed, s.failed, s.skipped) == (e["committed"], e["failed"], e["skipped"])
     if e["committed"] == 0:
@@ -568,10 +581,10 @@ def test_txlog_trim_single_capture(key: str, skip: float) -> None:
     e = exact_stats(paths, skip)
     assert_matches_exact(s, e)
     assert_whole_run_unchanged(s, full)
-    assert s.trimmed_s == math.ceil(skip)
-    # All or nothing (see above): only failures_pg15 keeps its lines at a 1 s cut.
-    kept = key == "failures_pg15" and math.ceil(skip) == 1
-    assert s.committed == (full.committed if kept else 0)
+    assert s.trimmed_s == trimmed_series_s(full, skip)
+    assert skip <= s.trimmed_run_s < skip + 1  # at least the warm-up, at most 1 s more
+    # All or nothing (see above): every capture ends within its first 2 series seconds.
+    assert s.committed == 0
 
 
 @pytest.mark.parametrize("skip", [0.2, 1, 3.5, 4, 5, 30, 51, 52, 54, 55, 64, 65, 1000])
@@ -581,9 +594,10 @@ def test_txlog_trim_matches_exact_computation(skip: float) -> None:
     e = exact_stats(ALL_CAPTURES, skip)
     assert_matches_exact(s, e)
     assert_whole_run_unchanged(s, full)
-    assert s.trimmed_s == math.ceil(skip)
+    assert s.trimmed_s == trimmed_series_s(full, skip)
+    assert skip <= s.trimmed_run_s < skip + 1
     # Independently of exact_stats: committed = the series' seconds >= the cut.
-    assert s.committed == sum(v for t, v in full.tps.points if t >= math.ceil(skip))
+    assert s.committed == sum(v for t, v in full.tps.points if t >= s.trimmed_s)
 
 
 def test_txlog_trim_changes_counts_and_latencies() -> None:
@@ -597,8 +611,9 @@ def test_txlog_trim_changes_counts_and_latencies() -> None:
     assert s.latency_mean_ms > full.latency_mean_ms
     assert s.latency_p50_ms > full.latency_p50_ms
     assert s.latency_max_ms == 17.055  # failures_pg18's largest, kept
-    # Keeping only the rate-limited capture (second 64).
-    r = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=64)
+    # Keeping only the rate-limited capture (second 64): the run began 0.905358 s
+    # into series second 0, so 63 s of warm-up end in second 63.9, cut at 64.
+    r = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=63)
     r18 = summarize_transaction_logs(log_paths("rate_pg18"))
     assert (r.committed, r.failed, r.skipped) == (61, 0, 39)
     assert (r.latency_mean_ms, r.latency_p99_ms, r.latency_max_ms) == (
@@ -639,13 +654,16 @@ def test_txlog_trim_group_cap_does_not_change_results(monkeypatch: pytest.Monkey
 
 def test_txlog_trimmed_run_s() -> None:
     # failures_pg15 starts at 1795360426.990451; its series origin is second
-    # ...426, so a 1 s cut (at ...427) stands for 0.009549 s of run time.
+    # ...426. A 1 s warm-up must leave out at least 1 s of the run, so the cut
+    # is at ...428 (series second 2): 1.009549 s of run time, not the 0.009549 s
+    # a cut at series second 1 would have dropped.
     s = summarize_transaction_logs(log_paths("failures_pg15"), skip_before_s=1)
     assert s.first_start_epoch == pytest.approx(1795360426.990451, abs=1e-7)
-    assert s.trimmed_run_s == pytest.approx(0.009549, abs=1e-6)
-    # pg15 starts at ...376.905358: a 5 s cut stands for 4.094642 s.
+    assert s.trimmed_s == 2
+    assert s.trimmed_run_s == pytest.approx(1.009549, abs=1e-6)
+    # pg15 starts at ...376.905358: a 5 s warm-up cuts at series second 6, 5.094642 s.
     assert summarize_transaction_logs(ALL_CAPTURES, skip_before_s=5).trimmed_run_s == pytest.approx(
-        5 - 0.905358, abs=1e-6)
+        6 - 0.905358, abs=1e-6)
 
 
 def test_txlog_trim_empty_logs(tmp_path: Path) -> None:
@@ -681,7 +699,7 @@ def test_txlog_auto_trims_the_detected_warm_up(tmp_path: Path, warm_s: int, run_
     expected = steady_state_start(values[:-1])
     assert expected == (warm_s if run_s < 50 else math.ceil(warm_s / 5) * 5)  # MSER-5 above 50 s
     assert s.trimmed_s == expected
-    assert_matches_exact(s, exact_stats([log], expected))
+    assert_matches_exact(s, exact_stats([log], series_s=expected))
     assert_whole_run_unchanged(s, full)
     assert s.committed == 20 * (run_s - expected) + 3
 
@@ -691,7 +709,7 @@ def test_txlog_auto_on_captures_is_consistent() -> None:
     s = summarize_transaction_logs(ALL_CAPTURES, skip_before_s="auto")
     d = steady_state_start([v for _, v in full.tps.points][:-1])
     assert s.trimmed_s == d <= 32
-    assert_matches_exact(s, exact_stats(ALL_CAPTURES, d))
+    assert_matches_exact(s, exact_stats(ALL_CAPTURES, series_s=d))
     assert_whole_run_unchanged(s, full)
 
 
@@ -731,15 +749,18 @@ def test_metrics_with_fixed_warmup() -> None:
     params = PgbenchWorkload(type="pgbench", duration=70, warmup=5)
     logs = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=params.warmup)
     m = _by_name(_metrics(params, logs, parse_run_summary(fixture("pgbench_run_pg18.txt"))))
-    assert m["pgbench.warmup_s"] == Metric("pgbench.warmup_s", 5.0, "s", None, "fixed")
+    # at least 5 s of the run: up to series second 6, as the run began at 0.905 s
+    assert m["pgbench.warmup_s"] == Metric(
+        "pgbench.warmup_s", 6.0, "s", None,
+        "fixed 5 s: the first 6 s of the per-second series, 5.09 s of the run")
     assert m["pgbench.transactions"].value == 111
     # Committed after the cut over the run time after it: the run started
-    # 0.905358 s into the origin second, so 4.094642 s of run time were cut.
+    # 0.905358 s into the origin second, so 5.094642 s of run time were cut.
     # (epochs as floats near 1.8e9 are good to ~0.2 us, hence the tolerance)
-    assert m["pgbench.tps"].value == pytest.approx(111 / (70 - 4.094642), rel=1e-8)
+    assert m["pgbench.tps"].value == pytest.approx(111 / (70 - 5.094642), rel=1e-8)
     assert m["pgbench.latency_max_ms"].value == 17.055
     assert m["pgbench.failed"].value == 150
-    assert "includes the 5 s warm-up" in m["pgbench.tps_reported"].note
+    assert "includes the 5.09 s warm-up" in m["pgbench.tps_reported"].note
     assert m["pgbench.tps_reported"].value == 1786.903426
 
 
@@ -748,6 +769,6 @@ def test_metrics_with_auto_warmup() -> None:
     logs = summarize_transaction_logs(ALL_CAPTURES, skip_before_s=params.warmup)
     m = _by_name(_metrics(params, logs, parse_run_summary(fixture("pgbench_run_pg18.txt"))))
     assert m["pgbench.warmup_s"].value == logs.trimmed_s
-    assert m["pgbench.warmup_s"].note == "detected (MSER)"
+    assert m["pgbench.warmup_s"].note.startswith("detected (MSER): the first ")
     assert m["pgbench.warmup_s"].higher_is_better is None
     assert m["pgbench.transactions"].value == logs.committed

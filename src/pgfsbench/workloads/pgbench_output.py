@@ -476,9 +476,11 @@ def summarize_transaction_logs(
     ``malformed_lines`` (e.g. a last line cut short by a kill), not fatal.
 
     Warm-up trim: ``skip_before_s`` > 0 leaves out of the counts and every
-    latency statistic the transactions *completing* in series seconds
-    ``< ceil(skip_before_s)`` (the series' whole-second granularity; the
-    origin is the whole second of the earliest start).  ``"auto"`` picks that
+    latency statistic the transactions *completing* before the first whole
+    series second at least ``skip_before_s`` after the earliest start (the
+    series' whole-second granularity; the origin is the whole second of the
+    earliest start), so between ``skip_before_s`` and one second more of the
+    run is left out.  ``"auto"`` picks the number of series seconds
     number with ``warmup.steady_state_start`` (MSER) on the tps series without
     its partial last second.  The series still cover the whole run, so a
     chart shows the warm-up; ``trimmed_s`` says how many seconds were left
@@ -495,12 +497,19 @@ def summarize_transaction_logs(
             return _summarize(paths, cutoff_sec=None)
     paths = [Path(p) for p in paths]
     full = _summarize(paths, cutoff_sec=None)
-    # pgbench's last second is partial: MSER would take its dip for a trend.
-    skip = (steady_state_start([v for _, v in full.tps.points][:-1]) if auto
-            else math.ceil(skip_before_s))
-    if skip == 0 or full.first_start_epoch is None:
-        return full  # nothing to leave out
+    if full.first_start_epoch is None:
+        return full  # no transactions: nothing to leave out
     origin = math.floor(full.first_start_epoch)
+    if auto:
+        # pgbench's last second is partial: MSER would take its dip for a trend.
+        skip = steady_state_start([v for _, v in full.tps.points][:-1])
+    else:
+        # At least skip_before_s of the run: the run began part-way into series
+        # second 0, so a cut at series second ceil(skip_before_s) could leave
+        # out almost nothing of a 1 s warm-up.
+        skip = math.ceil(full.first_start_epoch - origin + skip_before_s)
+    if skip == 0:
+        return full
     kept = _summarize(paths, cutoff_sec=origin + skip)
     # The kept pass's series, times and malformed count would cover only part
     # of the run: take those from the full pass.

@@ -5,11 +5,13 @@ them for tps, latency percentiles and the per-second curves, then keep them
 gzipped. A client sweep arrives here as one run per client count.
 
 Warm-up (``warmup``): the transactions completing in the first W seconds of the
-per-second series are left out of tps, the transaction count and the latency
-statistics; W is fixed, or detected with MSER (``warmup.steady_state_start``)
-on the tps series. The series still show the whole run, and
-``pgbench.warmup_s`` says what was dropped. With a warm-up the logs are read
-twice (once for the series and the run's origin, once trimmed).
+run (up to the next whole second of the per-second series, so at most a second
+more) are left out of tps, the transaction count and the latency statistics;
+with ``"auto"`` MSER (``warmup.steady_state_start``) picks the series seconds
+from the tps series. The series still show the whole run; ``pgbench.warmup_s``
+is the series seconds dropped (what the charts shade) and its note the run
+time. With a warm-up the logs are read twice (once for the series and the
+run's origin, once trimmed).
 """
 
 from __future__ import annotations
@@ -64,13 +66,18 @@ def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -
     # started up to 1 s after the series' origin), not trimmed_s; 0 without one.
     tps = logs.committed / (params.duration - logs.trimmed_run_s)
     reported_note = "pgbench's own figure, for cross-checking" + (
-        f"; it includes the {logs.trimmed_s:g} s warm-up" if logs.trimmed_s else "")
+        f"; it includes the {logs.trimmed_run_s:.2f} s warm-up" if logs.trimmed_s else "")
     m = [
         # tps from the logs: committed transactions over the -T duration (after the warm-up).
         Metric("pgbench.tps", tps, "tx/s", True),
         Metric("pgbench.tps_reported", summary.tps, "tx/s", True, reported_note),
+        # Whole seconds of the per-second series (what the charts shade); the run
+        # time they stand for is in the note.
         Metric("pgbench.warmup_s", logs.trimmed_s, "s", None,
-               "detected (MSER)" if params.warmup == "auto" else "fixed"),
+               ("detected (MSER)" if params.warmup == "auto"
+                else f"fixed {params.warmup:g} s" if params.warmup else "fixed")
+               + (f": the first {logs.trimmed_s:g} s of the per-second series, "
+                  f"{logs.trimmed_run_s:.2f} s of the run" if logs.trimmed_s else "")),
         Metric("pgbench.transactions", logs.committed, "tx", None),
         Metric("pgbench.failed", logs.failed, "tx", False),
         Metric("pgbench.latency_avg_ms", logs.latency_mean_ms, "ms", False),
