@@ -336,7 +336,8 @@ def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int
                 store.set_target(st.target_id, "running", provenance=st.provenance)
         for problem in knobs.get("restore_problems", []):
             say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
-    except (CommandFailed, UserError, OSError) as exc:
+    except (CommandFailed, UserError, OSError, subprocess.TimeoutExpired) as exc:
+        # One target's failure (a tool that failed or hung) is recorded; the rest go on.
         st.failed = True
         store.set_target(st.target_id, "failed", str(exc))
         say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")

@@ -210,6 +210,17 @@ def _postmaster_pid(pgdata: str) -> int | None:
         return None
 
 
+def _is_postmaster(pid: int, uid: int) -> bool:
+    """Whether pid is a running postgres program owned by uid (from /proc)."""
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        owner = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return False
+    # A binary replaced on disk while running reads as "postgres (deleted)".
+    return exe.split(" ")[0] == "postgres" and owner == uid
+
+
 def _release_postgres(res: dict) -> list[str]:
     pgdata = res["pgdata"]
     pid = _postmaster_pid(pgdata)
@@ -220,7 +231,11 @@ def _release_postgres(res: dict) -> list[str]:
                     as_user=user, check=False)
     if stop.ok:
         return []
-    # pg_ctl could not do it (binaries gone, cluster wedged): end it by signal.
+    # pg_ctl could not do it (binaries gone, cluster wedged): end it by signal, but
+    # only if the pid is still that postmaster. After a reboot or a long time the
+    # file's pid may belong to any process, and we are root.
+    if not _is_postmaster(pid, user.uid if user else os.getuid()):
+        return []
     try:
         os.kill(pid, signal.SIGQUIT)
         for _ in range(50):
