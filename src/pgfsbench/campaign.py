@@ -201,8 +201,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
         for a in ctx.kept:  # tool outputs: they explain a failure too
             store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
                                command=a.command, exit_code=a.exit_code)
-    store.add_result(run_id, target_id, result)
-    store.finish_run(run_id, "ok")
+    store.add_result(run_id, target_id, result)  # with its status 'ok'
     return result
 
 

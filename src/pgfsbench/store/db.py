@@ -87,8 +87,13 @@ class Store:
                           (status, error, time.time(), run_id))
 
     def add_result(self, run_id: int, target_id: int, result: WorkloadResult) -> None:
-        with self.conn:  # one transaction: a run's numbers land whole or not at all
+        """A finished run's numbers, and its status 'ok', then its artifacts."""
+        # One transaction: a run's numbers land whole or not at all, and never
+        # without the 'ok' that makes them count (a signal could fall between).
+        with self.conn:
             self.conn.execute("BEGIN")
+            self.conn.execute("UPDATE runs SET status='ok', error=NULL, ended=? WHERE id=?",
+                              (time.time(), run_id))
             self.conn.executemany(
                 "INSERT INTO metrics VALUES (?,?,?,?,?,?)",
                 [(run_id, m.name, m.value, m.unit,
