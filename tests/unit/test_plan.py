@@ -73,6 +73,8 @@ def test_a_good_plan_gets_defaults():
     (GOOD + '[repetitions]\ncount = "auto"\nmin = 9\nmax = 4\n', "min (9) is larger than max (4)"),
     (GOOD + '[verdicts]\nbaseline = "zzz"\n', "verdicts.baseline 'zzz' is not a target"),
     (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = {}'), "throttle needs at least one"),
+    (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = { read_bps = "0" }'),
+     "must be larger than zero"),
     (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
      'duration = 10\nwarmup = 10\n', "must be shorter than duration"),
     (GOOD + '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
