@@ -286,6 +286,12 @@ def _run_rounds(plan: Plan, targets: list[Target], store: Store, opts: Options,
                         schedule.drop(name)
                 schedule.end_round(round_no)
                 store.set_schedule(schedule.describe())
+        except (Interrupted, KeyboardInterrupt):
+            # Every target visited so far stopped short of its rounds, not just this one.
+            for st in states.values():
+                if st.provenance is not None and not st.failed:
+                    store.set_target(st.target_id, "interrupted", "interrupted")
+            raise
         finally:
             store.set_schedule(schedule.describe())
     for name, st in states.items():

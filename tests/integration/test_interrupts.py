@@ -128,3 +128,6 @@ def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds
     assert db.execute("SELECT status FROM campaign").fetchone() == ("interrupted",)
     sched = json.loads(db.execute("SELECT schedule_json FROM campaign").fetchone()[0])
     assert [1, "a"] in sched["visits"] and [2, "b"] in sched["visits"]
+    # both stopped short of their rounds, not only the one being visited
+    assert sorted(db.execute("SELECT name, status FROM targets").fetchall()) == [
+        ("a", "interrupted"), ("b", "interrupted")]
