@@ -110,7 +110,9 @@ def test_fsync_latency_numbers_are_the_raw_fio_json(fio_run):
     assert write["total_ios"] > 0
     assert abs(sync["N"] - write["total_ios"]) <= 1
     assert m["fsync_latency.syncs_per_s"] == pytest.approx(write["iops"], rel=1e-6)
-    assert 2000 <= write["runtime"] <= 2500  # ms: time_based for seconds = 2, warm-up not in
+    # ms: time_based for seconds = 2, the 1 s warm-up not in (that would make it 3000);
+    # the slack above 2000 is for a last fdatasync stalled on a busy CI machine
+    assert 2000 <= write["runtime"] < 2900
     opts = job["job options"]
     assert opts["ramp_time"] == "1" and m["fsync_latency.warmup_s"] == 1
     assert (opts["rw"], opts["bs"], opts["size"], opts["fdatasync"]) == (
@@ -135,7 +137,7 @@ def test_fileio_numbers_are_the_raw_fio_json(fio_run):
         assert opts["direct"] == "1" and opts["ioengine"] == "psync"
         assert opts["size"] == str(32 * 2**20)
         assert opts["bs"] == str(8192 if cell.endswith("_8k") else 2**20)
-        assert 1000 <= stats["runtime"] <= 1500
+        assert 1000 <= stats["runtime"] < 2000  # time_based: 1 s (+ a last slow I/O)
 
 
 def test_fileio_laid_out_the_file_once_and_kept_every_command(fio_run):
