@@ -201,7 +201,10 @@ def test_unreadable_files_are_problems_not_crashes(proc):
 def test_thread_samples_on_its_own(tmp_path):
     mon = SystemMonitor(0.05, None, None)  # the real /proc
     mon.start(time.monotonic())
-    time.sleep(0.3)
+    # wait for ticks rather than a fixed time: a busy CI machine may starve the thread
+    deadline = time.monotonic() + 10
+    while mon.ticks < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
     mon.stop()
     pts = by_name(mon)["mon.cpu.idle_pct"].points
     assert len(pts) >= 4
