@@ -188,6 +188,13 @@ def _release_loop(res: dict) -> list[str]:
             time.sleep(0.3 * (attempt + 1))
         else:
             problems.append(f"could not detach {device}")
+    # A device someone still holds open (udev probing it after a umount, say) is only
+    # marked for detaching, and goes at the last close: wait for that, briefly.
+    deadline = time.monotonic() + 5
+    while (left := _attached_loops(res["image"])) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    problems += [f"{device} still backed by {res['image']} 5 s after detaching (held open)"
+                 for device in left if f"could not detach {device}" not in problems]
     return problems
 
 

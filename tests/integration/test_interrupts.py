@@ -15,31 +15,38 @@ import pytest
 from tests.integration.conftest import CLI, cli, ledgers, leftovers
 
 
-def _start_and_wait_for_postgres(results: Path, state_dir: Path) -> subprocess.Popen:
-    """Start the smoke plan; return once PostgreSQL runs on the first target."""
-    run = subprocess.Popen([*CLI, "run", "smoke", "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        for path in state_dir.glob("*.json"):
-            try:
-                kinds = [r["kind"] for r in json.loads(path.read_text())["resources"]]
-            except (OSError, ValueError):
-                continue
-            if "postgres" in kinds:
-                time.sleep(2)  # into the first workload (pg_test_fsync)
-                return run
-        if run.poll() is not None:
-            break
+def _wait_for_a_running_run(run: subprocess.Popen, results: Path, where: str,
+                            seconds: float) -> None:
+    """Return once results.db shows a run matching ``where`` in progress."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and run.poll() is None:
+        try:
+            db = sqlite3.connect(f"file:{results / 'results.db'}?mode=ro", uri=True)
+            row = db.execute(f"SELECT count(*) FROM runs WHERE status = 'running' AND {where}"
+                             ).fetchone()
+            db.close()
+        except sqlite3.Error:  # not created yet, or being written
+            row = (0,)
+        if row[0]:
+            return
         time.sleep(0.2)
     run.kill()
-    raise AssertionError(f"the run never started PostgreSQL: {run.communicate()}")
+    raise AssertionError(f"no run with {where} started within {seconds} s: {run.communicate()}")
+
+
+def _start_and_wait_for_postgres(results: Path) -> subprocess.Popen:
+    """Start the smoke plan; return once its first workload (pg_test_fsync, about 15 s)
+    runs, so PostgreSQL is up and a run is in progress."""
+    run = subprocess.Popen([*CLI, "run", "smoke", "--results", str(results)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_a_running_run(run, results, "workload = 'fsync'", 180)
+    return run
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_cleans_up_and_keeps_what_completed(tmp_path, state_dir, signum):
     results = tmp_path / "r"
-    run = _start_and_wait_for_postgres(results, state_dir)
+    run = _start_and_wait_for_postgres(results)
     run.send_signal(signum)
     out, err = run.communicate(timeout=120)
     assert run.returncode == 130, (out, err)
@@ -54,7 +61,7 @@ def test_a_signal_cleans_up_and_keeps_what_completed(tmp_path, state_dir, signum
 
 def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     results = tmp_path / "r"
-    run = _start_and_wait_for_postgres(results, state_dir)
+    run = _start_and_wait_for_postgres(results)
     os.kill(run.pid, signal.SIGKILL)
     run.communicate(timeout=30)
     left = leftovers()
@@ -106,18 +113,7 @@ def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds
     results = tmp_path / "r"
     run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and run.poll() is None:
-        try:
-            db = sqlite3.connect(f"file:{results / 'results.db'}?mode=ro", uri=True)
-            row = db.execute("SELECT count(*) FROM runs WHERE repetition = 2 AND "
-                             "status = 'running'").fetchone()
-            db.close()
-        except sqlite3.Error:
-            row = (0,)
-        if row[0]:
-            break
-        time.sleep(0.2)
+    _wait_for_a_running_run(run, results, "repetition = 2", 300)
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=120)
     assert run.returncode == 130, (out, err)

@@ -43,7 +43,10 @@ def target_and_cluster(tmp_path, ledger):
     spec = Target(name="mon", fs="ext4", size="384M")
     with loop_target(spec, tmp_path / "images", ledger, False, user) as target:
         with running_cluster(find_binaries(), user, target.workdir, ledger,
-                             {"checkpoint_timeout": "1h"}, tmp_path / "pg.log") as cluster:
+                             # no autovacuum: its WAL and writes would blur the exact
+                             # figures the test compares
+                             {"checkpoint_timeout": "1h", "autovacuum": "off"},
+                             tmp_path / "pg.log") as cluster:
             yield target, cluster
 
 

@@ -69,7 +69,8 @@ def test_sweep_modes_and_scripts(tmp_path, state_dir):
     assert notes == ["\\set aid random(1, 100000 * :scale)",
                      "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;", "SELECT now();"]
     argv = [a for (a,) in db.execute("SELECT command_json FROM artifacts WHERE run_id IN "
-                                     "(SELECT id FROM runs WHERE workload = 'pgbench')") if a]
+                                     "(SELECT id FROM runs WHERE workload = 'pgbench') "
+                                     "ORDER BY id") if a]
     assert '"-b", "select-only"' in argv[0] and '"-j", "1"' in argv[2] and '"-f"' in argv[2]
     html = (results / "report.html").read_text()
     assert 'id="clients-chart"' in html

@@ -89,9 +89,10 @@ def test_both_targets_measured_dd_and_fio(seqwrite_run):
             split = [m[f"seqwrite.{tool}.cpu_{p}_pct"] for p in ("user", "system", "iowait")]
             assert all(0 <= v <= 100 for v in split), (target, tool, split)
             assert sum(split) <= 100.001
-        # The same write, two tools: within a factor of each other.
+        # The same write, two tools, one after the other on a shared disk: a sanity band
+        # against unit mistakes (the exact checks per tool are below), not a race.
         ratio = m["seqwrite.dd.mb_per_s"] / m["seqwrite.fio.mb_per_s"]
-        assert 0.25 < ratio < 4, (target, m)
+        assert 0.1 < ratio < 10, (target, m)
 
 
 def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
@@ -139,7 +140,10 @@ def test_the_monitor_saw_the_bytes_reach_the_device(seqwrite_run):
             for t, mb_per_s in points:
                 written += mb_per_s * 1e6 * (t - previous)
                 previous = t
-            assert 0.8 * SIZE < written < 3 * SIZE, (target, tool, written / SIZE)
+            # The first interval starts at the monitor's first sample, a little after
+            # `start` (a sync runs in between), so this over-counts, by more when the
+            # write itself was quick: a loose upper bound, the exact ratio is next.
+            assert 0.8 * SIZE < written < 10 * SIZE, (target, tool, written / SIZE)
             # The exact figure, from the first and last diskstats of the window.
             assert 0.95 < m[f"seqwrite.{tool}.device_write_ratio"] < 3, (target, tool)
             for name in ("cpu.user_pct", "cpu.system_pct", "cpu.iowait_pct", "cpu.idle_pct",

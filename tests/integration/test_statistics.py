@@ -26,9 +26,9 @@ order = "round-robin"
 fresh = false      # mkfs, initdb and the load once per target, then reused
 
 [verdicts]
-noise = 0.10       # a 2-core CI VM: medians of identical targets wander by a few %, and
-                   # at alpha 0.05 one twin run in 30 separates by chance; the throttled
-                   # target is ×0.02, far outside it
+noise = 0.25       # a 2-core CI VM: 4 s runs of identical targets wander by 10% and
+                   # more, and at alpha 0.05 one twin run in 30 separates by rank by
+                   # chance; the throttled target is ×0.02 here, far outside it
 
 [postgres.settings]
 shared_buffers = "32MB"
@@ -98,7 +98,7 @@ def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
     results, doc = campaign
     slow = _tps_row(doc)["cells"]["slow"]["vs_baseline"]
     assert slow["verdict"] == "worse", slow
-    assert slow["ratio_ci95"][1] < 1.0
+    assert slow["ratio"] < 0.75 and slow["ratio_ci95"][1] < 1.0  # beyond the noise
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert verdict["winner"] is None and "slow" in verdict["text"]
     assert verdict["durability"] == {"a": "safe", "b": "safe", "slow": "safe"}

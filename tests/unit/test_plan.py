@@ -36,7 +36,7 @@ def test_a_client_sweep_expands_into_one_measurement_per_count():
 def test_workloads_raise_server_limits_but_never_lower_them():
     text = GOOD + '[[workloads]]\ntype = "parallel-scan"\nworkers = [0, 6]\n'
     settings = parse_plan(text, "t").server_settings()
-    assert (settings["max_worker_processes"], settings["max_parallel_workers"]) == (14, 6)
+    assert (settings["max_worker_processes"], settings["max_parallel_workers"]) == (14, 8)
     text += '[postgres.settings]\nmax_worker_processes = 64\n'
     assert parse_plan(text, "t").server_settings()["max_worker_processes"] == 64
 

@@ -181,7 +181,9 @@ class ParallelScanWorkload(WorkloadBase):
 
     def server_settings(self) -> dict[str, int]:
         most = max(self.workers)
-        return {"max_worker_processes": most + 8, "max_parallel_workers": most}
+        # Two spare: the postmaster frees the last query's workers a moment after the
+        # leader sees them stop, and a scan started in between would get fewer.
+        return {"max_worker_processes": most + 8, "max_parallel_workers": most + 2}
 
 
 class BasebackupWorkload(WorkloadBase):
