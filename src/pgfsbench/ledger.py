@@ -177,8 +177,8 @@ def _attached_loops(image: str) -> list[str]:
     return [line.strip() for line in result.stdout.splitlines() if line.strip()]
 
 
-def _release_loop(res: dict) -> list[str]:
-    problems = []
+def _release_loop(res: dict, pending_wait: float = 5.0) -> list[str]:
+    failed = []
     # The device may not have been recorded yet if we crashed right after attach:
     # find every loop device backed by the image.
     for device in _attached_loops(res["image"]):
@@ -187,15 +187,16 @@ def _release_loop(res: dict) -> list[str]:
                 break
             time.sleep(0.3 * (attempt + 1))
         else:
-            problems.append(f"could not detach {device}")
+            failed.append(device)
     # A device someone still holds open (udev probing it after a umount, say) is only
     # marked for detaching, and goes at the last close: wait for that, briefly.
-    deadline = time.monotonic() + 5
-    while (left := _attached_loops(res["image"])) and time.monotonic() < deadline:
+    deadline = time.monotonic() + pending_wait
+    while (held := [d for d in _attached_loops(res["image"]) if d not in failed]) \
+            and time.monotonic() < deadline:
         time.sleep(0.1)
-    problems += [f"{device} still backed by {res['image']} 5 s after detaching (held open)"
-                 for device in left if f"could not detach {device}" not in problems]
-    return problems
+    return [f"could not detach {d}" for d in failed] + [
+        f"{d} is still backed by {res['image']} {pending_wait:g} s after detaching: "
+        "something holds it open" for d in held]
 
 
 def _release_file(res: dict) -> list[str]:
