@@ -59,7 +59,16 @@ class Store:
         self.conn.execute("UPDATE campaign SET schedule_json=?", (json.dumps(schedule),))
 
     def end_campaign(self, status: str) -> None:
-        self.conn.execute("UPDATE campaign SET ended=?, status=?", (time.time(), status))
+        """Close the campaign, and any run still 'running': a signal can land after a
+        run's row is made and before the code that would record its end."""
+        now = time.time()
+        run_status, why = (("interrupted", "interrupted by a signal") if status == "interrupted"
+                           else ("failed", f"the campaign ended ({status}) while it ran"))
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.execute("UPDATE runs SET status=?, error=?, ended=? WHERE status='running'",
+                              (run_status, why, now))
+            self.conn.execute("UPDATE campaign SET ended=?, status=?", (now, status))
 
     def add_target(self, name: str, position: int, kind: str, fs: str, spec: dict) -> int:
         cur = self.conn.execute(
