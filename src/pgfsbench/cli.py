@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -202,8 +203,29 @@ def cleanup() -> None:
             failed = True
             err.print(f"[red]{problem}[/]")
         ledger.close()
+        _end_killed_campaign(Path(ledger.results_dir))
     if failed:
         raise typer.Exit(1)
+
+
+def _end_killed_campaign(results: Path) -> None:
+    """Record in the killed run's results that it was killed: what completed stays."""
+    from pgfsbench.store.db import DB_NAME, Store
+
+    if not (results / DB_NAME).is_file():
+        return
+    try:
+        store = Store.open(results, writable=True)
+        try:
+            ended = store.end_if_killed()
+        finally:
+            store.close()
+    except sqlite3.Error as exc:
+        err.print(f"[yellow]could not mark the campaign in {results} as killed: {exc}[/]")
+        return
+    if ended:
+        console.print(f"marked the campaign in {results} as killed (its completed runs are "
+                      f"kept); 'pgfsbench report {results}' writes its report")
 
 
 @app.command()

@@ -74,6 +74,16 @@ def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     assert leftovers() == []
     assert ledgers(state_dir) == []
     assert not list((results / "images").glob("*.img"))
+    # the killed run's results say so, and still make a report
+    assert "as killed" in out
+    db = sqlite3.connect(results / "results.db")
+    assert db.execute("SELECT status FROM campaign").fetchone() == ("killed",)
+    assert db.execute("SELECT workload, status, error FROM runs").fetchall() == [
+        ("fsync", "interrupted", "pgfsbench was killed while it ran")]
+    db.close()
+    shown = cli("report", str(results), env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "status is 'killed': results may be incomplete" in shown
+    assert "killed" in (results / "report.html").read_text()
     assert cli("cleanup").stdout.strip() == "nothing to clean up"
 
 

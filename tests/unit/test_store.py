@@ -41,3 +41,19 @@ def test_ending_the_campaign_closes_runs_left_running(tmp_path: Path) -> None:
         assert [(r.workload, r.status, r.error) for r in campaign.runs] == [
             ("fsync", "ok", None), ("pgbench", run_status, error)]
         assert all(r.ended is not None for r in campaign.runs)
+
+
+def test_a_killed_campaign_is_ended_once(tmp_path: Path) -> None:
+    store = Store.create(tmp_path)
+    store.start_campaign("c1", "p", {"name": "p"}, {}, "0")
+    target = store.add_target("a", 0, "loop", "ext4", {})
+    store.start_run(target, "fsync", {})
+    store.close()  # killed: nothing more recorded
+    store = Store.open(tmp_path, writable=True)
+    assert store.end_if_killed() is True
+    assert store.end_if_killed() is False  # ended now: cleanup again changes nothing
+    store.close()
+    campaign = load_campaign(tmp_path)
+    assert campaign.status == "killed"
+    assert [(r.status, r.error) for r in campaign.runs] == [
+        ("interrupted", "pgfsbench was killed while it ran")]

@@ -36,12 +36,13 @@ class Store:
         return cls(results_dir, conn)
 
     @classmethod
-    def open(cls, results_dir: Path) -> "Store":
+    def open(cls, results_dir: Path, writable: bool = False) -> "Store":
         path = results_dir / DB_NAME
         if not path.is_file():
             raise UserError(f"{results_dir} holds no results ({DB_NAME} not found); "
                             "run 'pgfsbench run --results DIR' first")
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        mode = "rw" if writable else "ro"
+        conn = sqlite3.connect(f"file:{path}?mode={mode}", uri=True, isolation_level=None)
         conn.row_factory = sqlite3.Row
         return cls(results_dir, conn)
 
@@ -60,15 +61,26 @@ class Store:
 
     def end_campaign(self, status: str) -> None:
         """Close the campaign, and any run still 'running': a signal can land after a
-        run's row is made and before the code that would record its end."""
+        run's row is made and before the code that would record its end, and a killed
+        run records nothing (``pgfsbench cleanup`` ends it as 'killed')."""
         now = time.time()
-        run_status, why = (("interrupted", "interrupted by a signal") if status == "interrupted"
-                           else ("failed", f"the campaign ended ({status}) while it ran"))
+        run_status, why = {
+            "interrupted": ("interrupted", "interrupted by a signal"),
+            "killed": ("interrupted", "pgfsbench was killed while it ran"),
+        }.get(status, ("failed", f"the campaign ended ({status}) while it ran"))
         with self.conn:
             self.conn.execute("BEGIN")
             self.conn.execute("UPDATE runs SET status=?, error=?, ended=? WHERE status='running'",
                               (run_status, why, now))
             self.conn.execute("UPDATE campaign SET ended=?, status=?", (now, status))
+
+    def end_if_killed(self) -> bool:
+        """End a campaign whose process died without ending it; True if it was one."""
+        row = self.conn.execute("SELECT status FROM campaign").fetchone()
+        if row is None or row[0] != "running":
+            return False
+        self.end_campaign("killed")
+        return True
 
     def add_target(self, name: str, position: int, kind: str, fs: str, spec: dict) -> int:
         cur = self.conn.execute(
