@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,26 @@ def run_plan(directory: Path, plan_text: str, *args: str
 
 def export(results: Path) -> dict:
     return json.loads(cli("export", str(results), "--format", "json").stdout)
+
+
+def loops_backed_by(image: Path) -> list[str]:
+    """The loop devices backed by ``image`` (found by file, not by name)."""
+    out = subprocess.run(["losetup", "-j", str(image), "-O", "NAME", "-n"],
+                         capture_output=True, text=True).stdout
+    return out.split()
+
+
+def command_artifact(results: Path, run_id: int, stem: str) -> tuple[list[str], str]:
+    """(argv, text) of a run's kept command artifact ``<stem>.txt``."""
+    db = sqlite3.connect(results / "results.db")
+    try:
+        for path, command in db.execute("SELECT path, command_json FROM artifacts WHERE "
+                                        "run_id = ? AND kind = 'command'", (run_id,)):
+            if Path(path).name == f"{stem}.txt":
+                return json.loads(command), (results / path).read_text()
+    finally:
+        db.close()
+    raise AssertionError(f"no {stem} artifact for run {run_id}")
 
 
 def leftovers() -> list[str]:

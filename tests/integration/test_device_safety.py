@@ -23,6 +23,7 @@ from pgfsbench.proc import RunAs, which
 from pgfsbench.provision.device import device_target
 from pgfsbench.provision.mountinfo import mount_points
 from pgfsbench.provision.safety import check_formattable
+from tests.integration.conftest import loops_backed_by
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (loop devices, mkfs, mount)")
@@ -56,23 +57,19 @@ class Loops:
         sh("mount", device, str(where))
         return where
 
-    def attached(self, image: Path) -> list[str]:
-        out = sh("losetup", "-j", str(image), "-O", "NAME", "-n").stdout
-        return [line.strip() for line in out.splitlines() if line.strip()]
-
     def close(self) -> None:
         for where in reversed(self.mounts):
             if str(where) in mount_points():
                 sh("umount", str(where), check=False)
         # Detach only what is backed by our own images, found by image, not by name.
         for image in reversed(self.images):
-            for device in self.attached(image):
+            for device in loops_backed_by(image):
                 sh("partx", "-d", device, check=False)  # partitions we added by hand
                 for attempt in range(10):
                     if sh("losetup", "-d", device, check=False).returncode == 0:
                         break
                     time.sleep(0.2 * (attempt + 1))
-            if not self.attached(image):
+            if not loops_backed_by(image):
                 image.unlink(missing_ok=True)  # up to 400 MB each, even if sparse
 
 
@@ -214,7 +211,7 @@ def test_a_clean_allowed_device_is_formatted_mounted_and_unmounted(loops, ledger
         mount_point = target.mount.mount_point
     assert mount_point not in mount_points() and not os.path.exists(mount_point)
     assert ledger.resources == []
-    assert loops.attached(loops.images[0]) == [device]  # the device is the user's: kept
+    assert loops_backed_by(loops.images[0]) == [device]  # the device is the user's: kept
 
 
 def test_signatures_are_wiped_and_recorded_only_when_asked(loops, ledger):

@@ -20,6 +20,7 @@ from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.knobs import os_knobs, read_value, write_value
 from pgfsbench.provision.loop import loop_target
+from tests.integration.conftest import loops_backed_by
 
 PROC_VM = Path("/proc/sys/vm")
 DIRTY = ("dirty_ratio", "dirty_bytes", "dirty_background_ratio", "dirty_background_bytes")
@@ -65,11 +66,6 @@ def loop_device(tmp_path):
 
 def queue_value(device: str, key: str) -> str:
     return read_value(Path("/sys/block") / Path(device).name / "queue" / key)
-
-
-def attached(image: Path) -> list[str]:
-    out = proc.run(["losetup", "-j", str(image), "-O", "NAME", "-n"], check=False).stdout
-    return out.split()
 
 
 # --- sysctls ---------------------------------------------------------------------
@@ -166,12 +162,12 @@ def run_loop_target(spec: Target, tmp_path: Path, ledger: Ledger, check) -> None
     images = tmp_path / "images"
     data_image, log_image = images / f"{spec.name}.img", images / f"{spec.name}-log.img"
     with loop_target(spec, images, ledger, False, proc.RunAs.lookup("nobody")) as target:
-        assert attached(data_image) == [target.device]
+        assert loops_backed_by(data_image) == [target.device]
         if spec.log_size:
-            assert attached(log_image) == [target.log_device]
+            assert loops_backed_by(log_image) == [target.log_device]
             assert target.provenance()["log_device"] == target.log_device
         check(target)
-    assert attached(data_image) == [] and attached(log_image) == []
+    assert loops_backed_by(data_image) == [] and loops_backed_by(log_image) == []
     assert not data_image.exists() and not log_image.exists()
     assert not os.path.exists(target.mount.mount_point)
     assert ledger.resources == []

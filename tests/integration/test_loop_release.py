@@ -12,17 +12,11 @@ import os
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from pgfsbench.ledger import Ledger
-
-
-def attached(image: Path) -> list[str]:
-    out = subprocess.run(["losetup", "-j", str(image), "-O", "NAME", "-n"],
-                         capture_output=True, text=True, check=True).stdout
-    return out.split()
+from tests.integration.conftest import loops_backed_by
 
 
 @pytest.fixture
@@ -48,11 +42,11 @@ def held_loop(tmp_path, state_dir):
     finally:
         close()
         for _ in range(50):  # the detach is pending: it happens at the close
-            if not attached(image):
+            if not loops_backed_by(image):
                 break
             time.sleep(0.1)
         else:
-            subprocess.run(["losetup", "-d", *attached(image)], check=False)
+            subprocess.run(["losetup", "-d", *loops_backed_by(image)], check=False)
         ledger.resources.clear()
         ledger.close()
 
@@ -67,16 +61,16 @@ def test_a_detach_pending_on_an_open_device_is_waited_for(held_loop):
         waited = time.monotonic() - start
     finally:
         closer.cancel()
-    assert attached(image) == [] and ledger.resources == []
+    assert loops_backed_by(image) == [] and ledger.resources == []
     assert 0.9 <= waited < 5  # it waited for the close, not the full 5 s
 
 
 def test_a_device_held_open_stays_in_the_ledger_with_a_problem(held_loop):
     ledger, res, image, close = held_loop
     problems = ledger.release(res)
-    (device,) = attached(image)
+    (device,) = loops_backed_by(image)
     assert problems == [f"{device} is still backed by {image} 5 s after detaching: "
                         "something holds it open"]
     assert ledger.resources == [res]  # kept, so the final sweep or `cleanup` tries again
     close()
-    assert ledger.release(res) == [] and attached(image) == [] and ledger.resources == []
+    assert ledger.release(res) == [] and loops_backed_by(image) == [] and ledger.resources == []

@@ -16,7 +16,7 @@ import pytest
 
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
-from tests.integration.conftest import export, ledgers, run_plan
+from tests.integration.conftest import command_artifact, export, ledgers, run_plan
 
 SIZE = 64 * 2**20
 PLAN = """
@@ -66,16 +66,6 @@ def _series(results: Path, run_id: int, name: str) -> list[tuple[float, float]]:
                            "ORDER BY t", (run_id, name)))
 
 
-def _artifact(results: Path, run_id: int, stem: str) -> tuple[list[str], str]:
-    """(argv, text) of the kept command artifact ``<stem>.txt``."""
-    db = sqlite3.connect(results / "results.db")
-    for path, command in db.execute("SELECT path, command_json FROM artifacts WHERE run_id = ? "
-                                    "AND kind = 'command'", (run_id,)):
-        if Path(path).name == f"{stem}.txt":
-            return json.loads(command), (results / path).read_text()
-    raise AssertionError(f"no {stem} artifact for run {run_id}")
-
-
 def test_both_targets_measured_dd_and_fio(seqwrite_run):
     results, _ = seqwrite_run
     data = export(results)
@@ -98,7 +88,7 @@ def test_both_targets_measured_dd_and_fio(seqwrite_run):
 def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
     results, _ = seqwrite_run
     for target, run_id in _runs(results).items():
-        argv, text = _artifact(results, run_id, "seqwrite-dd")
+        argv, text = command_artifact(results, run_id, "seqwrite-dd")
         assert argv[1:] == ["if=/dev/zero", argv[2], "bs=4096", "count=16384", "conv=fdatasync"]
         assert argv[2].startswith("of=") and argv[2].endswith("/seqwrite.img")
         (nbytes, seconds, rate, prefix), = DD_SUMMARY.findall(text)
@@ -117,7 +107,7 @@ def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
 def test_fio_figure_is_its_json_bandwidth(seqwrite_run):
     results, _ = seqwrite_run
     for target, run_id in _runs(results).items():
-        argv, text = _artifact(results, run_id, "seqwrite-fio")
+        argv, text = command_artifact(results, run_id, "seqwrite-fio")
         assert {"--rw=write", "--bs=4096", f"--size={SIZE}", "--end_fsync=1",
                 "--output-format=json"} <= set(argv)
         stdout = text.split("# --- stdout ---\n", 1)[1].split("# --- stderr ---\n", 1)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import cli, export, ledgers, leftovers
+from tests.integration.conftest import cli, command_artifact, export, ledgers, leftovers
 
 
 @pytest.fixture(scope="module")
@@ -51,15 +51,6 @@ def _log_transactions(results: Path, run: dict) -> int:
     return count
 
 
-def _pgbench_stdout(results: Path, db: sqlite3.Connection, run_id: int) -> str:
-    """The kept output of the run's pgbench command."""
-    for (path,) in db.execute("SELECT path FROM artifacts WHERE run_id = ? AND kind = "
-                              "'command'", (run_id,)):
-        if Path(path).name == "pgbench.txt":
-            return (results / path).read_text()
-    raise AssertionError(f"no pgbench artifact for run {run_id}")
-
-
 def test_stored_tps_is_log_transactions_over_duration(smoke):
     results, _, _ = smoke
     db = sqlite3.connect(results / "results.db")
@@ -79,7 +70,7 @@ def test_stored_tps_is_log_transactions_over_duration(smoke):
         assert tps == pytest.approx(counted / json.loads(params)["duration"])
         # pgbench counts the same transactions, but divides by its own elapsed time,
         # which includes thread start and join: compare counts, and its time loosely.
-        stdout = _pgbench_stdout(results, db, run_id)
+        _, stdout = command_artifact(results, run_id, "pgbench")
         (processed,) = re.findall(r"^number of transactions actually processed: (\d+)",
                                   stdout, re.M)
         assert counted == int(processed), target
