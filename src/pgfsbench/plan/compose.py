@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
 
 from pgfsbench.errors import UserError
 
 MERGED_TABLES = ("sysctls", "queue")  # merged key by key; every other key is replaced
+MAX_TARGETS = 1000  # a matrix multiplies: far beyond what anyone can run, refused early
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -109,6 +111,8 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
         else:
             resolver.fail(f"{where}.axes.{key}", "a non-empty list or a table label = value")
         choices.append([(key, label, value) for label, value in pairs])
+    if (count := math.prod(len(c) for c in choices)) > MAX_TARGETS:
+        resolver.fail(f"{where}.axes", f"makes {count:,} targets; at most {MAX_TARGETS:,}")
     base = resolver.expand({"extends": entry.get("extends", [])}, (), where)
     template = entry.get("name")
     out = []
@@ -143,5 +147,8 @@ def compose(data: dict, source: str) -> dict:
         if not isinstance(entry, dict):
             resolver.fail(f"matrix.{i}", "a table with axes")
         resolved += _matrix_targets(entry, i, resolver)
+        if len(resolved) > MAX_TARGETS:
+            resolver.fail("matrix", f"the plan makes {len(resolved):,} targets; at most "
+                                    f"{MAX_TARGETS:,}")
     data["targets"] = resolved
     return data

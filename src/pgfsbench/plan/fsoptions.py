@@ -6,6 +6,11 @@ kernel still judges the values, and the report says when it changed one.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+from collections.abc import Iterable
+
 # Options of the VFS layer, valid for every filesystem.
 GENERIC = {
     "defaults", "ro", "rw", "sync", "async", "dirsync", "atime", "noatime", "diratime",
@@ -60,3 +65,27 @@ def unknown_mount_options(fs: str, options: str) -> list[str]:
     known = GENERIC | BY_FS.get(fs, set())
     names = [o.split("=", 1)[0].strip() for o in options.split(",") if o.strip()]
     return [n for n in names if n not in known]
+
+
+# Options that name a device: mkfs would write to it too (an external log or
+# journal; mkfs.btrfs formats every device it is given), and mount would use it.
+DEVICE_KEYS = ("logdev=", "rtdev=", "device=", "journal_path=", "journal_dev=")
+
+
+def _is_block_device(path: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def device_options(options: Iterable[str]) -> list[str]:
+    """The mkfs or mount options that name a device other than the target's own: by a
+    key that takes a device, a /dev path, or any path that is a block device here."""
+    found = []
+    for option in options:
+        pieces = re.split(r"[=,:]", option)
+        if (any(key in option for key in DEVICE_KEYS) or "/dev/" in option
+                or any(p.startswith("/") and _is_block_device(p) for p in pieces)):
+            found.append(option)
+    return found

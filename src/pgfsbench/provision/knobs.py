@@ -12,17 +12,15 @@ import contextlib
 import difflib
 import errno
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
-from pgfsbench.plan.model import SettingValue
+from pgfsbench.plan.model import SYSCTL_NAME, SettingValue
 
 PROC_SYS = Path("/proc/sys")
-SYSCTL_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+")
 SYS_BLOCK = Path("/sys/class/block")
 
 # Writing one of a pair zeroes the other (the kernel keeps a limit either in

@@ -14,6 +14,7 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target, size_to_mb
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
@@ -50,15 +51,11 @@ def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, ledger: Ledger
     return device
 
 
-# Options that name a device: with them mkfs could format something that is not ours.
-_DEVICE_OPTIONS = ("logdev=", "rtdev=", "device=", "journal_path=", "journal_dev=")
-
-
 def _refuse_device_options(spec: Target) -> None:
-    for option in [*spec.mkfs, *spec.mount.split(",")]:
-        if any(key in option for key in _DEVICE_OPTIONS):
-            raise UserError(f"target '{spec.name}': '{option}' names a device; pgfsbench makes "
-                            "the log device itself: remove it and set log_size instead")
+    # The plan refuses these already; checked again on the machine that formats.
+    if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
+        raise UserError(f"target '{spec.name}': '{named[0]}' names a device; pgfsbench makes "
+                        "the log device itself: remove it and set log_size instead")
 
 
 def _ext_block_size(mkfs_options: list[str]) -> str | None:

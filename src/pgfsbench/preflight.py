@@ -1,0 +1,68 @@
+"""What can be known to fail before anything is made: refused up front, exit code 2.
+
+A plan that cannot work should say so in a second, not as a failed target an
+hour into a campaign: a pg_bin that is not PostgreSQL, settings the server
+refuses, an image too small for its filesystem, a device that may not be
+formatted. ``run`` refuses on any of these before it changes anything;
+``plan check`` runs the same checks that need no command-line permission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pgfsbench.errors import UserError
+from pgfsbench.plan.model import Plan
+from pgfsbench.postgres.binaries import PgBinaries, find_binaries
+from pgfsbench.postgres.config import settings_problems
+from pgfsbench.provision.filesystems import RECIPES
+from pgfsbench.provision.safety import check_formattable
+
+
+def target_binaries(plan: Plan, stage: bool = True) -> dict[str, PgBinaries]:
+    """Each target's own PostgreSQL (``pg_bin``): a wrong one is a plan error."""
+    found = {}
+    for t in plan.targets:
+        if t.pg_bin:
+            try:
+                found[t.name] = find_binaries(t.pg_bin, stage=stage)
+            except UserError as exc:
+                raise UserError(f"target '{t.name}': pg_bin: {exc}") from None
+    return found
+
+
+def check_sizes(plan: Plan) -> None:
+    for t in plan.targets:
+        recipe = RECIPES.get(t.fs or "")
+        if t.kind == "loop" and recipe is not None and t.size_mb < recipe.min_size_mb:
+            raise UserError(f"target '{t.name}': {t.fs} needs an image of at least "
+                            f"{recipe.min_size_mb} MB, the plan gives {t.size_mb} MB: set "
+                            f"size = \"{recipe.min_size_mb}M\" or more")
+
+
+def check_dirs(plan: Plan) -> None:
+    for t in plan.targets:
+        if t.kind == "dir" and not t.dir.is_dir():
+            raise UserError(f"target '{t.name}': directory {t.dir} does not exist: create it "
+                            "(pgfsbench only ever makes its own sub-directory inside) or fix "
+                            "'dir' in the plan")
+
+
+def check_settings(plan: Plan, bins_for) -> None:
+    """The server each target runs judges its settings (``bins_for(name)``)."""
+    for t in plan.targets:
+        bins = bins_for(t.name)
+        if problems := settings_problems(bins, plan.server_settings(t)):
+            raise UserError(f"target '{t.name}': PostgreSQL {bins.version} refuses its "
+                            f"settings: {'; '.join(problems)}; fix [postgres.settings] in "
+                            "the plan")
+
+
+def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> None:
+    # device_target checks again right before mkfs, and formats only what it checked
+    for t in plan.targets:
+        if t.kind == "device":
+            try:
+                check_formattable(str(t.device), allowed, wipe_signatures)
+            except UserError as exc:
+                raise UserError(f"target '{t.name}': {exc}") from None
