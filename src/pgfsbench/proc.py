@@ -73,11 +73,13 @@ def run(
     env: dict[str, str] | None = None,
     timeout: float | None = None,
     check: bool = True,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandResult:
     """Run ``argv`` (never through a shell) and capture everything.
 
     With ``as_user`` the child drops to that user (only when we are root and
     that user is not us). ``check`` raises CommandFailed on a non-zero exit.
+    ``pass_fds`` stay open in the child under the same numbers.
     """
     argv = tuple(str(a) for a in argv)
     kwargs: dict = {}
@@ -93,6 +95,7 @@ def run(
         text=True,
         errors="replace",
         timeout=timeout,
+        pass_fds=pass_fds,
         **kwargs,
     )
     result = CommandResult(argv, proc.returncode, proc.stdout, proc.stderr,

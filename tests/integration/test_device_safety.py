@@ -14,12 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from pgfsbench import ledger as ledger_mod
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target
 from pgfsbench.proc import RunAs, which
+from pgfsbench.provision import device as device_mod
 from pgfsbench.provision.device import device_target
 from pgfsbench.provision.mountinfo import mount_points
 from pgfsbench.provision.safety import check_formattable
@@ -158,7 +160,7 @@ def test_a_filesystem_signature_is_refused_unless_wiping_is_asked_for(loops):
     message = str(exc.value)
     assert message.startswith(f"{device} carries signatures (ext4 at 0x438 (UUID ")
     assert "add --wipe-signatures" in message and f"wipefs --all {device}" in message
-    found = check_formattable(device, [device], True)
+    found = check_formattable(device, [device], True).signatures
     assert len(found) == 1 and found[0].startswith("ext4 at 0x438")
 
 
@@ -264,7 +266,12 @@ def test_mkfs_options_that_name_another_device_are_refused(loops, ledger, fs, op
     mkfs = ["-l", option.format(victim=victim)] if fs == "xfs" else [option.format(victim=victim)]
     if fs == "ext4":
         mkfs.insert(0, "-J")
-    spec = Target(name="greedy", fs=fs, device=Path(device), mkfs=mkfs)
+    fields = dict(name="greedy", fs=fs, device=Path(device), mkfs=mkfs)
+    # The plan refuses it (plan check says so)...
+    with pytest.raises(ValidationError, match="names a device"):
+        Target(**fields)
+    # ...and so does the target itself, on the machine that formats.
+    spec = Target.model_construct(**fields)  # as if validation had let it through
     with pytest.raises(UserError, match="^target 'greedy': option .* names another device"):
         with device_target(spec, ledger, RunAs.current(), [device, victim], True):
             pass
@@ -280,3 +287,64 @@ def test_a_device_backing_a_loop_device_is_refused(loops):
             check_formattable(device, [device], True)
     finally:
         sh("losetup", "-d", stacked)
+
+
+# --- check, then use: the device formatted is the device checked --------------------
+
+def _signature_count(device: str) -> int:
+    return sh("wipefs", "--no-act", "--json", device).stdout.count('"type"')
+
+
+def test_a_link_switched_after_the_check_does_not_redirect_mkfs(loops, ledger, tmp_path,
+                                                                monkeypatch):
+    """The plan names a /dev/disk/by-id-like link; it is switched to another device
+    right after the safety check. The checked device is formatted, not the new one."""
+    checked, victim = loops.make(), loops.make()
+    link = tmp_path / "by-id"
+    link.symlink_to(checked)
+    real_check = device_mod.check_formattable
+
+    def check_then_switch(*args, **kwargs):
+        result = real_check(*args, **kwargs)
+        link.unlink()
+        link.symlink_to(victim)  # what an attacker (or a udev rename) could do meanwhile
+        return result
+
+    monkeypatch.setattr(device_mod, "check_formattable", check_then_switch)
+    spec = Target(name="switched", fs="ext4", device=link)
+    with device_target(spec, ledger, RunAs.current(), [checked, victim], False) as target:
+        assert target.device == checked
+        assert any(n.startswith("formatted through /proc/self/fd/") and checked in n
+                   for n in target.notes)
+    assert _signature_count(checked) == 1 and _signature_count(victim) == 0
+
+
+def test_a_node_replaced_after_the_check_is_refused(loops, ledger, tmp_path, monkeypatch):
+    """The checked path itself is made to name another device (a node renamed in its
+    place): the device number no longer matches and nothing is formatted."""
+    checked, victim = loops.make(), loops.make()
+    node = tmp_path / "disk-node"
+
+    def mknod(device: str) -> None:
+        rdev = os.stat(device).st_rdev
+        node.unlink(missing_ok=True)
+        sh("mknod", str(node), "b", str(os.major(rdev)), str(os.minor(rdev)))
+
+    mknod(checked)
+    real_check = device_mod.check_formattable
+
+    def check_then_replace(*args, **kwargs):
+        result = real_check(*args, **kwargs)
+        mknod(victim)
+        return result
+
+    monkeypatch.setattr(device_mod, "check_formattable", check_then_replace)
+    spec = Target(name="replaced", fs="ext4", device=node)
+    victim_rdev = os.stat(victim).st_rdev
+    with pytest.raises(UserError, match=(
+            f"^target 'replaced': {node} changed since it was checked: it is now "
+            f"{os.major(victim_rdev)}:{os.minor(victim_rdev)}, it was .*refusing to format")):
+        with device_target(spec, ledger, RunAs.current(), [str(node), victim], False):
+            pass
+    assert ledger.resources == []
+    assert _signature_count(checked) == 0 and _signature_count(victim) == 0

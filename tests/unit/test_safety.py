@@ -15,6 +15,7 @@ import pytest
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.provision import safety
 from pgfsbench.provision.safety import (
     check_formattable,
@@ -192,7 +193,7 @@ def test_options_that_name_another_device_are_found(tmp_path):
     harmless = ["-E", "stride=2,stripe-width=6", "-m", "single", "-n", "4096", "-L", "data",
                 "noatime,nodiratime,nobarrier,logbsize=262144", "-O", "^has_journal",
                 str(tmp_path)]  # a path, but not a device
-    assert safety.device_options(harmless) == []
+    assert device_options(harmless) == []
     naming = ["-J", "device=/dev/sdz9", "-l", "logdev=/x,size=8m", "journal_path=/j",
               str(link), f"file={link}"]  # mkfs.btrfs formats every device it is given
-    assert safety.device_options(naming) == naming[1:2] + naming[3:]
+    assert device_options(naming) == naming[1:2] + naming[3:]

@@ -15,10 +15,11 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
-from pgfsbench.provision.safety import check_formattable, device_options
+from pgfsbench.provision.safety import check_formattable, opened_for_formatting
 from pgfsbench.provision.target import PreparedTarget
 
 
@@ -60,7 +61,7 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
     given = str(spec.device)
     # Safety first: nothing below may run on a device that fails it.
     try:
-        found = check_formattable(given, allowed, wipe_signatures)
+        checked = check_formattable(given, allowed, wipe_signatures)
     except UserError as exc:
         raise UserError(f"target '{name}': {exc}") from None
     if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
@@ -70,22 +71,32 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
     if reason := unavailable_reason(fs):
         raise UserError(f"target '{name}': {reason}")
     recipe = RECIPES[fs]
-    # Work on the node the check resolved: a /dev/disk/by-* link could change under us.
-    device = os.path.realpath(given)
+    device = checked.path  # resolved once, by the check: the plan's name is not looked up again
     if (size_mb := device_size_mb(device)) < recipe.min_size_mb:
         raise UserError(f"target '{name}': {given} has {size_mb} MB, {fs} needs at least "
                         f"{recipe.min_size_mb} MB; name a larger device")
 
     commands: list[proc.CommandResult] = []
-    notes = [f"device: {given}" + (f" ({device})" if device != given else ""),
-             *_describe(device)]
+    notes = [f"device: {checked.shown}", *_describe(device)]
     with contextlib.ExitStack() as undo:
-        if found:
-            notes.append("signatures wiped before mkfs (--wipe-signatures): " + "; ".join(found))
-            commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", device]))
-        # The recipe's force flags are safe here: the check above is stricter than
-        # mkfs's own (single -F of mke2fs still refuses a mounted device).
-        commands.append(proc.run(recipe.mkfs_argv(device, spec.mkfs)))
+        try:
+            with opened_for_formatting(checked) as fd:
+                # The tools open the device through our descriptor, verified just now to
+                # be the device that was checked: no path is resolved in between.
+                node = f"/proc/self/fd/{fd}"
+                notes.append(f"formatted through {node}: a descriptor on {device}, checked "
+                             f"to be device {os.major(checked.rdev)}:{os.minor(checked.rdev)} "
+                             "just before")
+                if checked.signatures:
+                    notes.append("signatures wiped before mkfs (--wipe-signatures): "
+                                 + "; ".join(checked.signatures))
+                    commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
+                                             pass_fds=(fd,)))
+                # The recipe's force flags are safe here: the check above is stricter than
+                # mkfs's own (single -F of mke2fs still refuses a mounted device).
+                commands.append(proc.run(recipe.mkfs_argv(node, spec.mkfs), pass_fds=(fd,)))
+        except UserError as exc:
+            raise UserError(f"target '{name}': {exc}") from None
 
         workdir, mount = mount_private(name, fs, device, spec.mount, ledger, undo, owner,
                                        commands)

@@ -14,12 +14,13 @@ Every check here only reads; nothing is written to any device.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,25 +191,24 @@ def parse_wipefs_json(text: str) -> list[str]:
     return found
 
 
-# mkfs/mount options that name a device: mkfs would write to it too (an external
-# log or journal; mkfs.btrfs formats every device it is given).
-_DEVICE_KEYS = ("logdev=", "rtdev=", "device=", "journal_path=", "journal_dev=")
+@dataclass(frozen=True)
+class CheckedDevice:
+    """A device ``check_formattable`` allowed, resolved once and known by its number."""
+
+    given: str  # as the plan names it (maybe a /dev/disk/by-id link)
+    path: str  # the node the check resolved: nothing resolves the plan's name again
+    rdev: int
+    signatures: tuple[str, ...]  # found on it; only ever non-empty with wipe_signatures
+
+    @property
+    def shown(self) -> str:
+        return self.given + (f" ({self.path})" if self.path != self.given else "")
 
 
-def device_options(options: Iterable[str]) -> list[str]:
-    """The options that name a device other than the target's own."""
-    found = []
-    for option in options:
-        pieces = re.split(r"[=,:]", option)
-        if (any(key in option for key in _DEVICE_KEYS) or "/dev/" in option
-                or any(p.startswith("/") and _block_rdev(p) is not None for p in pieces)):
-            found.append(option)
-    return found
-
-
-def check_formattable(device: str, allowed: Iterable[str], wipe_signatures: bool) -> list[str]:
-    """Raise UserError unless ``device`` may be formatted; return the signatures on it
-    (only ever non-empty with ``wipe_signatures``: the caller wipes and records them).
+def check_formattable(device: str, allowed: Iterable[str],
+                      wipe_signatures: bool) -> CheckedDevice:
+    """Raise UserError unless ``device`` may be formatted; the checked device, with the
+    signatures on it (the caller wipes and records them).
 
     The checks that need no access to the device come first: the root filesystem's
     device is refused before anything so much as opens it.
@@ -279,7 +279,33 @@ def check_formattable(device: str, allowed: Iterable[str], wipe_signatures: bool
                         "data. If it is not needed, add --wipe-signatures to erase them "
                         f"before mkfs (or run wipefs --all {real} yourself), or name "
                         "another device in the plan")
-    return found
+    return CheckedDevice(device, real, rdev, tuple(found))
+
+
+@contextlib.contextmanager
+def opened_for_formatting(device: CheckedDevice) -> Iterator[int]:
+    """A descriptor on the very device that was checked, for the formatting tools to
+    open as /proc/self/fd/N (pass it to them).
+
+    Between the check and mkfs the node's path could be made to name another device
+    (a renamed node, a swapped mount of /dev): the descriptor is opened without
+    following links and its device number compared with the checked one, and the
+    tools then open the device through it, not through any path.
+    """
+    try:
+        fd = os.open(device.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise UserError(f"{device.shown} cannot be opened any more ({exc.strerror}) "
+                        "since it was checked: refusing to format it") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISBLK(st.st_mode) or st.st_rdev != device.rdev:
+            now = _majmin(st.st_rdev) if stat.S_ISBLK(st.st_mode) else "not a block device"
+            raise UserError(f"{device.shown} changed since it was checked: it is now {now}, "
+                            f"it was {_majmin(device.rdev)}; refusing to format it")
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _refuse_busy(real: str, shown: str) -> None:
