@@ -26,18 +26,20 @@ from pathlib import Path
 from rich.markup import escape
 
 from pgfsbench import __version__, proc
-from pgfsbench.errors import CommandFailed, Interrupted, UserError
+from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.analysis.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.ledger import Ledger
+from pgfsbench.ledger import Ledger, stale_ledgers
+from pgfsbench.machine_lock import machine_lock
 from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
-from pgfsbench.postgres.binaries import PgBinaries, find_binaries
+from pgfsbench.postgres.binaries import PgBinaries
 from pgfsbench.postgres.cluster import running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
+from pgfsbench.preflight import (check_devices, check_dirs, check_settings, check_sizes,
+                                 target_binaries)
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.directory import directory_target
-from pgfsbench.provision.safety import check_formattable
 from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
 from pgfsbench.provision.host import host_facts
 from pgfsbench.provision.knobs import os_knobs
@@ -46,7 +48,7 @@ from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.provision.throttle import throttled
 from pgfsbench.schedule import Schedule
-from pgfsbench.store.db import Store
+from pgfsbench.store.db import Store, check_new_results_dir
 from pgfsbench.workloads import runner
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.result import WorkloadResult
@@ -61,6 +63,7 @@ class Options:
     keep: bool = False
     allow_format: tuple[str, ...] = ()  # devices the command line allows to be formatted
     wipe_signatures: bool = False
+    wait: bool = False  # for another campaign on this machine to finish, instead of refusing
     target_bins: dict[str, PgBinaries] = field(default_factory=dict)
 
     def bins_for(self, target: str) -> PgBinaries:
@@ -85,7 +88,7 @@ def _signals_unwind_once() -> Iterator[None]:
         caught.append(signum)
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
-        raise Interrupted(f"signal {signum}")
+        raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -186,13 +189,18 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
         store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
         raise
     except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
+        store.raise_if_unwritable(exc)  # our own results disk full: nothing more can be kept
         store.finish_run(run_id, "failed", str(exc))
         say(f"  [red]{name} failed: {escape(str(exc))}[/]")
         return None
     except Exception as exc:  # a bug of ours: keep the traceback, go on
-        ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
-        tb = ctx.artifacts_dir / "traceback.txt"
-        tb.write_text(traceback.format_exc())
+        try:
+            ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
+            tb = ctx.artifacts_dir / "traceback.txt"
+            tb.write_text(traceback.format_exc())
+        except OSError as unwritable:
+            store.raise_if_unwritable(unwritable)
+            raise
         store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
         store.finish_run(run_id, "failed", f"internal error: {exc!r}")
         say(f"  [red]{name} failed (internal error): {escape(repr(exc))}[/]")
@@ -206,30 +214,33 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
 
 
 def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
-    """Run every target of ``plan``; returns the campaign status."""
-    # Every target's PostgreSQL is found before anything is made: a wrong pg_bin is a
-    # plan error, not a failed target an hour in.
-    opts.target_bins = {t.name: find_binaries(t.pg_bin) for t in plan.targets if t.pg_bin}
-    # Likewise a device that may not be formatted stops the run before anything is made
-    # (device_target checks again right before mkfs).
-    for t in plan.targets:
-        if t.kind == "device":
-            try:
-                check_formattable(str(t.device), opts.allow_format, opts.wipe_signatures)
-            except UserError as exc:
-                raise UserError(f"target '{t.name}': {exc}") from None
-    user = ensure_pg_user()
-    store = Store.create(opts.results_dir)
+    """Run every target of ``plan``; returns the campaign status: 'ok' (every run
+    completed), 'partial' (some did) or 'failed' (none did)."""
+    # What can be known to fail is refused before anything is made: a wrong pg_bin,
+    # settings the server refuses, a device that may not be formatted (device_target
+    # checks again right before mkfs), a results directory that cannot take results.
+    opts.target_bins = target_binaries(plan)
+    check_sizes(plan)
+    check_dirs(plan)
+    check_settings(plan, opts.bins_for)
+    check_devices(plan, opts.allow_format, opts.wipe_signatures)
+    check_new_results_dir(opts.results_dir)
     campaign_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-    status = "failed"
-    with _signals_unwind_once():
+    with _signals_unwind_once(), \
+            machine_lock(campaign_id, "campaign", opts.wait, say, plan=plan.name,
+                         results=str(opts.results_dir)) as lock:
+        _refuse_leftovers()
         ledger = Ledger.create(campaign_id, opts.results_dir)
+        ledger.add("lock", path=str(lock), holder=campaign_id)
+        status, store = "failed", None
         try:
+            user = ensure_pg_user()
+            store = Store.create(opts.results_dir)
             store.start_campaign(campaign_id, plan.name, plan.model_dump(mode="json"),
                                  host_facts(opts.bins), __version__)
             targets = effective_targets(plan, opts.results_dir, say)
             _run_rounds(plan, targets, store, opts, ledger, user, say)
-            status = "ok"
+            status = store.outcome()
         except (Interrupted, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -238,9 +249,34 @@ def run_campaign(plan: Plan, opts: Options, say: Say) -> str:
             ledger.close()
             for p in problems:
                 say(f"[red]cleanup: {escape(p)}[/] (run 'pgfsbench cleanup' to retry)")
-            store.end_campaign(status)
-            store.close()
+            if store is not None:
+                _record_end(store, status, say)
     return status
+
+
+def _refuse_leftovers() -> None:
+    """A killed campaign's leftovers must be undone first: its changed sysctls would be
+    recorded as this campaign's 'before' values, and restored to them."""
+    if stale := stale_ledgers():
+        left = stale[0]
+        raise UserError(f"a campaign was killed on this machine without cleaning up (pid "
+                        f"{left.pid}, results {left.results_dir}); it left {left.summary()}: "
+                        "run 'pgfsbench cleanup' first")
+
+
+def _record_end(store: Store, status: str, say: Say) -> None:
+    """Record how the campaign ended, with the reserve's room if the disk is full."""
+    try:
+        try:
+            store.end_campaign(status)
+        except ResultsUnwritable:
+            store.release_reserve()
+            store.end_campaign(status)
+    except ResultsUnwritable as exc:
+        say(f"[red]could not record the campaign's end ({escape(status)}): "
+            f"{escape(str(exc))}[/]")
+    finally:
+        store.close()
 
 
 @dataclass
@@ -342,6 +378,7 @@ def _visit(plan: Plan, spec: Target, st: TargetState, round_no: int, rounds: int
         for problem in knobs.get("restore_problems", []):
             say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
     except (CommandFailed, UserError, OSError, subprocess.TimeoutExpired) as exc:
+        store.raise_if_unwritable(exc)
         # One target's failure (a tool that failed or hung) is recorded; the rest go on.
         st.failed = True
         store.set_target(st.target_id, "failed", str(exc))

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import signal
 import sqlite3
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,7 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pgfsbench.errors import Interrupted, UserError
+from pgfsbench import exits
+from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 app = typer.Typer(
     help="pgfsbench: which filesystem, mkfs/mount options and OS settings to run "
@@ -28,14 +33,24 @@ err = Console(stderr=True, highlight=False)
 
 
 def user_errors(func):
-    """A user-caused error is one clear line and exit code 2, never a traceback."""
+    """A user-caused error is one clear line and exit code 2, never a traceback; results
+    that can no longer be written, one line and 1; an interrupt, 130 or 143."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
         except UserError as exc:
-            err.print(f"[red]error:[/] {exc}", soft_wrap=True)
-            raise typer.Exit(2)
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(exits.USAGE)
+        except ResultsUnwritable as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(exits.INCOMPLETE)
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]")
+            raise typer.Exit(exits.for_signal(signal.SIGINT))
+        except Interrupted as exc:
+            err.print("[yellow]interrupted[/]")
+            raise typer.Exit(exits.for_signal(exc.signum))
     return wrapper
 
 
@@ -53,53 +68,97 @@ def run(
     wipe_signatures: Annotated[bool, typer.Option(
         "--wipe-signatures", help="also format an allowed device that carries a filesystem "
                                   "or partition-table signature")] = False,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="if another campaign runs on this machine, start when it ends "
+                       "(default: refuse)")] = False,
 ) -> None:
     """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html."""  # noqa: E501
     from pgfsbench.campaign import Options, run_campaign
     from pgfsbench.plan.load import load_plan
     from pgfsbench.postgres.binaries import find_binaries
-    from pgfsbench.report.html import write_report
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
     the_plan = load_plan(plan)
     bins = find_binaries(pg_bin)
     results = results.resolve()
-    console.print(f"plan [bold]{the_plan.name}[/]: {the_plan.description}")
-    console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in {results}")
+    console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
+    console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
+                  f"{escape(str(results))}")
     try:
-        run_campaign(the_plan, Options(results, bins, keep, tuple(allow_format or ()),
-                                       wipe_signatures), console.print)
-    except (KeyboardInterrupt, Interrupted):
-        err.print(f"[yellow]interrupted: everything was cleaned up; results so far are in "
-                  f"{results}[/]")
-        _write_report_quietly(results)
-        raise typer.Exit(130)
+        status = run_campaign(the_plan, Options(results, bins, keep, tuple(allow_format or ()),
+                                                wipe_signatures, wait), console.print)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        if (results / "results.db").is_file():
+            err.print(f"[yellow]interrupted: everything was cleaned up; results so far are "
+                      f"in {escape(str(results))}[/]")
+            _write_report_quietly(results)
+        else:
+            err.print("[yellow]interrupted before anything ran[/]")
+        raise typer.Exit(exits.for_signal(signum))
+    except ResultsUnwritable as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}: the campaign stopped and everything "
+                  f"was cleaned up; what completed before is kept in {escape(str(results))}: "
+                  f"free space, then 'pgfsbench report {escape(str(results))}'", soft_wrap=True)
+        raise typer.Exit(exits.INCOMPLETE)
     campaign = load_campaign(results)
     render_table(campaign, console)
-    console.print(f"report: {write_report(results, campaign)}")
+    try:
+        console.print(f"report: {_write_report(results, campaign)}")
+    except UserError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(exits.INCOMPLETE)
+    if status != "ok":
+        err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
+                  soft_wrap=True)
+        raise typer.Exit(exits.INCOMPLETE)
 
 
-def _write_report_quietly(results: Path) -> None:
+def _what_failed(campaign) -> str:
+    """One line: which runs and targets did not complete."""
+    bad_runs = [r for r in campaign.runs if r.status != "ok"]
+    parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] \
+        if bad_runs else []
+    parts += [f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")
+              for t in campaign.targets if t.status != "ok"]
+    return "; ".join(parts) + ("; the report lists each" if parts else "")
+
+
+def _write_report(results: Path, campaign=None, output: Path | None = None) -> Path:
     from pgfsbench.report.html import write_report
 
     try:
-        err.print(f"report: {write_report(results)}")
+        return write_report(results, campaign, output)
+    except OSError as exc:
+        where = output or results
+        raise UserError(f"cannot write the report in {where}: {exc.strerror}; the results "
+                        f"are kept in {results}: free space, or write it elsewhere with "
+                        f"'pgfsbench report {results} --output FILE'") from None
+
+
+def _write_report_quietly(results: Path) -> None:
+    try:
+        err.print(f"report: {_write_report(results)}")
     except Exception as exc:  # the report is a convenience here; results are stored
-        err.print(f"(no report: {exc})")
+        err.print(f"(no report: {escape(str(exc))})")
 
 
 @app.command()
 @user_errors
-def report(results: Annotated[Path, typer.Argument(help="a results directory")]) -> None:
+def report(
+    results: Annotated[Path, typer.Argument(help="a results directory")],
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="write the report here instead of RESULTS/report.html (for "
+                               "a read-only results directory)")] = None,
+) -> None:
     """(Re)write RESULTS/report.html from the stored results alone."""
-    from pgfsbench.report.html import write_report
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
     campaign = load_campaign(results)
     render_table(campaign, console)
-    console.print(f"report: {write_report(results, campaign)}")
+    console.print(f"report: {_write_report(results, campaign, output)}")
 
 
 @app.command()
@@ -176,36 +235,49 @@ def compare(
 @app.command()
 @user_errors
 def doctor() -> None:
-    """Show what this machine can do and how to fix what is missing."""
+    """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""  # noqa: E501
     from pgfsbench.doctor import checks
 
     table = Table("check", "", "detail", "fix")
-    for c in checks():
-        table.add_row(c.what, "[green]ok[/]" if c.ok else "[red]missing[/]", c.detail, c.fix)
+    found = checks()
+    for c in found:
+        state = "[green]ok[/]" if c.ok else "[red]missing[/]" if c.required \
+            else "[yellow]optional[/]"
+        table.add_row(escape(c.what), state, escape(c.detail), escape(c.fix))
     console.print(table)
+    if any(c.required and not c.ok for c in found):
+        raise typer.Exit(exits.INCOMPLETE)
 
 
 @app.command()
 @user_errors
-def cleanup() -> None:
-    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images), using the state file each run keeps."""  # noqa: E501
+def cleanup(wait: Annotated[bool, typer.Option(
+        "--wait", help="if a campaign runs on this machine, clean up when it ends "
+                       "(default: refuse)")] = False) -> None:
+    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""  # noqa: E501
     from pgfsbench.ledger import stale_ledgers
+    from pgfsbench.machine_lock import CLEANUP_WHY, machine_lock
 
-    ledgers = stale_ledgers()
-    if not ledgers:
-        console.print("nothing to clean up")
-        return
-    failed = False
-    for ledger in ledgers:
-        console.print(f"cleaning up after run {ledger.path.stem} (pid {ledger.pid}, "
-                      f"results {ledger.results_dir}): {len(ledger.resources)} resources")
-        for problem in ledger.release_all():
-            failed = True
-            err.print(f"[red]{problem}[/]")
-        ledger.close()
-        _end_killed_campaign(Path(ledger.results_dir))
+    # Holding the machine lock: no campaign starts (and records 'before' values)
+    # while a dead one's settings are being restored.
+    with machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait, console.print,
+                      why=CLEANUP_WHY):
+        ledgers = stale_ledgers()
+        if not ledgers:
+            console.print("nothing to clean up")
+            return
+        failed = False
+        for ledger in ledgers:
+            console.print(f"cleaning up after run {escape(ledger.path.stem)} (pid "
+                          f"{ledger.pid}, results {escape(ledger.results_dir)}): "
+                          f"{escape(ledger.summary())}")
+            for problem in ledger.release_all():
+                failed = True
+                err.print(f"[red]{escape(problem)}[/]")
+            ledger.close()
+            _end_killed_campaign(Path(ledger.results_dir))
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(exits.INCOMPLETE)
 
 
 def _end_killed_campaign(results: Path) -> None:
@@ -220,12 +292,14 @@ def _end_killed_campaign(results: Path) -> None:
             ended = store.end_if_killed()
         finally:
             store.close()
-    except sqlite3.Error as exc:
-        err.print(f"[yellow]could not mark the campaign in {results} as killed: {exc}[/]")
+    except (sqlite3.Error, UserError, ResultsUnwritable) as exc:  # the rest still gets cleaned
+        err.print(f"[yellow]could not mark the campaign in {escape(str(results))} as killed: "
+                  f"{escape(str(exc))}[/]")
         return
     if ended:
-        console.print(f"marked the campaign in {results} as killed (its completed runs are "
-                      f"kept); 'pgfsbench report {results}' writes its report")
+        console.print(f"marked the campaign in {escape(str(results))} as killed (its completed "
+                      f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its "
+                      "report")
 
 
 @app.command()
@@ -257,8 +331,12 @@ def plan_check(
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
     from pgfsbench.plan.check import describe
     from pgfsbench.plan.load import load_plan
+    from pgfsbench.preflight import check_sizes
 
-    info = describe(load_plan(plan))
+    the_plan = load_plan(plan)
+    check_sizes(the_plan)
+    info = describe(the_plan)
+    info["problems"] += _check_settings_here(the_plan)
     if as_json:
         json.dump(info, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -280,8 +358,9 @@ def plan_check(
                 f"{k}={v}" for k, v in t["throttle"].items())]))
         if t["log_size"]:
             knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
-        table.add_row(t["name"], t["kind"], t["fs"] or "", t["where"], " ".join(t["mkfs"]),
-                      t["mount"], knobs, f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
+        table.add_row(*map(escape, [t["name"], t["kind"], t["fs"] or "", t["where"],
+                                    " ".join(t["mkfs"]), t["mount"], knobs]),
+                      f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
     console.print(table)
     runs = Table("run on each target", "params", "times", "≈ seconds each")
     for r in info["runs_per_target"]:
@@ -298,5 +377,31 @@ def plan_check(
         err.print(f"[yellow]warning:[/] {escape(problem)}")
 
 
+def _check_settings_here(plan) -> list[str]:
+    """Have the PostgreSQL binaries found here judge the plan's settings (UserError when
+    they refuse some); a note instead when there are none to ask."""
+    from pgfsbench.postgres.binaries import find_binaries
+    from pgfsbench.preflight import check_settings, target_binaries
+
+    try:  # look, don't stage: a plan check changes nothing
+        default = find_binaries(stage=False)
+        bins = {**{t.name: default for t in plan.targets},
+                **target_binaries(plan, stage=False)}
+    except UserError as exc:
+        return [f"PostgreSQL settings not checked against a server: {exc}"]
+    check_settings(plan, bins.__getitem__)
+    return []
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as exc:  # a bug of ours: one line, the traceback kept, exit 3
+        if os.environ.get("PGFSBENCH_DEBUG"):
+            raise
+        fd, path = tempfile.mkstemp(prefix="pgfsbench-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write(traceback.format_exc())
+        err.print(f"[red]internal error (a bug in pgfsbench):[/] {escape(repr(exc))}; the "
+                  f"traceback is in {path}; please report it", soft_wrap=True)
+        sys.exit(exits.INTERNAL)

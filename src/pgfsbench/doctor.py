@@ -13,6 +13,8 @@ from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.host import tool_versions
 
+DEFAULT_CAMPAIGN_FS = ("ext4", "xfs", "btrfs")  # what `make demo` compares
+
 
 @dataclass
 class Check:
@@ -20,6 +22,7 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    required: bool = True  # by the default campaign; doctor exits 1 when one is missing
 
 
 def checks() -> list[Check]:
@@ -37,7 +40,8 @@ def checks() -> list[Check]:
         out.append(Check(f"filesystem {fs}{untested}", reason is None,
                          f"kernel support and {recipe.mkfs_tool}" if reason is None else reason,
                          "" if reason is None or "kernel" in reason
-                         else f"apt-get install {recipe.apt_package}"))
+                         else f"apt-get install {recipe.apt_package}",
+                         required=fs in DEFAULT_CAMPAIGN_FS))
     bins = None
     try:
         bins = find_binaries()
@@ -48,9 +52,9 @@ def checks() -> list[Check]:
         try:
             system = find_binaries(Path(bindir))
             out.append(Check(f"PostgreSQL (system {system.version})", True,
-                             f"use with --pg-bin {bindir}"))
+                             f"use with --pg-bin {bindir}", required=False))
         except UserError as exc:
-            out.append(Check(f"PostgreSQL ({bindir})", False, str(exc)))
+            out.append(Check(f"PostgreSQL ({bindir})", False, str(exc), required=False))
     for tool, version in tool_versions(bins).items():
         package = {"fio": "fio", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs",
                    "mke2fs": "e2fsprogs"}.get(tool, "")

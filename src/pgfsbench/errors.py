@@ -26,3 +26,15 @@ class Interrupted(BaseException):
     A BaseException like KeyboardInterrupt, so ``except Exception`` in a
     workload does not swallow it.
     """
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"signal {signum}")
+
+
+class ResultsUnwritable(Exception):
+    """The results directory can no longer be written (full, read-only, gone).
+
+    The campaign stops: nothing more could be recorded. What is already stored
+    stays; the CLI says so in one line and exits 1.
+    """

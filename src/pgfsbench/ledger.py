@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench import proc
+from pgfsbench.errors import UserError
 
 STATE_ENV = "PGFSBENCH_STATE_DIR"
 
@@ -43,9 +44,14 @@ class Ledger:
     @classmethod
     def create(cls, campaign_id: str, results_dir: Path) -> "Ledger":
         directory = state_dir()
-        directory.mkdir(parents=True, exist_ok=True)
         ledger = cls(directory / f"{campaign_id}.json", os.getpid(), str(results_dir))
-        ledger.save()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            ledger.save()
+        except OSError as exc:
+            raise UserError(f"cannot write the state file in {directory}: {exc.strerror}; "
+                            "pgfsbench records there what it changes, to undo it after a "
+                            f"crash (set {STATE_ENV} to a writable directory)") from None
         return ledger
 
     @classmethod
@@ -88,6 +94,23 @@ class Ledger:
         """Forget the ledger once everything is released."""
         if not self.resources:
             self.path.unlink(missing_ok=True)
+
+    def summary(self) -> str:
+        """What the ledger still holds, for a person: "a mount, 2 loop devices, sysctl
+        vm.dirty_ratio"."""
+        counts: dict[str, int] = {}
+        named: list[str] = []
+        for res in self.resources:
+            if res["kind"] in ("sysctl",):
+                named.append(f"sysctl {res.get('name')}")
+            elif res["kind"] == "sysfs":
+                named.append(f"queue setting {res.get('path')}")
+            elif res["kind"] != "lock":
+                counts[res["kind"]] = counts.get(res["kind"], 0) + 1
+        words = {"mount": "mount", "loop": "loop device", "file": "image", "dir": "directory",
+                 "postgres": "PostgreSQL server", "cgroup": "throttling cgroup"}
+        parts = [f"{n} {words.get(k, k)}{'s' if n > 1 else ''}" for k, n in counts.items()]
+        return ", ".join(parts + named) or "nothing but its record"
 
     def owner_alive(self) -> bool:
         try:
@@ -300,6 +323,12 @@ def _release_cgroup(res: dict) -> list[str]:
     return [problem]
 
 
+def _release_lock(res: dict) -> list[str]:
+    from pgfsbench.machine_lock import release_recorded
+
+    return release_recorded(res)
+
+
 def _release_kernel_value(res: dict) -> list[str]:
     # sysctl and sysfs values: the restore logic lives beside the code that sets them
     from pgfsbench.provision.knobs import restore
@@ -316,4 +345,5 @@ RELEASERS = {
     "sysctl": _release_kernel_value,
     "sysfs": _release_kernel_value,
     "cgroup": _release_cgroup,
+    "lock": _release_lock,
 }

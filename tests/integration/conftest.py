@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,38 @@ def leftovers() -> list[str]:
 
 def ledgers(state_dir: Path) -> list[str]:
     return [p.name for p in state_dir.glob("*.json")]
+
+
+def wait_for_run(run: subprocess.Popen, results: Path, where: str, seconds: float) -> None:
+    """Return once ``results.db`` of the campaign ``run`` has a run matching the SQL
+    condition ``where`` (e.g. "workload = 'fsync' AND status = 'running'"); fail with
+    the campaign's output if none does within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and run.poll() is None:
+        try:
+            db = sqlite3.connect(f"file:{results / 'results.db'}?mode=ro", uri=True)
+            found = db.execute(f"SELECT count(*) FROM runs WHERE {where}").fetchone()[0]
+            db.close()
+        except sqlite3.Error:  # not created yet, or being written
+            found = 0
+        if found:
+            return
+        time.sleep(0.1)
+    output = stop(run)
+    raise AssertionError(f"no run with {where} within {seconds} s: {output}")
+
+
+def stop(run: subprocess.Popen) -> tuple[str, str] | None:
+    """End a campaign a failed test left running the way a user would (SIGTERM, so it
+    unwinds), kill it only if that hangs, and run ``cleanup`` so the machine is left
+    as found; returns its output, or None if it had already ended."""
+    if run.poll() is not None:
+        return None
+    run.terminate()
+    try:
+        output = run.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        output = run.communicate()
+    cli("cleanup", check=False)
+    return output

@@ -9,7 +9,7 @@ from tests.integration.conftest import cli, ledgers, leftovers
 
 PLAN = """
 name = "failures"
-description = "a disk too small for the load, an image too small for xfs, then a good one"
+description = "a disk too small for the load, a mount the kernel refuses, then a good one"
 
 [postgres.settings]
 shared_buffers = "32MB"
@@ -22,9 +22,10 @@ fs = "ext4"
 size = "160M"
 
 [[targets]]
-name = "toosmall"
-fs = "xfs"
-size = "100M"
+name = "refused"
+fs = "ext4"
+size = "300M"
+mount = "data=bogus"
 
 [[targets]]
 name = "good"
@@ -50,12 +51,16 @@ def test_failed_steps_are_recorded_and_the_campaign_goes_on(tmp_path, state_dir)
     plan = tmp_path / "failures.toml"
     plan.write_text(PLAN)
     results = tmp_path / "r"
-    run = cli("run", str(plan), "--results", str(results))
+    run = cli("run", str(plan), "--results", str(results), check=False)
+    # Some runs failed and a target was refused: a script can tell by the exit code.
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert run.stderr.strip().splitlines()[-1].startswith(
+        "campaign partial: 2 of 6 runs did not complete; target 'refused' failed (")
     db = sqlite3.connect(results / "results.db")
+    assert db.execute("SELECT status FROM campaign").fetchone() == ("partial",)
     targets = {n: (s, r) for n, s, r in db.execute("SELECT name, status, reason FROM targets")}
     assert targets["full"][0] == "ok"
-    assert targets["toosmall"] == ("failed", "target 'toosmall': xfs needs an image of at "
-                                             "least 300 MB, the plan gives 100 MB")
+    assert targets["refused"][0] == "failed" and "mount" in targets["refused"][1]
     assert targets["good"][0] == "ok"
     runs = {(t, w): (s, e) for t, w, s, e in db.execute(
         "SELECT t.name, r.workload, r.status, r.error FROM runs r JOIN targets t "
@@ -79,3 +84,34 @@ def test_failed_steps_are_recorded_and_the_campaign_goes_on(tmp_path, state_dir)
     assert {r["status"] for r in report["runs"]} == {"ok", "failed"}
     assert leftovers() == []
     assert ledgers(state_dir) == []
+
+
+def test_a_campaign_whose_only_target_fails_exits_1_with_status_failed(tmp_path, state_dir):
+    plan = tmp_path / "one.toml"
+    plan.write_text(PLAN.split("[[targets]]")[0] + '[[targets]]\nname = "refused"\n'
+                    'fs = "ext4"\nsize = "300M"\nmount = "data=bogus"\n'
+                    '[[workloads]]\ntype = "fsync"\nseconds = 1\n')
+    run = cli("run", str(plan), "--results", str(tmp_path / "r"), check=False)
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert "campaign failed: target 'refused' failed" in run.stderr
+    assert "Traceback" not in run.stderr
+    db = sqlite3.connect(tmp_path / "r" / "results.db")
+    assert db.execute("SELECT status FROM campaign").fetchone() == ("failed",)
+    assert leftovers() == [] and ledgers(state_dir) == []
+
+
+def test_what_cannot_work_is_refused_before_anything_is_made(tmp_path, state_dir):
+    """An image too small for its filesystem or a missing directory: exit 2 at once,
+    nothing created, no state file."""
+    for target, words in [('fs = "xfs"\nsize = "100M"',
+                           "target 'small': xfs needs an image of at least 300 MB, the plan "
+                           "gives 100 MB"),
+                          (f'dir = "{tmp_path}/nowhere"',
+                           f"target 'small': directory {tmp_path}/nowhere does not exist")]:
+        plan = tmp_path / "small.toml"
+        plan.write_text(f'name = "s"\n[[targets]]\nname = "small"\n{target}\n'
+                        '[[workloads]]\ntype = "fsync"\n')
+        run = cli("run", str(plan), "--results", str(tmp_path / "r"), check=False)
+        assert run.returncode == 2 and words in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "r").exists() and ledgers(state_dir) == []

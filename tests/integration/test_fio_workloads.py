@@ -174,7 +174,8 @@ def test_a_file_larger_than_the_target_fails_clearly_and_the_rest_runs(tmp_path,
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN.replace('size = "32M"', 'size = "2G"'))
     results = tmp_path / "r"
-    cli("run", str(plan), "--results", str(results))
+    run = cli("run", str(plan), "--results", str(results), check=False)
+    assert run.returncode == 1 and "campaign partial: 1 of 2 runs" in run.stderr, run.stderr
     runs = {r["workload"]: r for r in export(results)["runs"]}
     assert runs["fsync-latency"]["status"] == "ok"
     assert runs["fileio"]["status"] == "failed"

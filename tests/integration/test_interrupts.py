@@ -7,31 +7,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import CLI, cli, ledgers, leftovers
-
-
-def _wait_for_a_running_run(run: subprocess.Popen, results: Path, where: str,
-                            seconds: float) -> None:
-    """Return once results.db shows a run matching ``where`` in progress."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and run.poll() is None:
-        try:
-            db = sqlite3.connect(f"file:{results / 'results.db'}?mode=ro", uri=True)
-            row = db.execute(f"SELECT count(*) FROM runs WHERE status = 'running' AND {where}"
-                             ).fetchone()
-            db.close()
-        except sqlite3.Error:  # not created yet, or being written
-            row = (0,)
-        if row[0]:
-            return
-        time.sleep(0.2)
-    run.kill()
-    raise AssertionError(f"no run with {where} started within {seconds} s: {run.communicate()}")
+from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_run
 
 
 def _start_and_wait_for_postgres(results: Path) -> subprocess.Popen:
@@ -39,7 +19,7 @@ def _start_and_wait_for_postgres(results: Path) -> subprocess.Popen:
     runs, so PostgreSQL is up and a run is in progress."""
     run = subprocess.Popen([*CLI, "run", "smoke", "--results", str(results)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for_a_running_run(run, results, "workload = 'fsync'", 180)
+    wait_for_run(run, results, "status = 'running' AND workload = 'fsync'", 180)
     return run
 
 
@@ -49,7 +29,7 @@ def test_a_signal_cleans_up_and_keeps_what_completed(tmp_path, state_dir, signum
     run = _start_and_wait_for_postgres(results)
     run.send_signal(signum)
     out, err = run.communicate(timeout=120)
-    assert run.returncode == 130, (out, err)
+    assert run.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], (out, err)
     assert "interrupted" in err and "Traceback" not in err
     assert leftovers() == []
     assert ledgers(state_dir) == []
@@ -69,6 +49,12 @@ def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     assert any(l.startswith("loop:") for l in left), left
     assert any(l.startswith("process:") for l in left), left
     assert len(ledgers(state_dir)) == 1
+    # No campaign may start before the killed one's leftovers are undone.
+    refused = cli("run", "smoke", "--results", str(tmp_path / "next"), check=False)
+    assert refused.returncode == 2, refused
+    assert refused.stderr.count("\n") == 1 and "run 'pgfsbench cleanup' first" in refused.stderr
+    assert f"results {results}" in refused.stderr and "mount" in refused.stderr
+    assert not (tmp_path / "next").exists()
     out = cli("cleanup").stdout
     assert "cleaning up after run" in out
     assert leftovers() == []
@@ -123,10 +109,10 @@ def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds
     results = tmp_path / "r"
     run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for_a_running_run(run, results, "repetition = 2", 300)
+    wait_for_run(run, results, "status = 'running' AND repetition = 2", 300)
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=120)
-    assert run.returncode == 130, (out, err)
+    assert run.returncode == 143, (out, err)
     assert leftovers() == [] and ledgers(state_dir) == []
     db = sqlite3.connect(results / "results.db")
     rows = db.execute("SELECT workload, repetition, status FROM runs").fetchall()

@@ -32,16 +32,18 @@ from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 REPORT_NAME = "report.html"
 
 
-def write_report(results_dir: Path, campaign: Campaign | None = None) -> Path:
-    """Render ``results_dir/report.html`` from the stored results; returns its path.
+def write_report(results_dir: Path, campaign: Campaign | None = None,
+                 output: Path | None = None) -> Path:
+    """Render ``results_dir/report.html`` (or ``output``) from the stored results;
+    returns its path. ``campaign``, when given, is results_dir already loaded.
 
-    ``campaign``, when given, is results_dir already loaded.
+    A full or read-only filesystem raises OSError and leaves any earlier report as it was.
     """
     campaign = campaign or load_campaign(results_dir)
     html = render_report(campaign)
-    out = results_dir / REPORT_NAME
+    out = output or results_dir / REPORT_NAME
     # Temp file in the same directory, then rename: a reader never sees half a report.
-    fd, tmp = tempfile.mkstemp(dir=results_dir, prefix=".report-", suffix=".html.tmp")
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".report-", suffix=".html.tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(html)

@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS campaign (
     pgfsbench_version TEXT NOT NULL,
     started REAL NOT NULL,
     ended REAL,
-    status TEXT NOT NULL,  -- running, ok, failed, interrupted
+    status TEXT NOT NULL,  -- running, ok, partial, failed, interrupted, killed
     schedule_json TEXT  -- repetitions: order, seed, fresh, and why each cell stopped
 );
 CREATE TABLE IF NOT EXISTS targets (
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS targets (
     kind TEXT NOT NULL,
     fs TEXT NOT NULL,
     spec_json TEXT NOT NULL,
-    status TEXT NOT NULL,  -- pending, ok, skipped, failed
+    status TEXT NOT NULL,  -- pending, running, ok, skipped, failed, interrupted
     reason TEXT,
     provenance_json TEXT
 );
