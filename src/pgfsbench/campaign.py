@@ -51,7 +51,7 @@ from pgfsbench.schedule import Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
 from pgfsbench.workloads import runner
 from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.result import WorkloadResult
+from pgfsbench.metrics import WorkloadResult
 
 Say = Callable[[str], None]  # takes rich markup: dynamic text must be escaped
 

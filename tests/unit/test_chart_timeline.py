@@ -10,7 +10,7 @@ from pgfsbench.report.chart_timeline import MAX_RUNS, PANEL_TITLES, timeline_cha
 from pgfsbench.report.figures import all_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.workloads.result import Metric, Series, WorkloadResult
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 
 SECONDS = range(1, 21)
 CHECKPOINT_AT = {"ext4": 8, "xfs": 14}

@@ -29,7 +29,7 @@ from pgfsbench.report.charts import (Estimate, fsync_chart, fsync_points, new_ax
 from pgfsbench.report.figures import all_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import Campaign, load_campaign
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 THREE = (1.2, 1.0, 0.9)
 ONE = (1.0,)
@@ -213,7 +213,7 @@ def test_captions_say_what_the_points_and_whiskers_are() -> None:
 def test_representative_run_is_the_median_repetition() -> None:
     from pgfsbench.report.charts import representative_runs
     from pgfsbench.store.read import StoredRun
-    from pgfsbench.workloads.result import Metric
+    from pgfsbench.metrics import Metric
 
     def run(i: int, target: str, tps: float) -> StoredRun:
         return StoredRun(i, target, "pgbench", "clients=4", i, {"clients": 4}, "ok", None,

@@ -6,7 +6,7 @@ import pytest
 
 from pgfsbench.analysis.efficiency import (
     Stall, derived_metrics, efficiency_metrics, find_stalls, stall_context, stall_metrics)
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 
 def _m(name: str, value: float | None, unit: str = "") -> Metric:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pgfsbench.export.json_export import export_json
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.workloads.result import Metric, Series, WorkloadResult
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 
 SKIP_REASON = "zfs is not available: modprobe zfs exited 1"
 RUN_ERROR = "pgbench exited 2: connection refused"

@@ -19,7 +19,7 @@ from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads import basebackup
 from pgfsbench.workloads.basebackup import backup_metrics, tree_bytes
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.parallel_scan import (
     ScanTiming,
     best_workers,

@@ -21,7 +21,7 @@ from pgfsbench.workloads.pgbench_output import (
     summarize_transaction_logs,
 )
 from pgfsbench.workloads.pgbench_tpcb import _metrics
-from pgfsbench.workloads.result import Metric
+from pgfsbench.metrics import Metric
 from pgfsbench.workloads.warmup import steady_state_start
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -2,7 +2,7 @@ import pytest
 
 from pgfsbench.errors import UserError
 from pgfsbench.plan.load import builtin_names, load_plan, parse_plan
-from pgfsbench.plan.model import size_to_mb
+from pgfsbench.units import size_to_mb
 
 GOOD = """
 name = "p"

@@ -14,7 +14,7 @@ from pgfsbench.report.terminal import (direction_arrow, direction_title, format_
                                        render_table)
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.workloads.result import Artifact, Metric, Series, WorkloadResult
+from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult
 
 SKIP_REASON = "zfs is not available: modprobe zfs exited 1 (module not found)"
 RUN_ERROR = ('pgbench exited 2: connection to server on socket "/tmp/pg/.s.PGSQL.5432" failed: '

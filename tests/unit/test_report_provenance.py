@@ -21,7 +21,7 @@ from pgfsbench.report.html import write_report
 from pgfsbench.report.terminal import notices, render_table
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 XFS_INFO = (FIXTURES / "xfs_info_su_sw.txt").read_text()

@@ -12,8 +12,8 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from pgfsbench.plan.model import size_to_bytes
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.units import size_to_bytes
+from pgfsbench.metrics import Metric, Series
 
 TPS_SERIES = "pgbench.tps"
 # Workloads that write a known amount of data through the filesystem.

@@ -13,7 +13,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 
 class Monitor(ABC):

@@ -7,7 +7,7 @@ import time
 from pgfsbench.monitor.base import Monitor
 from pgfsbench.monitor.postgres import PgMonitor
 from pgfsbench.monitor.system import SystemMonitor
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 
 class MonitorSet:

@@ -27,7 +27,7 @@ from pgfsbench.monitor.pgstats import (
     parse_pg_stats,
     snapshot_query,
 )
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 MB = 1e6
 

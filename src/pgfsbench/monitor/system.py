@@ -36,7 +36,7 @@ from pgfsbench.monitor.procfs import (
     parse_proc_stat,
     parse_proc_stat_extras,
 )
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 MB = 1e6
 ROLES = ("target", "backing")

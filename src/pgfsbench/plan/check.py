@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
-from pgfsbench.plan.model import Plan, size_to_bytes
+from pgfsbench.plan.model import Plan
+from pgfsbench.units import size_to_bytes
 
 
 def describe(plan: Plan) -> dict:

@@ -19,8 +19,8 @@ from pgfsbench.plan.model import (
     SeqwriteWorkload,
     Target,
     WorkloadBase,
-    size_to_bytes,
 )
+from pgfsbench.units import size_to_bytes
 
 PG_TEST_FSYNC_TESTS = 18  # tests pg_test_fsync runs, each for --secs-per-test
 TARGET_SETUP_S = 8.0  # mkfs, mount, initdb, start, stop, teardown

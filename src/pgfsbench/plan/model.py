@@ -10,43 +10,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from pgfsbench.fields import Size, Strict
 from pgfsbench.plan.fsoptions import device_options, unknown_mount_options
+from pgfsbench.units import size_to_mb
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
-SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
-
-
-def size_to_bytes(text: str | int) -> int:
-    """'8k', '512M', '2G', '1.5GiB' → bytes (binary units; a bare number is MB)."""
-    if isinstance(text, int):
-        return text * 2**20
-    match = SIZE_RE.match(text)
-    if not match:
-        raise ValueError(f"'{text}' is not a size (examples: 8k, 512M, 2G)")
-    number, unit = float(match.group(1)), match.group(2).upper() or "M"
-    return int(number * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit])
-
-
-def size_to_mb(text: str | int) -> int:
-    return size_to_bytes(text) // 2**20
-
-
-def _valid_size(text: str) -> str:
-    if size_to_bytes(text) <= 0:
-        raise ValueError(f"'{text}' must be larger than zero")
-    return text
-
-
-Size = Annotated[str, AfterValidator(_valid_size)]
-
-
-class Strict(BaseModel):
-    # inf and nan are valid TOML floats, but no setting here means them
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
 # --- workloads ------------------------------------------------------------------
 # One model per workload type. ``server_settings`` says what the PostgreSQL
 # server must allow for the workload (set before the cluster starts);

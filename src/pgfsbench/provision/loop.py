@@ -15,7 +15,8 @@ from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.fsoptions import device_options
-from pgfsbench.plan.model import Target, size_to_mb
+from pgfsbench.plan.model import Target
+from pgfsbench.units import size_to_mb
 from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget

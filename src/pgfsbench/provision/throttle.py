@@ -48,7 +48,8 @@ from pathlib import Path
 
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger, move_to_cgroup
-from pgfsbench.plan.model import Throttle, size_to_bytes
+from pgfsbench.plan.model import Throttle
+from pgfsbench.units import size_to_bytes
 from pgfsbench.provision.mountinfo import parse_mountinfo
 
 PROC_CGROUP = Path("/proc/self/cgroup")

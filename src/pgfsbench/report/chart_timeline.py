@@ -16,7 +16,7 @@ from pgfsbench.report.charts import (STYLE, representative_runs, target_colors, 
                                      warmup_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
-from pgfsbench.workloads.result import Series
+from pgfsbench.metrics import Series
 
 MAX_RUNS = 6
 PANELS = 4

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from pgfsbench.errors import ResultsUnwritable, UserError
-from pgfsbench.workloads.result import WorkloadResult
+from pgfsbench.metrics import WorkloadResult
 
 DB_NAME = "results.db"
 RESERVE_NAME = ".pgfsbench-reserve"

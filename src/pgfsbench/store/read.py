@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench.store.db import Store
-from pgfsbench.workloads.result import Metric, Series
+from pgfsbench.metrics import Metric, Series
 
 
 @dataclass

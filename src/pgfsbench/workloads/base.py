@@ -14,7 +14,7 @@ from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.postgres.cluster import Cluster
 from pgfsbench.provision.target import PreparedTarget
-from pgfsbench.workloads.result import Artifact
+from pgfsbench.metrics import Artifact
 
 
 @dataclass

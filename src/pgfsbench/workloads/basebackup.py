@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pgfsbench.plan.model import BasebackupWorkload
 from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 BACKUP_DIR = "basebackup"
 # WAL written while the backup runs, on top of the data directory: a few segments.

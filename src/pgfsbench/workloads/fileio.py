@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgfsbench.errors import UserError
-from pgfsbench.plan.model import FileioWorkload, size_to_bytes
+from pgfsbench.plan.model import FileioWorkload
+from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
-from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Artifact, Metric, WorkloadResult
 
 LAYOUT_BS = 2**20
 MB = 10**6  # decimal, as said in the unit string

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pgfsbench.plan.model import FsyncWorkload
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.pg_test_fsync_output import fsync_metrics, parse_pg_test_fsync
-from pgfsbench.workloads.result import WorkloadResult
+from pgfsbench.metrics import WorkloadResult
 
 
 def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:

@@ -8,10 +8,11 @@ distribution, and the tail (p99.9, max) is what a commit waits for under load.
 
 from __future__ import annotations
 
-from pgfsbench.plan.model import FsyncLatencyWorkload, size_to_bytes
+from pgfsbench.plan.model import FsyncLatencyWorkload
+from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
-from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Artifact, Metric, WorkloadResult
 
 JOB = "fsync-latency"
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}

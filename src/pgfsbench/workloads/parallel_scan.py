@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pgfsbench.errors import CommandFailed
 from pgfsbench.plan.model import ParallelScanWorkload
 from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 TABLE = "pgfsbench_parallel_scan"
 # Row as in the seed: bit(200). On disk about 60 B per row (tuple header, 30 B

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pgfsbench.workloads.result import Metric
+from pgfsbench.metrics import Metric
 
 UNSUPPORTED_NOTE = "unsupported on this platform"
 

@@ -7,7 +7,7 @@ import time
 from pgfsbench.plan.model import PgbenchInitWorkload
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.pgbench_output import parse_init_output
-from pgfsbench.workloads.result import Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 
 def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Literal, NamedTuple
 
-from pgfsbench.workloads.result import Series
+from pgfsbench.metrics import Series
 from pgfsbench.workloads.warmup import steady_state_start
 
 # --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from pgfsbench.workloads.pgbench_output import (
     parse_run_summary,
     summarize_transaction_logs,
 )
-from pgfsbench.workloads.result import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Artifact, Metric, WorkloadResult
 
 LOG_PREFIX = "pgbench_log"
 BUILTIN = {"tpcb": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}

@@ -16,11 +16,12 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.monitor.system import SystemMonitor
-from pgfsbench.plan.model import SeqwriteWorkload, size_to_bytes
+from pgfsbench.plan.model import SeqwriteWorkload
+from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.dd_output import parse_dd_output
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
-from pgfsbench.workloads.result import Metric, Series, WorkloadResult
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 
 MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"

@@ -1,4 +1,4 @@
-"""What a workload hands back: metrics, per-second series and kept raw outputs."""
+"""The project's vocabulary for measurements: metrics, per-second series, kept raw outputs."""
 
 from __future__ import annotations
 
