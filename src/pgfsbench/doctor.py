@@ -9,8 +9,9 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.filesystems.registry import recipes
 from pgfsbench.postgres.binaries import find_binaries
-from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
+from pgfsbench.provision.filesystems import unavailable_reason
 from pgfsbench.provision.host import tool_versions
 
 DEFAULT_CAMPAIGN_FS = ("ext4", "xfs", "btrfs")  # what `make demo` compares
@@ -34,7 +35,8 @@ def checks() -> list[Check]:
                      "/dev/loop-control and losetup present" if loop_ok
                      else "no /dev/loop-control or losetup",
                      "" if loop_ok else "apt-get install util-linux; modprobe loop"))
-    for fs, recipe in RECIPES.items():
+    for recipe in recipes():
+        fs = recipe.fs
         reason = unavailable_reason(fs)
         untested = " (recipe untested)" if recipe.untested else ""
         out.append(Check(f"filesystem {fs}{untested}", reason is None,

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pgfsbench.errors import UserError
+from pgfsbench.filesystems.registry import find
 from pgfsbench.plan.model import Plan
 from pgfsbench.postgres.binaries import PgBinaries, find_binaries
 from pgfsbench.postgres.config import settings_problems
-from pgfsbench.provision.filesystems import RECIPES
 from pgfsbench.provision.safety import check_formattable
 
 
@@ -33,7 +33,7 @@ def target_binaries(plan: Plan, stage: bool = True) -> dict[str, PgBinaries]:
 
 def check_sizes(plan: Plan) -> None:
     for t in plan.targets:
-        recipe = RECIPES.get(t.fs or "")
+        recipe = find(t.fs)
         if t.kind == "loop" and recipe is not None and t.size_mb < recipe.min_size_mb:
             raise UserError(f"target '{t.name}': {t.fs} needs an image of at least "
                             f"{recipe.min_size_mb} MB, the plan gives {t.size_mb} MB: set "

@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
+_FACTORS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _bytes(match: re.Match, bare_unit: str) -> int:
+    number, unit = float(match.group(1)), match.group(2).upper() or bare_unit
+    return int(number * _FACTORS[unit])
 
 
 def size_to_bytes(text: str | int) -> int:
@@ -14,9 +20,22 @@ def size_to_bytes(text: str | int) -> int:
     match = SIZE_RE.match(text)
     if not match:
         raise ValueError(f"'{text}' is not a size (examples: 8k, 512M, 2G)")
-    number, unit = float(match.group(1)), match.group(2).upper() or "M"
-    return int(number * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit])
+    return _bytes(match, "M")
 
 
 def size_to_mb(text: str | int) -> int:
     return size_to_bytes(text) // 2**20
+
+
+def option_size_to_bytes(text: str) -> int | None:
+    """A size as mount options write it ('256k', '262144') → bytes; None if not a size.
+
+    Unlike a plan size a bare number is bytes here: the kernel lists logbsize=262144
+    and logbsize=256k for the same thing, and commit=5 must stay 5. A fraction of a
+    byte is not a size.
+    """
+    match = SIZE_RE.match(text)
+    if not match:
+        return None
+    exact = float(match.group(1)) * _FACTORS[match.group(2).upper()]
+    return int(exact) if exact.is_integer() else None  # commit=5.5 is not 5 bytes

@@ -1,8 +1,8 @@
-from pgfsbench.provision.filesystems import RECIPES
+from pgfsbench.filesystems.registry import recipe
 
 
 def _argv(fs, options):
-    return RECIPES[fs].mkfs_argv("/dev/loop9", options)[1:]  # without the tool's path
+    return recipe(fs).mkfs_argv("/dev/loop9", options)[1:]  # without the tool
 
 
 def test_ext_filesystems_are_made_without_background_lazy_init():

@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from pgfsbench.filesystems.btrfs import parse_btrfs_df, parse_btrfs_super
+from pgfsbench.filesystems.ext import parse_dumpe2fs
+from pgfsbench.filesystems.xfs import parse_xfs_info
 from pgfsbench.provision import devinfo, geometry
-from pgfsbench.provision.geometry import (filesystem_geometry, parse_btrfs_df,
-                                          parse_btrfs_super, parse_dumpe2fs, parse_xfs_info)
+from pgfsbench.provision.geometry import filesystem_geometry
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

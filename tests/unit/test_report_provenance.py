@@ -15,8 +15,8 @@ from markupsafe import escape
 from rich.console import Console
 
 from pgfsbench.plan.model import Target
-from pgfsbench.provision.geometry import parse_xfs_info
-from pgfsbench.provision.mountcheck import mount_option_changes
+from pgfsbench.filesystems.xfs import parse_xfs_info
+from pgfsbench.filesystems.mountcheck import mount_option_changes
 from pgfsbench.report.html import write_report
 from pgfsbench.report.terminal import notices, render_table
 from pgfsbench.store.db import Store

@@ -17,11 +17,8 @@ from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.provision import safety
-from pgfsbench.provision.safety import (
-    check_formattable,
-    parse_mountinfo_devices,
-    parse_wipefs_json,
-)
+from pgfsbench.provision.mountinfo import parse_mountinfo
+from pgfsbench.provision.safety import check_formattable, parse_wipefs_json
 
 # Captured from util-linux 2.38.1 (Debian 12): `wipefs --no-act --json /dev/loop0`.
 WIPEFS_EXT4 = """{
@@ -66,13 +63,6 @@ WIPEFS_CLEAN = """{
 }
 """
 
-MOUNTINFO = (
-    "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
-    "40 27 7:3 / /tmp/with\\040space rw,relatime - ext4 /dev/loop3 rw\n"
-    "41 27 0:52 / /mnt/b rw,relatime - btrfs /dev/loop4 rw,space_cache=v2\n"
-    "not a mountinfo line\n"
-)
-
 
 def test_wipefs_json_is_parsed_into_signatures():
     assert parse_wipefs_json(WIPEFS_EXT4) == [
@@ -81,15 +71,6 @@ def test_wipefs_json_is_parsed_into_signatures():
                                              "PMBR at 0x1fe"]
     assert parse_wipefs_json(WIPEFS_CLEAN) == []
     assert parse_wipefs_json("") == []
-
-
-def test_mountinfo_gives_device_numbers_and_unescaped_paths():
-    mounts = parse_mountinfo_devices(MOUNTINFO)
-    assert [(os.major(m.dev), os.minor(m.dev), m.source, m.mount_point) for m in mounts] == [
-        (254, 0, "/dev/vda", "/"),
-        (7, 3, "/dev/loop3", "/tmp/with space"),
-        (0, 52, "/dev/loop4", "/mnt/b"),  # btrfs: anonymous number, the source tells
-    ]
 
 
 def _fake_block(directory: Path, dev: str, partition: bool = False) -> Path:
@@ -134,7 +115,7 @@ def test_something_that_is_not_a_block_device_is_refused(tmp_path, kind):
 # --- the root filesystem's device: refused before anything touches it ----------
 
 def _root_device() -> str:
-    for mount in parse_mountinfo_devices(Path("/proc/self/mountinfo").read_text()):
+    for mount in parse_mountinfo(Path("/proc/self/mountinfo").read_text()):
         if mount.mount_point == "/" and mount.source.startswith("/dev/"):
             try:
                 if stat.S_ISBLK(os.stat(mount.source).st_mode):

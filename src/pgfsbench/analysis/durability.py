@@ -3,12 +3,15 @@
 Seed 002 shows ``barrier=0`` winning on tps; a DBA must see in the same place
 that it can lose the database on power loss. The inputs are the *effective*
 mount options (read back from the kernel) and PostgreSQL's changed settings,
-so a setting the kernel ignored does not count.
+so a setting the kernel ignored does not count. What a filesystem adds (atomic
+page writes, options with a cost) comes from its recipe.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from pgfsbench.filesystems.registry import find
 
 SAFE, MAY_LOSE_COMMITS, UNSAFE = "safe", "may lose recent commits", "not crash-safe"
 _RANK = {SAFE: 0, MAY_LOSE_COMMITS: 1, UNSAFE: 2}
@@ -32,6 +35,7 @@ def _off(value: str | None) -> bool:
 def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str]) -> Durability:
     d = Durability()
     opts = set(mount_options)
+    recipe = find(fs)  # None for a directory target on a filesystem pgfsbench does not make
     if "nobarrier" in opts or "barrier=0" in opts:
         d.add(UNSAFE, "mount option nobarrier/barrier=0: the device's write cache is never "
                       "flushed, so a power loss can corrupt the filesystem and the database")
@@ -39,18 +43,21 @@ def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str]) -> 
         d.add(UNSAFE, "fsync=off: PostgreSQL never forces data to disk; a crash can "
                       "corrupt the cluster")
     if _off(pg_settings.get("full_page_writes")):
-        if fs == "btrfs" and "nodatacow" not in opts:
-            d.reasons.append("full_page_writes=off relies on btrfs copy-on-write for atomic "
+        atomic = recipe.atomic_writes if recipe else None
+        turned_off = sorted(opts & atomic.unless) if atomic else []
+        if atomic and not turned_off:
+            d.reasons.append(f"full_page_writes=off relies on {atomic.how} for atomic "
                              "8 kB page writes")
         else:
+            with_ = f" with {', '.join(turned_off)}" if turned_off else ""
             d.add(UNSAFE, "full_page_writes=off without an atomic-write filesystem "
-                          f"({fs}{' with nodatacow' if 'nodatacow' in opts else ''}): a torn "
-                          "page after a crash cannot be repaired")
+                          f"({fs}{with_}): a torn page after a crash cannot be repaired")
     if _off(pg_settings.get("synchronous_commit")):
         d.add(MAY_LOSE_COMMITS, "synchronous_commit=off: the last few hundred ms of commits "
                                 "can be lost on a crash; the database stays consistent")
-    if fs == "btrfs" and "nodatacow" in opts:
-        d.reasons.append("nodatacow turns off btrfs data checksums for these files")
+    for option, note in (recipe.durability_notes.items() if recipe else ()):
+        if option in opts:
+            d.reasons.append(note)
     return d
 
 

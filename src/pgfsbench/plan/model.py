@@ -13,7 +13,9 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from pgfsbench.fields import Size, Strict
-from pgfsbench.plan.fsoptions import device_options, unknown_mount_options
+from pgfsbench.filesystems.mountoptions import unknown_mount_options
+from pgfsbench.filesystems.registry import find, recipe, recipes
+from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.units import size_to_mb
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
@@ -201,8 +203,6 @@ Workload = Annotated[
 SettingValue = str | int | float | bool
 SYSCTL_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+")  # a name, never a path
 QUEUE_KEY = re.compile(r"[a-z][a-z0-9_]*")  # a file in the device's queue directory
-FILESYSTEMS = ("ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs")
-LOG_DEVICE_FS = ("ext3", "ext4", "xfs")  # filesystems that can put their journal elsewhere
 
 
 # postgresql.conf's grammar for a parameter name: an identifier, or two joined by a dot
@@ -274,8 +274,9 @@ class Target(Strict):
     """
 
     name: str = Field(pattern=NAME_PATTERN)
-    # ZFS is not mkfs + mount (pools, datasets): reach it through a dir target.
-    fs: Literal["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs"] | None = None
+    # One of the filesystem recipes (pgfsbench.filesystems). ZFS is not mkfs + mount
+    # (pools, datasets): reach it, like any filesystem without a recipe, by a dir target.
+    fs: str | None = None
     size: Size = "2G"
     mkfs: list[str] = []
     mount: str = ""
@@ -302,9 +303,9 @@ class Target(Strict):
         if self.dir is not None and (self.mkfs or self.mount or self.log_size):
             raise ValueError("a dir target is an existing mount: mkfs, mount and log_size "
                              "cannot apply")
-        if self.log_size is not None and self.fs not in LOG_DEVICE_FS:
+        if self.log_size is not None and (r := find(self.fs)) and r.log_device is None:
             raise ValueError(f"{self.fs} cannot use an external log device (only "
-                             f"{', '.join(LOG_DEVICE_FS)})")
+                             f"{', '.join(r.fs for r in recipes() if r.log_device)})")
         if self.queue and self.dir is not None:
             raise ValueError("queue settings apply to the target's own device: not to a dir "
                              "target, whose device pgfsbench does not own")
@@ -324,6 +325,13 @@ class Target(Strict):
                              "use too; a target formats only its own device (for an "
                              "external log, set log_size): remove the option")
         return self
+
+    @field_validator("fs")
+    @classmethod
+    def _fs_has_a_recipe(cls, v: str | None) -> str | None:
+        if v is not None:
+            recipe(v)  # an unknown one names the known ones and the dir target
+        return v
 
     @field_validator("mount")
     @classmethod

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
-from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
+from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.safety import check_formattable, opened_for_formatting
 from pgfsbench.provision.target import PreparedTarget
@@ -70,11 +71,11 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
                         "remove the option")
     if reason := unavailable_reason(fs):
         raise UserError(f"target '{name}': {reason}")
-    recipe = RECIPES[fs]
+    fs_recipe = recipe(fs)
     device = checked.path  # resolved once, by the check: the plan's name is not looked up again
-    if (size_mb := device_size_mb(device)) < recipe.min_size_mb:
+    if (size_mb := device_size_mb(device)) < fs_recipe.min_size_mb:
         raise UserError(f"target '{name}': {given} has {size_mb} MB, {fs} needs at least "
-                        f"{recipe.min_size_mb} MB; name a larger device")
+                        f"{fs_recipe.min_size_mb} MB; name a larger device")
 
     commands: list[proc.CommandResult] = []
     notes = [f"device: {checked.shown}", *_describe(device)]
@@ -94,7 +95,8 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
                                              pass_fds=(fd,)))
                 # The recipe's force flags are safe here: the check above is stricter than
                 # mkfs's own (single -F of mke2fs still refuses a mounted device).
-                commands.append(proc.run(recipe.mkfs_argv(node, spec.mkfs), pass_fds=(fd,)))
+                commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(node, spec.mkfs)),
+                                         pass_fds=(fd,)))
         except UserError as exc:
             raise UserError(f"target '{name}': {exc}") from None
 

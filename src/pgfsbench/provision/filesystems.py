@@ -1,68 +1,17 @@
-"""Filesystem recipes: how each filesystem is made, and whether this machine can.
+"""Whether this machine can make a filesystem: kernel support and the recipe's tools.
 
-A recipe knows its mkfs tool and the flags that make mkfs non-interactive;
-everything else (user mkfs options, mount options) comes from the plan.
+What each filesystem is (its mkfs, options, log device) is in its recipe
+(``pgfsbench.filesystems``); this module asks the running system about it.
 """
 
 from __future__ import annotations
 
 import os
 import platform
-from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench import proc
-
-
-@dataclass(frozen=True)
-class Recipe:
-    fs: str
-    mkfs_tool: str
-    force_flags: tuple[str, ...]  # overwrite without asking: we created the image
-    apt_package: str
-    min_size_mb: int  # below this mkfs refuses (or the result is useless)
-    # Written but never run on a machine whose kernel has the filesystem: the report
-    # and doctor say so until someone runs it.
-    untested: bool = False
-    # mke2fs -E options added unless the plan sets them itself. A fresh ext* filesystem
-    # otherwise zeroes its inode tables and journal in the background after mounting
-    # (ext4lazyinit), writing to the device in the middle of the measurements.
-    extended_defaults: tuple[str, ...] = ()
-
-    def mkfs_argv(self, device: str, options: list[str]) -> list[str]:
-        tool = proc.which(self.mkfs_tool) or self.mkfs_tool
-        return [tool, *self.force_flags, *self._with_extended_defaults(options), device]
-
-    def _with_extended_defaults(self, options: list[str]) -> list[str]:
-        if not self.extended_defaults:
-            return list(options)
-        options = list(options)
-        # mke2fs keeps only the last -E, so defaults join the plan's own -E list.
-        where = max((i for i, o in enumerate(options[:-1]) if o == "-E"), default=None)
-        given = options[where + 1].split(",") if where is not None else []
-        extra = [d for d in self.extended_defaults if d.split("=")[0] not in
-                 {g.split("=")[0] for g in given}]
-        if not extra:
-            return options
-        if where is None:
-            return [*options, "-E", ",".join(extra)]
-        options[where + 1] = ",".join([*given, *extra])
-        return options
-
-
-_NO_LAZY_INIT = ("lazy_itable_init=0", "lazy_journal_init=0")
-
-RECIPES: dict[str, Recipe] = {
-    r.fs: r
-    for r in (
-        Recipe("ext2", "mkfs.ext2", ("-F",), "e2fsprogs", 16, extended_defaults=_NO_LAZY_INIT),
-        Recipe("ext3", "mkfs.ext3", ("-F",), "e2fsprogs", 16, extended_defaults=_NO_LAZY_INIT),
-        Recipe("ext4", "mkfs.ext4", ("-F",), "e2fsprogs", 16, extended_defaults=_NO_LAZY_INIT),
-        Recipe("xfs", "mkfs.xfs", ("-f",), "xfsprogs", 300),
-        Recipe("btrfs", "mkfs.btrfs", ("-f",), "btrfs-progs", 128),
-        Recipe("f2fs", "mkfs.f2fs", ("-f",), "f2fs-tools", 64, untested=True),
-    )
-}
+from pgfsbench.filesystems.registry import UnknownFilesystem, recipe, recipes
 
 
 def kernel_filesystems() -> set[str]:
@@ -73,22 +22,27 @@ def kernel_filesystems() -> set[str]:
     moddir = Path("/lib/modules") / platform.release() / "kernel/fs"
     if moddir.is_dir():
         names.update(p.name for p in moddir.iterdir())
-    # ext2/ext3 are served by the ext4 driver on modern kernels.
-    if "ext4" in names:
-        names.update({"ext2", "ext3"})
+    # a driver may serve several (ext2 and ext3 by the ext4 driver on modern kernels)
+    names.update(r.fs for r in recipes() if r.driver in names)
     return names
 
 
 def unavailable_reason(fs: str) -> str | None:
     """Why ``fs`` cannot be used on this machine, with the fix; None if it can."""
-    recipe = RECIPES.get(fs)
-    if recipe is None:
-        return f"no recipe for filesystem '{fs}' (known: {', '.join(sorted(RECIPES))})"
+    try:
+        r = recipe(fs)
+    except UnknownFilesystem as exc:
+        return str(exc)
     if fs not in kernel_filesystems():
         return f"the running kernel ({platform.release()}) does not support {fs}"
-    if proc.which(recipe.mkfs_tool) is None:
-        return f"{recipe.mkfs_tool} is missing: apt-get install {recipe.apt_package}"
+    if proc.which(r.mkfs_tool) is None:
+        return f"{r.mkfs_tool} is missing: apt-get install {r.apt_package}"
     return None
+
+
+def tool_path(argv: list[str]) -> list[str]:
+    """A recipe's command with its tool found (also in the sbin dirs root's PATH may lack)."""
+    return [proc.which(argv[0]) or argv[0], *argv[1:]]
 
 
 def can_use_loop_devices() -> bool:

@@ -14,10 +14,12 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.filesystems.recipe import Recipe
+from pgfsbench.filesystems.registry import recipe
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
 from pgfsbench.units import size_to_mb
-from pgfsbench.provision.filesystems import RECIPES, unavailable_reason
+from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget
 
@@ -59,37 +61,16 @@ def _refuse_device_options(spec: Target) -> None:
                         "the log device itself: remove it and set log_size instead")
 
 
-def _ext_block_size(mkfs_options: list[str]) -> str | None:
-    """The block size the plan's mke2fs options give, if any."""
-    for i, option in enumerate(mkfs_options):
-        if option == "-b" and i + 1 < len(mkfs_options):
-            return mkfs_options[i + 1]
-        if option.startswith("-b") and option[2:].isdigit():
-            return option[2:]
-    return None
-
-
-def _mkfs_with_log(spec: Target, recipe, device: str, log_device: str, log_bytes: int,
-                   commands: list) -> str:
+def _mkfs_with_log(spec: Target, fs_recipe: Recipe, device: str, log_device: str,
+                   log_bytes: int, commands: list) -> str:
     """mkfs ``device`` with its log on ``log_device``; returns the mount options to use."""
-    mount_options = [o for o in spec.mount.split(",") if o]
-    if spec.fs == "xfs":
-        options = [*spec.mkfs, "-l", f"logdev={log_device},size={log_bytes}"]
-        mount_options.append(f"logdev={log_device}")
-    else:  # ext3/ext4: a journal device first, then the filesystem that uses it
-        # the journal's block size must be the filesystem's: make both explicit, as
-        # mke2fs would pick 1024 for a small image on its own
-        given = _ext_block_size(spec.mkfs)
-        block_size = given or "4096"
-        mke2fs = proc.which("mke2fs") or "mke2fs"
-        commands.append(proc.run([mke2fs, "-F", "-O", "journal_dev", "-b", block_size,
-                                  log_device]))
-        options = [*spec.mkfs, *([] if given else ["-b", block_size]),
-                   "-J", f"device={log_device}"]
-        # No journal_path mount option: the superblock records the journal device's
-        # number, which is this loop device's for as long as the target lives.
-    commands.append(proc.run(recipe.mkfs_argv(device, options)))
-    return ",".join(mount_options)
+    if fs_recipe.log_device is None:  # the plan refuses it already
+        raise UserError(f"target '{spec.name}': {spec.fs} cannot use an external log device")
+    setup = fs_recipe.log_device(list(spec.mkfs), log_device, log_bytes)
+    for argv in setup.before_mkfs:
+        commands.append(proc.run(tool_path(argv)))
+    commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(device, setup.mkfs_options))))
+    return ",".join([*(o for o in spec.mount.split(",") if o), *setup.mount_options])
 
 
 def loop_direct_io(device: str) -> bool | None:
@@ -116,10 +97,10 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
     reason = unavailable_reason(fs)
     if reason:
         raise UserError(f"target '{name}': {reason}")
-    recipe = RECIPES[fs]
-    if size_mb < recipe.min_size_mb:
+    fs_recipe = recipe(fs)
+    if size_mb < fs_recipe.min_size_mb:
         raise UserError(f"target '{name}': {fs} needs an image of at least "
-                        f"{recipe.min_size_mb} MB, the plan gives {size_mb} MB")
+                        f"{fs_recipe.min_size_mb} MB, the plan gives {size_mb} MB")
     _refuse_device_options(spec)
     log_mb = size_to_mb(spec.log_size) if spec.log_size else 0
     if spec.log_size is not None and log_mb < 1:
@@ -138,10 +119,10 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         if spec.log_size is not None:
             log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
                                         spec.direct_io, ledger, keep, undo, commands)
-            mount_options = _mkfs_with_log(spec, recipe, device, log_device, log_mb * 2**20,
+            mount_options = _mkfs_with_log(spec, fs_recipe, device, log_device, log_mb * 2**20,
                                            commands)
         else:
-            commands.append(proc.run(recipe.mkfs_argv(device, mkfs_options)))
+            commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(device, mkfs_options))))
 
         # Unmounted first by undo: before either loop is detached.
         workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo, owner,

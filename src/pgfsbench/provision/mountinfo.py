@@ -1,8 +1,13 @@
-"""Reading back what the kernel really mounted (/proc/self/mountinfo)."""
+"""Reading back what the kernel really mounted (/proc/self/mountinfo).
+
+The one parser of mountinfo: mounting reads its options back, the device safety
+check its device numbers.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +19,7 @@ class MountEntry:
     source: str
     mount_options: str  # per-mount options (rw,noatime,...)
     super_options: str  # filesystem options (the ones that say barrier, logbsize, ...)
+    dev: int  # st_dev of the mounted filesystem (field 3; anonymous for btrfs)
     root: str = "/"  # the part of the filesystem mounted there (a bind or cgroup subtree)
 
     @property
@@ -26,10 +32,9 @@ class MountEntry:
         return seen
 
 
-def _unescape(field: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as octal.
-    return (field.replace("\\040", " ").replace("\\011", "\t")
-            .replace("\\012", "\n").replace("\\134", "\\"))
+def unescape(field: str) -> str:
+    # mountinfo (and /proc/swaps) escape space, tab, newline and backslash as octal.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def parse_mountinfo(text: str) -> list[MountEntry]:
@@ -42,13 +47,17 @@ def parse_mountinfo(text: str) -> list[MountEntry]:
         tail = right.split()
         if len(fields) < 6 or len(tail) < 2:
             continue
+        major, _, minor = fields[2].partition(":")
+        if not (major.isdigit() and minor.isdigit()):
+            continue
         entries.append(MountEntry(
-            mount_point=_unescape(fields[4]),
+            mount_point=unescape(fields[4]),
             fs_type=tail[0],
-            source=_unescape(tail[1]),
+            source=unescape(tail[1]),
             mount_options=fields[5],
             super_options=tail[2] if len(tail) > 2 else "",
-            root=_unescape(fields[3]),
+            dev=os.makedev(int(major), int(minor)),
+            root=unescape(fields[3]),
         ))
     return entries
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger
 from pgfsbench.provision.mountinfo import MountEntry, mount_of
 
@@ -25,8 +26,7 @@ def mount_private(name: str, fs: str, device: str, options: str, ledger: Ledger,
     os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
     res = ledger.add("mount", path=mount_point, device=device)
     undo.callback(ledger.release, res)
-    argv = ["mount", "-t", fs, *(["-o", options] if options else [])]
-    commands.append(proc.run([*argv, device, mount_point]))
+    commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
     mount = mount_of(mount_point)
     if mount.mount_point != os.path.realpath(mount_point):
         raise UserError(f"target '{name}': mount reported success but {mount_point} is not "

@@ -6,10 +6,10 @@ table, the filesystem's own tools, sysfs); none of it can fail a run.
 
 from __future__ import annotations
 
+from pgfsbench.filesystems.mountcheck import mount_option_changes
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.devinfo import backing_device_facts, device_facts, sysctl_snapshot
 from pgfsbench.provision.geometry import filesystem_geometry
-from pgfsbench.provision.mountcheck import mount_option_changes
 from pgfsbench.provision.target import PreparedTarget
 
 

@@ -18,7 +18,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -26,40 +25,9 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
+from pgfsbench.provision.mountinfo import MountEntry, read_mounts, unescape
 
 SYS_DEV_BLOCK = Path("/sys/dev/block")
-
-
-@dataclass(frozen=True)
-class Mount:
-    dev: int  # st_dev of the mounted filesystem (anonymous for btrfs)
-    source: str
-    mount_point: str
-
-
-def _unescape(field: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as octal.
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def parse_mountinfo_devices(text: str) -> list[Mount]:
-    """/proc/self/mountinfo with each mount's major:minor (field 3)."""
-    mounts = []
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if not sep or len(fields) < 5 or len(tail) < 2:
-            continue
-        major, _, minor = fields[2].partition(":")
-        if not (major.isdigit() and minor.isdigit()):
-            continue
-        mounts.append(Mount(os.makedev(int(major), int(minor)), _unescape(tail[1]),
-                            _unescape(fields[4])))
-    return mounts
-
-
-def _read_mounts() -> list[Mount]:
-    return parse_mountinfo_devices(Path("/proc/self/mountinfo").read_text())
 
 
 def _block_rdev(path: str) -> int | None:
@@ -71,7 +39,7 @@ def _block_rdev(path: str) -> int | None:
     return st.st_rdev if stat.S_ISBLK(st.st_mode) else None
 
 
-def _mount_devs(mount: Mount) -> set[int]:
+def _mount_devs(mount: MountEntry) -> set[int]:
     # btrfs reports an anonymous device number in mountinfo; its source names the
     # real one. Only /dev paths are looked at: stat on other sources could hang (NFS).
     devs = {mount.dev}
@@ -123,7 +91,7 @@ def _family(node: Path) -> dict[int, str]:
 
 def _root_devs() -> set[int]:
     devs = {os.stat("/").st_dev}
-    for mount in _read_mounts():
+    for mount in read_mounts():
         if mount.mount_point == "/":
             devs |= _mount_devs(mount)
     return devs
@@ -136,7 +104,7 @@ def _swap_devs() -> dict[int, str]:
         return {}
     found = {}
     for line in lines:
-        name = _unescape(line.split()[0]) if line.split() else ""
+        name = unescape(line.split()[0]) if line.split() else ""
         if (rdev := _block_rdev(name)) is not None:
             found[rdev] = name
     return found
@@ -239,7 +207,7 @@ def check_formattable(device: str, allowed: Iterable[str],
     if on_root := sorted(name for dev, name in family.items() if dev in root):
         raise UserError(f"{shown} is or holds the root filesystem (/ is on {on_root[0]}): "
                         "pgfsbench never formats it; name a spare disk in the plan")
-    mounted = [(family[d], m.mount_point) for m in _read_mounts()
+    mounted = [(family[d], m.mount_point) for m in read_mounts()
                for d in sorted(_mount_devs(m) & family.keys())]
     if mounted:
         where = ", ".join(f"{name} on {mp}" for name, mp in mounted)

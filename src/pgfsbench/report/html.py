@@ -21,7 +21,7 @@ from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.report.compare import footer as compare_footer
-from pgfsbench.provision.mountcheck import changes_for, describe
+from pgfsbench.filesystems.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,

@@ -16,7 +16,7 @@ from rich.text import Text
 from pgfsbench.analysis.durability import SAFE, target_durability
 from pgfsbench.analysis.table import Cell, Row, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
-from pgfsbench.provision.mountcheck import changes_for, describe, problems
+from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
 
 BEST_MARK = "★"

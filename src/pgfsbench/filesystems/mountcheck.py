@@ -5,11 +5,17 @@ The kernel lists a mount's options in its own words (``logbsize=256k`` for
 it accepts but no longer honours (ext4 ``nobh``, xfs ``ikeep``). This compares
 what was asked with what ``/proc/self/mountinfo`` says, option by option, so the
 report can tell "the kernel ignored nobh" apart from "written differently".
+
+Pure: the caller reads mountinfo (provision) or the stored provenance (report);
+each filesystem's defaults come from its recipe.
 """
 
 from __future__ import annotations
 
-import re
+from pgfsbench.filesystems.mountoptions import GENERIC_DEFAULTS, USERSPACE
+from pgfsbench.filesystems.recipe import Recipe
+from pgfsbench.filesystems.registry import find, recipes
+from pgfsbench.units import option_size_to_bytes
 
 KEPT = "kept"  # listed exactly as asked
 EQUIVALENT = "equivalent"  # listed in another spelling or unit, same meaning
@@ -19,28 +25,6 @@ CHANGED = "changed"  # listed with another value, or its opposite is in effect
 IGNORED = "ignored"  # not listed and not a known default: the kernel dropped it
 PROBLEMS = (CHANGED, IGNORED)
 
-# Handled by mount(8) itself, never passed to the kernel.
-USERSPACE = {"defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group",
-             "nofail", "_netdev", "loop"}
-
-# Options the kernel does not list when they hold, because they are the default
-# (from Documentation/admin-guide/{ext4,xfs,btrfs}.rst, checked on this kernel).
-_GENERIC_DEFAULTS = {"rw", "async", "suid", "dev", "exec", "nomand", "atime", "diratime",
-                     "relatime", "nolazytime", "nodiscard", "noiversion"}
-DEFAULTS: dict[str, set[str]] = {
-    "ext4": {"barrier", "delalloc", "auto_da_alloc", "data=ordered", "commit=5",
-             "journal_checksum", "user_xattr", "acl", "block_validity", "dioread_nolock",
-             "inode_readahead_blks=32", "max_batch_time=15000", "min_batch_time=0",
-             "journal_ioprio=3", "init_itable", "stripe=0", "errors=continue", "nogrpid",
-             "orlov", "bsddf"},
-    # attr2 is always on for v5 (crc=1) filesystems, and this kernel no longer lists it.
-    "xfs": {"nolargeio", "noikeep", "inode64", "logbufs=8", "noquota", "nogrpid", "attr2"},
-    "btrfs": {"compress=no", "compress-force=no", "datacow", "datasum", "barrier",
-              "commit=30", "noautodefrag", "treelog", "noflushoncommit", "acl",
-              "space_cache=v2", "nossd_spread"},
-}
-DEFAULTS["ext2"] = DEFAULTS["ext3"] = DEFAULTS["ext4"]
-
 # Listed under another name: asked → what the kernel shows.
 SYNONYMS = {
     "barrier=0": "nobarrier", "barrier=1": "barrier", "discard=sync": "discard",
@@ -49,18 +33,18 @@ SYNONYMS = {
 }
 _OPPOSITE = {"ro": "rw", "rw": "ro", "sync": "async", "async": "sync"}
 
-# Not listed, but implied by an option that is: asked → the options that include it.
-IMPLIED_BY = {
-    "nodiratime": ("noatime",),
-    "nodatasum": ("nodatacow",),
-    "ssd": ("ssd_spread",),
-    "compress": ("compress-force",),
-}
+# Not listed, but implied by an option that is (a filesystem's own are in its recipe).
+IMPLIED_BY = {"nodiratime": ("noatime",)}
 
 ATIME = ("noatime", "relatime", "strictatime")  # one holds; strictatime is the unlisted one
 
-_SIZE = re.compile(r"^(\d+)([kmgt]?)$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+def _recipes_for(fs: str | None) -> list[Recipe]:
+    """The recipe whose defaults apply; every recipe when fs is not given or not known."""
+    found = find(fs)
+    if found is not None and found.kernel_defaults is not None:
+        return [found]
+    return recipes()
 
 
 def _split(option: str) -> tuple[str, str | None]:
@@ -72,18 +56,13 @@ def _norm_value(value: str | None) -> str | None:
     """Sizes in bytes, so logbsize=262144 and logbsize=256k compare equal."""
     if value is None:
         return None
-    m = _SIZE.match(value.strip())
-    if m:
-        return str(int(m.group(1)) * _UNITS[m.group(2).lower()])
-    return value.strip()
+    size = option_size_to_bytes(value.strip())
+    return value.strip() if size is None else str(size)
 
 
 def _canon(option: str) -> str:
     name, value = _split(option)
     return name if value is None else f"{name}={_norm_value(value)}"
-
-
-_DEFAULTS_CANON = {fs: {_canon(o) for o in opts} for fs, opts in DEFAULTS.items()}
 
 
 def _same(asked: str | None, shown: str | None) -> bool:
@@ -94,10 +73,16 @@ def _same(asked: str | None, shown: str | None) -> bool:
 
 
 def _is_default(option: str, fs: str | None) -> bool:
-    if option in _GENERIC_DEFAULTS:
+    if option in GENERIC_DEFAULTS:
         return True
-    pools = [_DEFAULTS_CANON[fs]] if fs in _DEFAULTS_CANON else _DEFAULTS_CANON.values()
-    return any(_canon(option) in pool for pool in pools)
+    return any(_canon(option) in {_canon(d) for d in r.kernel_defaults or ()}
+               for r in _recipes_for(fs))
+
+
+def _impliers(name: str, fs: str | None) -> list[str]:
+    found = find(fs)
+    pool = [found] if found is not None else recipes()
+    return [*IMPLIED_BY.get(name, ()), *(i for r in pool for i in r.implied_by.get(name, ()))]
 
 
 def _opposite(name: str) -> str:
@@ -146,7 +131,7 @@ def _check_one(option: str, shown: dict[str, str | None], fs: str | None) -> dic
     if _is_default(option, fs) or _is_default(canonical, fs):
         return _row(option, DEFAULT, None,
                     f"{option} is the default, which the kernel does not list")
-    for implier in IMPLIED_BY.get(name, ()):
+    for implier in _impliers(name, fs):
         if implier in shown:
             return _row(option, IMPLIED, implier, f"included in {implier}")
     return _row(option, IGNORED, None, "accepted by mount but not among the effective options")

@@ -1,0 +1,95 @@
+"""What a filesystem recipe declares: everything pgfsbench knows about one filesystem.
+
+A recipe only builds argv and reads text; running the commands belongs to
+``provision/``. So the plan, the analysis and the report can read recipes without
+importing anything that touches the machine. Every field without a default must be
+given: a new filesystem has to say, for each piece, what it has or that it has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class GeometryReader(NamedTuple):
+    """A read-only command that describes a made filesystem, and the parser of its output."""
+
+    argv: list[str]
+    parse: Callable[[str], dict]
+
+
+@dataclass(frozen=True)
+class LogSetup:
+    """How mkfs and mount put the journal or log on a separate device."""
+
+    before_mkfs: list[list[str]]  # run first (e.g. mke2fs -O journal_dev on the log device)
+    mkfs_options: list[str]  # the plan's mkfs options plus the ones naming the log device
+    mount_options: list[str]  # added to the plan's mount options
+
+
+@dataclass(frozen=True)
+class AtomicWrites:
+    """Page writes that cannot tear on a crash, so full_page_writes=off stays safe."""
+
+    how: str  # "btrfs copy-on-write"
+    unless: frozenset[str]  # mount options that turn it off ("nodatacow")
+
+
+def _unchanged(options: list[str]) -> list[str]:
+    return list(options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    fs: str  # the plan's fs value and mount -t type
+
+    # --- making it (provision/loop.py, provision/device.py) ---
+    mkfs_tool: str
+    force_flags: tuple[str, ...]  # overwrite without asking: the target was checked first
+    apt_package: str  # where mkfs_tool and the geometry tools come from
+    min_size_mb: int  # below this mkfs refuses (or the result is useless)
+    # Options the recipe adds to the plan's own mkfs options (ext*: no lazy init).
+    mkfs_defaults: Callable[[list[str]], list[str]] = _unchanged
+    # (mkfs options, log device, log bytes) → LogSetup; None: no external log.
+    log_device: Callable[[list[str], str, int], LogSetup] | None
+    # Option keys that name a device ("logdev="): mkfs would write to it too (an
+    # external log or journal; mkfs.btrfs formats every device it is given), and
+    # mount would use it. A plan may not give them (plan/fsoptions.py).
+    device_option_keys: frozenset[str]
+
+    # --- mounting it (plan/model.py, filesystems/mountcheck.py) ---
+    mount_options: frozenset[str]  # option names beyond the generic VFS ones
+    # Options the kernel does not list when they hold because they are its default
+    # (with values as the kernel means them: "commit=5"). None: not known yet, so an
+    # option any recipe has as a default counts as one.
+    kernel_defaults: frozenset[str] | None
+    # Not listed, but implied by an option that is: asked → the options that include it.
+    implied_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    # --- describing it (provision/geometry.py) ---
+    # (device, mount point) → the readers to run, the first one the main; None: no tool.
+    geometry: Callable[[str | None, str | None], list[GeometryReader]] | None
+
+    # --- durability (analysis/durability.py) ---
+    atomic_writes: AtomicWrites | None
+    durability_notes: dict[str, str]  # mount option in effect → what a reader must know
+
+    # --- availability (provision/filesystems.py, doctor) ---
+    kernel_driver: str = ""  # the name in /proc/filesystems when not fs (ext2 → ext4)
+    # Written but never run on a machine whose kernel has the filesystem: the report
+    # and doctor say so until someone runs it.
+    untested: bool = False
+
+    @property
+    def driver(self) -> str:
+        return self.kernel_driver or self.fs
+
+    def mkfs_argv(self, device: str, options: list[str]) -> list[str]:
+        """The mkfs command; its tool is a bare name for provision to find on the PATH."""
+        return [self.mkfs_tool, *self.force_flags, *self.mkfs_defaults(list(options)), device]
+
+    def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
+        return ["mount", "-t", self.fs, *(["-o", options] if options else []),
+                device, mount_point]

@@ -1,0 +1,82 @@
+"""XFS: made by mkfs.xfs, described by xfs_info; its log can live on another device."""
+
+from __future__ import annotations
+
+import re
+
+from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe
+from pgfsbench.filesystems.textfacts import number
+
+
+def external_log(mkfs_options: list[str], log_device: str, log_bytes: int) -> LogSetup:
+    return LogSetup(before_mkfs=[],
+                    mkfs_options=[*mkfs_options, "-l", f"logdev={log_device},size={log_bytes}"],
+                    mount_options=[f"logdev={log_device}"])
+
+
+MOUNT_OPTIONS = frozenset({
+    "allocsize", "attr2", "noattr2", "dax", "filestreams", "ikeep", "noikeep", "inode32",
+    "inode64", "largeio", "nolargeio", "logbufs", "logbsize", "logdev", "rtdev", "noalign",
+    "norecovery", "nouuid", "noquota", "uquota", "usrquota", "quota", "uqnoenforce",
+    "qnoenforce", "gquota", "grpquota", "gqnoenforce", "pquota", "prjquota", "pqnoenforce",
+    "sunit", "swidth", "swalloc", "wsync", "discard", "nodiscard",
+    # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
+})
+
+# From Documentation/admin-guide/xfs.rst, checked on kernel 6.18. attr2 is always on
+# for v5 (crc=1) filesystems, and this kernel no longer lists it.
+KERNEL_DEFAULTS = frozenset({"nolargeio", "noikeep", "inode64", "logbufs=8", "noquota",
+                             "nogrpid", "attr2"})
+
+_XFS_LINE = re.compile(r"^(\S+)?\s*=(.*)$")
+_XFS_PAIR = re.compile(r"([a-z][\w-]*)=(\S+?)(?:,|\s|$)")
+
+
+def parse_xfs_info(text: str) -> dict:
+    """``xfs_info`` → ``{"meta-data.agcount": 4, "data.sunit": 2, "log.internal": True, ...}``.
+
+    Keys are prefixed with their section because ``bsize``, ``sunit`` and
+    ``sectsz`` appear in several. sunit/swidth are in filesystem blocks there
+    (the mount options count 512-byte sectors): ``*_bytes`` says it plainly.
+    """
+    facts: dict = {}
+    section = ""
+    for line in text.splitlines():
+        m = _XFS_LINE.match(line)
+        if not m:
+            continue
+        section = m.group(1) or section
+        rest = m.group(2)
+        head = rest.split("  ")[0].strip()  # what follows "section=" before the pairs
+        if m.group(1) and head and "=" not in head:
+            if section == "log":
+                # "internal log" (older xfsprogs: "internal") or the log device
+                facts["log.internal"] = head.startswith("internal")
+                if not facts["log.internal"]:
+                    facts["log.device"] = head
+            elif section == "naming" and head.startswith("version"):
+                facts["naming.version"] = number(head.split()[-1])
+            elif section == "realtime" and head != "none":
+                facts["realtime.device"] = head
+        for key, value in _XFS_PAIR.findall(rest):
+            facts[f"{section}.{key}"] = number(value)
+    for section in ("data", "log"):
+        bsize = facts.get(f"{section}.bsize")
+        for key in ("sunit", "swidth"):
+            value = facts.get(f"{section}.{key}")
+            if isinstance(value, int) and isinstance(bsize, int):
+                facts[f"{section}.{key}_bytes"] = value * bsize
+    return facts
+
+
+def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader]:
+    where = mount_point or device
+    return [GeometryReader(["xfs_info", str(where)], parse_xfs_info)] if where else []
+
+
+RECIPES = (Recipe(
+    fs="xfs", mkfs_tool="mkfs.xfs", force_flags=("-f",), apt_package="xfsprogs",
+    min_size_mb=300, device_option_keys=frozenset({"logdev=", "rtdev="}),
+    log_device=external_log, mount_options=MOUNT_OPTIONS,
+    kernel_defaults=KERNEL_DEFAULTS, geometry=geometry, atomic_writes=None,
+    durability_notes={}),)
