@@ -59,9 +59,9 @@ def recipe(fs: str) -> Recipe:
     found = find(fs)
     if found is None:
         raise UnknownFilesystem(
-            f"pgfsbench cannot make filesystem '{fs}' (it makes {', '.join(names())}); for "
-            "a filesystem made another way (zfs, a network or FUSE mount), mount it yourself "
-            "and use a dir target: dir = \"/path/on/that/filesystem\" instead of fs")
+            f"pgfsbench cannot make filesystem '{fs}' (it makes {', '.join(names())}); to "
+            "measure a filesystem made another way (zfs, NFS, FUSE), mount it yourself and "
+            "use a dir target: dir = \"/path/on/that/filesystem\" instead of fs")
     return found
 
 

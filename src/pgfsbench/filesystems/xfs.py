@@ -20,6 +20,7 @@ MOUNT_OPTIONS = frozenset({
     "norecovery", "nouuid", "noquota", "uquota", "usrquota", "quota", "uqnoenforce",
     "qnoenforce", "gquota", "grpquota", "gqnoenforce", "pquota", "prjquota", "pqnoenforce",
     "sunit", "swidth", "swalloc", "wsync", "discard", "nodiscard",
+    "grpid", "bsdgroups", "nogrpid", "sysvgroups",
     # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
 })
 
