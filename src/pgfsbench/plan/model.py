@@ -303,7 +303,7 @@ class Target(Strict):
         if self.dir is not None and (self.mkfs or self.mount or self.log_size):
             raise ValueError("a dir target is an existing mount: mkfs, mount and log_size "
                              "cannot apply")
-        if self.log_size is not None and (r := find(self.fs)) and r.log_device is None:
+        if self.log_size is not None and (fs := find(self.fs)) and fs.log_device is None:
             raise ValueError(f"{self.fs} cannot use an external log device (only "
                              f"{', '.join(r.fs for r in recipes() if r.log_device)})")
         if self.queue and self.dir is not None:
