@@ -36,7 +36,7 @@ from pgfsbench.report.html import write_report  # noqa: E402
 from pgfsbench.report.terminal import render_table  # noqa: E402
 from pgfsbench.store.db import Store  # noqa: E402
 from pgfsbench.store.read import load_campaign  # noqa: E402
-from pgfsbench.workloads.result import Metric, Series, WorkloadResult  # noqa: E402
+from pgfsbench.metrics import Metric, Series, WorkloadResult  # noqa: E402
 
 IMPORT_S = time.perf_counter() - T0
 PGBENCH_METRICS = 40
