@@ -161,20 +161,27 @@ def report(
     console.print(f"report: {_write_report(results, campaign, output)}")
 
 
+def _format_help(kind: str) -> str:
+    """--format's help: the formats that write ``kind``. Typer evaluates these (lazy)
+    annotations each time it builds the CLI, so every registered format is listed."""
+    from pgfsbench.export.formats import names
+
+    return f"output format: {', '.join(names(kind))}"
+
+
 @app.command()
 @user_errors
 def export(
     results: Annotated[Path, typer.Argument(help="a results directory")],
-    format: Annotated[str, typer.Option("--format", help="output format: json")] = "json",
+    format: Annotated[str, typer.Option("--format", help=_format_help("export"))] = "json",
 ) -> None:
     """Print every run with its target, workload, parameters and metrics."""
-    from pgfsbench.export.json_export import export_json
+    from pgfsbench.export.formats import pick
+    from pgfsbench.export.output import EXPORT
     from pgfsbench.store.read import load_campaign
 
-    if format != "json":
-        raise UserError(f"unknown export format '{format}' (available: json)")
-    json.dump(export_json(load_campaign(results)), sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    output = pick(format, EXPORT)
+    output.write(EXPORT, load_campaign(results), sys.stdout)
 
 
 @app.command()
@@ -188,7 +195,7 @@ def compare(
         "--metric", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
     format: Annotated[str, typer.Option(
-        "--format", help="text, markdown or json")] = "text",
+        "--format", help=_format_help("comparison"))] = "text",
     alpha: Annotated[Optional[float], typer.Option(help="significance level")] = None,
     noise: Annotated[Optional[float], typer.Option(
         help="relative differences below this are 'no difference' (0.02 = 2%)")] = None,
@@ -197,12 +204,12 @@ def compare(
     from pgfsbench.analysis.combine import combined_source
     from pgfsbench.analysis.table import build_table
     from pgfsbench.analysis.verdicts import verdict_lines
-    from pgfsbench.export.comparison import to_json
-    from pgfsbench.report import compare as fmt
+    from pgfsbench.export.formats import pick
+    from pgfsbench.export.output import COMPARISON, Comparison
+    from pgfsbench.report.compare import select_rows
     from pgfsbench.store.read import load_campaign
 
-    if format not in ("text", "markdown", "json"):
-        raise UserError(f"unknown format '{format}' (available: text, markdown, json)")
+    output = pick(format, COMPARISON)
     if alpha is not None and not 0 < alpha < 0.5:
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
     if noise is not None and not 0 <= noise < 1:
@@ -218,18 +225,12 @@ def compare(
     table = build_table(source, baseline,
                         alpha if alpha is not None else settings.get("alpha", 0.05),
                         noise if noise is not None else settings.get("noise", 0.02))
-    rows = fmt.select_rows(table, metric)
+    rows = select_rows(table, metric)
     if not rows:
         raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
-    verdicts = verdict_lines(table, durability)
-    if format == "json":
-        json.dump(to_json(table, rows, verdicts), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    elif format == "markdown":
-        sys.stdout.write(fmt.to_markdown(table, rows, verdicts))
-    else:
-        fmt.render_terminal(table, rows, verdicts, console,
-                            " vs ".join(c.plan_name for c in campaigns))
+    title = " vs ".join(c.plan_name for c in campaigns)
+    output.write(COMPARISON, Comparison(table, rows, verdict_lines(table, durability), title),
+                 sys.stdout)
 
 
 @app.command()

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from pgfsbench.export.json_export import export_json
+from pgfsbench.export.json import campaign_data
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.metrics import Metric, Series, WorkloadResult
@@ -53,7 +53,7 @@ def build_results(results: Path) -> Path:
 
 
 def test_export_structure(tmp_path: Path) -> None:
-    data = export_json(load_campaign(build_results(tmp_path / "res")))
+    data = campaign_data(load_campaign(build_results(tmp_path / "res")))
     json.dumps(data, allow_nan=False)  # raises on NaN/Infinity anywhere
 
     c = data["campaign"]
@@ -78,7 +78,7 @@ def test_export_structure(tmp_path: Path) -> None:
 
 
 def test_export_metrics_and_series(tmp_path: Path) -> None:
-    data = export_json(load_campaign(build_results(tmp_path / "res")))
+    data = campaign_data(load_campaign(build_results(tmp_path / "res")))
     metrics = {(r["target"], m["name"]): m for r in data["runs"] for m in r["metrics"]}
     assert metrics[("xfs", "pgbench.tps")] == {
         "name": "pgbench.tps", "value": 901.0, "unit": "tx/s", "direction": "higher"}

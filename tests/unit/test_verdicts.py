@@ -8,8 +8,9 @@ from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
 from pgfsbench.analysis.verdicts import INSUFFICIENT, SINGLE, TIE, WINNER, verdict_lines
-from pgfsbench.export.comparison import to_json
-from pgfsbench.report.compare import select_rows, to_markdown
+from pgfsbench.export.json import comparison_data
+from pgfsbench.export.markdown import comparison_markdown
+from pgfsbench.report.compare import select_rows
 
 SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})
@@ -59,7 +60,7 @@ def test_an_unsafe_winner_always_carries_the_warning() -> None:
     [line] = verdict_lines(table, {"ext4": SAFE, "nobarrier": UNSAFE})
     assert line.winner == "nobarrier"
     assert "NOT CRASH-SAFE" in line.warning and "barrier" in line.warning
-    md = to_markdown(table, select_rows(table, None), [line])
+    md = comparison_markdown(table, select_rows(table, None), [line])
     assert "NOT CRASH-SAFE" in md
 
 
@@ -86,7 +87,7 @@ def test_baseline_choice_and_lower_is_better_rows() -> None:
     lat = next(r for r in table.rows if r.metric == "pgbench.latency_p99_ms")
     assert not lat.headline
     assert lat.cells["a"].verdict.kind == "worse"  # 25% higher latency
-    doc = to_json(table, select_rows(table, "pgbench.*"), [])
+    doc = comparison_data(table, select_rows(table, "pgbench.*"), [])
     assert [r["metric"] for r in doc["rows"]] == ["pgbench.tps", "pgbench.latency_p99_ms"]
     assert doc["rows"][1]["cells"]["a"]["vs_baseline"]["verdict"] == "worse"
 

@@ -3,22 +3,16 @@
 Each row: median ± CI half-width (n) per column, and per contender the ratio
 of medians with its 95% CI and a mark: ``+`` better, ``−`` worse, ``≠``
 different (no direction), ``~`` no difference, ``?`` too few samples.
-The same rows render for the terminal and as Markdown (JSON: ``export/comparison.py``).
+Here: which rows, and the texts of their cells and footer; the output formats
+(``export/text.py``, ``export/markdown.py``, ``export/json.py``) lay them out.
 """
 
 from __future__ import annotations
 
 import fnmatch
 
-from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text
-
 from pgfsbench.analysis.table import Cell, Row, Table
-from pgfsbench.analysis.verdicts import VerdictLine
-from pgfsbench.report.terminal import cell_text, direction_arrow, row_scale
-
-MARK_STYLE = {"+": "green", "−": "red", "≠": "yellow", "~": "dim", "?": "yellow"}
+from pgfsbench.report.terminal import cell_text
 
 
 def select_rows(table: Table, metric: str | None) -> list[Row]:
@@ -56,65 +50,14 @@ def diff_text(cell: Cell, short: bool = False) -> tuple[str, str]:
     return ratio, f"{v.mark} {v.reason}"
 
 
-def _title(row: Row) -> str:
+def row_title(row: Row) -> str:
     return f"{row.workload} {row.label} {row.metric}".replace("  ", " ")
 
 
-def render_terminal(table: Table, rows: list[Row], verdicts: list[VerdictLine],
-                    console: Console, title: str = "") -> None:
-    rt = RichTable(title=title or None, title_justify="left")
-    rt.add_column("measurement · metric", overflow="fold")
-    rt.add_column("", justify="center")
-    for t in table.targets:
-        rt.add_column(t + (" (baseline)" if t == table.baseline else ""), justify="right")
-        if t != table.baseline:
-            rt.add_column(f"{t} vs base", overflow="fold")
-    for row in rows:
-        scale = row_scale(row)
-        cells: list[Text] = []
-        for t in table.targets:
-            cells.append(Text(value_text(row.cells[t], scale)))
-            if t != table.baseline:
-                ratio, mark = diff_text(row.cells[t], short=True)
-                style = MARK_STYLE.get(mark[:1], "")
-                cells.append(Text(f"{ratio} {mark}".strip(), style=style))
-        rt.add_row(Text(f"{_title(row)} [{row.unit}]"), Text(direction_arrow(row.higher_is_better)),
-                   *cells)
-    console.print(rt)
-    for v in verdicts:
-        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
-        if v.warning:
-            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
-    console.print(Text(footer(table), style="dim"))
-
-
 def footer(table: Table) -> str:
-    return (f"Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; ratios are contender/baseline medians "
+    return ("Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
+            "ratios are contender/baseline medians "
             f"with 95% CIs. Marks: + better, − worse, ~ no difference (p ≥ {table.alpha} or "
             f"within ±{table.noise:.0%} noise), ? too few samples. Headline rows: Mann-Whitney "
             f"U, Holm-corrected over {table.headline_tests} test(s); other rows: "
             "Benjamini-Hochberg.")
-
-
-def to_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> str:
-    head = ["measurement", "metric", "unit"]
-    for t in table.targets:
-        head.append(t + (" (baseline)" if t == table.baseline else ""))
-        if t != table.baseline:
-            head.append(f"{t} vs base")
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in rows:
-        scale = row_scale(row)
-        cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row.unit]
-        for t in table.targets:
-            cols.append(value_text(row.cells[t], scale))
-            if t != table.baseline:
-                cols.append(" ".join(diff_text(row.cells[t])).strip())
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |")
-    if verdicts:
-        out += ["", "**Verdicts**", ""]
-        for v in verdicts:
-            out.append(f"- **{v.title}**: {v.text}" + (f" ⚠ **{v.warning}**" if v.warning
-                                                         else ""))
-    out += ["", f"_{footer(table)}_", ""]
-    return "\n".join(out)

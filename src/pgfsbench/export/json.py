@@ -1,4 +1,4 @@
-"""JSON export: the stored campaign as plain, machine-readable data.
+"""The JSON format: a stored campaign, or a comparison, as plain machine-readable data.
 
 Times are epoch seconds as stored (lossless; convert where shown). Values that
 are unsupported or not finite become null: JSON has no NaN, and unsupported
@@ -7,14 +7,37 @@ is not zero.
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench.analysis.durability import target_durability
-from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
+from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
+
+if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
+    from pgfsbench.analysis.table import Cell, Row, Table
+    from pgfsbench.analysis.verdicts import VerdictLine
+    from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 
-def export_json(campaign: Campaign) -> dict[str, Any]:
+def write_campaign(campaign: Campaign, out: TextIO) -> None:
+    _dump(campaign_data(campaign), out)
+
+
+def write_comparison(comparison: Comparison, out: TextIO) -> None:
+    _dump(comparison_data(comparison.table, comparison.rows, comparison.verdicts), out)
+
+
+FORMAT = OutputFormat("json", "json", "application/json",
+                      {EXPORT: write_campaign, COMPARISON: write_comparison})
+
+
+def _dump(data: dict[str, Any], out: TextIO) -> None:
+    json.dump(data, out, indent=2)
+    out.write("\n")
+
+
+def campaign_data(campaign: Campaign) -> dict[str, Any]:
     fs_of = {t.name: t.fs for t in campaign.targets}
     return {
         "campaign": {
@@ -37,11 +60,41 @@ def export_json(campaign: Campaign) -> dict[str, Any]:
 def _comparison(campaign: Campaign) -> dict[str, Any]:
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
-    from pgfsbench.export.comparison import to_json
 
     table = comparison_table(campaign)
     durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
-    return to_json(table, table.rows, verdict_lines(table, durability))
+    return comparison_data(table, table.rows, verdict_lines(table, durability))
+
+
+def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
+    """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
+    def cell(c: Cell) -> dict:
+        d = {"status": c.status, "median": c.value, "n": c.n,
+             "ci95": list(c.ci) if c.ci else None, "cv": c.cv, "values": c.values}
+        if c.comparison is not None:
+            cmp = c.comparison
+            d["vs_baseline"] = {
+                "ratio": cmp.ratio,
+                "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
+                "p_value": cmp.p_value, "p_adjusted": c.p_adjusted,
+                "verdict": c.verdict.kind if c.verdict else None,
+                "reason": c.verdict.reason if c.verdict else None}
+        return d
+
+    return {
+        "baseline": table.baseline,
+        "columns": table.targets,
+        "alpha": table.alpha,
+        "noise": table.noise,
+        "rows": [{"workload": r.workload, "label": r.label, "metric": r.metric,
+                  "unit": r.unit, "headline": r.headline,
+                  "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],
+                  "cells": {t: cell(r.cells[t]) for t in table.targets}} for r in rows],
+        "verdicts": [{"workload": v.workload, "label": v.label, "metric": v.metric,
+                      "kind": v.kind, "winner": v.winner, "text": v.text,
+                      "durability": v.durability, "warning": v.warning or None}
+                     for v in verdicts],
+    }
 
 
 def _target(t: StoredTarget) -> dict[str, Any]:
