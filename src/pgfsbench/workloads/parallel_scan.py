@@ -65,6 +65,7 @@ class ParallelScanWorkload(WorkloadBase):
         # leader sees them stop, and a scan started in between would get fewer.
         return {"max_worker_processes": most + 8, "max_parallel_workers": most + 2}
 
+
 SCAN = f"SELECT count(*) FROM {TABLE}"
 EXPLAIN = f"EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, SETTINGS, FORMAT JSON) {SCAN}"
 

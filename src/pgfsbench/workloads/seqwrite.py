@@ -186,7 +186,6 @@ def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metri
     return metrics
 
 
-
 def logical_bytes(params: SeqwriteWorkload,
                   values: Mapping[str, float]) -> tuple[float | None, str]:
     if not recorded(params, "size", "tools"):
