@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 LAYOUT_BS = 2**20
 MB = 10**6  # decimal, as said in the unit string
-WRITE_CELL_MB_PER_S = re.compile(r"^fileio\.(?:rand)?write-[^.]+\.mb_per_s$")
+# Cell.name joins pattern and block size with "_"; "-" is kept for older synthetic names.
+WRITE_CELL_MB_PER_S = re.compile(r"^fileio\.(?:rand)?write[_-][^.]+\.mb_per_s$")
 
 
 class FileioWorkload(WorkloadBase):
