@@ -123,8 +123,9 @@ def stored_params(of: WorkloadKind, stored: Mapping[str, object]) -> WorkloadBas
         where = ".".join(str(x) for x in first["loc"]) or "params"
         warnings.warn(StoredParamsWarning(
             f"stored {of.type} parameters are not valid for this version ({where}: "
-            f"{first['msg']}): what depends on them (a headline chosen by parameters, "
-            "logical bytes) is left out for those runs"), stacklevel=3)
+            f"{first['msg'].removeprefix('Value error, ')}): what depends on them (a "
+            "headline chosen by parameters, logical bytes) is left out for those runs"),
+            stacklevel=3)
         return None
 
 
