@@ -49,7 +49,7 @@ from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.provision.throttle import throttled
 from pgfsbench.schedule import Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
-from pgfsbench.workloads import runner
+from pgfsbench.workloads import registry
 from pgfsbench.workloads.base import RunContext
 from pgfsbench.metrics import WorkloadResult
 
@@ -175,7 +175,7 @@ def _run_one(store: Store, target_id: int, run_id: int, ctx: RunContext, workloa
     name = f"{ctx.target.name}: {workload.type}"
     try:
         with watch(time.monotonic()) as monitors:
-            result = runner(workload.type)(ctx, workload)
+            result = registry.kind(workload.type).run(ctx, workload)
         result.series += monitors.series()
         result.metrics += monitors.totals()
         # Cost per unit of work and tps stalls, from the workload's numbers and the

@@ -206,6 +206,7 @@ def compare(
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.export.formats import pick
     from pgfsbench.export.output import COMPARISON, Comparison
+    from pgfsbench.plan.model import Verdicts
     from pgfsbench.report.compare import select_rows
     from pgfsbench.store.read import load_campaign
 
@@ -223,8 +224,8 @@ def compare(
     if baseline is None and settings.get("baseline") in source.columns:
         baseline = settings["baseline"]
     table = build_table(source, baseline,
-                        alpha if alpha is not None else settings.get("alpha", 0.05),
-                        noise if noise is not None else settings.get("noise", 0.02))
+                        alpha if alpha is not None else settings.get("alpha", Verdicts().alpha),
+                        noise if noise is not None else settings.get("noise", Verdicts().noise))
     rows = select_rows(table, metric)
     if not rows:
         raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.stats import summarize
-from pgfsbench.plan.model import Repetitions, WorkloadBase
+from pgfsbench.plan.model import Repetitions
+from pgfsbench.workloads.kind import WorkloadBase
 
 Cell = tuple[str, str, str]  # target, workload type, label
 

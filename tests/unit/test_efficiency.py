@@ -182,3 +182,15 @@ def test_partial_first_and_last_seconds_are_not_stalls() -> None:
     assert _by_name(stall_metrics(edges))["stall.seconds"].value == 2.0
     assert _by_name(stall_metrics(edges, trim_edges=True))["stall.seconds"].value == 0.0
     assert _by_name(derived_metrics("pgbench", {}, [], edges))["stall.seconds"].value == 0.0
+
+
+def test_fileio_logical_bytes_count_the_write_cells_fileio_names() -> None:
+    from pgfsbench.workloads.fileio import Cell
+
+    write, randwrite, read = (f"fileio.{Cell(p, 8192).name}.mb_per_s"
+                              for p in ("write", "randwrite", "read"))
+    logical = 2**20 + (2.0 + 1.0) * 1e6 * 5  # layout, then the write cells' MB/s × seconds
+    fio = [_m("mon.disk.target.write_bytes", logical * 2), _m(write, 2.0), _m(randwrite, 1.0),
+           _m(read, 500.0)]
+    [eff] = efficiency_metrics("fileio", {"size": "1M", "seconds": 5}, fio, {})
+    assert eff.value == pytest.approx(2.0)

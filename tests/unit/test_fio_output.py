@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.plan.model import FileioWorkload
+from pgfsbench.workloads.fileio import FileioWorkload
 from pgfsbench.workloads.fileio import Cell, block_label, cell_metrics, cells
 from pgfsbench.workloads.fio_output import failure_reason, parse_fio_json
 from pgfsbench.workloads.fsync_latency import fsync_latency_metrics
@@ -252,7 +252,7 @@ def test_failure_reason_dedupes_and_never_is_empty():
 
 
 def test_a_warmup_becomes_fio_ramp_time_and_is_left_out_of_the_stats():
-    from pgfsbench.plan.model import FsyncLatencyWorkload
+    from pgfsbench.workloads.fsync_latency import FsyncLatencyWorkload
     from pgfsbench.workloads.fileio import cell_argv
     from pgfsbench.workloads.fsync_latency import fio_argv
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.plan.model import PgbenchWorkload
+from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 from pgfsbench.workloads.pgbench_output import (
     InitTimes,
     LatencyHistogram,

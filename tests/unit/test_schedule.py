@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.model import PgbenchInitWorkload, PgbenchWorkload, Repetitions
+from pgfsbench.plan.model import Repetitions
+from pgfsbench.workloads.pgbench_init import PgbenchInitWorkload
+from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 from pgfsbench.schedule import Schedule
 
 

@@ -8,19 +8,14 @@ never invented, when an input is missing, None or zero.
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass
 
-from pgfsbench.units import size_to_bytes
 from pgfsbench.metrics import Metric, Series
+from pgfsbench.workloads import registry
+from pgfsbench.workloads.kind import WorkloadKind
 
 TPS_SERIES = "pgbench.tps"
-# Workloads that write a known amount of data through the filesystem.
-LOGICAL_WORKLOADS = ("seqwrite", "fsync-latency", "fileio")
-# Workloads whose writes go through PostgreSQL's WAL.
-WAL_WORKLOADS = ("pgbench", "pgbench-init")
-_FILEIO_WRITE = re.compile(r"^fileio\.(?:rand)?write-[^.]+\.mb_per_s$")
 
 # What stall_context compares, during the stalls vs the rest of the run: key -> series.
 CONTEXT_SERIES = {
@@ -72,44 +67,26 @@ def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
         "transaction")
     add("eff.device_bytes_per_tx", dev, tx, "B/tx", "bytes written to the target's block "
         "device per committed transaction")
-    if workload in WAL_WORKLOADS:  # elsewhere the WAL is background noise, the ratio absurd
+    kind = registry.find(workload)
+    if kind is not None and kind.writes_wal:  # elsewhere the WAL is noise, the ratio absurd
         add("eff.device_bytes_per_wal_byte", dev, wal, "B/B", "device bytes written per WAL "
             "byte: the filesystem's write amplification (data files included)")
     add("eff.cpu_s_per_1000_tx", cpu, tx, "s", "CPU seconds (user+system, whole machine) per "
         "1000 committed transactions", scale=1000.0)
-    if workload in LOGICAL_WORKLOADS:
-        logical, how = logical_bytes(workload, params, values)
+    if kind is not None and kind.logical_bytes is not None and dev is not None:
+        logical, how = logical_bytes(kind, params, values)
         add("eff.device_bytes_per_logical_byte", dev, logical, "B/B",
             f"device bytes written per byte the workload wrote ({how})")
     return out
 
 
-def logical_bytes(workload: str, params: dict,
+def logical_bytes(kind: WorkloadKind, params: dict,
                   values: dict[str, float]) -> tuple[float | None, str]:
     """Bytes the workload itself wrote, and how that was worked out; None when unknown."""
-    try:
-        if workload == "seqwrite":
-            tools = params.get("tools") or ["dd"]  # the plan's default
-            size = size_to_bytes(params["size"])
-            return float(size * len(tools)), f"size {params['size']} × {len(tools)} tool(s)"
-        if workload == "fsync-latency":
-            # One block per fdatasync; fio is time based, so the file size is not the total.
-            rate, secs = values.get("fsync_latency.syncs_per_s"), params.get("seconds")
-            if rate is None or not secs:
-                return None, "unknown"
-            block = size_to_bytes(params.get("block_size", "8k"))
-            return rate * float(secs) * block, "syncs/s × seconds × block size"
-        if workload == "fileio":
-            secs = params.get("seconds")
-            rates = [v for k, v in values.items() if _FILEIO_WRITE.match(k)]
-            if not secs or "size" not in params:
-                return None, "unknown"
-            # The laid-out test file, then every write cell's MB/s for its seconds.
-            total = size_to_bytes(params["size"]) + sum(rates) * 1e6 * float(secs)
-            return float(total), "file layout + write cells' MB/s × seconds"
-    except (KeyError, TypeError, ValueError):
-        pass
-    return None, "unknown"
+    validated = registry.stored_params(kind, params)
+    if kind.logical_bytes is None or validated is None:
+        return None, "unknown"
+    return kind.logical_bytes(validated, values)
 
 
 def _values(metrics: list[Metric]) -> dict[str, float]:

@@ -51,7 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import mannwhitneyu, rankdata
 
+from pgfsbench.plan.model import Verdicts
+
 CONFIDENCE = 0.95
+DEFAULT = Verdicts()  # alpha and noise when the caller gives none: the plan's defaults
 
 _RESAMPLES = 10_000
 _SEED = 20261122
@@ -155,12 +158,13 @@ def smallest_p(n1: int, n2: int) -> float:
     return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
-def can_be_significant(n1: int, n2: int, alpha: float = 0.05, comparisons: int = 1) -> bool:
+def can_be_significant(n1: int, n2: int, alpha: float = DEFAULT.alpha,
+                       comparisons: int = 1) -> bool:
     """Whether some data of these sizes could give p < alpha/comparisons."""
     return smallest_p(n1, n2) < alpha / max(1, comparisons)
 
 
-def min_n_per_side(alpha: float = 0.05, comparisons: int = 1) -> int:
+def min_n_per_side(alpha: float = DEFAULT.alpha, comparisons: int = 1) -> int:
     """Smallest equal n per side at which exact two-sided Mann-Whitney can give p < alpha/comparisons.
 
     This is the figure the messages quote ("need n ≥ 4 per side"); the tests
@@ -215,7 +219,7 @@ def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
-            alpha: float = 0.05) -> Comparison:
+            alpha: float = DEFAULT.alpha) -> Comparison:
     """Contender against baseline: ratio of medians, its bootstrap CI, Mann-Whitney p.
 
     p is withheld when no data of these sizes could reach alpha
@@ -290,7 +294,8 @@ def _fmt_p(p: float) -> str:
 
 
 def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bool | None,
-             alpha: float = 0.05, noise: float = 0.02, comparisons: int = 1) -> Verdict:
+             alpha: float = DEFAULT.alpha, noise: float = DEFAULT.noise,
+             comparisons: int = 1) -> Verdict:
     """Turn a comparison and its (multiple-comparison adjusted) p-value into a verdict."""
     def verdict(kind: str, reason: str) -> Verdict:
         return Verdict(kind, _MARKS[kind], reason)

@@ -24,6 +24,7 @@ from weakref import WeakKeyDictionary
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.stats import (
+    DEFAULT,
     Comparison,
     Verdict,
     benjamini_hochberg,
@@ -68,8 +69,8 @@ class Table:
     targets: list[str]  # column order: baseline first, then plan order
     baseline: str | None
     rows: list[Row]
-    alpha: float = 0.05
-    noise: float = 0.02
+    alpha: float = DEFAULT.alpha
+    noise: float = DEFAULT.noise
     headline_tests: int = 0  # size of the Holm family
     repeated: bool = False  # some cell has n >= 2: CIs and verdicts are possible
 
@@ -99,8 +100,8 @@ def comparison_table(campaign: Campaign, baseline: str | None = None,
     """The table of one campaign; its plan's [verdicts] settings unless overridden."""
     verdicts = campaign.plan.get("verdicts") or {}
     key = (baseline or verdicts.get("baseline"),
-           alpha if alpha is not None else verdicts.get("alpha", 0.05),
-           noise if noise is not None else verdicts.get("noise", 0.02))
+           alpha if alpha is not None else verdicts.get("alpha", DEFAULT.alpha),
+           noise if noise is not None else verdicts.get("noise", DEFAULT.noise))
     known = _tables.setdefault(campaign, {})
     if key not in known:
         known[key] = build_table(campaign_source(campaign), *key)

@@ -8,194 +8,41 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic_core import core_schema
 
 from pgfsbench.fields import Size, Strict
 from pgfsbench.filesystems.mountoptions import unknown_mount_options
 from pgfsbench.filesystems.registry import find, recipe, recipes
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.units import size_to_mb
+from pgfsbench.workloads import registry
+from pgfsbench.workloads.kind import WorkloadBase
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
 # --- workloads ------------------------------------------------------------------
-# One model per workload type. ``server_settings`` says what the PostgreSQL
-# server must allow for the workload (set before the cluster starts);
-# ``expand`` turns a sweep into one concrete workload per measurement.
-
-class WorkloadBase(Strict):
-    repetitions: int | None = Field(
-        None, ge=1, le=1000,
-        description="measure this workload this many times per target (default: the plan's "
-                    "[repetitions] count)")
-
-    def server_settings(self) -> dict[str, int]:
-        return {}
-
-    def expand(self) -> list["WorkloadBase"]:
-        return [self]
-
-    tag: str = Field("", pattern=r"^[A-Za-z0-9_.=-]{0,40}$",
-                     description="tells two workloads of the same type apart in the results "
-                                 "(e.g. tag = 'big-table')")
-
-    def label(self) -> str:
-        """What tells this measurement apart from others of the same type: the sweep
-        value and the tag."""
-        return " ".join(filter(None, [self.sweep_label(), self.tag]))
-
-    def sweep_label(self) -> str:
-        return ""
+# Each workload type is a kind: one module in pgfsbench.workloads that declares its
+# params model (what its [[workloads]] table may hold), how it runs and what it costs
+# (workloads/kind.py). The registry lists them; nothing here names a type.
 
 
-class FsyncWorkload(WorkloadBase):
-    """pg_test_fsync in the target's filesystem, every section (seed 001)."""
+class Workload:
+    """A [[workloads]] table: the params model of the kind its ``type`` names.
 
-    type: Literal["fsync"]
-    seconds: int = Field(2, ge=1, le=600, description="seconds per test (-s)")
-
-
-class FsyncLatencyWorkload(WorkloadBase):
-    """fio, sequential writes each followed by fdatasync: WAL-like sync latency (seed 001)."""
-
-    type: Literal["fsync-latency"]
-    size: Size = "64M"
-    block_size: Size = "8k"
-    seconds: int = Field(10, ge=1, le=3600)
-    warmup: int = Field(0, ge=0, le=3600, description="seconds run before the measured "
-                                                      "ones and left out (fio --ramp_time)")
-
-
-class PgbenchInitWorkload(WorkloadBase):
-    """pgbench -i: load time of the TPC-B tables, by phase (seed 000)."""
-
-    type: Literal["pgbench-init"]
-    scale: int = Field(10, ge=1, le=100000, description="scaling factor (-s)")
-
-
-class PgbenchWorkload(WorkloadBase):
-    """pgbench for a fixed time (seeds 000, 002); needs a pgbench-init before it.
-
-    ``clients`` may be a list: a client sweep, one measurement per count.
+    The union is made from the registry whenever the schema is built, and the registry
+    rebuilds Plan's schema when a kind is registered or unregistered: a kind added after
+    this module was imported (a test's toy) is then a plan type like the shipped ones,
+    with the same error messages, and plan loading needs no step of its own.
     """
 
-    type: Literal["pgbench"]
-    clients: int | list[int] = 4
-    threads: int | None = Field(None, ge=1, le=1000,
-                                description="-j; default: as many as clients (-c X -j X, "
-                                            "as the seeds do); capped at clients")
-    duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
-    protocol: Literal["prepared", "simple", "extended"] = "prepared"
-    mode: Literal["tpcb", "select-only", "simple-update"] = "tpcb"
-    script: Path | None = Field(None, description="a custom pgbench script file (-f)")
-    warmup: int | Literal["auto"] = Field(
-        0, description="seconds at the start left out of tps and latency: a number, or "
-                       "'auto' to detect where the per-second tps settles (MSER rule)")
-
-    @field_validator("warmup")
     @classmethod
-    def _warmup_valid(cls, v: int | str) -> int | str:
-        if isinstance(v, int) and v < 0:
-            raise ValueError("warmup must be 0 or more seconds, or 'auto'")
-        return v
-
-    @model_validator(mode="after")
-    def _warmup_shorter(self) -> "PgbenchWorkload":
-        if isinstance(self.warmup, int) and self.warmup >= self.duration:
-            raise ValueError(f"warmup ({self.warmup} s) must be shorter than duration "
-                             f"({self.duration} s)")
-        return self
-
-    @field_validator("clients")
-    @classmethod
-    def _clients_positive(cls, v: int | list[int]) -> int | list[int]:
-        counts = v if isinstance(v, list) else [v]
-        if not counts or any(c < 1 or c > 1000 for c in counts):
-            raise ValueError("clients must be between 1 and 1000 (or a non-empty list of such)")
-        return v
-
-    @model_validator(mode="after")
-    def _script_or_mode(self) -> "PgbenchWorkload":
-        if self.script is not None and self.mode != "tpcb":
-            raise ValueError("give either mode or script, not both")
-        return self
-
-    def expand(self) -> list["PgbenchWorkload"]:
-        if isinstance(self.clients, list):
-            return [self.model_copy(update={"clients": c}) for c in self.clients]
-        return [self]
-
-    @property
-    def jobs(self) -> int:
-        assert isinstance(self.clients, int), "expand() a sweep first"
-        return min(self.threads or self.clients, self.clients)
-
-    def server_settings(self) -> dict[str, int]:
-        most = max(self.clients) if isinstance(self.clients, list) else self.clients
-        return {"max_connections": most + 10}
-
-    def sweep_label(self) -> str:
-        return f"clients={self.clients}"
-
-
-class ParallelScanWorkload(WorkloadBase):
-    """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
-
-    type: Literal["parallel-scan"]
-    rows: int = Field(2_000_000, ge=1000, le=10**10)
-    workers: list[int] = Field([0, 1, 2, 4], min_length=1)
-    repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
-
-    @field_validator("workers")
-    @classmethod
-    def _workers_valid(cls, v: list[int]) -> list[int]:
-        if any(w < 0 or w > 1024 for w in v):
-            raise ValueError("worker counts must be between 0 and 1024")
-        return sorted(set(v))
-
-    def server_settings(self) -> dict[str, int]:
-        most = max(self.workers)
-        # Two spare: the postmaster frees the last query's workers a moment after the
-        # leader sees them stop, and a scan started in between would get fewer.
-        return {"max_worker_processes": most + 8, "max_parallel_workers": most + 2}
-
-
-class BasebackupWorkload(WorkloadBase):
-    """pg_basebackup of the cluster onto the same filesystem (seed 000)."""
-
-    type: Literal["basebackup"]
-
-
-class SeqwriteWorkload(WorkloadBase):
-    """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (seed 004)."""
-
-    type: Literal["seqwrite"]
-    size: Size = "1G"
-    block_size: Size = "4k"
-    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1)
-
-
-class FileioWorkload(WorkloadBase):
-    """fio matrix: patterns × block sizes, O_DIRECT, time-based (seed 001's iozone)."""
-
-    type: Literal["fileio"]
-    patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
-        ["read", "write", "randread", "randwrite"], min_length=1)
-    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1)
-    size: Size = "256M"
-    seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
-    iodepth: int = Field(1, ge=1, le=1024)
-    warmup: int = Field(0, ge=0, le=3600, description="seconds per cell run before the "
-                                                      "measured ones and left out "
-                                                      "(fio --ramp_time)")
-
-
-Workload = Annotated[
-    Union[FsyncWorkload, FsyncLatencyWorkload, PgbenchInitWorkload, PgbenchWorkload,
-          ParallelScanWorkload, BasebackupWorkload, SeqwriteWorkload, FileioWorkload],
-    Field(discriminator="type"),
-]
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler
+                                     ) -> core_schema.CoreSchema:
+        models = tuple(k.params for k in registry.kinds())
+        return handler.generate_schema(
+            Annotated[Union[models], Field(discriminator="type")])
 
 
 # --- targets --------------------------------------------------------------------
@@ -466,11 +313,12 @@ class Plan(Strict):
         return settings
 
     @model_validator(mode="after")
-    def _init_before_pgbench(self) -> "Plan":
-        kinds = [w.type for w in self.workloads]
-        if "pgbench" in kinds and ("pgbench-init" not in kinds
-                                   or kinds.index("pgbench-init") > kinds.index("pgbench")):
-            raise ValueError("a pgbench workload needs a pgbench-init workload before it")
+    def _needed_before(self) -> "Plan":
+        types = [w.type for w in self.workloads]
+        for t in dict.fromkeys(types):
+            need = registry.kind(t).needs
+            if need is not None and (need not in types or types.index(need) > types.index(t)):
+                raise ValueError(f"a {t} workload needs a {need} workload before it")
         return self
 
     @model_validator(mode="after")
@@ -492,3 +340,6 @@ def _short(value: object) -> str:
     if isinstance(value, str) and "/" in value:
         return value.rsplit("/", 1)[-1]
     return str(value)
+
+
+registry.rebuild_on_change(Plan)

@@ -10,7 +10,7 @@ from pgfsbench.report.charts import (BAR_WHISKERS, WHISKERS_CAPTION, Estimate, c
                                      target_colors, to_svg, whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
-from pgfsbench.workloads.parallel_scan import knee_workers
+from pgfsbench.analysis.scaling import knee_workers
 
 _WORKERS_MS = re.compile(r"^parallel_scan\.workers_(\d+)\.ms$")
 _LINESTYLES = ("-", "--", ":", "-.")

@@ -1,21 +1,2 @@
-"""The workload catalogue: plan ``type`` → the module whose ``run(ctx, params)`` measures it."""
-
-from __future__ import annotations
-
-import importlib
-from collections.abc import Callable
-
-MODULES = {
-    "fsync": "fsync",
-    "fsync-latency": "fsync_latency",
-    "pgbench-init": "pgbench_init",
-    "pgbench": "pgbench_tpcb",
-    "parallel-scan": "parallel_scan",
-    "basebackup": "basebackup",
-    "seqwrite": "seqwrite",
-    "fileio": "fileio",
-}
-
-
-def runner(workload_type: str) -> Callable:
-    return importlib.import_module(f"pgfsbench.workloads.{MODULES[workload_type]}").run
+"""Workload kinds, one module each (see kind.py for what a kind declares and registry.py
+for the lookup by plan ``type``), and the parsers of the tools they run."""

@@ -17,14 +17,23 @@ import os
 import shutil
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from pgfsbench.plan.model import BasebackupWorkload
-from pgfsbench.workloads.base import RunContext
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
 
 BACKUP_DIR = "basebackup"
 # WAL written while the backup runs, on top of the data directory: a few segments.
 WAL_ALLOWANCE = 64 * 2**20
+
+
+class BasebackupWorkload(WorkloadBase):
+    """pg_basebackup of the cluster onto the same filesystem (seed 000)."""
+
+    type: Literal["basebackup"]
 
 
 def tree_bytes(root: Path) -> int:
@@ -63,3 +72,12 @@ def run(ctx: RunContext, params: BasebackupWorkload) -> WorkloadResult:
     finally:
         shutil.rmtree(dest, ignore_errors=True)
     return WorkloadResult(metrics=backup_metrics(nbytes, out.seconds))
+
+
+KIND = WorkloadKind(
+    params=BasebackupWorkload,
+    run=run,
+    headline="basebackup.mb_per_s",
+    seconds=lambda p: 5,
+    disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,  # a copy of the loaded tables
+)

@@ -13,17 +13,42 @@ seconds.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from pgfsbench.errors import UserError
-from pgfsbench.plan.model import FileioWorkload
-from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.fields import Size
 from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.units import size_to_bytes
+from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
 
 LAYOUT_BS = 2**20
 MB = 10**6  # decimal, as said in the unit string
+# Cell.name joins pattern and block size with "_"; "-" is kept for older synthetic names.
+WRITE_CELL_MB_PER_S = re.compile(r"^fileio\.(?:rand)?write[_-][^.]+\.mb_per_s$")
+
+
+class FileioWorkload(WorkloadBase):
+    """fio matrix: patterns × block sizes, O_DIRECT, time-based (seed 001's iozone)."""
+
+    type: Literal["fileio"]
+    patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
+        ["read", "write", "randread", "randwrite"], min_length=1)
+    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1)
+    size: Size = "256M"
+    seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
+    iodepth: int = Field(1, ge=1, le=1024)
+    warmup: int = Field(0, ge=0, le=3600, description="seconds per cell run before the "
+                                                      "measured ones and left out "
+                                                      "(fio --ramp_time)")
 
 
 @dataclass(frozen=True)
@@ -109,3 +134,35 @@ def cell_metrics(cell: Cell, stdout: str) -> list[Metric]:
         Metric(f"{prefix}.lat_p99_us", stats.clat.percentile_us(99.0), "µs", False,
                "completion latency (clat)"),
     ]
+
+
+def headline(params: FileioWorkload, names: Sequence[str]) -> str | None:
+    """The first cell's MB/s: which cells there are depends on what was measured."""
+    return next((n for n in names if n.startswith("fileio.") and n.endswith(".mb_per_s")),
+                None)
+
+
+def logical_bytes(params: FileioWorkload,
+                  values: Mapping[str, float]) -> tuple[float | None, str]:
+    if not recorded(params, "size", "seconds"):
+        return None, "unknown"
+    rates = [v for k, v in values.items() if WRITE_CELL_MB_PER_S.match(k)]
+    # The laid-out test file, then every write cell's MB/s for its seconds.
+    total = size_to_bytes(params.size) + sum(rates) * MB * params.seconds
+    return float(total), "file layout + write cells' MB/s × seconds"
+
+
+def estimate_seconds(params: FileioWorkload) -> float:
+    cells = len(params.patterns) * len(params.block_sizes)
+    return (size_to_bytes(params.size) / EST_WRITE_RATE
+            + cells * (params.seconds + params.warmup + 0.5))
+
+
+KIND = WorkloadKind(
+    params=FileioWorkload,
+    run=run,
+    headline=headline,
+    seconds=estimate_seconds,
+    disk_bytes=lambda p, tables: size_to_bytes(p.size),
+    logical_bytes=logical_bytes,
+)

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.model import FsyncWorkload
-from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.pg_test_fsync_output import fsync_metrics, parse_pg_test_fsync
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
 from pgfsbench.metrics import WorkloadResult
+from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
+from pgfsbench.workloads.pg_test_fsync_output import fsync_metrics, parse_pg_test_fsync
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
+
+TESTS = 18  # tests pg_test_fsync runs, each for --secs-per-test
+FILE_BYTES = 16 * MB  # it writes one WAL-segment-sized file
+
+
+class FsyncWorkload(WorkloadBase):
+    """pg_test_fsync in the target's filesystem, every section (seed 001)."""
+
+    type: Literal["fsync"]
+    seconds: int = Field(2, ge=1, le=600, description="seconds per test (-s)")
 
 
 def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     result = WorkloadResult()
     test_file = ctx.target.workdir / "pg_test_fsync.out"
-    ctx.require_free(16 * 2**20, "pg_test_fsync")  # it writes one 16 MB WAL-segment-sized file
+    ctx.require_free(FILE_BYTES, "pg_test_fsync")
     try:
         out = ctx.tool([ctx.cluster.bins.tool("pg_test_fsync"), "-s", str(params.seconds),
                         "-f", str(test_file)], "pg_test_fsync",
@@ -21,3 +37,12 @@ def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     # Every section: one and two 8 kB writes, open_sync sizes, non-write fd, no sync.
     result.metrics = fsync_metrics(parse_pg_test_fsync(out.stdout), sections=None)
     return result
+
+
+KIND = WorkloadKind(
+    params=FsyncWorkload,
+    run=run,
+    headline="fsync.fdatasync_8k.ops_per_s",  # Linux's default wal_sync_method
+    seconds=lambda p: TESTS * p.seconds + 1,
+    disk_bytes=lambda p, tables: FILE_BYTES,
+)

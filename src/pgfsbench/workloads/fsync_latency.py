@@ -8,14 +8,33 @@ distribution, and the tail (p99.9, max) is what a commit waits for under load.
 
 from __future__ import annotations
 
-from pgfsbench.plan.model import FsyncLatencyWorkload
-from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from pgfsbench.fields import Size
 from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.units import size_to_bytes
+from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
 
 JOB = "fsync-latency"
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
+
+
+class FsyncLatencyWorkload(WorkloadBase):
+    """fio, sequential writes each followed by fdatasync: WAL-like sync latency (seed 001)."""
+
+    type: Literal["fsync-latency"]
+    size: Size = "64M"
+    block_size: Size = "8k"
+    seconds: int = Field(10, ge=1, le=3600)
+    warmup: int = Field(0, ge=0, le=3600, description="seconds run before the measured "
+                                                      "ones and left out (fio --ramp_time)")
 
 
 def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]:
@@ -70,3 +89,23 @@ def fsync_latency_metrics(stdout: str) -> list[Metric]:
     metrics.append(Metric("fsync_latency.syncs_per_s", sync.n / (job.write.runtime_ms / 1000),
                           "syncs/s", True))
     return metrics
+
+
+def logical_bytes(params: FsyncLatencyWorkload,
+                  values: Mapping[str, float]) -> tuple[float | None, str]:
+    # One block per fdatasync; fio is time based, so the file size is not the total.
+    rate = values.get("fsync_latency.syncs_per_s")
+    if rate is None or not recorded(params, "seconds", "block_size"):
+        return None, "unknown"
+    return (rate * params.seconds * size_to_bytes(params.block_size),
+            "syncs/s × seconds × block size")
+
+
+KIND = WorkloadKind(
+    params=FsyncLatencyWorkload,
+    run=run,
+    headline="fsync_latency.sync_p99_us",
+    seconds=lambda p: p.seconds + p.warmup + size_to_bytes(p.size) / EST_WRITE_RATE,
+    disk_bytes=lambda p, tables: size_to_bytes(p.size),
+    logical_bytes=logical_bytes,
+)

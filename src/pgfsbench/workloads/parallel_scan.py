@@ -24,11 +24,17 @@ import statistics
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field, field_validator
+
+from pgfsbench.analysis.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.errors import CommandFailed
-from pgfsbench.plan.model import ParallelScanWorkload
-from pgfsbench.workloads.base import RunContext
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
 
 TABLE = "pgfsbench_parallel_scan"
 # Row as in the seed: bit(200). On disk about 60 B per row (tuple header, 30 B
@@ -36,7 +42,29 @@ TABLE = "pgfsbench_parallel_scan"
 # temporary file while the INSERT runs.
 EST_ROW_BYTES = 70
 EST_SPILL_BYTES = 40
-KNEE_GAIN = 0.10  # less than this improvement from more workers: past the knee
+
+
+class ParallelScanWorkload(WorkloadBase):
+    """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
+
+    type: Literal["parallel-scan"]
+    rows: int = Field(2_000_000, ge=1000, le=10**10)
+    workers: list[int] = Field([0, 1, 2, 4], min_length=1)
+    repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
+
+    @field_validator("workers")
+    @classmethod
+    def _workers_valid(cls, v: list[int]) -> list[int]:
+        if any(w < 0 or w > 1024 for w in v):
+            raise ValueError("worker counts must be between 0 and 1024")
+        return sorted(set(v))
+
+    def server_settings(self) -> dict[str, int]:
+        most = max(self.workers)
+        # Two spare: the postmaster frees the last query's workers a moment after the
+        # leader sees them stop, and a scan started in between would get fewer.
+        return {"max_worker_processes": most + 8, "max_parallel_workers": most + 2}
+
 
 SCAN = f"SELECT count(*) FROM {TABLE}"
 EXPLAIN = f"EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, SETTINGS, FORMAT JSON) {SCAN}"
@@ -107,40 +135,6 @@ def parse_explain_documents(text: str) -> list[ScanTiming]:
 
 
 # --- summarising the sweep -----------------------------------------------------------
-
-def best_workers(times: Mapping[int, float]) -> int:
-    """The worker count with the lowest time; on a tie, the fewer workers."""
-    if not times:
-        raise ValueError("no times")
-    return min(sorted(times), key=lambda w: times[w])
-
-
-def speedup(times: Mapping[int, float]) -> float:
-    """Time at the fewest workers measured (0: no parallelism) over the best time."""
-    base = times[min(times)]
-    return base / times[best_workers(times)]
-
-
-def knee_workers(times: Mapping[int, float], min_gain: float = KNEE_GAIN) -> int:
-    """The smallest worker count after which more workers no longer pay.
-
-    With the counts sorted w_0 < w_1 < ... < w_k and their times t_i, the knee
-    is the smallest w_i such that no larger count is at least ``min_gain``
-    (10 %) faster: min(t_j for j > i) > (1 - min_gain) * t_i. The last count
-    qualifies vacuously, so there always is a knee. Comparing against every
-    larger count, not just the next one, keeps a noisy flat step from hiding a
-    real gain further on. Flat or worsening times give w_0; times that keep
-    improving by 10 % or more give w_k.
-    """
-    if not times:
-        raise ValueError("no times")
-    counts = sorted(times)
-    for i, w in enumerate(counts):
-        later = [times[c] for c in counts[i + 1:]]
-        if not later or min(later) > (1 - min_gain) * times[w]:
-            return w
-    raise AssertionError("unreachable: the last count always qualifies")
-
 
 def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
     """Per-count median time and launched workers, then best, speedup and knee."""
@@ -271,3 +265,18 @@ def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
     result.metrics.append(Metric("parallel_scan.table_mb", size / 2**20, "MB", None,
                                  "informational: size of the scanned table"))
     return result
+
+
+def estimate_seconds(params: ParallelScanWorkload) -> float:
+    load = params.rows / 400_000
+    return load + len(params.workers) * (params.repeats + 1) * params.rows / 5_000_000 + 2
+
+
+KIND = WorkloadKind(
+    params=ParallelScanWorkload,
+    run=run,
+    # The scan with the most workers asked: what parallelism buys on this filesystem.
+    headline=lambda p, names: f"parallel_scan.workers_{max(p.workers)}.ms",
+    seconds=estimate_seconds,
+    disk_bytes=lambda p, tables: p.rows * (EST_ROW_BYTES + EST_SPILL_BYTES),
+)

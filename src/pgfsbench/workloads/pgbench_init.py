@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Literal
 
-from pgfsbench.plan.model import PgbenchInitWorkload
-from pgfsbench.workloads.base import RunContext
-from pgfsbench.workloads.pgbench_output import parse_init_output
+from pydantic import Field
+
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
+from pgfsbench.workloads.pgbench_output import parse_init_output
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
+
+# pgbench_accounts takes ~13 MB and its key ~2 MB per scale unit; WAL comes on top.
+BYTES_PER_SCALE = 15 * MB
+
+
+class PgbenchInitWorkload(WorkloadBase):
+    """pgbench -i: load time of the TPC-B tables, by phase (seed 000)."""
+
+    type: Literal["pgbench-init"]
+    scale: int = Field(10, ge=1, le=100000, description="scaling factor (-s)")
 
 
 def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     result = WorkloadResult()
-    # pgbench_accounts takes ~13 MB and its key ~2 MB per scale unit; WAL comes on top,
-    # so this only refuses what cannot possibly fit.
-    ctx.require_free(params.scale * 15 * 2**20, f"pgbench -i -s {params.scale}")
+    # Without the WAL: this only refuses what cannot possibly fit.
+    ctx.require_free(params.scale * BYTES_PER_SCALE, f"pgbench -i -s {params.scale}")
     out = ctx.tool([ctx.cluster.bins.tool("pgbench"), "-i", "-s", str(params.scale),
                     *ctx.cluster.conn_args(), "postgres"], "pgbench_init")
     # pgbench -i reports progress and its timing on stderr.
@@ -32,3 +46,14 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     result.metrics.append(Metric("pgbench_init.db_size_mb", size / 2**20, "MB", None,
                                  "database size after the load"))
     return result
+
+
+KIND = WorkloadKind(
+    params=PgbenchInitWorkload,
+    run=run,
+    headline="pgbench_init.elapsed_s",
+    seconds=lambda p: 1 + 0.25 * p.scale,
+    disk_bytes=lambda p, tables: p.scale * BYTES_PER_SCALE,
+    loads_tables=lambda p: p.scale * BYTES_PER_SCALE,
+    writes_wal=True,
+)

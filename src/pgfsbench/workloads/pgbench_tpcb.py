@@ -19,20 +19,90 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator, model_validator
 
 from pgfsbench.errors import UserError
-from pgfsbench.plan.model import PgbenchWorkload
-from pgfsbench.workloads.base import RunContext
+from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 from pgfsbench.workloads.pgbench_output import (
     RunSummary,
     TxLogSummary,
     parse_run_summary,
     summarize_transaction_logs,
 )
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
 
 LOG_PREFIX = "pgbench_log"
 BUILTIN = {"tpcb": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
+
+
+class PgbenchWorkload(WorkloadBase):
+    """pgbench for a fixed time (seeds 000, 002); needs a pgbench-init before it.
+
+    ``clients`` may be a list: a client sweep, one measurement per count.
+    """
+
+    type: Literal["pgbench"]
+    clients: int | list[int] = 4
+    threads: int | None = Field(None, ge=1, le=1000,
+                                description="-j; default: as many as clients (-c X -j X, "
+                                            "as the seeds do); capped at clients")
+    duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
+    protocol: Literal["prepared", "simple", "extended"] = "prepared"
+    mode: Literal["tpcb", "select-only", "simple-update"] = "tpcb"
+    script: Path | None = Field(None, description="a custom pgbench script file (-f)")
+    warmup: int | Literal["auto"] = Field(
+        0, description="seconds at the start left out of tps and latency: a number, or "
+                       "'auto' to detect where the per-second tps settles (MSER rule)")
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup_valid(cls, v: int | str) -> int | str:
+        if isinstance(v, int) and v < 0:
+            raise ValueError("warmup must be 0 or more seconds, or 'auto'")
+        return v
+
+    @model_validator(mode="after")
+    def _warmup_shorter(self) -> "PgbenchWorkload":
+        if isinstance(self.warmup, int) and self.warmup >= self.duration:
+            raise ValueError(f"warmup ({self.warmup} s) must be shorter than duration "
+                             f"({self.duration} s)")
+        return self
+
+    @field_validator("clients")
+    @classmethod
+    def _clients_positive(cls, v: int | list[int]) -> int | list[int]:
+        counts = v if isinstance(v, list) else [v]
+        if not counts or any(c < 1 or c > 1000 for c in counts):
+            raise ValueError("clients must be between 1 and 1000 (or a non-empty list of such)")
+        return v
+
+    @model_validator(mode="after")
+    def _script_or_mode(self) -> "PgbenchWorkload":
+        if self.script is not None and self.mode != "tpcb":
+            raise ValueError("give either mode or script, not both")
+        return self
+
+    def expand(self) -> list["PgbenchWorkload"]:
+        if isinstance(self.clients, list):
+            return [self.model_copy(update={"clients": c}) for c in self.clients]
+        return [self]
+
+    @property
+    def jobs(self) -> int:
+        assert isinstance(self.clients, int), "expand() a sweep first"
+        return min(self.threads or self.clients, self.clients)
+
+    def server_settings(self) -> dict[str, int]:
+        most = max(self.clients) if isinstance(self.clients, list) else self.clients
+        return {"max_connections": most + 10}
+
+    def sweep_label(self) -> str:
+        return f"clients={self.clients}"
 
 
 def _keep_gzipped(logs: list[Path], dest_dir: Path) -> list[Artifact]:
@@ -112,3 +182,14 @@ def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
     result.metrics = _metrics(params, summary, parse_run_summary(out.stdout))
     result.series += [summary.tps, summary.latency_avg]
     return result
+
+
+KIND = WorkloadKind(
+    params=PgbenchWorkload,
+    run=run,
+    headline="pgbench.tps",
+    seconds=lambda p: p.duration + 2,
+    disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
+    needs="pgbench-init",
+    writes_wal=True,
+)

@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
-from pgfsbench.monitor.system import SystemMonitor
-from pgfsbench.plan.model import SeqwriteWorkload
+from pgfsbench.fields import Size
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.base import RunContext
 from pgfsbench.workloads.dd_output import parse_dd_output
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
-from pgfsbench.metrics import Metric, Series, WorkloadResult
+from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
+
+if TYPE_CHECKING:
+    from pgfsbench.monitor.system import SystemMonitor
+    from pgfsbench.workloads.base import RunContext
 
 MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"
@@ -29,7 +36,19 @@ CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read 
 FILE_NAME = "seqwrite.img"
 
 
+class SeqwriteWorkload(WorkloadBase):
+    """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (seed 004)."""
+
+    type: Literal["seqwrite"]
+    size: Size = "1G"
+    block_size: Size = "4k"
+    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1)
+
+
 def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
+    # Here, not at the top: the read side imports this module for the kind's declaration.
+    from pgfsbench.monitor.system import SystemMonitor
+
     size, block = size_to_bytes(params.size), size_to_bytes(params.block_size)
     if block > size or size % block:
         raise UserError(f"seqwrite: size {params.size} is not a whole number of "
@@ -166,3 +185,20 @@ def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metri
     metrics.append(Metric(f"seqwrite.{tool}.device_write_ratio", ratio, "x", False, why))
     return metrics
 
+
+def logical_bytes(params: SeqwriteWorkload,
+                  values: Mapping[str, float]) -> tuple[float | None, str]:
+    if not recorded(params, "size", "tools"):
+        return None, "unknown"
+    return (float(size_to_bytes(params.size) * len(params.tools)),
+            f"size {params.size} × {len(params.tools)} tool(s)")
+
+
+KIND = WorkloadKind(
+    params=SeqwriteWorkload,
+    run=run,
+    headline=lambda p, names: f"seqwrite.{p.tools[0]}.mb_per_s",
+    seconds=lambda p: len(p.tools) * (size_to_bytes(p.size) / EST_WRITE_RATE + 1),
+    disk_bytes=lambda p, tables: size_to_bytes(p.size),  # one tool's file at a time
+    logical_bytes=logical_bytes,
+)

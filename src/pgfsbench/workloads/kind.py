@@ -1,0 +1,104 @@
+"""What a workload kind declares: its parameters, how it runs, and what the rest of the
+tool needs to know about it without running it.
+
+A kind is one module in ``pgfsbench.workloads`` that ends with ``KIND = WorkloadKind(...)``
+and is listed in ``registry.SHIPPED``. The plan model, the estimate, the headline metric
+and the efficiency ratios all read that declaration, so nothing else names the type.
+The read side (plan, analysis, report) imports kind modules too: a kind module imports
+RunContext only for type checking, and anything heavy (monitors, PostgreSQL) inside
+``run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar, get_args
+
+from pydantic import Field
+
+from pgfsbench.fields import Strict
+from pgfsbench.metrics import WorkloadResult
+
+if TYPE_CHECKING:
+    from pgfsbench.workloads.base import RunContext
+
+MB = 2**20
+# plan check's calibration (a loop image on a 2-core VM): bytes a workload writes a second
+# when it lays out or writes a file
+EST_WRITE_RATE = 200 * MB
+
+
+class WorkloadBase(Strict):
+    """What every workload's plan table has. ``server_settings`` says what the PostgreSQL
+    server must allow for the workload (set before the cluster starts); ``expand`` turns
+    a sweep into one concrete workload per measurement."""
+
+    repetitions: int | None = Field(
+        None, ge=1, le=1000,
+        description="measure this workload this many times per target (default: the plan's "
+                    "[repetitions] count)")
+
+    def server_settings(self) -> dict[str, int]:
+        return {}
+
+    def expand(self) -> list["WorkloadBase"]:
+        return [self]
+
+    tag: str = Field("", pattern=r"^[A-Za-z0-9_.=-]{0,40}$",
+                     description="tells two workloads of the same type apart in the results "
+                                 "(e.g. tag = 'big-table')")
+
+    def label(self) -> str:
+        """What tells this measurement apart from others of the same type: the sweep
+        value and the tag."""
+        return " ".join(filter(None, [self.sweep_label(), self.tag]))
+
+    def sweep_label(self) -> str:
+        return ""
+
+
+P = TypeVar("P", bound=WorkloadBase)
+
+
+@dataclass(frozen=True)
+class WorkloadKind(Generic[P]):
+    """Everything about one workload type. The type name is the params model's
+    ``type: Literal[...]``, so it is spelled once."""
+
+    params: type[P]
+    run: Callable[[RunContext, P], WorkloadResult]
+    # The one metric verdicts and 'auto' repetitions are about, chosen up front: a name,
+    # or a rule (validated params, the metric names the run stored → a name or None)
+    # when it depends on the parameters or on what was measured.
+    headline: str | Callable[[P, Sequence[str]], str | None]
+    # plan check's estimate: seconds one measurement takes ...
+    seconds: Callable[[P], float]
+    # ... and the most it writes on the target, given the bytes of the database tables
+    # already there (basebackup copies them).
+    disk_bytes: Callable[[P, int], int]
+    # For a kind that (re)loads the database tables later workloads use: their bytes. They
+    # replace the earlier tables (dropped first) and stay on the target.
+    loads_tables: Callable[[P], int] | None = None
+    # A type whose workload must come before this one in the plan (pgbench needs the
+    # tables pgbench-init loads).
+    needs: str | None = None
+    # Writes go through PostgreSQL's WAL: device bytes per WAL byte is its write
+    # amplification (elsewhere the WAL is background noise and the ratio absurd).
+    writes_wal: bool = False
+    # Bytes the workload itself wrote, from its params and the run's metric values, and
+    # how that was worked out; None (the kind) or (None, why) when unknown.
+    logical_bytes: Callable[[P, Mapping[str, float]], tuple[float | None, str]] | None = None
+
+    @property
+    def type(self) -> str:
+        return get_args(self.params.model_fields["type"].annotation)[0]
+
+
+def recorded(params: WorkloadBase, *fields: str) -> bool:
+    """Whether the run stored these parameters, rather than their being today's defaults.
+
+    A logical-bytes figure rests only on recorded values: a default changed since an old
+    run would silently rescale its ratio.
+    """
+    return set(fields) <= params.model_fields_set
