@@ -255,9 +255,11 @@ def cleanup(wait: Annotated[bool, typer.Option(
         "--wait", help="if a campaign runs on this machine, clean up when it ends "
                        "(default: refuse)")] = False) -> None:
     """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""  # noqa: E501
+    from pgfsbench import releasers
     from pgfsbench.ledger import stale_ledgers
     from pgfsbench.machine_lock import CLEANUP_WHY, machine_lock
 
+    releasers.load_all()  # the dead runs' ledgers may hold any kind of resource
     # Holding the machine lock: no campaign starts (and records 'before' values)
     # while a dead one's settings are being restored.
     with machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait, console.print,
