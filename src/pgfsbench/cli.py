@@ -73,7 +73,8 @@ def run(
                        "(default: refuse)")] = False,
 ) -> None:
     """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html."""  # noqa: E501
-    from pgfsbench.campaign import Options, run_campaign
+    from pgfsbench.campaign.options import Options
+    from pgfsbench.campaign.run import Campaign
     from pgfsbench.plan.load import load_plan
     from pgfsbench.postgres.binaries import find_binaries
     from pgfsbench.report.terminal import render_table
@@ -86,8 +87,8 @@ def run(
     console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
                   f"{escape(str(results))}")
     try:
-        status = run_campaign(the_plan, Options(results, bins, keep, tuple(allow_format or ()),
-                                                wipe_signatures, wait), console.print)
+        options = Options(results, bins, keep, tuple(allow_format or ()), wipe_signatures, wait)
+        status = Campaign(the_plan, options, console.print).run()
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if (results / "results.db").is_file():
@@ -257,9 +258,11 @@ def cleanup(wait: Annotated[bool, typer.Option(
         "--wait", help="if a campaign runs on this machine, clean up when it ends "
                        "(default: refuse)")] = False) -> None:
     """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""  # noqa: E501
+    from pgfsbench import releasers
     from pgfsbench.ledger import stale_ledgers
     from pgfsbench.machine_lock import CLEANUP_WHY, machine_lock
 
+    releasers.load_all()  # the dead runs' ledgers may hold any kind of resource
     # Holding the machine lock: no campaign starts (and records 'before' values)
     # while a dead one's settings are being restored.
     with machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait, console.print,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pgfsbench.errors import UserError
+from pgfsbench.ledger import releaser
 
 LOCK_ENV = "PGFSBENCH_LOCK_FILE"
 DEFAULT_PATHS = (Path("/run/lock/pgfsbench.lock"), Path("/tmp/pgfsbench.lock"))
@@ -130,8 +131,9 @@ def release(holder_id: str) -> None:
         os.close(fd)
 
 
+@releaser("lock")
 def release_recorded(res: dict) -> list[str]:
-    """The ledger's releaser for a "lock" record: our own lock is let go; a dead
+    """Undo a "lock" record in a campaign's ledger: our own lock is let go; a dead
     campaign's was let go by the kernel when it died, so there is nothing to undo."""
     release(res.get("holder", ""))
     return []

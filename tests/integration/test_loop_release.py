@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from pgfsbench import releasers
 from pgfsbench.ledger import Ledger
 from tests.integration.conftest import loops_backed_by
 
@@ -22,6 +23,7 @@ from tests.integration.conftest import loops_backed_by
 @pytest.fixture
 def held_loop(tmp_path, state_dir):
     """A ledger with one loop device on a sparse image, and an open fd on the device."""
+    releasers.load_all()
     image = tmp_path / "held.img"
     with open(image, "wb") as f:
         f.truncate(16 * 2**20)

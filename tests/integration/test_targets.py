@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench import campaign
-from pgfsbench.campaign import Options, run_campaign
+from pgfsbench.campaign import machine
+from pgfsbench.campaign.options import Options
+from pgfsbench.campaign.run import Campaign
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.postgres.binaries import find_binaries
 from tests.integration.conftest import cli, export, ledgers, leftovers
@@ -50,11 +51,11 @@ def world_dir():
 def test_without_loop_devices_it_falls_back_to_a_directory_target(world_dir, state_dir,
                                                                   monkeypatch):
     # What a non-root user gets: no loop devices, so no filesystems to make.
-    monkeypatch.setattr(campaign, "can_use_loop_devices", lambda: False)
+    monkeypatch.setattr(machine, "can_use_loop_devices", lambda: False)
     said: list[str] = []
     results = world_dir / "r"
-    status = run_campaign(parse_plan(SMALL, "small"), Options(results, find_binaries()),
-                          said.append)
+    status = Campaign(parse_plan(SMALL, "small"), Options(results, find_binaries()),
+                      said.append).run()
     assert status == "ok"
     assert any("no filesystem comparison is possible" in s for s in said)
     db = sqlite3.connect(results / "results.db")

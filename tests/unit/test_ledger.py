@@ -5,12 +5,14 @@ import sys
 import pytest
 
 from pgfsbench import ledger as ledger_mod
+from pgfsbench import releasers
 from pgfsbench.ledger import Ledger, stale_ledgers
 
 
 @pytest.fixture
 def state(tmp_path, monkeypatch):
     monkeypatch.setenv(ledger_mod.STATE_ENV, str(tmp_path / "state"))
+    releasers.load_all()  # the "file" and "dir" releasers live with the code making them
     return tmp_path
 
 
@@ -58,22 +60,3 @@ def test_a_resource_that_cannot_be_undone_stays_for_cleanup(state, monkeypatch):
     assert Ledger.load(ledger.path).resources == [res]  # cleanup will find it
     ledger.close()
     assert ledger.path.exists()
-
-
-def test_only_a_live_postgres_of_that_user_is_signalled(tmp_path):
-    import shutil
-    import subprocess
-
-    from pgfsbench.ledger import _is_postmaster
-
-    fake = tmp_path / "postgres"  # a program that is called postgres, and sleeps
-    shutil.copy("/bin/sleep", fake)
-    child = subprocess.Popen([str(fake), "30"])
-    try:
-        assert _is_postmaster(child.pid, os.getuid())
-        assert not _is_postmaster(child.pid, os.getuid() + 4242)  # another user's
-        assert not _is_postmaster(os.getpid(), os.getuid())       # a reused pid: python
-    finally:
-        child.kill()
-        child.wait()
-    assert not _is_postmaster(child.pid, os.getuid())             # gone

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from pgfsbench.campaign import _signals_unwind_once
+from pgfsbench.campaign.signals import signals_unwind_once
 from pgfsbench.errors import Interrupted
 
 
@@ -17,7 +17,7 @@ def test_only_the_first_signal_interrupts(first, error, capfd) -> None:
     cleaned = []
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     with pytest.raises(error):
-        with _signals_unwind_once():
+        with signals_unwind_once():
             try:
                 os.kill(os.getpid(), first)
             finally:

@@ -1,7 +1,8 @@
 """One PostgreSQL cluster on a target: initdb there, start, query, stop.
 
 It runs as an unprivileged user, listens only on a Unix socket in a private
-(0700) directory, and trusts only that socket.
+(0700) directory, and trusts only that socket. A started server is in the
+ledger; its releaser (``stop_recorded``) stops it, also after a crash.
 """
 
 from __future__ import annotations
@@ -9,16 +10,18 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
-import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench import proc
-from pgfsbench.ledger import Ledger
+from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.postgres.binaries import PgBinaries
 from pgfsbench.postgres.config import conf_text
+from pgfsbench.scratch import private_dir
 
 SUPERUSER = "postgres"
 
@@ -101,12 +104,8 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
 
     The server log is copied to ``log_dest`` once the server has stopped.
     """
-    socket_dir = Path(tempfile.mkdtemp(prefix="pgfsb-", dir="/tmp"))  # short: socket path limit
-    scratch = ledger.add("dir", path=str(socket_dir))
-    try:
-        os.chmod(socket_dir, 0o700)
-        if os.geteuid() == 0:
-            os.chown(socket_dir, user.uid, user.gid)
+    # In /tmp: short, for the socket path's length limit.
+    with private_dir(ledger, "pgfsb-", "/tmp", user) as socket_dir:
         cluster = Cluster(bins, user, workdir / "pgdata", socket_dir, free_port())
         if not (cluster.pgdata / "PG_VERSION").exists():  # a reused target keeps its cluster
             cluster.commands.append(cluster.run([
@@ -126,8 +125,6 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
         finally:
             ledger.release(res)
             _keep_server_log(cluster, log_dest)
-    finally:
-        ledger.release(scratch)
 
 
 def _keep_server_log(cluster: Cluster, dest: Path) -> None:
@@ -135,3 +132,49 @@ def _keep_server_log(cluster: Cluster, dest: Path) -> None:
     if cluster.log_path.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cluster.log_path, dest)
+
+
+def _postmaster_pid(pgdata: str) -> int | None:
+    try:
+        return int(Path(pgdata, "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _is_postmaster(pid: int, uid: int) -> bool:
+    """Whether pid is a running postgres program owned by uid (from /proc)."""
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        owner = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return False
+    # A binary replaced on disk while running reads as "postgres (deleted)".
+    return exe.split(" ")[0] == "postgres" and owner == uid
+
+
+@releaser("postgres")
+def stop_recorded(res: dict) -> list[str]:
+    """Stop a recorded server: with pg_ctl, else by signal if it is still that server."""
+    pgdata = res["pgdata"]
+    pid = _postmaster_pid(pgdata)
+    if pid is None:
+        return []
+    user = proc.RunAs.lookup(res["user"]) if res.get("user") else None
+    stop = proc.run([res["pg_ctl"], "stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"],
+                    as_user=user, check=False)
+    if stop.ok:
+        return []
+    # pg_ctl could not do it (binaries gone, cluster wedged): end it by signal, but
+    # only if the pid is still that postmaster. After a reboot or a long time the
+    # file's pid may belong to any process, and we are root.
+    if not _is_postmaster(pid, user.uid if user else os.getuid()):
+        return []
+    try:
+        os.kill(pid, signal.SIGQUIT)
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return []
+    return []

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from pgfsbench.ledger import Ledger
 from pgfsbench.paths import searchable_by_others
 from pgfsbench.provision.mountinfo import mount_of
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.scratch import private_dir
 
 
 @contextlib.contextmanager
@@ -28,14 +28,7 @@ def directory_target(name: str, parent: Path, ledger: Ledger,
         raise UserError(f"target '{name}': the PostgreSQL user '{owner.name}' cannot reach "
                         f"{parent} (a directory on the way is not o+x); choose a directory "
                         "other users can traverse, e.g. under /srv or /var/tmp")
-    workdir = Path(tempfile.mkdtemp(prefix=f"pgfsbench-{name}-", dir=parent))
-    res = ledger.add("dir", path=str(workdir))
-    try:
-        os.chmod(workdir, 0o700)
-        if os.geteuid() == 0:
-            os.chown(workdir, owner.uid, owner.gid)
+    with private_dir(ledger, f"pgfsbench-{name}-", parent, owner) as workdir:
         mount = mount_of(workdir)
         yield PreparedTarget(name=name, kind="dir", fs=mount.fs_type, workdir=workdir,
                              device=mount.source, mount=mount)
-    finally:
-        ledger.release(res)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench.errors import UserError
-from pgfsbench.ledger import Ledger
+from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.plan.model import SYSCTL_NAME, SettingValue
 
 PROC_SYS = Path("/proc/sys")
@@ -211,8 +211,9 @@ def _restore_order(knobs: list[Knob]) -> list[Knob]:
     return ordered
 
 
+@releaser("sysctl", "sysfs")
 def restore(res: dict) -> list[str]:
-    """Put a recorded kernel value back (the ledger's releaser for "sysctl" and "sysfs");
+    """Put a recorded kernel value back (a sysctl, or a block queue setting in sysfs);
     returns problems, empty when it is back."""
     path = Path(res["path"]) if res.get("path") else sysctl_path(res["name"])
     what = res.get("name") or str(path)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
-from pgfsbench.ledger import Ledger
 from pgfsbench.filesystems.recipe import Recipe
 from pgfsbench.filesystems.registry import recipe
+from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
 from pgfsbench.units import size_to_mb
@@ -134,3 +135,37 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
             if dev is not None:
                 target.notes.append(_direct_io_note(label, dev, spec.direct_io))
         yield target
+
+
+@releaser("file")
+def remove_image(res: dict) -> list[str]:
+    Path(res["path"]).unlink(missing_ok=True)
+    return []
+
+
+def _attached_loops(image: str) -> list[str]:
+    result = proc.run(["losetup", "-j", image, "-O", "NAME", "-n"], check=False)
+    return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+@releaser("loop")
+def detach_recorded(res: dict, pending_wait: float = 5.0) -> list[str]:
+    failed = []
+    # The device may not have been recorded yet if we crashed right after attach:
+    # find every loop device backed by the image.
+    for device in _attached_loops(res["image"]):
+        for attempt in range(10):
+            if proc.run(["losetup", "-d", device], check=False).ok:
+                break
+            time.sleep(0.3 * (attempt + 1))
+        else:
+            failed.append(device)
+    # A device someone still holds open (udev probing it after a umount, say) is only
+    # marked for detaching, and goes at the last close: wait for that, briefly.
+    deadline = time.monotonic() + pending_wait
+    while (held := [d for d in _attached_loops(res["image"]) if d not in failed]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [f"could not detach {d}" for d in failed] + [
+        f"{d} is still backed by {res['image']} {pending_wait:g} s after detaching: "
+        "something holds it open" for d in held]

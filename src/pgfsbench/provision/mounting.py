@@ -1,17 +1,23 @@
-"""Mounting a freshly made filesystem on a private mount point, the same for every target."""
+"""Mounting a freshly made filesystem on a private mount point, the same for every target.
+
+The mount is in the ledger before it happens; its releaser unmounts it, also
+after a crash (ending what a killed run left holding files there).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipe
-from pgfsbench.ledger import Ledger
-from pgfsbench.provision.mountinfo import MountEntry, mount_of
+from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.provision.mountinfo import MountEntry, mount_of, mount_points
 
 
 def mount_private(name: str, fs: str, device: str, options: str, ledger: Ledger,
@@ -38,3 +44,51 @@ def mount_private(name: str, fs: str, device: str, options: str, ledger: Ledger,
     workdir.mkdir()
     os.chown(workdir, owner.uid, owner.gid)
     return workdir, mount
+
+
+def _mounted(path: str) -> bool:
+    return os.path.realpath(path) in mount_points()
+
+
+def _users_of(path: str) -> set[int]:
+    """Processes with their cwd or an open file under ``path``."""
+    prefix = os.path.realpath(path).rstrip("/") + "/"
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            links = [entry / "cwd", *(entry / "fd").iterdir()]
+            for link in links:
+                if (os.readlink(link) + "/").startswith(prefix):
+                    pids.add(int(entry.name))
+                    break
+        except OSError:
+            continue
+    return pids
+
+
+@releaser("mount")
+def unmount_recorded(res: dict) -> list[str]:
+    path = res["path"]
+    for attempt in range(8):
+        if not _mounted(path):
+            break
+        if proc.run(["umount", path], check=False).ok:
+            break
+        if attempt >= 1:
+            # Still busy: a tool orphaned by a killed run (pgbench, pg_test_fsync) holds
+            # files on our own mount. Nothing else can be there: end it.
+            for pid in _users_of(path):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5 * (attempt + 1))
+    else:
+        return [f"could not unmount {path}: still busy"]
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return [f"could not remove mount point {path}: {exc}"]
+    return []

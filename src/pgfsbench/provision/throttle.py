@@ -42,12 +42,13 @@ import errno
 import itertools
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench.errors import UserError
-from pgfsbench.ledger import Ledger, move_to_cgroup
+from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.plan.model import Throttle
 from pgfsbench.units import size_to_bytes
 from pgfsbench.provision.mountinfo import parse_mountinfo
@@ -318,3 +319,49 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
                 record["release_problems"].append(
                     f"could not move pgfsbench back to {home}: {exc.strerror}")
         record["release_problems"] += ledger.release(res)
+
+
+def move_to_cgroup(pid: int, procs: str | Path) -> None:
+    """Move process ``pid`` (all its threads) into the cgroup whose ``cgroup.procs`` is
+    ``procs``: one write(2), so the kernel's refusal is raised here as OSError."""
+    fd = os.open(procs, os.O_WRONLY)
+    try:
+        os.write(fd, str(pid).encode())
+    finally:
+        os.close(fd)
+
+
+@releaser("cgroup")
+def remove_recorded(res: dict) -> list[str]:
+    """Remove a throttling cgroup: whatever is still in it (an orphaned tool, or the
+    crashed run's children) goes back to ``home`` (the cgroup.procs it came from, else
+    the parent's), then the empty directory is removed."""
+    path = res["path"]
+    homes = [res.get("home"), os.path.join(os.path.dirname(path), "cgroup.procs")]
+    problem = ""
+    for attempt in range(10):
+        try:
+            pids = [int(p) for p in Path(path, "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return []  # never made, or already removed
+        except OSError as exc:
+            return [f"could not read {path}/cgroup.procs: {exc.strerror}"]
+        for pid in pids:
+            for home in filter(None, homes):
+                try:
+                    move_to_cgroup(pid, home)
+                    break
+                except ProcessLookupError:
+                    break  # it has exited meanwhile
+                except OSError as exc:
+                    problem = f"could not move pid {pid} to {home}: {exc.strerror}"
+        try:
+            os.rmdir(path)
+            return []
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            problem = f"could not remove cgroup {path}: {exc.strerror}" + (
+                f" (pids found in it: {', '.join(map(str, pids))})" if pids else "")
+        time.sleep(0.1 * (attempt + 1))
+    return [problem]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from pgfsbench.ledger import Ledger
 from pgfsbench.postgres.cluster import Cluster
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.metrics import Artifact
+from pgfsbench.scratch import private_dir
 
 
 @dataclass
@@ -46,17 +45,9 @@ class RunContext:
                             f"'{self.target.name}' has {free / 2**20:.0f} MB free; give the "
                             "target a larger size or the workload a smaller one")
 
-    @contextlib.contextmanager
-    def scratch(self) -> Iterator[Path]:
+    def scratch(self) -> contextlib.AbstractContextManager[Path]:
         """A private directory off the target for tool logs, removed afterwards.
 
         Off the target so that writing logs does not disturb what is measured.
         """
-        path = Path(tempfile.mkdtemp(prefix="pgfsbench-run-", dir="/var/tmp"))
-        res = self.ledger.add("dir", path=str(path))
-        try:
-            if os.geteuid() == 0:
-                os.chown(path, self.cluster.user.uid, self.cluster.user.gid)
-            yield path
-        finally:
-            self.ledger.release(res)
+        return private_dir(self.ledger, "pgfsbench-run-", "/var/tmp", self.cluster.user)

@@ -1,0 +1,332 @@
+"""The ``Campaign``: a plan run on this machine, recorded in a new results directory.
+
+It holds the run's context (plan, options, ledger, store, PostgreSQL user,
+schedule) and walks it: rounds → targets → workloads, recording each outcome.
+What touches the machine comes from a provisioner (``machine.py``) and how a
+workload runs from ``run_workload``; both are constructor parameters, so a unit
+test drives rounds, failures and interrupts with fakes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import secrets
+import subprocess
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.markup import escape
+
+from pgfsbench import __version__, proc
+from pgfsbench.analysis.efficiency import derived_metrics
+from pgfsbench.analysis.headline import headline_metric
+from pgfsbench.campaign.machine import Machine, Provisioner
+from pgfsbench.campaign.options import Options, Say
+from pgfsbench.campaign.signals import signals_unwind_once
+from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
+from pgfsbench.ledger import Ledger, stale_ledgers
+from pgfsbench.machine_lock import machine_lock
+from pgfsbench.metrics import WorkloadResult
+from pgfsbench.monitor import monitors_for
+from pgfsbench.plan.model import Plan, Target
+from pgfsbench.proc import RunAs
+from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.schedule import Schedule
+from pgfsbench.store.db import Store, check_new_results_dir
+from pgfsbench.workloads import registry
+from pgfsbench.workloads.base import RunContext
+
+Runner = Callable[[RunContext, object], WorkloadResult]  # (ctx, workload) -> its numbers
+
+
+def run_workload(ctx: RunContext, workload) -> WorkloadResult:
+    """Measure ``workload``: the one place its type's runner is looked up."""
+    return registry.kind(workload.type).run(ctx, workload)
+
+
+@dataclass
+class TargetState:
+    """What a target carries from one visit to the next."""
+
+    target_id: int
+    target: PreparedTarget | None = None  # provisioned and kept (repetitions.fresh = false)
+    provenance: dict | None = None  # from the first visit
+    failed: bool = False  # provisioning failed: no more visits
+    init_failed: bool = False  # its pgbench tables are not (completely) loaded
+
+
+class Campaign:
+    """One run of ``plan``: ``Campaign(plan, options, say).run()`` returns its status.
+
+    ``machine(campaign)`` makes the provisioner (the real ``Machine`` by default);
+    ``run_workload(ctx, workload)`` measures one workload (its type's runner).
+    """
+
+    def __init__(self, plan: Plan, options: Options, say: Say, *,
+                 machine: Callable[["Campaign"], Provisioner] = Machine,
+                 run_workload: Runner = run_workload) -> None:
+        self.plan = plan
+        self.options = options
+        self.say = say
+        self.machine = machine(self)
+        self.run_workload = run_workload
+        # Set while it runs:
+        self.id = ""
+        self.ledger: Ledger | None = None
+        self.store: Store | None = None
+        self.user: RunAs | None = None
+        self.schedule: Schedule | None = None
+        self.specs: dict[str, Target] = {}  # the targets that run, by name
+        self.states: dict[str, TargetState] = {}
+
+    def run(self) -> str:
+        """Run every target of the plan; returns the campaign status: 'ok' (every run
+        completed), 'partial' (some did) or 'failed' (none did)."""
+        # What can be known to fail is refused before anything is made; so is a
+        # results directory that cannot take results.
+        self.machine.preflight()
+        results_dir = self.options.results_dir
+        check_new_results_dir(results_dir)
+        self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        with signals_unwind_once(), \
+                machine_lock(self.id, "campaign", self.options.wait, self.say,
+                             plan=self.plan.name, results=str(results_dir)) as lock:
+            refuse_leftovers()
+            self.ledger = Ledger.create(self.id, results_dir)
+            self.ledger.add("lock", path=str(lock), holder=self.id)
+            status = "failed"
+            try:
+                self.user = self.machine.pg_user()
+                self.store = Store.create(results_dir)
+                self.store.start_campaign(self.id, self.plan.name,
+                                          self.plan.model_dump(mode="json"),
+                                          self.machine.host_facts(), __version__)
+                self._run_rounds(self.machine.targets())
+                status = self.store.outcome()
+            except (Interrupted, KeyboardInterrupt):
+                status = "interrupted"
+                raise
+            finally:
+                problems = self.ledger.release_all()
+                self.ledger.close()
+                for p in problems:
+                    self.say(f"[red]cleanup: {escape(p)}[/] (run 'pgfsbench cleanup' to retry)")
+                if self.store is not None:
+                    self._record_end(status)
+        return status
+
+    def _record_end(self, status: str) -> None:
+        """Record how the campaign ended, with the reserve's room if the disk is full."""
+        store = self.store
+        try:
+            try:
+                store.end_campaign(status)
+            except ResultsUnwritable:
+                store.release_reserve()
+                store.end_campaign(status)
+        except ResultsUnwritable as exc:
+            self.say(f"[red]could not record the campaign's end ({escape(status)}): "
+                     f"{escape(str(exc))}[/]")
+        finally:
+            store.close()
+
+    # --- rounds ----------------------------------------------------------------
+    def _run_rounds(self, targets: list[Target]) -> None:
+        """Visit the targets round by round, interleaved, until the schedule is done."""
+        store, states = self.store, self.states
+        for position, spec in enumerate(targets):
+            target_id = store.add_target(spec.name, position, spec.kind, spec.fs or "dir",
+                                         spec.model_dump(mode="json"))
+            if reason := self.machine.unavailable(spec):
+                store.set_target(target_id, "skipped", reason)
+                self.say(f"[yellow]{spec.name}: skipped: {escape(reason)}[/]")
+                continue
+            self.specs[spec.name] = spec
+            states[spec.name] = TargetState(target_id)
+        schedule = self.schedule = Schedule(self.plan.repetitions, list(self.specs),
+                                            self.plan.measurements())
+        rounds = schedule.max_rounds()
+        # Reused targets stay provisioned across rounds; the ledger still undoes them.
+        with contextlib.ExitStack() as kept:
+            try:
+                for round_no in range(1, rounds + 1):
+                    active = [t for t in schedule.active_targets(round_no)
+                              if not states[t].failed]
+                    if not active:
+                        break
+                    if rounds > 1:
+                        self.say(f"[bold]round {round_no}[/] of at most {rounds}: "
+                                 f"{', '.join(active)}")
+                    for name in schedule.order(round_no, active):
+                        self._visit(name, round_no, rounds, kept)
+                        if states[name].failed:
+                            schedule.drop(name)
+                    schedule.end_round(round_no)
+                    store.set_schedule(schedule.describe())
+            except (Interrupted, KeyboardInterrupt):
+                # Every target visited so far stopped short of its rounds, not just this one.
+                for st in states.values():
+                    if st.provenance is not None and not st.failed:
+                        store.set_target(st.target_id, "interrupted", "interrupted")
+                raise
+            finally:
+                store.set_schedule(schedule.describe())
+        for name, st in states.items():
+            if not st.failed:
+                store.set_target(st.target_id, "ok")
+
+    def _visit(self, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack) -> None:
+        """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
+        spec, st, store = self.specs[name], self.states[name], self.store
+        fs = spec.fs or "dir"
+        tdir = self.options.results_dir / "artifacts" / spec.name
+        if rounds > 1:
+            tdir = tdir / f"round-{round_no:02d}"
+        try:
+            with contextlib.ExitStack() as visit:
+                target = st.target
+                if target is None:
+                    self.say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
+                    stack = visit if self.plan.repetitions.fresh else kept
+                    target = stack.enter_context(self.machine.target(spec))
+                    self._keep_commands(st.target_id, target, tdir)
+                    if not self.plan.repetitions.fresh:
+                        st.target = target
+                    st.init_failed = False  # a fresh filesystem has nothing loaded yet
+                else:
+                    self.say(f"[bold]{spec.name}[/]: reusing the {fs} target")
+                settings = visit.enter_context(self.machine.os_settings(spec, target))
+                first = st.provenance is None
+                if first:
+                    st.provenance = {**self.machine.provenance(spec, target), **settings}
+                    store.set_target(st.target_id, "running", provenance=st.provenance,
+                                     fs=target.fs)
+                backing = (st.provenance.get("backing_device") or {}).get("device")
+                measurements = self.schedule.visit(spec.name, round_no)
+                prov_pg = self._measure(spec, st, target, measurements, round_no, tdir,
+                                        backing)
+                if first:
+                    st.provenance.update(prov_pg)
+                    store.set_target(st.target_id, "running", provenance=st.provenance)
+            for problem in settings["os_settings"].get("restore_problems", []):
+                self.say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
+        except (CommandFailed, UserError, OSError, subprocess.TimeoutExpired) as exc:
+            store.raise_if_unwritable(exc)
+            # One target's failure (a tool that failed or hung) is recorded; the rest go on.
+            st.failed = True
+            store.set_target(st.target_id, "failed", str(exc))
+            self.say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")
+        except (Interrupted, KeyboardInterrupt):
+            store.set_target(st.target_id, "interrupted", "interrupted")
+            raise
+
+    def _keep_commands(self, target_id: int, target: PreparedTarget, tdir: Path) -> None:
+        """Keep each provisioning command (losetup, mkfs, mount) with its output."""
+        for n, result in enumerate(target.commands, start=1):
+            tool = Path(result.argv[0]).name
+            path = proc.save(result, tdir, f"provision-{n:02d}-{tool}")
+            self.store.add_artifact("command", path, target_id=target_id, command=result.argv,
+                                    exit_code=result.exit_code)
+
+    # --- workloads -------------------------------------------------------------
+    def _measure(self, spec: Target, st: TargetState, target: PreparedTarget,
+                 measurements: list, round_no: int, tdir: Path, backing: str | None) -> dict:
+        """Start PostgreSQL on the target and run this visit's measurements; returns the
+        server's provenance."""
+        store, schedule = self.store, self.schedule
+        with self.machine.server(spec, target, tdir / "postgres.log") as cluster:
+            store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
+            provenance_pg = {"postgres_version": cluster.version(),
+                             "postgres_bindir": str(self.options.bins_for(spec.name).bindir),
+                             "postgres_settings": cluster.changed_settings(),
+                             "postgres_commands": [list(c.argv) for c in cluster.commands]}
+            for workload in measurements:
+                index = schedule.position(workload) + 1
+                params = workload.model_dump(mode="json")
+                run_id = store.start_run(st.target_id, workload.type, params, workload.label(),
+                                         round_no)
+                if workload.type == "pgbench" and st.init_failed:
+                    # Its tables would be missing or half loaded: a number from it would lie.
+                    store.finish_run(run_id, "failed",
+                                     "not run: pgbench-init failed on this target")
+                    schedule.record(spec.name, workload, None, ok=False)
+                    continue
+                ctx = RunContext(target, cluster, self.ledger,
+                                 tdir / f"{index:02d}-{workload.type}")
+                self.say(f"  {target.name}: {workload.type} {escape(workload.label())}...")
+                watch = functools.partial(monitors_for, self.plan.monitors, target.device,
+                                          backing, cluster)
+                result = self._run_one(st.target_id, run_id, ctx, workload, watch)
+                if workload.type == "pgbench-init":
+                    st.init_failed = result is None
+                schedule.record(spec.name, workload, _headline_value(workload, result),
+                                ok=result is not None)
+        return provenance_pg
+
+    def _run_one(self, target_id: int, run_id: int, ctx: RunContext, workload,
+                 watch: Callable) -> WorkloadResult | None:
+        """Run one workload with its monitors and record it, whatever happens; its result,
+        or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
+        timeline."""
+        store, say = self.store, self.say
+        name = f"{ctx.target.name}: {workload.type}"
+        try:
+            with watch(time.monotonic()) as monitors:
+                result = self.run_workload(ctx, workload)
+            result.series += monitors.series()
+            result.metrics += monitors.totals()
+            # Cost per unit of work and tps stalls, from the workload's numbers and the
+            # monitors' together.
+            result.metrics += derived_metrics(workload.type, workload.model_dump(mode="json"),
+                                              result.metrics, {s.name: s for s in result.series})
+        except Interrupted:
+            store.finish_run(run_id, "interrupted", "interrupted by a signal")
+            raise
+        except KeyboardInterrupt:
+            store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
+            raise
+        except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
+            store.raise_if_unwritable(exc)  # our own results disk full: nothing more can be kept
+            store.finish_run(run_id, "failed", str(exc))
+            say(f"  [red]{name} failed: {escape(str(exc))}[/]")
+            return None
+        except Exception as exc:  # a bug of ours: keep the traceback, go on
+            try:
+                ctx.artifacts_dir.mkdir(parents=True, exist_ok=True)
+                tb = ctx.artifacts_dir / "traceback.txt"
+                tb.write_text(traceback.format_exc())
+            except OSError as unwritable:
+                store.raise_if_unwritable(unwritable)
+                raise
+            store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
+            store.finish_run(run_id, "failed", f"internal error: {exc!r}")
+            say(f"  [red]{name} failed (internal error): {escape(repr(exc))}[/]")
+            return None
+        finally:
+            for a in ctx.kept:  # tool outputs: they explain a failure too
+                store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
+                                   command=a.command, exit_code=a.exit_code)
+        store.add_result(run_id, target_id, result)  # with its status 'ok'
+        return result
+
+
+def _headline_value(workload, result: WorkloadResult | None) -> float | None:
+    if result is None:
+        return None
+    values = {m.name: m.value for m in result.metrics}
+    name = headline_metric(workload.type, workload.model_dump(mode="json"), values)
+    return values.get(name) if name else None
+
+
+def refuse_leftovers() -> None:
+    """A killed campaign's leftovers must be undone first: its changed sysctls would be
+    recorded as this campaign's 'before' values, and restored to them."""
+    if stale := stale_ledgers():
+        left = stale[0]
+        raise UserError(f"a campaign was killed on this machine without cleaning up (pid "
+                        f"{left.pid}, results {left.results_dir}); it left {left.summary()}: "
+                        "run 'pgfsbench cleanup' first")
