@@ -7,6 +7,7 @@ import pytest
 from pgfsbench.analysis.efficiency import (
     Stall, derived_metrics, efficiency_metrics, find_stalls, stall_context, stall_metrics)
 from pgfsbench.metrics import Metric, Series
+from pgfsbench.workloads.registry import StoredParamsWarning
 
 
 def _m(name: str, value: float | None, unit: str = "") -> Metric:
@@ -64,7 +65,8 @@ def test_seqwrite_logical_bytes() -> None:
     assert "512M × 2 tool(s)" in got["eff.device_bytes_per_logical_byte"].note
     # Size unknown or unparsable: skipped, not guessed.
     assert efficiency_metrics("seqwrite", {"tools": ["dd"]}, dev, {}) == []
-    assert efficiency_metrics("seqwrite", {"size": "lots"}, dev, {}) == []
+    with pytest.warns(StoredParamsWarning, match="size: 'lots' is not a size"):
+        assert efficiency_metrics("seqwrite", {"size": "lots"}, dev, {}) == []
     assert efficiency_metrics("seqwrite", {"size": "1M"},
                               [_m("mon.disk.target.write_bytes", None)], {}) == []
 
