@@ -227,13 +227,14 @@ def parse_pid_stat(text: str) -> ProcCpu:
     """/proc/<pid>/stat → its CPU ticks. The command name may hold spaces and ')', so
     the fields are counted from its last ')'."""
     head, sep, rest = text.rpartition(")")
-    parts = rest.split()
+    parts = rest.split(None, 16)
     if not sep or len(parts) < 15:
         raise ValueError(f"/proc/<pid>/stat: unreadable: {text[:80]!r}")
     try:
         # after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt
         # cmajflt utime stime cutime cstime (proc(5) fields 3-17)
-        return ProcCpu(int(parts[1]), *(int(v) for v in parts[11:15]))
+        return ProcCpu(int(parts[1]), int(parts[11]), int(parts[12]), int(parts[13]),
+                       int(parts[14]))
     except ValueError:
         raise ValueError(f"/proc/<pid>/stat: unreadable: {text[:80]!r}") from None
 

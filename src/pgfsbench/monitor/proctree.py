@@ -46,12 +46,13 @@ class ProcessTree:
         self.own_pid = own_pid if own_pid is not None else os.getpid()
         self.server_pidfile = server_pidfile
         self._proc = proc
+        self._root = str(proc)
         self._server_pid: int | None = None
         self.problems: list[str] = []
 
     def _text(self, *parts: str | int) -> str | None:
-        try:
-            fd = os.open(self._proc.joinpath(*map(str, parts)), os.O_RDONLY)
+        try:  # a joined string, not a Path: this runs for every backend every tick
+            fd = os.open("/".join((self._root, *map(str, parts))), os.O_RDONLY)
         except OSError:
             return None  # exited meanwhile: its time is in its parent's cutime now
         try:
