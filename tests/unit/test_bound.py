@@ -68,6 +68,8 @@ def test_device_util_median_and_other_disk_from_the_totals():
     assert v["bound.device_util_frac"] == pytest.approx(0.95)
     assert v["bound.other_disk_frac"] == pytest.approx(0.8)
     assert v["bound.other_disk_mb_per_s"] == pytest.approx(80 / 10)  # over the 10 s window
+    assert classify(v).classes == [DEVICE]  # 8 MB/s: could be our own logs
+    v["bound.other_disk_mb_per_s"] = 12.0
     assert classify(v).classes == [OTHER, DEVICE]
     assert "wal_sync_frac" not in str(v)  # fio writes no WAL
 
@@ -129,7 +131,7 @@ def test_cpu_bound_says_server_or_client():
     ({"other_cpu_frac": 0.14}, [STORAGE]),
     ({"steal_frac": 0.2}, [OTHER]),
     ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 10.0}, [OTHER]),
-    ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 1.0}, [STORAGE]),  # our own log writes
+    ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 4.0}, [STORAGE]),  # our own pgbench logs
     ({"other_disk_frac": 0.2, "other_disk_mb_per_s": 50.0}, [STORAGE]),
     ({"device_read_frac": 0.099}, [CACHED]),
     ({"device_read_frac": 0.5}, [STORAGE]),
@@ -207,3 +209,38 @@ def test_verdict_caveats_count_the_runs_behind_it():
 def test_storage_bound_runs_have_no_run_caveat():
     c = campaign([run(1, "a", 0.3), run(2, "b", 0.2)])
     assert measurement_caveats(c, "pgbench", "clients=8", devices=False) == []
+
+
+def test_terminal_prints_caveats_under_verdicts_and_for_single_target_measurements():
+    from rich.console import Console
+
+    from pgfsbench.report.terminal import render_table
+
+    alone = run(3, "a", 0.99)
+    alone.label = "clients=2"  # only target a ran it: no verdict, still a caveat
+    c = campaign([run(1, "a", 0.99), run(2, "b", 0.98), alone])
+    console = Console(record=True, width=400)
+    render_table(c, console)
+    text = console.export_text()
+    verdict = text.index("pgbench clients=8: ")
+    assert text.index("ⓘ CPU-bound: this compares CPU contention, not the filesystems "
+                      "(a 1/1 runs, b 1/1 runs;") > verdict
+    assert "ⓘ a: loop image without direct I/O" in text
+    assert ("pgbench clients=2: ⓘ CPU-bound: this compares CPU contention, not the "
+            "filesystems (a 1/1 runs;") in text
+
+
+def test_json_export_has_each_runs_bound_and_each_verdicts_caveats():
+    from pgfsbench.export.json import campaign_data
+
+    old = run(4, "b", 0.2)
+    old.metrics = old.metrics[:1]  # recorded before bound.* existed
+    data = campaign_data(campaign([run(1, "a", 0.99), run(2, "b", 0.3), old]))
+    assert [r["bound"] for r in data["runs"]][1:] == [
+        {"classes": ["storage"], "storage_bound": True,
+         "reasons": {"storage": "no CPU, cache or other-load limit seen"}}, None]
+    assert data["runs"][0]["bound"]["classes"] == ["cpu"]
+    [verdict] = data["comparison"]["verdicts"]
+    assert verdict["caveats"][0].startswith("CPU-bound: this compares CPU contention, not the "
+                                            "filesystems (a 1/1 runs;")
+    assert data["targets"][0]["caveats"] and data["targets"][1]["caveats"] == []
