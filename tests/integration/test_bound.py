@@ -6,7 +6,8 @@ One campaign, two ext4 loop targets, one round:
   shared_buffers) on a 2-core machine: the CPUs saturate and no read reaches the
   device. Flagged ``cpu`` and ``cached``, in the export, the terminal and the report.
 - TPC-B with 2 clients on 'slow', whose device is capped at 100 write IOPS: every
-  commit waits for the capped WAL flush, the CPUs idle. Not flagged ``cpu``.
+  commit waits for the capped WAL flush, the CPUs idle. Not flagged ``cpu``, but
+  ``fsync`` (the cap sits above the device, so its %util stays low).
 
 Beside a busy loop this test starts outside its process tree, the system monitor
 counts that loop as other load (no campaign needed for that).
@@ -30,6 +31,7 @@ from tests.integration.conftest import export, ledgers, loops_backed_by, run_pla
 TARGETS = """
 [postgres.settings]
 shared_buffers = "64MB"
+track_wal_io_timing = "on"   # WAL sync time measured, not estimated
 
 [[targets]]
 name = "fast"
@@ -110,6 +112,8 @@ def test_capped_tpcb_is_not_cpu_bound(campaign) -> None:
     assert v["pgbench.tps"] < 150, v  # the cap bit
     assert "cpu" not in run["bound"]["classes"] and "cached" not in run["bound"]["classes"]
     assert "bound.device_read_frac" not in v  # TPC-B writes: no cache judgement
+    assert v["bound.wal_sync_frac"] >= 0.5, v  # commits wait on the capped WAL flush
+    assert "fsync" in run["bound"]["classes"]
 
 
 def test_terminal_and_report_say_so(campaign) -> None:
