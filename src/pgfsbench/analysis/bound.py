@@ -17,6 +17,7 @@ say what in the storage stack limited it; ``storage`` when nothing else is flagg
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -161,9 +162,9 @@ def _device_reads(workload: str, params: dict, values: dict[str, float],
 def classify(metrics: list[Metric] | dict[str, float]) -> Bound | None:
     """The classes of a run from its ``bound.*`` metrics; None when it has none (results
     recorded before pgfsbench measured them, or no system monitor)."""
-    v = metrics if isinstance(metrics, dict) else \
-        {m.name: m.value for m in metrics if m.value is not None}
-    v = {k: float(x) for k, x in v.items() if k.startswith("bound.") and x is not None}
+    raw = metrics if isinstance(metrics, dict) else {m.name: m.value for m in metrics}
+    v = {k: float(x) for k, x in raw.items() if str(k).startswith("bound.")
+         and isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)}
     if not v:
         return None
     reasons: dict[str, str] = {}
