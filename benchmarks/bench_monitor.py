@@ -3,11 +3,15 @@
     .venv/bin/python benchmarks/bench_monitor.py                  # system monitor, 60 s at 1 Hz
     .venv/bin/python benchmarks/bench_monitor.py --postgres       # + pg monitor (root: throwaway cluster)
     .venv/bin/python benchmarks/bench_monitor.py --seconds 30 --interval 0.1
+    .venv/bin/python benchmarks/bench_monitor.py --postgres --clients 90  # a big server tree
 
 Each monitor's thread measures its own CPU (time.thread_time), so monitors running
 side by side do not blur each other. For the PostgreSQL monitor the server side is
 measured too: the CPU of the backend serving the monitor's connection (utime+stime
-from /proc/<pid>/stat). Target: under 1 % of one core at 1 Hz.
+from /proc/<pid>/stat). With --postgres the system monitor also reads the server's
+processes each tick (our process tree, proctree.py); --clients N opens N idle
+connections, so that tree has N more backends to read. Target: under 1 % of one core
+at 1 Hz.
 """
 
 from __future__ import annotations
@@ -55,13 +59,23 @@ def main() -> int:
     ap.add_argument("--device", default=None, help="a block device for the disk series "
                     "(default: the disk / is on is not guessed; e.g. /dev/vda)")
     ap.add_argument("--postgres", action="store_true", help="also a pg monitor (needs root)")
+    ap.add_argument("--clients", type=int, default=0,
+                    help="with --postgres: idle connections held open (backends to read)")
     args = ap.parse_args()
 
     with ExitStack() as stack:
         monitors = [SystemMonitor(args.interval, args.device, args.device)]
         backend = None
         if args.postgres:
+            import psycopg
+
             cluster = throwaway_cluster(stack)
+            monitors = [SystemMonitor(args.interval, args.device, args.device,
+                                      server_pidfile=cluster.pgdata / "postmaster.pid")]
+            for _ in range(args.clients):
+                conn = psycopg.connect(host=str(cluster.socket_dir), port=cluster.port,
+                                       user="postgres", dbname="postgres")
+                stack.callback(conn.close)
             pg = PgMonitor(cluster, args.interval)
             monitors.append(pg)
         origin = time.monotonic()

@@ -231,8 +231,12 @@ def compare(
     if not rows:
         raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
     title = " vs ".join(c.plan_name for c in campaigns)
-    output.write(COMPARISON, Comparison(table, rows, verdict_lines(table, durability), title),
-                 sys.stdout)
+    lines = verdict_lines(table, durability)
+    if len(campaigns) == 1:  # columns are its target names: its runs' caveats apply
+        from pgfsbench.analysis.caveats import fill_verdict_caveats
+
+        fill_verdict_caveats(lines, campaigns[0])
+    output.write(COMPARISON, Comparison(table, rows, lines, title), sys.stdout)
 
 
 @app.command()

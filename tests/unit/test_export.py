@@ -64,7 +64,7 @@ def test_export_structure(tmp_path: Path) -> None:
     assert list(targets) == ["ext4", "xfs", "btrfs", "zfs"]
     assert targets["xfs"] == {"name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok",
                               "reason": None, "effective_mount_options": ["rw", "noatime"],
-                              "durability": {"level": "safe", "reasons": []}}
+                              "durability": {"level": "safe", "reasons": []}, "caveats": []}
     assert targets["zfs"]["status"] == "skipped" and targets["zfs"]["reason"] == SKIP_REASON
     assert targets["zfs"]["effective_mount_options"] == []
     assert targets["zfs"]["durability"] is None  # never mounted: nothing to classify

@@ -50,9 +50,7 @@ def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
     leaves the first seconds out, while the per-second tps series does not.
     """
     values = _values(metrics)
-    tx = values.get("pgbench.transactions")
-    if values.get("pgbench.warmup_s") and (tps := series.get("pgbench.tps")) and tps.points:
-        tx = sum(v for _, v in tps.points)
+    tx = whole_run_transactions(values, series)
     wal = values.get("mon.pg.wal_bytes")
     dev = values.get("mon.disk.target.write_bytes")
     cpu = values.get("mon.cpu.busy_s")
@@ -78,6 +76,15 @@ def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
         add("eff.device_bytes_per_logical_byte", dev, logical, "B/B",
             f"device bytes written per byte the workload wrote ({how})")
     return out
+
+
+def whole_run_transactions(values: dict[str, float], series: dict[str, Series]) -> float | None:
+    """Transactions over the monitors' whole window: a warm-up leaves the first seconds out
+    of ``pgbench.transactions``, not out of the per-second tps series."""
+    tx = values.get("pgbench.transactions")
+    if values.get("pgbench.warmup_s") and (tps := series.get("pgbench.tps")) and tps.points:
+        tx = sum(v for _, v in tps.points)
+    return tx
 
 
 def logical_bytes(kind: WorkloadKind, params: dict,

@@ -28,6 +28,9 @@ class VerdictLine:
     text: str
     durability: dict[str, str] = field(default_factory=dict)  # column → class
     warning: str = ""  # the winner (or leader) is not crash-safe
+    # What the runs behind it measured instead of storage, loop-image and virtual-disk
+    # caveats: filled by analysis.caveats.fill_verdict_caveats.
+    caveats: list[str] = field(default_factory=list)
 
     @property
     def title(self) -> str:

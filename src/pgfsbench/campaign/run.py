@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from pgfsbench import __version__, proc
+from pgfsbench.analysis.bound import bound_metrics
 from pgfsbench.analysis.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign.machine import Machine, Provisioner
@@ -281,8 +282,10 @@ class Campaign:
             result.metrics += monitors.totals()
             # Cost per unit of work and tps stalls, from the workload's numbers and the
             # monitors' together.
-            result.metrics += derived_metrics(workload.type, workload.model_dump(mode="json"),
-                                              result.metrics, {s.name: s for s in result.series})
+            params, series = workload.model_dump(mode="json"), {s.name: s for s in result.series}
+            result.metrics += derived_metrics(workload.type, params, result.metrics, series)
+            # What limited the run (CPU, device, cache, others' load): its inputs.
+            result.metrics += bound_metrics(workload.type, params, result.metrics, series)
         except Interrupted:
             store.finish_run(run_id, "interrupted", "interrupted by a signal")
             raise

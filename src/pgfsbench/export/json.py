@@ -58,12 +58,14 @@ def campaign_data(campaign: Campaign) -> dict[str, Any]:
 
 
 def _comparison(campaign: Campaign) -> dict[str, Any]:
+    from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
 
     table = comparison_table(campaign)
     durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
-    return comparison_data(table, table.rows, verdict_lines(table, durability))
+    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    return comparison_data(table, table.rows, lines)
 
 
 def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
@@ -92,12 +94,15 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
                   "cells": {t: cell(r.cells[t]) for t in table.targets}} for r in rows],
         "verdicts": [{"workload": v.workload, "label": v.label, "metric": v.metric,
                       "kind": v.kind, "winner": v.winner, "text": v.text,
-                      "durability": v.durability, "warning": v.warning or None}
+                      "durability": v.durability, "warning": v.warning or None,
+                      "caveats": list(v.caveats)}
                      for v in verdicts],
     }
 
 
 def _target(t: StoredTarget) -> dict[str, Any]:
+    from pgfsbench.analysis.caveats import target_caveats  # light at import: the CLI's help
+
     return {
         "name": t.name,
         "kind": t.kind,
@@ -107,10 +112,13 @@ def _target(t: StoredTarget) -> dict[str, Any]:
         "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
         "durability": ({"level": d.level, "reasons": d.reasons}
                        if (d := target_durability(t.provenance, t.fs)) else None),
+        "caveats": target_caveats(t),
     }
 
 
 def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
+    from pgfsbench.analysis.caveats import run_bound
+
     return {
         "target": r.target,
         "fs": fs,
@@ -122,6 +130,9 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "error": r.error,
         "started": _num(r.started),
         "ended": _num(r.ended),
+        # What limited it: None without bound.* metrics (older results, no monitor).
+        "bound": ({"classes": b.classes, "storage_bound": b.storage_bound,
+                   "reasons": b.reasons} if (b := run_bound(r)) else None),
         "metrics": [
             {"name": m.name, "value": _num(m.value), "unit": m.unit,
              "direction": _direction(m.higher_is_better)}

@@ -42,5 +42,6 @@ def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLin
         for v in verdicts:
             warning = f" ⚠ **{v.warning}**" if v.warning else ""
             out.append(f"- **{v.title}**: {v.text}{warning}")
+            out += [f"  - ⓘ {caveat}" for caveat in v.caveats]
     out += ["", f"_{footer(table)}_", ""]
     return "\n".join(out)

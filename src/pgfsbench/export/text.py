@@ -49,4 +49,6 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:
             console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
+        for caveat in v.caveats:
+            console.print(Text(f"  ⓘ {caveat}", style="yellow"))
     console.print(Text(footer(table), style="dim"))

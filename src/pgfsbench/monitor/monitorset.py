@@ -59,7 +59,10 @@ def monitors_for(settings, device: str | None, backing_device: str | None,
     """
     monitors: list[Monitor] = []
     if settings.system:
-        monitors.append(SystemMonitor(settings.interval, device, backing_device))
+        pgdata = getattr(cluster, "pgdata", None)  # the server's processes count as ours
+        monitors.append(SystemMonitor(settings.interval, device, backing_device,
+                                      server_pidfile=pgdata / "postmaster.pid"
+                                      if pgdata is not None else None))
     if settings.postgres and cluster is not None:
         monitors.append(PgMonitor(cluster, settings.interval))
     return MonitorSet(monitors, time.monotonic() if origin is None else origin)

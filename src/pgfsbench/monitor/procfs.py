@@ -199,3 +199,51 @@ def parse_proc_stat_extras(text: str) -> StatExtras:
         elif key == "procs_running" and parts[1].isdigit():
             running = int(parts[1])
     return StatExtras(ctxt, running, cpus)
+
+
+# --- /proc/<pid>/stat and .../children: CPU time of one process -----------------------
+
+@dataclass(frozen=True)
+class ProcCpu:
+    """Cumulative clock ticks of one process (all its threads) and of its children
+    that have exited and been waited for (cutime/cstime)."""
+
+    ppid: int
+    utime: int
+    stime: int
+    cutime: int
+    cstime: int
+
+    @property
+    def user(self) -> int:
+        return self.utime + self.cutime
+
+    @property
+    def system(self) -> int:
+        return self.stime + self.cstime
+
+
+def parse_pid_stat(text: str) -> ProcCpu:
+    """/proc/<pid>/stat → its CPU ticks. The command name may hold spaces and ')', so
+    the fields are counted from its last ')'."""
+    head, sep, rest = text.rpartition(")")
+    parts = rest.split(None, 16)
+    if not sep or len(parts) < 15:
+        raise ValueError(f"/proc/<pid>/stat: unreadable: {text[:80]!r}")
+    try:
+        # after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt
+        # cmajflt utime stime cutime cstime (proc(5) fields 3-17)
+        return ProcCpu(int(parts[1]), int(parts[11]), int(parts[12]), int(parts[13]),
+                       int(parts[14]))
+    except ValueError:
+        raise ValueError(f"/proc/<pid>/stat: unreadable: {text[:80]!r}") from None
+
+
+def parse_children(text: str) -> list[int]:
+    """/proc/<pid>/task/<tid>/children: space-separated pids."""
+    return [int(p) for p in text.split() if p.isdigit()]
+
+
+def cpu_total(times: CpuTimes) -> int:
+    """Every jiffy of /proc/stat's cpu line: the capacity of all CPUs in the window."""
+    return sum(getattr(times, name) for name in _CPU_FIELDS)

@@ -6,6 +6,9 @@ Series (points at the end of each interval, seconds since ``origin``)::
 
     mon.cpu.{user,system,iowait,idle,steal}_pct   vmstat's us/sy/wa/id/st
     mon.cpu.procs_running                         vmstat's r (a gauge)
+    mon.cpu.{server,client}_pct                   our processes (proctree.py): PostgreSQL,
+                                                  and pgfsbench with the tools it started
+    mon.cpu.other_user_pct                        user CPU outside them: other load
     mon.cpu.ctxt_per_s
     mon.mem.{dirty,writeback,cached,free}_mb      MB = 10**6 bytes
     mon.disk.<role>.{r_per_s,w_per_s,read_mb_per_s,write_mb_per_s,
@@ -30,18 +33,21 @@ from pgfsbench.monitor.procfs import (
     DiskStats,
     StatExtras,
     cpu_percentages,
+    cpu_total,
     iostat_x,
     parse_diskstats,
     parse_meminfo,
     parse_proc_stat,
     parse_proc_stat_extras,
 )
+from pgfsbench.monitor.proctree import ProcessTree, TreeCpu
 from pgfsbench.metrics import Metric, Series
 
 MB = 1e6
 ROLES = ("target", "backing")
 CPU_SERIES = {f"mon.cpu.{k}_pct": "%" for k in ("user", "system", "iowait", "idle", "steal")}
 CPU_SERIES |= {"mon.cpu.procs_running": "tasks", "mon.cpu.ctxt_per_s": "1/s"}
+CPU_SERIES |= {f"mon.cpu.{k}_pct": "%" for k in ("server", "client", "other_user")}
 MEM_SERIES = {"mon.mem.dirty_mb": "Dirty", "mon.mem.writeback_mb": "Writeback",
               "mon.mem.cached_mb": "Cached", "mon.mem.free_mb": "MemFree"}
 DISK_SERIES = {"r_per_s": "1/s", "w_per_s": "1/s", "read_mb_per_s": "MB/s",
@@ -69,14 +75,19 @@ class _Snapshot:
     extras: StatExtras | None
     mem: dict[str, int] | None
     disks: dict[str, DiskStats | None]  # role → counters; None: absent from diskstats
+    tree: TreeCpu | None = None  # our processes' CPU ticks
 
 
 class SystemMonitor(PeriodicMonitor):
     name = "system"
 
     def __init__(self, interval: float = 1.0, device: str | None = None,
-                 backing_device: str | None = None, *, proc: Path = Path("/proc")) -> None:
+                 backing_device: str | None = None, *, proc: Path = Path("/proc"),
+                 server_pidfile: Path | None = None, own_pid: int | None = None) -> None:
         super().__init__(interval)
+        self.tree = ProcessTree(own_pid, server_pidfile, proc)
+        self._first_tree: TreeCpu | None = None
+        self._last_tree: TreeCpu | None = None
         self.devices = {role: device_name(dev) for role, dev in
                         (("target", device), ("backing", backing_device)) if dev}
         self._proc = proc
@@ -115,7 +126,7 @@ class SystemMonitor(PeriodicMonitor):
         if self.devices:
             stats = parse_diskstats(self._read("diskstats") or "")
             disks = {role: stats.get(name) for role, name in self.devices.items()}
-        return _Snapshot(now, cpu, extras, mem, disks)
+        return _Snapshot(now, cpu, extras, mem, disks, self.tree.sample())
 
     # --- sampling ------------------------------------------------------------------
 
@@ -124,6 +135,11 @@ class SystemMonitor(PeriodicMonitor):
         if snap.cpu is not None:
             self._first_cpu = self._first_cpu or snap.cpu
             self._last_cpu = snap.cpu
+        if snap.tree is not None:
+            self._first_tree = self._first_tree or snap.tree
+            self._last_tree = snap.tree
+        for text in self.tree.problems:
+            self.problem(text)
         if first:
             self._first = self._prev = snap
             for role, name in self.devices.items():
@@ -142,6 +158,8 @@ class SystemMonitor(PeriodicMonitor):
         if prev.cpu and cur.cpu and (pct := cpu_percentages(prev.cpu, cur.cpu)):
             for key, value in pct.items():
                 self._add(f"mon.cpu.{key}_pct", t, value)
+        if prev.cpu and cur.cpu and prev.tree and cur.tree:
+            self._record_ours(t, prev, cur)
         if cur.extras and cur.extras.procs_running is not None:
             self._add("mon.cpu.procs_running", t, float(cur.extras.procs_running))
         if (prev.extras and cur.extras and prev.extras.ctxt is not None
@@ -183,6 +201,24 @@ class SystemMonitor(PeriodicMonitor):
             self._add(p + "util_pct", t, io.util_pct)
             self._add(p + "queue_depth", t, io.queue_depth)
 
+    def _record_ours(self, t: float, prev: _Snapshot, cur: _Snapshot) -> None:
+        """Our processes' share of all CPUs, and the user CPU nobody of ours used."""
+        total = cpu_total(cur.cpu) - cpu_total(prev.cpu)
+        if total <= 0:
+            return
+        a, b = prev.tree, cur.tree
+        # A process leaving the groups (never reaped by one of ours) lowers the sum:
+        # that interval counts 0 for it, never negative.
+        server = max(0, b.server_user + b.server_system - a.server_user - a.server_system)
+        client = max(0, b.client_user + b.client_system - a.client_user - a.client_system)
+        machine_user = max(0, cur.cpu.user + cur.cpu.nice - prev.cpu.user - prev.cpu.nice)
+        # User time only: kernel threads doing our own I/O (loop workers, writeback,
+        # journal) run as system time outside our processes and are not other load.
+        other = max(0, machine_user - max(0, b.user - a.user))
+        self._add("mon.cpu.server_pct", t, min(100.0, 100.0 * server / total))
+        self._add("mon.cpu.client_pct", t, min(100.0, 100.0 * client / total))
+        self._add("mon.cpu.other_user_pct", t, 100.0 * other / total)
+
     # --- results -------------------------------------------------------------------
 
     def series(self) -> list[Series]:
@@ -200,6 +236,15 @@ class SystemMonitor(PeriodicMonitor):
                       for f in ("user", "nice", "system", "irq", "softirq"))
         return jiffies / self.clock_ticks
 
+    def group_seconds(self, group: str) -> float | None:
+        """CPU seconds of our 'server' or 'client' processes, first to last sample."""
+        if self._first_tree is None or self._last_tree is None:
+            return None
+        a, b = self._first_tree, self._last_tree
+        ticks = sum(getattr(b, f"{group}_{k}") - getattr(a, f"{group}_{k}")
+                    for k in ("user", "system"))
+        return max(0, ticks) / self.clock_ticks
+
     def window_cpu(self) -> dict[str, float] | None:
         """The CPU split over the whole window, exact (first and last /proc/stat)."""
         if self._first_cpu is None or self._last_cpu is None:
@@ -211,6 +256,10 @@ class SystemMonitor(PeriodicMonitor):
             # Totals grow with the work done: no direction (eff.* ranks per unit of work).
             out = [Metric("mon.cpu.busy_s", self.busy_seconds(), "s", None,
                           "user+system CPU seconds summed over all CPUs")]
+            for group, what in (("server", "PostgreSQL's processes"),
+                                ("client", "pgfsbench and the tools it started")):
+                out.append(Metric(f"mon.cpu.{group}_s", self.group_seconds(group), "s", None,
+                                  f"user+system CPU seconds of {what}"))
             for role in ROLES:
                 acc = self._bytes.get(role)
                 note = ("" if role in self.devices and acc is not None else

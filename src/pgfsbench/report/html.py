@@ -17,6 +17,8 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from pgfsbench.analysis.bound import legend as bound_legend
+from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
@@ -84,7 +86,10 @@ def render_report(campaign: Campaign) -> str:
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
         durability=durabilities(campaign),
-        verdicts=verdict_lines(table, durabilities(campaign)),
+        verdicts=fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign),
+        bounds={r.id: run_bound(r) for r in campaign.runs},
+        bound_legend=bound_legend(),
+        target_caveats={t.name: target_caveats(t) for t in campaign.targets},
         schedule=campaign.schedule,
         footer=compare_footer(table),
         diff=provenance_diff(campaign.targets),

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.durability import SAFE, target_durability
 from pgfsbench.analysis.table import Cell, Row, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
@@ -144,10 +145,20 @@ def render_table(campaign: Campaign, console: Console) -> None:
         for stop in campaign.schedule.get("stops", []):
             console.print(Text(f"{stop['target']} {stop['workload']} {stop['label']}: "
                                f"{stop['text']}", style="dim"))
-    for v in verdict_lines(table, durabilities(campaign)):
+    lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
+    for v in lines:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:
             console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
+        for caveat in v.caveats:
+            console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    # Measurements without a verdict (one target) still say what their runs measured.
+    covered = {(v.workload, v.label) for v in lines}
+    for workload, label in dict.fromkeys((r.workload, r.label) for r in campaign.runs):
+        if (workload, label) not in covered:
+            for caveat in measurement_caveats(campaign, workload, label, devices=False):
+                console.print(Text(f"{workload} {label}".strip() + f": ⓘ {caveat}",
+                                   style="yellow"))
     for n in notices(campaign):
         style = "red" if n.level == "error" else "yellow"
         console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))

@@ -89,6 +89,10 @@ class WorkloadKind(Generic[P]):
     # Bytes the workload itself wrote, from its params and the run's metric values, and
     # how that was worked out; None (the kind) or (None, why) when unknown.
     logical_bytes: Callable[[P, Mapping[str, float]], tuple[float | None, str]] | None = None
+    # For a workload whose measurement reads data: the fewest bytes it would read from
+    # the device if nothing were cached (from params and metric values; None: unknown or
+    # it does not read), so that a cached run can be told apart (analysis/bound.py).
+    read_bytes: Callable[[P, Mapping[str, float]], float | None] | None = None
 
     @property
     def type(self) -> str:

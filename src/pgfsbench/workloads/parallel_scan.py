@@ -279,4 +279,7 @@ KIND = WorkloadKind(
     headline=lambda p, names: f"parallel_scan.workers_{max(p.workers)}.ms",
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: p.rows * (EST_ROW_BYTES + EST_SPILL_BYTES),
+    # Uncached, every scan reads the whole table; the first one at least.
+    read_bytes=lambda p, values: (values["parallel_scan.table_mb"] * 2**20
+                                  if "parallel_scan.table_mb" in values else None),
 )

@@ -192,4 +192,8 @@ KIND = WorkloadKind(
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",
     writes_wal=True,
+    # select-only looks up one row a transaction: uncached, at least its heap page.
+    read_bytes=lambda p, values: (8192 * values["pgbench.transactions"]
+                                  if p.mode == "select-only" and p.script is None
+                                  and "pgbench.transactions" in values else None),
 )
