@@ -32,11 +32,7 @@ def advice_text(a: Advice) -> str:
             lines.append("      measured: " + "; ".join(_figure(f, a.target) for f in s.figures))
         if s.note:
             lines.append(f"      note: {s.note}")
-    for names, why in _grouped(a.omitted):
-        lines.append(f"  not set: {names}: {why}")
-    for u in a.unsafe:
-        lines.append(f"  ⚠ not recommended: {u.target} is {u.level.upper()}: {u.warning}")
-        lines += [f"      it would give {g}" for g in u.gains]
+    lines += _left_out(a, "  ", "⚠ not recommended", "      ")
     return "\n".join(lines) + "\n"
 
 
@@ -58,11 +54,7 @@ def advice_conf(a: Advice) -> str:
         else:  # not postgresql.conf's: sysctl.d or the block queue
             lines += [f"# {s.scope} (not postgresql.conf): {s.name} = {s.value}: {s.why}",
                       *evidence]
-    for names, why in _grouped(a.omitted):
-        lines.append(f"# not set: {names}: {why}")
-    for u in a.unsafe:
-        lines.append(f"# NOT RECOMMENDED: {u.target} is {u.level.upper()}: {u.warning}")
-        lines += [f"#   it would give {g}" for g in u.gains]
+    lines += _left_out(a, "# ", "NOT RECOMMENDED", "#   ")
     return "\n".join(lines) + "\n"
 
 
@@ -87,6 +79,16 @@ def _conf_value(value: str | None) -> str:
         return str(value)
     except (TypeError, ValueError):
         return "'" + str(value).replace("'", "''") + "'"
+
+
+def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
+    """The settings not set for want of evidence, then the unsafe targets with what
+    they would buy."""
+    lines = [f"{lead}not set: {names}: {why}" for names, why in _grouped(a.omitted)]
+    for u in a.unsafe:
+        lines.append(f"{lead}{flag}: {u.target} is {u.level.upper()}: {u.warning}")
+        lines += [f"{sub}it would give {g}" for g in u.gains]
+    return lines
 
 
 def _grouped(omitted: list[Setting]) -> list[tuple[str, str]]:
