@@ -87,7 +87,7 @@ def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
     lines = [f"{lead}not set: {names}: {why}" for names, why in _grouped(a.omitted)]
     for u in a.unsafe:
         lines.append(f"{lead}{flag}: {u.target} is {u.level.upper()}: {u.warning}")
-        lines += [f"{sub}it would give {g}" for g in u.gains]
+        lines += [f"{sub}measured: {g}" for g in u.gains]
     return lines
 
 
