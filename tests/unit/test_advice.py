@@ -29,7 +29,9 @@ IOPS = {  # queue depth → IO/s
     "xfs": {1: 1000, 2: 1900, 4: 3500, 8: 3800, 16: 3900},
     "ext4-nobarrier": {1: 900, 2: 1500, 4: 2000, 8: 2100, 16: 2150},
 }
-READCOST = {"ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0)}
+for _table in (FSYNC, IOPS):
+    _table["ext4-async"] = {k: v * 3 for k, v in _table["ext4"].items()}
+READCOST = {"ext4-async": (90.0, 100.0), "ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0)}
 MKFS = {"ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
         "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
         "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"]}
@@ -53,14 +55,16 @@ def _provenance(name: str, fs: str, settings: dict | None = None) -> dict:
             "postgres_version": "18.1", "postgres_settings": settings or {}}
 
 
-def build(results: Path, workloads=("fsync", "io-depth"), targets=tuple(FSYNC),
+def build(results: Path, workloads=("fsync", "io-depth"),
+          targets=("ext4", "xfs", "ext4-nobarrier"),
           extra=None) -> Path:
     store = Store.create(results)
     store.start_campaign("c-adv", "advice", {"name": "advice"}, {}, "0.1.0")
     for pos, name in enumerate(targets):
         fs = "xfs" if name == "xfs" else "ext4"
         tid = store.add_target(name, pos, "loop", fs, {"name": name, "fs": fs})
-        store.set_target(tid, "ok", provenance=_provenance(name, fs))
+        settings = {"synchronous_commit": "off"} if name.endswith("-async") else {}
+        store.set_target(tid, "ok", provenance=_provenance(name, fs, settings))
         for rep in range(1, REPS + 1):
             if "fsync" in workloads:
                 run = store.start_run(tid, "fsync", {"seconds": 1}, repetition=rep)
@@ -150,6 +154,20 @@ def test_a_named_unsafe_target_gets_no_sync_method_and_a_safe_fstab(campaign):
     assert "nobarrier" not in a.fstab and any("nobarrier" in n for n in a.build_notes)
     assert a.unsafe[0].gains  # measured against the safe choice, xfs
     assert "wal_sync_method" not in advice_conf(a).split("# not set")[0]
+
+
+def test_synchronous_commit_off_is_shown_not_recommended(tmp_path):
+    a = advise(load_campaign(build(tmp_path / "r", targets=("ext4", "ext4-async"))))
+    assert a.target == "ext4"
+    [u] = a.unsafe
+    assert (u.target, u.level) == ("ext4-async", "may lose recent commits")
+    assert "synchronous_commit=off" in u.warning and any("×3.00 [" in g for g in u.gains)
+    named = advise(load_campaign(tmp_path / "r"), "ext4-async")
+    assert "MAY LOSE RECENT COMMITS" in named.warning
+    # Its WAL is still flushed, later: the sync method still applies.
+    assert by_name(named, "wal_sync_method").value == "open_datasync"
+    assert "synchronous_commit" not in advice_conf(named).split("# not set")[0].split(
+        "WARNING")[0]
 
 
 def test_missing_evidence_is_omitted_with_the_reason(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
-from pgfsbench.analysis.durability import SAFE, Durability, target_durability
+from pgfsbench.analysis.durability import SAFE, UNSAFE, Durability, target_durability
 from pgfsbench.analysis.table import Table, comparison_table
 from pgfsbench.analysis.verdicts import WINNER, verdict_lines
 from pgfsbench.errors import UserError
@@ -49,10 +49,12 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
                           + (f": {d.reasons[0]}" if d and d.reasons else "")
                           + "; this is not a recommendation to run it")
     advice.mkfs, advice.fstab, advice.build_notes = _build(stored)
-    reason = "; ".join(d.reasons) if d else "it was never mounted"
+    # synchronous_commit=off still flushes, later: only a class below that voids every method.
+    unsafe = ("; ".join(d.reasons) if d else "it was never mounted") \
+        if _level(d) in (UNSAFE, "unknown") else ""
     ran_with = _os_settings(stored)
     settings = [*ran_with,
-                advice_pg.wal_sync_method(table, picked, is_safe, reason),
+                advice_pg.wal_sync_method(table, picked, unsafe),
                 *advice_pg.io_concurrency(table, picked),
                 advice_pg.random_page_cost(table, picked),
                 *advice_pg.io_method(table, campaign.targets, picked),
@@ -108,7 +110,7 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
             mkfs = shlex.join(argv)
             if dropped:
                 notes.append(f"{' '.join(dropped)} (overwrite without asking) left out of mkfs")
-    options = [o for o in prov.get("effective_mount_options") or []]
+    options = list(prov.get("effective_mount_options") or [])
     unsafe = [o for o in options if o in UNSAFE_MOUNT_OPTIONS]
     kept = [_placed(o, places) for o in options if o not in unsafe]
     if unsafe:

@@ -100,5 +100,7 @@ def ratio_text(base: Cell, other: Cell) -> str | None:
     b = np.median(rng.choice(base.values, (_RESAMPLES, len(base.values))), axis=1)
     o = np.median(rng.choice(other.values, (_RESAMPLES, len(other.values))), axis=1)
     ok = b > 0
+    if not ok.any():
+        return f"×{ratio:.2f} (no CI: the resampled medians are zero)"
     low, high = np.percentile(o[ok] / b[ok], [2.5, 97.5])
     return f"×{ratio:.2f} [{low:.2f}, {high:.2f}]"

@@ -29,17 +29,18 @@ CHECKPOINT_TIMEOUT_S = 900
 DIRTY_BACKGROUND_BYTES = 102_400_000  # seed 000's fix for ext4's tps = 0 phases
 
 
-def wal_sync_method(table: Table, target: str, safe: bool, unsafe_reason: str) -> Setting:
+def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
+    """``unsafe``: why no sync method is crash-safe on the target (it does not honour
+    flushes, or PostgreSQL does not ask for them), or "" when they are."""
     rows = [r for r in rows_of(table, "fsync") if SYNC_METRIC.match(r.metric)]
     measured = [(f, SYNC_METRIC.match(f.metric)[1]) for r in rows
                 if (f := figure(r, target)) is not None]
     name = "wal_sync_method"
     if not measured:
-        return Setting(POSTGRES, name, None, f"no fsync (pg_test_fsync) run on {target}")
-    if not safe:
-        return Setting(POSTGRES, name, None, f"{target} is not crash-safe ({unsafe_reason}): "
-                       "no sync method is safe on it",
-                       [f for f, _ in measured])
+        return Setting(POSTGRES, name, None, f"no fsync (pg_test_fsync) result on {target}")
+    if unsafe:
+        return Setting(POSTGRES, name, None, f"{target} is not crash-safe ({unsafe}): no "
+                       "sync method is safe on it", [f for f, _ in measured])
     candidates = sorted(((f, m) for f, m in measured if m in SAFE_SYNC_METHODS),
                         key=lambda fm: fm[0].median, reverse=True)
     if not candidates:
