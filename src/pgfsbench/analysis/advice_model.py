@@ -85,7 +85,8 @@ def figure(row: Row, target: str) -> Figure | None:
 
 
 def rows_of(table: Table, workload: str, metric_prefix: str = "") -> list[Row]:
-    return [r for r in table.rows if r.workload == workload and r.metric.startswith(metric_prefix)]
+    return [r for r in table.rows
+            if r.workload == workload and r.metric.startswith(metric_prefix)]
 
 
 def ratio_text(base: Cell, other: Cell) -> str | None:

@@ -142,8 +142,9 @@ def io_method(table: Table, targets: list[StoredTarget], target: str) -> list[Se
         wins[pick(group, key=lambda t: r.cells[t.name].value).name] += 1
     best = max(group, key=lambda t: wins[t.name])  # ties: the recommended target first
     settings = _io(best)
+    variants = ", ".join(f"{t.name}: {_io_text(t)}" for t in group)
     why = (f"best on {wins[best.name]} of {len(heads)} headline measurements among targets "
-           f"differing only in these settings ({', '.join(f'{t.name}: {_io_text(t)}' for t in group)})")
+           f"differing only in these settings ({variants})")
     figures = [f for r in heads for t in group if (f := figure(r, t.name))]
     return [Setting(POSTGRES, n, settings[n], why, figures) for n in IO_SETTINGS]
 
