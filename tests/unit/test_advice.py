@@ -260,3 +260,14 @@ def test_cli_errors_are_one_line_and_exit_2(campaign, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     ok = CliRunner().invoke(app, ["advise", results, "--format", "conf"])
     assert ok.exit_code == 0 and "wal_sync_method = 'fsync'" in ok.stdout
+
+
+def test_the_report_shows_the_advice_first(campaign):
+    from pgfsbench.report.html import render_report
+
+    html = render_report(campaign)
+    advice = html.index('<section id="advice">')
+    assert advice < html.index('<section id="verdicts">')
+    section = html[advice:html.index("</section>", advice)]
+    assert "<code>wal_sync_method = fsync</code>" in section
+    assert "not recommended: ext4-nobarrier is not crash-safe" in section
