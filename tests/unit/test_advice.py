@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pgfsbench.analysis import advice as advice_mod
 from pgfsbench.analysis.advice import advise
 from pgfsbench.cli import app
 from pgfsbench.errors import UserError
@@ -120,6 +121,9 @@ def test_mkfs_and_fstab_come_from_what_ran_with_devices_as_placeholders(campaign
     assert a.mkfs == "mkfs.xfs -l logdev=LOGDEVICE,size=64m DEVICE"  # -f left out
     assert a.fstab == "DEVICE  /var/lib/postgresql  xfs  rw,noatime,logdev=LOGDEVICE  0 0"
     assert any("-f" in n for n in a.build_notes)
+    assert advice_mod._placed("logdev=/dev/loop10", {"/dev/loop1": "DEVICE",
+                                                     "/dev/loop10": "LOGDEVICE"}) == \
+        "logdev=LOGDEVICE"
     assert [(s.scope, s.name, s.value) for s in a.settings if s.scope == "sysctl"] == [
         ("sysctl", "vm.dirty_ratio", "10")]
 

@@ -119,12 +119,14 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     passno = "2" if fs_type in ("ext2", "ext3", "ext4") else "0"
     fstab = f"{DEVICE}  {MOUNT_POINT}  {fs_type}  {','.join(kept) or 'defaults'}  0 {passno}"
     notes.append(f"{DEVICE}{', ' + LOG_DEVICE if LOG_DEVICE in places.values() else ''}: "
-                 "your device(s); mount options as the kernel applied them")
+                 f"your device(s); {MOUNT_POINT}: where the data directory goes; mount "
+                 "options as the kernel applied them")
     return mkfs, fstab, notes
 
 
 def _placed(arg: str, places: dict[str, str]) -> str:
-    for path, name in places.items():
+    # Longest first: /dev/loop1 must not eat the start of /dev/loop10.
+    for path, name in sorted(places.items(), key=lambda pn: -len(pn[0])):
         arg = arg.replace(path, name)
     return arg
 
@@ -136,7 +138,8 @@ def _os_settings(t: StoredTarget) -> list[Setting]:
     for scope, key in ((SYSCTL, "sysctls"), (QUEUE, "queue")):
         for name, v in (record.get(key) or {}).items():
             if isinstance(v, dict) and v.get("asked") is not None:
-                out.append(Setting(scope, name, str(v.get("during", v["asked"])),
+                during = v.get("during")
+                out.append(Setting(scope, name, str(v["asked"] if during is None else during),
                                    f"{t.name} ran with it (read back while it ran)"))
     return out
 
