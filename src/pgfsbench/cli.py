@@ -105,6 +105,7 @@ def run(
         raise typer.Exit(exits.INCOMPLETE)
     campaign = load_campaign(results)
     render_table(campaign, console)
+    _print_advice(campaign)
     try:
         console.print(f"report: {_write_report(results, campaign)}")
     except UserError as exc:
@@ -114,6 +115,17 @@ def run(
         err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
                   soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
+
+
+def _print_advice(campaign) -> None:
+    """The advice after the table; the campaign's results stand without it."""
+    from pgfsbench.analysis.advice import advise as make_advice
+    from pgfsbench.report.advice import advice_text
+
+    try:
+        console.print(escape(advice_text(make_advice(campaign))), soft_wrap=True, end="")
+    except Exception as exc:  # a bug of ours must not cost the report
+        err.print(f"[yellow](no advice: {escape(repr(exc))})[/]")
 
 
 def _what_failed(campaign) -> str:
@@ -183,6 +195,27 @@ def export(
 
     output = pick(format, EXPORT)
     output.write(EXPORT, load_campaign(results), sys.stdout)
+
+
+@app.command()
+@user_errors
+def advise(
+    results: Annotated[Path, typer.Argument(help="a results directory")],
+    target: Annotated[Optional[str], typer.Option(
+        "--target", help="advise for this target (default: the crash-safe target that won "
+                         "the most verdicts, else the baseline)")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", help="output format: text, conf (a postgresql.conf snippet), json")] = "text",
+) -> None:
+    """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""  # noqa: E501
+    from pgfsbench.analysis.advice import advise as make_advice
+    from pgfsbench.report.advice import FORMATS
+    from pgfsbench.store.read import load_campaign
+
+    render = FORMATS.get(format)
+    if render is None:
+        raise UserError(f"unknown advice format '{format}' (available: {', '.join(FORMATS)})")
+    sys.stdout.write(render(make_advice(load_campaign(results), target)))
 
 
 @app.command()

@@ -152,7 +152,7 @@ def test_the_plan_union_lists_every_registered_type(toy) -> None:
     with pytest.raises(ValidationError) as exc:
         Plan.model_validate({"name": "x", "targets": [{"name": "a", "fs": "ext4"}],
                              "workloads": [{"type": "nope"}]})
-    assert "'fileio', 'toy'" in str(exc.value)
+    assert "'fileio', 'io-depth', 'toy'" in str(exc.value)
 
 
 # --- every shipped kind declares every piece ----------------------------------------------

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
+from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.diff import provenance_diff
@@ -77,6 +78,7 @@ def render_report(campaign: Campaign) -> str:
     table = dataclasses.replace(shared, rows=sorted(shared.rows, key=lambda r: first[r.workload]))
     return env.get_template("report.html.j2").render(
         c=campaign,
+        advice=advise(campaign),
         table=table,
         notices=notices(campaign),
         colors=charts.target_colors(campaign),

@@ -19,6 +19,7 @@ from pgfsbench.workloads import (
     fileio,
     fsync,
     fsync_latency,
+    io_depth,
     parallel_scan,
     pgbench_init,
     pgbench_tpcb,
@@ -28,7 +29,7 @@ from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 # In the order plan errors list the types.
 SHIPPED = (fsync, fsync_latency, pgbench_init, pgbench_tpcb, parallel_scan, basebackup,
-           seqwrite, fileio)
+           seqwrite, fileio, io_depth)
 # Stored params keys not re-validated: the plan's measurements() may have appended the
 # parameters that tell two measurements apart to the tag, beyond what a plan may write;
 # nothing derived from params reads it (the run's label keeps it).

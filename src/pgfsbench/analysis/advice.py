@@ -1,0 +1,174 @@
+"""A recommendation to apply: the target to use, how to build it, and the settings the
+measurements support, each with the figures and CIs it rests on.
+
+A pure function of a stored campaign. It never recommends what is not crash-safe: a
+faster unsafe target (nobarrier, fsync=off, synchronous_commit=off, full_page_writes=off)
+is shown with what it would buy and its warning, and unsafe mount options are left out
+of the fstab line.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from pathlib import Path
+
+from pgfsbench.analysis import advice_pg
+from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
+from pgfsbench.analysis.durability import SAFE, UNSAFE, Durability, target_durability
+from pgfsbench.analysis.table import Table, comparison_table
+from pgfsbench.analysis.verdicts import WINNER, verdict_lines
+from pgfsbench.errors import UserError
+from pgfsbench.filesystems.registry import find as find_recipe
+from pgfsbench.store.read import Campaign, StoredTarget
+
+UNSAFE_MOUNT_OPTIONS = ("nobarrier", "barrier=0")
+DEVICE, LOG_DEVICE, MOUNT_POINT = "DEVICE", "LOGDEVICE", "/var/lib/postgresql"
+
+
+def advise(campaign: Campaign, target: str | None = None) -> Advice:
+    """The advice for ``target`` (a target name), or for the one the results favour."""
+    table = comparison_table(campaign)
+    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    safe = [t for t in table.targets if _level(durability.get(t)) == SAFE]
+    picked, chosen_by = _choose(table, durability, safe)
+    if target is not None:
+        if target not in table.targets:
+            raise UserError(f"no target '{target}' with results in {campaign.results_dir} "
+                            f"(targets: {', '.join(table.targets) or 'none'})")
+        picked, chosen_by = target, "named with --target"
+    source = f"{campaign.id} ({campaign.plan_name})"
+    if picked is None:
+        return Advice(None, chosen_by, source, unsafe=_unsafe(table, durability, None))
+    stored = next(t for t in campaign.targets if t.name == picked)
+    d = durability.get(picked)
+    is_safe = _level(d) == SAFE
+    advice = Advice(picked, chosen_by, source)
+    if not is_safe:
+        advice.warning = (f"{picked} is {_level(d).upper()}"
+                          + (f": {d.reasons[0]}" if d and d.reasons else "")
+                          + "; this is not a recommendation to run it")
+    advice.mkfs, advice.fstab, advice.build_notes = _build(stored)
+    # synchronous_commit=off still flushes, later: only a class below that voids every method.
+    unsafe = ("; ".join(d.reasons) if d else "it was never mounted") \
+        if _level(d) in (UNSAFE, "unknown") else ""
+    ran_with = _os_settings(stored)
+    settings = [*ran_with,
+                advice_pg.wal_sync_method(table, picked, unsafe),
+                *advice_pg.io_concurrency(table, picked),
+                advice_pg.random_page_cost(table, picked),
+                *advice_pg.io_method(table, campaign.targets, picked),
+                *advice_pg.stall_settings(table, picked, _sysctls_during(stored))]
+    advice.settings = [s for s in settings if s.value is not None]
+    advice.omitted = [s for s in settings if s.value is None]
+    best_safe = picked if is_safe else _choose(table, durability, safe)[0]
+    advice.unsafe = _unsafe(table, durability, best_safe)
+    return advice
+
+
+def _level(d: Durability | None) -> str:
+    return d.level if d else "unknown"
+
+
+def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None, str]:
+    """The crash-safe target that won the most headline verdicts, else the baseline (or
+    the first crash-safe target when the baseline is not)."""
+    lines = verdict_lines(table, durability)
+    wins = Counter(v.winner for v in lines if v.kind == WINNER and v.winner in safe)
+    if wins:
+        top = max(wins.values())
+        best = next(t for t in table.targets if wins.get(t) == top)  # ties: plan order
+        return best, (f"won {top} of {len(lines)} headline verdicts, the most among "
+                      "crash-safe targets")
+    if not safe:
+        return None, "no crash-safe target has results"
+    if table.baseline in safe:
+        return table.baseline, "no crash-safe target won a headline verdict: the baseline"
+    return safe[0], "no crash-safe target won a verdict, and the baseline is not crash-safe"
+
+
+def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
+    """The mkfs command and the fstab line, from what really ran and what the kernel
+    applied; devices become placeholders."""
+    prov = t.provenance or {}
+    if t.kind == "dir":
+        return None, None, [f"{t.name} is a directory on an existing mount: pgfsbench did "
+                            "not make its filesystem"]
+    if "effective_mount_options" not in prov:
+        return None, None, [f"{t.name} was never mounted: no provenance to build from"]
+    places = {p: name for p, name in ((prov.get("device"), DEVICE),
+                                      (prov.get("log_device"), LOG_DEVICE)) if p}
+    notes = []
+    mkfs = None
+    recipe = find_recipe(t.fs)
+    for c in prov.get("commands") or []:
+        argv = [str(a) for a in c.get("argv") or []]
+        if argv and Path(argv[0]).name.startswith("mkfs"):
+            force = set(recipe.force_flags) if recipe else set()
+            dropped = [a for a in argv[1:] if a in force]
+            argv = [Path(argv[0]).name, *(_placed(a, places) for a in argv[1:] if a not in force)]
+            mkfs = shlex.join(argv)
+            if dropped:
+                notes.append(f"{' '.join(dropped)} (overwrite without asking) left out of mkfs")
+    options = list(prov.get("effective_mount_options") or [])
+    unsafe = [o for o in options if o in UNSAFE_MOUNT_OPTIONS]
+    kept = [_placed(o, places) for o in options if o not in unsafe]
+    if unsafe:
+        notes.append(f"{', '.join(unsafe)} left out of fstab: not crash-safe")
+    fs_type = prov.get("mounted_fs_type") or t.fs
+    passno = "2" if fs_type in ("ext2", "ext3", "ext4") else "0"
+    fstab = f"{DEVICE}  {MOUNT_POINT}  {fs_type}  {','.join(kept) or 'defaults'}  0 {passno}"
+    notes.append(f"{DEVICE}{', ' + LOG_DEVICE if LOG_DEVICE in places.values() else ''}: "
+                 f"your device(s); {MOUNT_POINT}: where the data directory goes; mount "
+                 "options as the kernel applied them")
+    return mkfs, fstab, notes
+
+
+def _placed(arg: str, places: dict[str, str]) -> str:
+    # Longest first: /dev/loop1 must not eat the start of /dev/loop10.
+    for path, name in sorted(places.items(), key=lambda pn: -len(pn[0])):
+        arg = arg.replace(path, name)
+    return arg
+
+
+def _os_settings(t: StoredTarget) -> list[Setting]:
+    """The sysctls and queue settings the target ran with: part of what was measured."""
+    record = (t.provenance or {}).get("os_settings") or {}
+    out = []
+    for scope, key in ((SYSCTL, "sysctls"), (QUEUE, "queue")):
+        for name, v in (record.get(key) or {}).items():
+            if isinstance(v, dict) and v.get("asked") is not None:
+                during = v.get("during")
+                out.append(Setting(scope, name, str(v["asked"] if during is None else during),
+                                   f"{t.name} ran with it (read back while it ran)"))
+    return out
+
+
+def _sysctls_during(t: StoredTarget) -> dict[str, object]:
+    prov = t.provenance or {}
+    during = {k: v.get("during") for k, v in
+              ((prov.get("os_settings") or {}).get("sysctls") or {}).items()
+              if isinstance(v, dict)}
+    return {**(prov.get("sysctls") or {}), **during}
+
+
+def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
+    """Each target that is not crash-safe, with what it would buy over ``best``."""
+    out = []
+    for name in table.targets:
+        d = durability.get(name)
+        if d is None or d.level == SAFE:
+            continue
+        u = Unsafe(name, d.level, "; ".join(d.reasons))
+        if best is not None:
+            for row in table.rows:
+                if not row.headline or row.higher_is_better is None:
+                    continue
+                ratio = ratio_text(row.cells[best], row.cells[name])
+                if ratio:
+                    word = "higher" if row.higher_is_better else "lower"
+                    title = f"{row.workload} {row.label}".strip()
+                    u.gains.append(f"{title}: {row.metric} {ratio} of {best}'s "
+                                   f"({word} is better)")
+        out.append(u)
+    return out

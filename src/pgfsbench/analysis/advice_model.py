@@ -1,0 +1,107 @@
+"""What a recommendation is made of: settings, each with the measured figures it rests on.
+
+Plain data, so the text, the postgresql.conf snippet, the JSON and the HTML report show
+the same thing (report/advice.py renders it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pgfsbench.analysis.table import Cell, Row, Table
+
+POSTGRES, SYSCTL, QUEUE = "postgresql.conf", "sysctl", "queue"
+_RESAMPLES = 4000
+_SEED = 20261124  # a fixed seed: the same results always give the same advice
+
+
+@dataclass
+class Figure:
+    """One cell of the comparison table: a target's median of a metric, its 95% CI, n."""
+
+    target: str
+    workload: str
+    label: str
+    metric: str
+    unit: str
+    median: float
+    ci: tuple[float, float] | None
+    n: int
+
+    def text(self) -> str:
+        ci = f" [{num(self.ci[0])}, {num(self.ci[1])}]" if self.ci else ""
+        return f"{self.metric} = {num(self.median)} {self.unit}{ci} (n={self.n})".strip()
+
+
+@dataclass
+class Setting:
+    scope: str  # POSTGRES, SYSCTL or QUEUE
+    name: str
+    value: str | None  # None: not recommended, ``why`` says what evidence is missing
+    why: str  # the rule that turned the figures into the value, or why it is omitted
+    figures: list[Figure] = field(default_factory=list)
+    note: str = ""  # a caveat about the value (a knee at the deepest depth measured)
+
+
+@dataclass
+class Unsafe:
+    """A target that is not crash-safe: what it would buy over the recommended one."""
+
+    target: str
+    level: str
+    warning: str
+    gains: list[str] = field(default_factory=list)  # one line per headline measurement
+
+
+@dataclass
+class Advice:
+    target: str | None  # None: no crash-safe target had results
+    chosen_by: str
+    campaign: str = ""  # "<id> (<plan>)": what the figures come from
+    warning: str = ""  # the named target is not crash-safe
+    mkfs: str | None = None
+    fstab: str | None = None
+    build_notes: list[str] = field(default_factory=list)  # about the mkfs and fstab lines
+    settings: list[Setting] = field(default_factory=list)  # OS and PostgreSQL, with values
+    omitted: list[Setting] = field(default_factory=list)  # value None: evidence missing
+    unsafe: list[Unsafe] = field(default_factory=list)
+
+
+def num(x: float) -> str:
+    """A figure as a reader wants it: thousands separated, three significant digits."""
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def figure(row: Row, target: str) -> Figure | None:
+    cell = row.cells.get(target)
+    if cell is None or cell.value is None:
+        return None
+    return Figure(target, row.workload, row.label, row.metric, row.unit, cell.value,
+                  tuple(cell.ci) if cell.ci else None, cell.n)
+
+
+def rows_of(table: Table, workload: str, metric_prefix: str = "") -> list[Row]:
+    return [r for r in table.rows
+            if r.workload == workload and r.metric.startswith(metric_prefix)]
+
+
+def ratio_text(base: Cell, other: Cell) -> str | None:
+    """'×1.32 [1.20, 1.45]': other's median over base's, with a bootstrap 95% CI of that
+    ratio of medians when both sides have two runs or more."""
+    if base.value is None or other.value is None or base.value <= 0:
+        return None
+    ratio = other.value / base.value
+    if min(len(base.values), len(other.values)) < 2:
+        return f"×{ratio:.2f} (one run: no CI)"
+    rng = np.random.default_rng(_SEED)
+    b = np.median(rng.choice(base.values, (_RESAMPLES, len(base.values))), axis=1)
+    o = np.median(rng.choice(other.values, (_RESAMPLES, len(other.values))), axis=1)
+    ok = b > 0
+    if not ok.any():
+        return f"×{ratio:.2f} (no CI: the resampled medians are zero)"
+    low, high = np.percentile(o[ok] / b[ok], [2.5, 97.5])
+    return f"×{ratio:.2f} [{low:.2f}, {high:.2f}]"

@@ -1,0 +1,92 @@
+"""advise end to end: a real campaign (pg_test_fsync and an io-depth sweep with fio on ext4
+loop images, one mounted nobarrier), then the advice read against the export's numbers."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from pathlib import Path
+
+from tests.integration.conftest import cli, export, ledgers, loops_backed_by, run_plan
+
+PLAN = """
+name = "advise-tiny"
+
+[[targets]]
+name = "ext4"
+fs = "ext4"
+size = "384M"
+
+[[targets]]
+name = "ext4-nobarrier"
+fs = "ext4"
+size = "384M"
+mount = "nobarrier"
+
+[[workloads]]
+type = "fsync"
+seconds = 1
+
+[[workloads]]
+type = "io-depth"
+depths = [1, 4]
+size = "16M"
+seconds = 1
+"""
+SAFE_METHODS = ("open_datasync", "fdatasync", "fsync", "open_sync")
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory, state_dir):
+    results, run = run_plan(tmp_path_factory.mktemp("advise"), PLAN)
+    return results, run, state_dir
+
+
+def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
+    results, run, state_dir = campaign
+    data = export(results)
+    assert {r["status"] for r in data["runs"]} == {"ok"}, data["runs"]
+    advice = json.loads(cli("advise", str(results), "--format", "json").stdout)
+    # The nobarrier target is never the recommendation, whatever it measured.
+    assert advice["target"] == "ext4"
+    [unsafe] = advice["unsafe"]
+    assert unsafe["target"] == "ext4-nobarrier" and "nobarrier" in unsafe["warning"]
+    measured = {m["name"].split(".")[1].removesuffix("_8k"): m["value"]
+                for r in data["runs"] if r["target"] == "ext4" and r["workload"] == "fsync"
+                for m in r["metrics"] if m["name"].endswith("_8k.ops_per_s")}
+    safe = {k: v for k, v in measured.items() if k in SAFE_METHODS and v is not None}
+    fastest = max(safe, key=safe.get)
+    wal = next(s for s in advice["settings"] if s["name"] == "wal_sync_method")
+    assert wal["value"] == fastest, (wal, measured)
+    assert wal["figures"][0]["median"] == pytest.approx(safe[fastest])
+    assert cli("advise", str(results), "--format", "conf").stdout.count(
+        f"\nwal_sync_method = '{fastest}'\n") == 1
+    assert f"wal_sync_method = {fastest}" in cli("advise", str(results)).stdout
+    # The same advice ends the run's output and tops the report.
+    assert f"postgresql.conf: wal_sync_method = {fastest}" in run.stdout
+    assert 'id="advice"' in (results / "report.html").read_text()
+    assert "nobarrier" not in advice["fstab"] and advice["mkfs"].startswith("mkfs.ext4 ")
+    # Nothing of this campaign is left (other campaigns may run on the machine meanwhile).
+    assert ledgers(state_dir) == []
+    assert [d for img in (results / "images").glob("*.img") for d in loops_backed_by(img)] == []
+    db = sqlite3.connect(results / "results.db")
+    points = [json.loads(p)["mount_point"] for (p,) in
+              db.execute("SELECT provenance_json FROM targets")]
+    db.close()
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert len(points) == 2 and not [p for p in points if f" {p} " in mounts]
+
+
+def test_the_io_depth_figures_back_the_io_settings(campaign):
+    results, _, _ = campaign
+    advice = json.loads(cli("advise", str(results), "--format", "json").stdout)
+    settings = {s["name"]: s for s in advice["settings"]}
+    iops = {f["metric"]: f["median"] for f in settings["effective_io_concurrency"]["figures"]}
+    assert set(iops) == {"iodepth.qd1.iops", "iodepth.qd4.iops"} and min(iops.values()) > 0
+    best = max(iops.values())
+    knee = min(int(m.split(".")[1][2:]) for m, v in iops.items() if v >= 0.9 * best)
+    assert settings["effective_io_concurrency"]["value"] == str(knee)
+    assert 1.1 <= float(settings["random_page_cost"]["value"]) <= 4.0

@@ -1,0 +1,277 @@
+"""The advice, from campaigns stored with the real Store: the target it picks, the settings
+it derives and the figures behind them, what it refuses to recommend, and its CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pgfsbench.analysis import advice as advice_mod
+from pgfsbench.analysis.advice import advise
+from pgfsbench.cli import app
+from pgfsbench.errors import UserError
+from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.report.advice import advice_conf, advice_json, advice_text
+from pgfsbench.store.db import Store
+from pgfsbench.store.read import load_campaign
+
+REPS = 5
+FSYNC = {  # method → ops/s; fsync_writethrough is n/a on Linux
+    "ext4": {"open_datasync": 1100, "fdatasync": 1000, "fsync": 950, "open_sync": 900},
+    "xfs": {"open_datasync": 1500, "fdatasync": 2000, "fsync": 2300, "open_sync": 1400},
+    "ext4-nobarrier": {"open_datasync": 9000, "fdatasync": 9000, "fsync": 8800,
+                       "open_sync": 8500},
+}
+IOPS = {  # queue depth → IO/s
+    "ext4": {1: 900, 2: 1500, 4: 2000, 8: 2100, 16: 2150},
+    "xfs": {1: 1000, 2: 1900, 4: 3500, 8: 3800, 16: 3900},
+    "ext4-nobarrier": {1: 900, 2: 1500, 4: 2000, 8: 2100, 16: 2150},
+}
+for _table in (FSYNC, IOPS):
+    _table["ext4-async"] = {k: v * 3 for k, v in _table["ext4"].items()}
+READCOST = {"ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0),
+            "ext4-async": (90.0, 100.0)}  # µs: random, sequential
+MKFS = {"ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
+        "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
+        "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"]}
+MOUNT = {"ext4": ["rw", "noatime"], "xfs": ["rw", "noatime", "logdev=/dev/loop8"],
+         "ext4-nobarrier": ["rw", "noatime", "nobarrier"]}
+
+
+def _jitter(value: float, rep: int) -> float:
+    return value * (1 + 0.004 * (rep - 3))
+
+
+def _provenance(name: str, fs: str, settings: dict | None = None) -> dict:
+    return {"kind": "loop", "fs": fs, "device": "/dev/loop7",
+            "log_device": "/dev/loop8" if fs == "xfs" else None, "mounted_fs_type": fs,
+            "effective_mount_options": MOUNT.get(name, ["rw"]),
+            "commands": [{"argv": ["losetup", "--find"], "exit_code": 0},
+                         {"argv": MKFS.get(name, [f"/sbin/mkfs.{fs}", "/dev/loop7"]),
+                          "exit_code": 0}],
+            "os_settings": {"sysctls": {"vm.dirty_ratio": {"before": 20, "asked": 10,
+                                                           "during": 10}}, "queue": {}},
+            "postgres_version": "18.1", "postgres_settings": settings or {}}
+
+
+def build(results: Path, workloads=("fsync", "io-depth"),
+          targets=("ext4", "xfs", "ext4-nobarrier"),
+          extra=None) -> Path:
+    store = Store.create(results)
+    store.start_campaign("c-adv", "advice", {"name": "advice"}, {}, "0.1.0")
+    for pos, name in enumerate(targets):
+        fs = "xfs" if name == "xfs" else "ext4"
+        tid = store.add_target(name, pos, "loop", fs, {"name": name, "fs": fs})
+        settings = {"synchronous_commit": "off"} if name.endswith("-async") else {}
+        store.set_target(tid, "ok", provenance=_provenance(name, fs, settings))
+        for rep in range(1, REPS + 1):
+            if "fsync" in workloads:
+                run = store.start_run(tid, "fsync", {"seconds": 1}, repetition=rep)
+                store.add_result(run, tid, WorkloadResult([
+                    *(Metric(f"fsync.{m}_8k.ops_per_s", _jitter(v, rep), "ops/s", True)
+                      for m, v in FSYNC[name].items()),
+                    Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True)]))
+                store.finish_run(run, "ok")
+            if "io-depth" in workloads:
+                run = store.start_run(tid, "io-depth", {"depths": [1, 2, 4, 8, 16],
+                                                        "size": "32M", "seconds": 1},
+                                      repetition=rep)
+                rand, seq = READCOST[name]
+                store.add_result(run, tid, WorkloadResult([
+                    *(Metric(f"iodepth.qd{d}.iops", _jitter(v, rep), "IO/s", True)
+                      for d, v in IOPS[name].items()),
+                    Metric("readcost.rand_8k_us", rand, "µs", False),
+                    Metric("readcost.seq_8k_us", seq, "µs", False),
+                    Metric("readcost.rand_seq_ratio", rand / seq, "×", None)]))
+                store.finish_run(run, "ok")
+    if extra:
+        extra(store)
+    store.end_campaign("ok")
+    store.close()
+    return results
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    return load_campaign(build(tmp_path_factory.mktemp("advice") / "r"))
+
+
+def by_name(advice, name: str):
+    return next(s for s in advice.settings + advice.omitted if s.name == name)
+
+
+def test_the_safe_target_with_most_verdicts_and_its_fastest_safe_sync_method(campaign):
+    a = advise(campaign)
+    # ext4-nobarrier wins fsync but is not crash-safe; xfs wins io-depth.
+    assert a.target == "xfs" and "won 1 of 2 headline verdicts" in a.chosen_by
+    s = by_name(a, "wal_sync_method")
+    # fsync, not the headline fdatasync: the fastest of the safe methods measured.
+    assert s.value == "fsync"
+    best = s.figures[0]
+    assert best.metric == "fsync.fsync_8k.ops_per_s" and best.n == REPS
+    assert best.median == pytest.approx(2300) and best.ci[0] <= 2300 <= best.ci[1]
+    assert "fsync_writethrough" not in {f.metric.split(".")[1] for f in s.figures}
+
+
+def test_mkfs_and_fstab_come_from_what_ran_with_devices_as_placeholders(campaign):
+    a = advise(campaign)
+    assert a.mkfs == "mkfs.xfs -l logdev=LOGDEVICE,size=64m DEVICE"  # -f left out
+    assert a.fstab == "DEVICE  /var/lib/postgresql  xfs  rw,noatime,logdev=LOGDEVICE  0 0"
+    assert any("-f" in n for n in a.build_notes)
+    assert advice_mod._placed("logdev=/dev/loop10", {"/dev/loop1": "DEVICE",
+                                                     "/dev/loop10": "LOGDEVICE"}) == \
+        "logdev=LOGDEVICE"
+    assert [(s.scope, s.name, s.value) for s in a.settings if s.scope == "sysctl"] == [
+        ("sysctl", "vm.dirty_ratio", "10")]
+
+
+def test_io_concurrency_is_the_knee_and_random_page_cost_the_ratio(campaign):
+    a = advise(campaign)
+    eio = by_name(a, "effective_io_concurrency")
+    # 90% of xfs's best 3,900 IO/s is 3,510: depth 4 (3,500) falls short, depth 8 reaches it.
+    assert eio.value == "8" and by_name(a, "maintenance_io_concurrency").value == "8"
+    assert "90%" in eio.why and len(eio.figures) == 5
+    assert by_name(a, "random_page_cost").value == "2.0"
+    clamped = by_name(advise(campaign, "ext4"), "random_page_cost")
+    assert clamped.value == "1.1" and "clamped to 1.1..4.0" in clamped.note
+
+
+def test_an_unsafe_target_is_never_recommended_but_shown_with_what_it_buys(campaign):
+    a = advise(campaign)
+    [u] = a.unsafe
+    assert u.target == "ext4-nobarrier" and u.level == "not crash-safe"
+    assert "nobarrier" in u.warning
+    gain = next(g for g in u.gains if "fsync.fdatasync_8k.ops_per_s" in g)
+    assert "×4.50 [" in gain and "of xfs's" in gain
+    for text in (advice_text(a), advice_conf(a)):
+        assert "NOT CRASH-SAFE" in text and "ext4-nobarrier" in text
+    assert "nobarrier" not in advice_conf(a).split("NOT RECOMMENDED")[0]
+
+
+def test_a_named_unsafe_target_gets_no_sync_method_and_a_safe_fstab(campaign):
+    a = advise(campaign, "ext4-nobarrier")
+    assert "NOT CRASH-SAFE" in a.warning and "not a recommendation" in a.warning
+    s = by_name(a, "wal_sync_method")
+    assert s.value is None and "not crash-safe" in s.why
+    assert "nobarrier" not in a.fstab and any("nobarrier" in n for n in a.build_notes)
+    assert a.unsafe[0].gains  # measured against the safe choice, xfs
+    assert "wal_sync_method" not in advice_conf(a).split("# not set")[0]
+
+
+def test_synchronous_commit_off_is_shown_not_recommended(tmp_path):
+    a = advise(load_campaign(build(tmp_path / "r", targets=("ext4", "ext4-async"))))
+    assert a.target == "ext4"
+    [u] = a.unsafe
+    assert (u.target, u.level) == ("ext4-async", "may lose recent commits")
+    assert "synchronous_commit=off" in u.warning and any("×3.00 [" in g for g in u.gains)
+    named = advise(load_campaign(tmp_path / "r"), "ext4-async")
+    assert "MAY LOSE RECENT COMMITS" in named.warning
+    # Its WAL is still flushed, later: the sync method still applies.
+    assert by_name(named, "wal_sync_method").value == "open_datasync"
+    assert "synchronous_commit" not in advice_conf(named).split("# not set")[0].split(
+        "WARNING")[0]
+
+
+def test_missing_evidence_is_omitted_with_the_reason(tmp_path):
+    a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",),
+                                   targets=("ext4", "xfs"))))
+    assert a.target == "xfs"
+    for name in ("effective_io_concurrency", "maintenance_io_concurrency", "random_page_cost"):
+        s = by_name(a, name)
+        assert s.value is None and s.why.startswith("no io-depth run on xfs")
+    assert by_name(a, "checkpoint_timeout").why == "no pgbench run on xfs: stalls not measured"
+    assert by_name(a, "io_method").value is None
+    conf = advice_conf(a)
+    assert "# not set: effective_io_concurrency, maintenance_io_concurrency" in conf
+    assert "\neffective_io_concurrency" not in conf
+
+
+def _pgbench(stall: float):
+    def add(store: Store) -> None:
+        tid = store.conn.execute("SELECT id FROM targets WHERE name = 'xfs'").fetchone()[0]
+        for rep in range(1, REPS + 1):
+            run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
+            store.add_result(run, tid, WorkloadResult([
+                Metric("pgbench.tps", 1000.0 + rep, "tx/s", True),
+                Metric("eff.wal_bytes_per_tx", 1000.0, "B", False),
+                Metric("stall.seconds", stall * rep, "s", False)]))
+            store.finish_run(run, "ok")
+    return add
+
+
+def test_stalls_bring_checkpoint_and_writeback_settings(tmp_path):
+    a = advise(load_campaign(build(tmp_path / "r", targets=("ext4", "xfs"),
+                                   extra=_pgbench(3.0))), "xfs")
+    assert by_name(a, "checkpoint_timeout").value == "15min"
+    assert by_name(a, "checkpoint_completion_target").value == "0.9"
+    # 1,003 tx/s × 1,000 B/tx × 900 s × 2 = 1.7 GB → 2GB
+    wal = by_name(a, "max_wal_size")
+    assert wal.value == "2GB" and "tx/s" in wal.why
+    dirty = by_name(a, "vm.dirty_background_bytes")
+    assert dirty.value == "102400000" and dirty.scope == "sysctl"
+    assert "stall.seconds" in dirty.figures[0].metric
+    assert "checkpoint_timeout = '15min'" in advice_conf(a)
+    calm = advise(load_campaign(build(tmp_path / "c", targets=("ext4", "xfs"),
+                                      extra=_pgbench(0.0))), "xfs")
+    assert "no tps stall seen" in by_name(calm, "max_wal_size").why
+
+
+def test_io_method_when_targets_differ_only_in_it(tmp_path):
+    store = Store.create(tmp_path / "r")
+    store.start_campaign("c-io", "io", {"name": "io"}, {}, "0.1.0")
+    for pos, (name, method, tps) in enumerate((("sync", "sync", 900.0),
+                                              ("uring", "io_uring", 1200.0))):
+        spec = {"name": name, "fs": "ext4",
+                "postgres": {"settings": {"io_method": method, "shared_buffers": "1GB"}}}
+        tid = store.add_target(name, pos, "loop", "ext4", spec)
+        store.set_target(tid, "ok", provenance=_provenance(name, "ext4"))
+        for rep in range(1, REPS + 1):
+            run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
+            store.add_result(run, tid, WorkloadResult([
+                Metric("pgbench.tps", tps + rep, "tx/s", True)]))
+            store.finish_run(run, "ok")
+    store.end_campaign("ok")
+    store.close()
+    a = advise(load_campaign(tmp_path / "r"), "sync")
+    assert by_name(a, "io_method").value == "io_uring"
+    assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, unchanged
+    assert "best on 1 of 1 headline" in by_name(a, "io_method").why
+
+
+def test_unknown_target_is_a_user_error(campaign):
+    with pytest.raises(UserError, match="no target 'nope'.*targets: ext4, xfs"):
+        advise(campaign, "nope")
+
+
+def test_json_holds_the_figures(campaign):
+    data = json.loads(advice_json(advise(campaign)))
+    s = next(s for s in data["settings"] if s["name"] == "wal_sync_method")
+    assert s["value"] == "fsync" and s["figures"][0]["n"] == REPS
+    assert len(s["figures"][0]["ci"]) == 2
+
+
+def test_cli_errors_are_one_line_and_exit_2(campaign, tmp_path):
+    results = str(campaign.results_dir)
+    for args, words in [([str(tmp_path / "none")], "holds no results"),
+                        ([results, "--target", "nope"], "no target 'nope'"),
+                        ([results, "--format", "xml"], "unknown advice format 'xml'")]:
+        result = CliRunner().invoke(app, ["advise", *args])
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
+    ok = CliRunner().invoke(app, ["advise", results, "--format", "conf"])
+    assert ok.exit_code == 0 and "wal_sync_method = 'fsync'" in ok.stdout
+
+
+def test_the_report_shows_the_advice_first(campaign):
+    from pgfsbench.report.html import render_report
+
+    html = render_report(campaign)
+    advice = html.index('<section id="advice">')
+    assert advice < html.index('<section id="verdicts">')
+    section = html[advice:html.index("</section>", advice)]
+    assert "<code>wal_sync_method = fsync</code>" in section
+    assert "not recommended: ext4-nobarrier is not crash-safe" in section
