@@ -350,11 +350,16 @@ def plan_check(
     console.print(f"plan [bold]{escape(info['name'])}[/] is valid: {len(info['targets'])} "
                   f"targets, {info['total_runs']} runs in all "
                   + ("(at most: repetitions are 'auto')" if reps["count"] == "auto" else ""))
+    budget = info["budget"]
     console.print(f"repetitions: {reps['count']} ({reps['order']} order, "
                   f"{'a fresh target each round' if reps['fresh'] else 'targets reused'})"
-                  + (f"; auto: until the 95% CI is within ±{reps['ci_width']:.0%}, "
-                     f"{reps['min']}–{reps['max']} rounds, at most {reps['max_minutes']:g} min"
-                     if reps["count"] == "auto" else ""))
+                  + ("; a settling round first (run on every target, not counted)"
+                     if budget["settling_round"] else ""))
+    if reps["count"] == "auto":
+        console.print(f"auto: every headline comparison is tested after each round from "
+                      f"round {budget['first_look']}; rounds go on, every target in each, "
+                      f"until all are decided; budget: at most {budget['most_rounds']} rounds "
+                      f"and {budget['max_minutes']:g} min")
     table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
     for t in info["targets"]:
         knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
@@ -378,6 +383,8 @@ def plan_check(
                   f"{info['estimated_seconds'] / 60:.0f} min"
                   + (f" to {info['estimated_seconds_max'] / 60:.0f} min"
                      if info["estimated_seconds_max"] != info["estimated_seconds"] else ""))
+    for note in info["notes"]:
+        console.print(f"note: {escape(note)}")
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
 
