@@ -356,10 +356,10 @@ def plan_check(
                   + ("; a settling round first (run on every target, not counted)"
                      if budget["settling_round"] else ""))
     if reps["count"] == "auto":
-        console.print(f"auto: every headline comparison is tested after each round from "
-                      f"round {budget['first_look']}; rounds go on, every target in each, "
-                      f"until all are decided; budget: at most {budget['most_rounds']} rounds "
-                      f"and {budget['max_minutes']:g} min")
+        console.print(f"auto: comparisons tested after each round from round "
+                      f"{budget['first_look']}, every target in every round until all are "
+                      f"decided; budget: {budget['most_rounds']} rounds, "
+                      f"{budget['max_minutes']:g} min")
     table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
     for t in info["targets"]:
         knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
@@ -381,7 +381,8 @@ def plan_check(
     console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "
                   "(sparse: only what is written is used); estimated duration: "
                   f"{info['estimated_seconds'] / 60:.0f} min"
-                  + (f" to {info['estimated_seconds_max'] / 60:.0f} min"
+                  + (f" (all decided at the first look) to "
+                     f"{info['estimated_seconds_max'] / 60:.0f} min (the budget spent)"
                      if info["estimated_seconds_max"] != info["estimated_seconds"] else ""))
     for note in info["notes"]:
         console.print(f"note: {escape(note)}")
