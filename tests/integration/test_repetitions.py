@@ -8,13 +8,10 @@ from pathlib import Path
 from tests.integration.conftest import export, leftovers, ledgers, run_plan
 
 PLAN = """
-name = "auto-fresh"
+name = "repeated"
 
 [repetitions]
-count = "auto"
-min = 2
-max = 3
-fresh = true
+{repetitions}
 
 [postgres.settings]
 shared_buffers = "32MB"
@@ -32,6 +29,7 @@ size = "512M"
 [[workloads]]
 type = "pgbench-init"
 scale = 1
+{init}
 
 [[workloads]]
 type = "pgbench"
@@ -39,6 +37,10 @@ clients = 1
 duration = 4
 warmup = 1
 """
+
+AUTO_FRESH = PLAN.format(repetitions='count = "auto"\nmin = 2\nmax = 3\nfresh = true', init="")
+# reused: a settling round comes first (settle defaults to true); the load runs once
+SETTLED = PLAN.format(repetitions="count = 2\nfresh = false", init="repetitions = 1")
 
 
 def _nothing_left(tmp_path: Path, state_dir: Path) -> None:
@@ -48,16 +50,9 @@ def _nothing_left(tmp_path: Path, state_dir: Path) -> None:
     assert not [x for x in leftovers() if str(tmp_path) in x]
 
 
-def _rounds(visits: list) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for r, t in visits:
-        out.setdefault(r, []).append(t)
-    return out
-
-
 def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
         tmp_path: Path, state_dir: Path) -> None:
-    results, _ = run_plan(tmp_path, PLAN)
+    results, _ = run_plan(tmp_path, AUTO_FRESH)
     _nothing_left(tmp_path, state_dir)
     doc = export(results)
     sched = doc["schedule"]
@@ -69,9 +64,7 @@ def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
     last = stop["round"]
     assert last == 3 or stop["reason"] == "decided"
     # never one target without the other: both in every round, up to the stop
-    rounds = _rounds(sched["visits"])
-    assert sorted(rounds) == list(range(1, last + 1))
-    assert all(sorted(ts) == ["e", "f"] for ts in rounds.values())
+    assert sorted(sched["visits"]) == [[r, t] for r in range(1, last + 1) for t in "ef"]
     runs = doc["runs"]
     # a fresh filesystem each round: made and loaded each round, on each target
     for t in ("e", "f"):
@@ -94,47 +87,23 @@ def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
     assert "why it stopped" in report and stop["text"] in report
 
 
-SETTLED = """
-name = "settled"
-
-[repetitions]
-count = 2
-fresh = false      # a settling round comes first (settle defaults to true)
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "e"
-fs = "ext4"
-size = "512M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 2
-"""
-
-
-def test_a_reused_target_settles_in_an_uncounted_round_0(tmp_path: Path,
-                                                        state_dir: Path) -> None:
+def test_reused_targets_settle_in_an_uncounted_round_0(tmp_path: Path,
+                                                       state_dir: Path) -> None:
     results, _ = run_plan(tmp_path, SETTLED)
     _nothing_left(tmp_path, state_dir)
     doc = export(results)
     sched = doc["schedule"]
-    assert sched["settle"] is True and sched["visits"] == [[0, "e"], [1, "e"], [2, "e"]]
-    # the load ran once, in round 0, and counts (repetition 1); round 0's pgbench is
-    # stored as repetition 0: kept, not counted
-    assert [(r["workload"], r["repetition"], r["status"]) for r in doc["runs"]] == [
-        ("pgbench-init", 1, "ok"), ("pgbench", 0, "ok"), ("pgbench", 1, "ok"),
-        ("pgbench", 2, "ok")]
-    # made once, in the settling round's directory
-    made = sorted(p.parent.name for p in
-                  (results / "artifacts" / "e").glob("round-*/provision-*mkfs*"))
-    assert made == ["round-00"]
-    assert (results / "artifacts" / "e" / "round-00" / "postgres.log").exists()
+    assert sched["settle"] is True
+    assert sorted(sched["visits"]) == [[r, t] for r in (0, 1, 2) for t in "ef"]
+    for t in ("e", "f"):
+        # the load ran once, in round 0, and counts (repetition 1); round 0's pgbench
+        # is stored as repetition 0: kept, not counted
+        assert [(r["workload"], r["repetition"], r["status"]) for r in doc["runs"]
+                if r["target"] == t] == [
+            ("pgbench-init", 1, "ok"), ("pgbench", 0, "ok"), ("pgbench", 1, "ok"),
+            ("pgbench", 2, "ok")]
+        # made once, in the settling round's directory
+        made = sorted(p.parent.name for p in
+                      (results / "artifacts" / t).glob("round-*/provision-*mkfs*"))
+        assert made == ["round-00"]
+        assert (results / "artifacts" / t / "round-00" / "postgres.log").exists()

@@ -365,35 +365,10 @@ def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_pat
     assert list((tmp_path / "state").glob("*.json")) == []
 
 
-AUTO = """
-name = "auto"
-[repetitions]
-count = "auto"
-min = 3
-max = {max}
-max_minutes = {minutes}
-fresh = false
-[monitors]
-system = false
-postgres = false
-[[targets]]
-name = "a"
-fs = "ext4"
-[[targets]]
-name = "b"
-fs = "xfs"
-[[targets]]
-name = "c"
-fs = "btrfs"
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 1
-"""
+# The same targets and workloads (fsync, a load done once, pgbench), 'auto' on reused
+# targets. The fake fsync gives every target the same number: equivalent at once.
+AUTO = PLAN.replace("count = 3\nfresh = {fresh}", "count = \"auto\"\nmin = 3\nmax = {max}\n"
+                    "max_minutes = {minutes}\nfresh = false")
 
 
 def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: float = 0.7):
@@ -413,13 +388,6 @@ def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: f
     return value
 
 
-def by_round(visits: list) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for r, t in visits:
-        out.setdefault(r, []).append(t)
-    return out
-
-
 def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling_round(
         lab, tmp_path):
     from pgfsbench.analysis.sequential import decide, design_for, headline_family
@@ -429,36 +397,37 @@ def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling
     assert status == "ok"
     stored = load_campaign(tmp_path / "r")
     sched = stored.schedule
-    init, m = sched["measurements"]
-    assert (init["workload"], init["reason"], init["round"]) == ("pgbench-init", "count", 1)
-    assert m["workload"] == "pgbench" and m["reason"] == "decided"
+    stops = {x["workload"]: x for x in sched["measurements"]}
+    assert (stops["pgbench-init"]["reason"], stops["pgbench-init"]["round"]) == ("count", 1)
+    assert (stops["fsync"]["reason"], stops["fsync"]["round"]) == ("decided", 3)
+    m = stops["pgbench"]
+    assert m["reason"] == "decided"
     stop = m["round"]
     assert 3 <= stop < 10 and sched["rounds"] == stop and sched["settle"] is True
     # round 0 settles, then every target every round up to the stop, none after
-    rounds = by_round(sched["visits"])
-    assert sorted(rounds) == list(range(0, stop + 1))
-    assert all(sorted(ts) == ["a", "b", "c"] for ts in rounds.values())
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, stop + 1) for t in "abc"]
     ran = runs(tmp_path / "r")
     for t in "abc":
         # the load ran once, in the settling round, and counts as repetition 1
-        assert [(w, n) for tt, w, n, *_ in ran if tt == t][:2] == [("pgbench-init", 1),
-                                                                   ("pgbench", 0)]
+        assert [(w, n) for tt, w, n, *_ in ran if tt == t][:3] == [
+            ("fsync", 0), ("pgbench-init", 1), ("pgbench", 0)]
         assert [n for tt, w, n, *_ in ran if tt == t and w == "pgbench"] == \
             list(range(0, stop + 1))
     assert {s for *_, s, _ in ran} == {"ok"}
     assert sorted(p.name for p in (tmp_path / "r/artifacts/a/round-00").iterdir()) == [
         "postgres.log", "provision-01-mkfs.ext4.txt"]  # the settling round's own directory
-    # the decisions are those of the counted rounds alone (round 0's slow a left out)
+    # the decisions are those of the counted rounds alone (round 0's slow a left out),
+    # every measurement's pairs decided together, as the report decides them
     values: dict = {}
     for r in stored.runs:
-        if r.workload == "pgbench" and r.repetition > 0:
-            values.setdefault(("pgbench", r.label), {}).setdefault(r.target, {})[
+        if r.repetition > 0:
+            values.setdefault((r.workload, r.label), {}).setdefault(r.target, {})[
                 r.repetition] = r.metrics[0].value
-    again = decide(headline_family(values, ["a", "b", "c"]),
-                   design_for(stored.plan))
-    assert {(d["a"], d["b"]): d["outcome"] for d in sched["decisions"]
-            if d["workload"] == "pgbench"} == {k[2:]: d.outcome for k, d in again.items()} \
-        == {("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
+    again = decide(headline_family(values, ["a", "b", "c"]), design_for(stored.plan))
+    assert {tuple(d[k] for k in ("workload", "label", "a", "b")): d["outcome"]
+            for d in sched["decisions"]} == {k: d.outcome for k, d in again.items()}
+    assert {k[2:]: d.outcome for k, d in again.items() if k[0] == "pgbench"} == {
+        ("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
     assert {s["target"]: s["text"] for s in sched["stops"] if s["workload"] == "pgbench"} \
         == {t: f"decided at round {stop}: 3 comparisons (n={stop})" for t in "abc"}
     assert "[bold]settling round[/] (run, not counted): a, b, c" in campaign.said
@@ -472,9 +441,7 @@ def test_auto_identical_targets_run_every_target_to_max(lab, tmp_path):
     sched = load_campaign(tmp_path / "r").schedule
     [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
     assert (m["reason"], m["round"], m["undecided"]) == ("max rounds", 5, 3)
-    rounds = by_round(sched["visits"])
-    assert sorted(rounds) == [0, 1, 2, 3, 4, 5]
-    assert all(sorted(ts) == ["a", "b", "c"] for ts in rounds.values())
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, 6) for t in "abc"]
     nothing_left(campaign, tmp_path)
 
 
@@ -491,9 +458,7 @@ def test_auto_stops_when_the_time_budget_is_spent(lab, tmp_path):
     [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
     assert m["reason"] == "budget" and 1 <= m["round"] <= 2, m
     assert m["text"].startswith(f"budget: 0.005 min reached at round {m['round']}, ")
-    rounds = by_round(sched["visits"])
-    assert sorted(rounds) == list(range(0, m["round"] + 1))
-    assert all(sorted(ts) == ["a", "b", "c"] for ts in rounds.values())
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, m["round"] + 1) for t in "abc"]
     nothing_left(campaign, tmp_path)
 
 
@@ -501,7 +466,7 @@ def test_a_fixed_count_on_reused_targets_settles_then_runs_exactly_n_rounds(lab,
     campaign, status = lab(PLAN.format(fresh="false"))
     assert status == "ok"
     stored = load_campaign(tmp_path / "r")
-    assert sorted(by_round(stored.schedule["visits"])) == [0, 1, 2, 3]
+    assert sorted(stored.schedule["visits"]) == [[r, t] for r in range(0, 4) for t in "abc"]
     ran = runs(tmp_path / "r")
     for t in "abc":
         assert Counter((w, n) for tt, w, n, *_ in ran if tt == t) == {

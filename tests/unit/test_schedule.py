@@ -88,13 +88,6 @@ def _auto_run(values_by_target: dict[str, list[float]], clock: Clock | None = No
     return s
 
 
-def _rounds(s: Schedule) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for r, t in s.visits:
-        out.setdefault(r, []).append(t)
-    return out
-
-
 def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> None:
     # c is 10% slower; a and b are the same (equivalence has to be shown, too)
     s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
@@ -104,8 +97,7 @@ def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> N
     stop = m["round"]
     assert 3 <= stop < 10, doc
     # every target every round, up to the stop, and nothing after it
-    assert sorted(_rounds(s)) == list(range(1, stop + 1))
-    assert all(sorted(ts) == ["a", "b", "c"] for ts in _rounds(s).values())
+    assert sorted(s.visits) == [(r, t) for r in range(1, stop + 1) for t in "abc"]
     outcomes = {(d["a"], d["b"]): d["outcome"] for d in doc["decisions"]}
     assert outcomes == {("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
     assert {x["target"]: (x["reason"], x["n"]) for x in doc["stops"]} == {
@@ -133,8 +125,7 @@ def test_auto_identical_noisy_targets_run_to_max_with_every_target_each_round() 
     [m] = s.describe()["measurements"]
     assert m["reason"] == "max rounds" and m["round"] == 8 and m["undecided"] == 3
     assert m["text"] == "max rounds: 8 reached, 3 of 3 comparisons undecided"
-    assert sorted(_rounds(s)) == list(range(1, 9))
-    assert all(sorted(ts) == ["a", "b", "c"] for ts in _rounds(s).values())
+    assert sorted(s.visits) == [(r, t) for r in range(1, 9) for t in "abc"]
 
 
 def test_auto_budget_stops_before_max() -> None:
@@ -144,7 +135,7 @@ def test_auto_budget_stops_before_max() -> None:
     [m] = s.describe()["measurements"]
     assert m["reason"] == "budget" and m["round"] == 5
     assert m["text"] == "budget: 5 min reached at round 5, 1 of 1 comparisons undecided"
-    assert sorted(_rounds(s)) == [1, 2, 3, 4, 5]
+    assert sorted(s.visits) == [(r, t) for r in range(1, 6) for t in "ab"]
 
 
 def test_auto_a_failed_target_does_not_hold_the_others() -> None:
