@@ -24,6 +24,29 @@ def test_builtin_plans_load():
         assert [t.fs for t in load_plan(name).targets] == ["ext4", "xfs", "btrfs"]
 
 
+@pytest.mark.parametrize("name", ["quick", "seed-xfs-vs-ext4", "seed-fsync",
+                                  "seed-client-scaling", "seed-parallel", "seed-seqwrite"])
+def test_answering_plans_repeat_in_interleaved_rounds_and_state_their_budget(name):
+    plan = load_plan(name)
+    reps = plan.repetitions
+    # One run per target cannot decide anything: these plans repeat until decided.
+    assert reps.count == "auto" and reps.max >= 6 and reps.max_minutes <= 25
+    assert f"at most {reps.max} rounds or {reps.max_minutes:g} minutes" in plan.description
+
+
+def test_seed_000_has_its_full_variants():
+    from pgfsbench.analysis.durability import UNSAFE, classify
+
+    plan = load_plan("seed-xfs-vs-ext4")
+    targets = {t.name: t for t in plan.targets}
+    assert targets["xfs"].log_size is not None  # the seed's external XFS log device
+    for t in targets.values():  # the seed's dirty-page sysctls, on every target
+        assert t.sysctls == {"vm.dirty_background_bytes": 102400000, "vm.dirty_ratio": 80}
+    unsafe = targets["ext4-nobarrier"]
+    assert classify(unsafe.fs, unsafe.mount.split(","), {}).level == UNSAFE
+    assert targets["ext4"].mkfs == unsafe.mkfs  # the same filesystem, barriers aside
+
+
 def test_a_client_sweep_expands_into_one_measurement_per_count():
     plan = load_plan("seed-client-scaling")
     runs = [w for w in plan.measurements() if w.type == "pgbench"]
