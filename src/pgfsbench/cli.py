@@ -375,7 +375,8 @@ def plan_check(
     runs = Table("run on each target", "params", "times", "≈ seconds each")
     for r in info["runs_per_target"]:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
-        runs.add_row(r["workload"], escape(params), str(r["repetitions"]),
+        runs.add_row(r["workload"], escape(params),
+                     f"{r['repetitions']}" + (" + 1 settling" if r["settling"] else ""),
                      f"{r['estimated_seconds']:.0f}")
     console.print(runs)
     console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "

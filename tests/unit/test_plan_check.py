@@ -86,6 +86,7 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
     # the settling round: one more pgbench per target (the load counts once, in it)
     assert settled["budget"]["settling_round"] and not reused["budget"]["settling_round"]
     assert settled["total_runs"] == reused["total_runs"] + 2 == 10
+    assert [r["settling"] for r in settled["runs_per_target"]] == [False, True]
     assert settled["estimated_seconds"] > reused["estimated_seconds"]
     assert auto["estimated_seconds"] == fresh["estimated_seconds"]  # auto at its min = 3
     assert auto["estimated_seconds_max"] > auto["estimated_seconds"]

@@ -30,16 +30,15 @@ def describe(plan: Plan) -> dict:
         })
     reps = plan.repetitions
     auto = reps.count == "auto"
-    runs = [{"workload": w.type, "label": w.label(),
-             "estimated_seconds": round(workload_seconds(w), 1),
-             "repetitions": reps.fixed(w) or reps.max,  # auto: at most
-             "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
-            for w in plan.measurements()]
     schedule = Schedule(reps, [t.name for t in plan.targets], plan.measurements())
     most, settle = schedule.max_rounds(), schedule.settling
     # The settling round runs every measurement uncounted, but a load done once counts.
-    settling_runs = sum(not schedule.loads_once_in_settling(w)
-                        for w in schedule.measurements) if settle else 0
+    runs = [{"workload": w.type, "label": w.label(),
+             "estimated_seconds": round(workload_seconds(w), 1),
+             "repetitions": reps.fixed(w) or reps.max,  # auto: at most
+             "settling": settle and not schedule.loads_once_in_settling(w),
+             "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
+            for w in schedule.measurements]
     notes = []
     if reps.ci_width is not None:
         notes.append("repetitions.ci_width is ignored: 'auto' no longer stops on a CI "
@@ -52,7 +51,7 @@ def describe(plan: Plan) -> dict:
         "runs_per_target": runs,
         "repetitions": reps.model_dump(mode="json"),
         # Settling runs (round 0) are extra: run on every target, never counted.
-        "total_runs": (sum(r["repetitions"] for r in runs) + settling_runs) * len(targets),
+        "total_runs": sum(r["repetitions"] + r["settling"] for r in runs) * len(targets),
         "budget": {
             "most_rounds": most,
             "settling_round": settle,
