@@ -75,7 +75,6 @@ class Schedule:
     started: float | None = None
     visits: list[tuple[int, str]] = field(default_factory=list)
     samples: dict[Cell, dict[int, float]] = field(default_factory=dict)  # round → headline
-    failures: dict[Cell, int] = field(default_factory=dict)
     no_headline: dict[Cell, int] = field(default_factory=dict)  # ok runs with nothing to judge by
     stops: dict[Key, Stop] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)  # target → the round it failed in
@@ -191,8 +190,7 @@ class Schedule:
             self.samples.setdefault(cell, {})[rep] = headline
         elif ok:
             self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
-        else:
-            self.failures[cell] = self.failures.get(cell, 0) + 1
+        # A failed run adds nothing: its round is simply missing from the pairs.
 
     def drop(self, target: str, round_no: int) -> None:
         """The target cannot be measured any more (provisioning failed)."""
