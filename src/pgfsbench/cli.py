@@ -387,11 +387,16 @@ def plan_check(
     console.print(f"plan [bold]{escape(info['name'])}[/] is valid: {len(info['targets'])} "
                   f"targets, {info['total_runs']} runs in all "
                   + ("(at most: repetitions are 'auto')" if reps["count"] == "auto" else ""))
+    budget = info["budget"]
     console.print(f"repetitions: {reps['count']} ({reps['order']} order, "
                   f"{'a fresh target each round' if reps['fresh'] else 'targets reused'})"
-                  + (f"; auto: until the 95% CI is within ±{reps['ci_width']:.0%}, "
-                     f"{reps['min']}–{reps['max']} rounds, at most {reps['max_minutes']:g} min"
-                     if reps["count"] == "auto" else ""))
+                  + ("; a settling round first (run on every target, not counted)"
+                     if budget["settling_round"] else ""))
+    if reps["count"] == "auto":
+        console.print(f"auto: comparisons tested after each round from round "
+                      f"{budget['first_look']}, every target in every round until all are "
+                      f"decided; budget: {budget['most_rounds']} rounds, "
+                      f"{budget['max_minutes']:g} min")
     table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
     for t in info["targets"]:
         knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
@@ -407,14 +412,18 @@ def plan_check(
     runs = Table("run on each target", "params", "times", "≈ seconds each")
     for r in info["runs_per_target"]:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
-        runs.add_row(r["workload"], escape(params), str(r["repetitions"]),
+        runs.add_row(r["workload"], escape(params),
+                     f"{r['repetitions']}" + (" + 1 settling" if r["settling"] else ""),
                      f"{r['estimated_seconds']:.0f}")
     console.print(runs)
     console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "
                   "(sparse: only what is written is used); estimated duration: "
                   f"{info['estimated_seconds'] / 60:.0f} min"
-                  + (f" to {info['estimated_seconds_max'] / 60:.0f} min"
+                  + (f" (all decided at the first look) to "
+                     f"{info['estimated_seconds_max'] / 60:.0f} min (the budget spent)"
                      if info["estimated_seconds_max"] != info["estimated_seconds"] else ""))
+    for note in info["notes"]:
+        console.print(f"note: {escape(note)}")
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
 

@@ -1,8 +1,16 @@
 """Which target runs which measurement in which round: repetitions, interleaved.
 
 Pure bookkeeping, no I/O, so the order and the stopping rule are testable
-without a filesystem. A *cell* here is target × measurement (workload type +
-label); its headline metric decides when 'auto' repetitions may stop.
+without a filesystem. A *measurement* is a workload type + label; a *cell* is
+target × measurement. A fixed count stops a measurement after N rounds. 'auto'
+is a sequential design (``analysis/sequential.py``): after every round the
+headline comparisons are tested, and a measurement goes on, on every target
+together, until all its comparisons are decided or the budget (``max`` rounds,
+``max_minutes``) runs out. Stopping one target while its peers go on would
+leave the remaining rounds unpaired, so a measurement always stops for all.
+
+Reused targets may first run a *settling round* (round 0): the first round after
+a load runs slow, so it is run, stored as repetition 0, and not counted.
 """
 
 from __future__ import annotations
@@ -11,30 +19,49 @@ import math
 import random
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pgfsbench.analysis.sequential import Decision, decide, design_for, headline_family
 from pgfsbench.analysis.stats import summarize
-from pgfsbench.plan.model import Repetitions
+from pgfsbench.plan.model import Repetitions, Verdicts
 from pgfsbench.workloads.kind import WorkloadBase
 
 Cell = tuple[str, str, str]  # target, workload type, label
+Key = tuple[str, str]  # workload type, label: one measurement
+
+SETTLING = 0  # the round, and the stored repetition, of a settling run
 
 
 @dataclass
 class Stop:
-    reason: str  # "count", "ci", "max rounds", "time cap", "failed"
-    n: int
-    half_width: float | None = None
+    """Why a measurement (or a failed target's cells) stopped, after which round."""
 
-    def describe(self, ci_width: float) -> str:
-        hw = "" if self.half_width is None else f", 95% CI ±{self.half_width:.1%}"
+    reason: str  # "count", "decided", "max rounds", "budget", "nothing to compare", "failed"
+    round: int
+    comparisons: int = 0  # between targets still running
+    undecided: int = 0
+    minutes: float = 0.0  # the budget, for its text
+
+    def text(self, n: int | None = None) -> str:
+        """Why it stopped; ``n``: the cell's counted runs, when it is about one cell."""
+        runs = "" if n is None else f" (n={n})"
+        open_ = f", {self.undecided} of {self.comparisons} comparisons undecided"
         return {
-            "count": f"fixed count reached (n={self.n}{hw})",
-            "ci": f"CI within ±{ci_width:.0%} at n={self.n}{hw}",
-            "max rounds": f"max rounds reached before ±{ci_width:.0%} (n={self.n}{hw})",
-            "time cap": f"time cap reached before ±{ci_width:.0%} (n={self.n}{hw})",
-            "failed": f"stopped: its runs failed (n={self.n} ok)",
+            "count": f"fixed count reached at round {self.round}{runs}",
+            "decided": f"decided at round {self.round}: "
+                       f"{_plural(self.comparisons, 'comparison')}{runs}",
+            "max rounds": f"max rounds: {self.round} reached{open_}{runs}",
+            "budget": f"budget: {self.minutes:g} min reached at round {self.round}{open_}"
+                      f"{runs}",
+            "nothing to compare": f"nothing to compare at round {self.round}: fewer than two "
+                                  f"targets gave its headline{runs}",
+            "failed": f"stopped at round {self.round}: the target failed{runs}",
         }.get(self.reason, self.reason)
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
 
 
 @dataclass
@@ -42,19 +69,28 @@ class Schedule:
     reps: Repetitions
     targets: list[str]
     measurements: list[WorkloadBase]
+    verdicts: Verdicts = field(default_factory=Verdicts)  # alpha and noise of the decisions
     seed: int = 0
-    started: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None
     visits: list[tuple[int, str]] = field(default_factory=list)
-    samples: dict[Cell, list[float]] = field(default_factory=dict)
-    failures: dict[Cell, int] = field(default_factory=dict)
+    samples: dict[Cell, dict[int, float]] = field(default_factory=dict)  # round → headline
     no_headline: dict[Cell, int] = field(default_factory=dict)  # ok runs with nothing to judge by
-    stops: dict[Cell, Stop] = field(default_factory=dict)
+    stops: dict[Key, Stop] = field(default_factory=dict)
+    failed: dict[str, int] = field(default_factory=dict)  # target → the round it failed in
+    decisions: dict = field(default_factory=dict)  # the latest look's, by comparison
+    last_round: int = 0
     loaded: dict[str, int | None] = field(default_factory=dict)  # target → its tables' init
 
     def __post_init__(self) -> None:
         if self.reps.order == "random":
             self.seed = self.reps.seed if self.reps.seed is not None else secrets.randbelow(2**31)
         self._rng = random.Random(self.seed)
+        if self.started is None:
+            self.started = self.clock()
+        self.design = design_for({"repetitions": self.reps.model_dump(mode="json"),
+                                  "verdicts": self.verdicts.model_dump(mode="json")})
+        self.settling = self.reps.settles(self.max_rounds())
 
     @property
     def auto(self) -> bool:
@@ -62,6 +98,10 @@ class Schedule:
 
     def max_rounds(self) -> int:
         return max(self.reps.fixed(m) or self.reps.max for m in self.measurements)
+
+    @property
+    def first_round(self) -> int:
+        return SETTLING if self.settling else 1
 
     # --- what runs -------------------------------------------------------------
     def order(self, round_no: int, active: list[str]) -> list[str]:
@@ -75,16 +115,31 @@ class Schedule:
         self.visits += [(round_no, n) for n in names]
         return names
 
+    def loads_once_in_settling(self, m: WorkloadBase) -> bool:
+        """A load that runs once: its run in the settling round is the one that counts
+        (the load is its own measurement, not disturbed by a load before it)."""
+        return self.settling and m.type == "pgbench-init" and self.reps.fixed(m) == 1
+
+    def repetition(self, m: WorkloadBase, round_no: int) -> int:
+        """The repetition a run of ``m`` in ``round_no`` is stored as (0: settling)."""
+        if round_no == SETTLING:
+            return 1 if self.loads_once_in_settling(m) else SETTLING
+        return round_no
+
     def wanted(self, target: str, round_no: int) -> list[WorkloadBase]:
-        """The measurements this target still needs in this round."""
+        """The measurements this target still needs in this round (the settling round
+        runs everything round 1 would)."""
+        if target in self.failed:
+            return []
         out = []
         for m in self.measurements:
-            cell = (target, m.type, m.label())
-            if cell in self.stops:
+            if (m.type, m.label()) in self.stops:
                 continue
             fixed = self.reps.fixed(m)
-            if fixed is not None and round_no > fixed:
+            if round_no >= 1 and fixed is not None and round_no > fixed:
                 continue
+            if round_no == 1 and self.loads_once_in_settling(m):
+                continue  # counted in round 0
             out.append(m)
         return out
 
@@ -122,63 +177,109 @@ class Schedule:
         return [t for t in self.targets if self.wanted(t, round_no)]
 
     # --- what was measured -----------------------------------------------------
-    def record(self, target: str, m: WorkloadBase, headline: float | None, ok: bool) -> None:
+    def record(self, target: str, m: WorkloadBase, headline: float | None, ok: bool,
+               round_no: int = 1) -> None:
         cell = (target, m.type, m.label())
         if m.type == "pgbench-init":
             # Which tables the target now holds; a failed load leaves none usable.
             self.loaded[target] = self.position(m) if ok else None
+        rep = self.repetition(m, round_no)
+        if rep == SETTLING:
+            return  # run, stored, but counted for nothing
         if ok and headline is not None and math.isfinite(headline):
-            self.samples.setdefault(cell, []).append(headline)
+            self.samples.setdefault(cell, {})[rep] = headline
         elif ok:
             self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
-        else:
-            self.failures[cell] = self.failures.get(cell, 0) + 1
+        # A failed run adds nothing: its round is simply missing from the pairs.
 
-    def drop(self, target: str) -> None:
-        """The target cannot be measured any more (provisioning failed): close its cells."""
-        for m in self.measurements:
-            cell = (target, m.type, m.label())
-            self.stops.setdefault(cell, Stop("failed", len(self.samples.get(cell, []))))
+    def drop(self, target: str, round_no: int) -> None:
+        """The target cannot be measured any more (provisioning failed)."""
+        self.failed.setdefault(target, round_no)
 
     def end_round(self, round_no: int) -> None:
-        """Close cells whose count is reached, or (auto) whose CI is narrow enough."""
-        elapsed_min = (time.monotonic() - self.started) / 60
-        for target in self.targets:
-            for m in self.measurements:
-                cell = (target, m.type, m.label())
-                if cell in self.stops:
-                    continue
-                values = self.samples.get(cell, [])
-                hw = summarize(values).half_width if len(values) >= 2 else None
-                fixed = self.reps.fixed(m)
-                if fixed is not None:
-                    if round_no >= fixed:
-                        self.stops[cell] = Stop("count", len(values), hw)
-                elif self.failures.get(cell, 0) >= self.reps.min and not values:
-                    self.stops[cell] = Stop("failed", 0)
-                elif not values and self.no_headline.get(cell, 0) >= self.reps.min:
-                    # Nothing to judge a CI by: stop at min, like a fixed count.
-                    self.stops[cell] = Stop("count", self.no_headline[cell])
-                elif (len(values) >= self.reps.min and hw is not None
-                      and hw <= self.reps.ci_width):
-                    # Counted in values, not rounds: a failed round adds no sample.
-                    self.stops[cell] = Stop("ci", len(values), hw)
-                elif round_no >= self.reps.max:
-                    self.stops[cell] = Stop("max rounds", len(values), hw)
-                elif elapsed_min >= self.reps.max_minutes:
-                    self.stops[cell] = Stop("time cap", len(values), hw)
+        """Stop the measurements whose count is reached, or (auto) whose comparisons are
+        all decided, or whose budget ran out; each stops on every target at once."""
+        if round_no == SETTLING:
+            return
+        self.last_round = round_no
+        elapsed_min = (self.clock() - self.started) / 60
+        self.decisions = self._decide() if self.auto else {}
+        live = [t for t in self.targets if t not in self.failed]
+        for m in self.measurements:
+            key = (m.type, m.label())
+            if key in self.stops:
+                continue
+            fixed = self.reps.fixed(m)
+            if fixed is not None:
+                if round_no >= fixed:
+                    self.stops[key] = Stop("count", round_no)
+                continue
+            mine = [d for k, d in self.decisions.items()
+                    if k[:2] == key and k[2] in live and k[3] in live]
+            k, undecided = len(mine), sum(not d.decided for d in mine)
+            if round_no >= self.reps.min and not mine:
+                self.stops[key] = Stop("nothing to compare", round_no)
+            elif round_no >= self.reps.min and undecided == 0:
+                self.stops[key] = Stop("decided", round_no, k)
+            elif round_no >= self.reps.max:
+                self.stops[key] = Stop("max rounds", round_no, k, undecided)
+            elif elapsed_min >= self.reps.max_minutes:
+                self.stops[key] = Stop("budget", round_no, k, undecided,
+                                       self.reps.max_minutes)
+
+    def _decide(self) -> dict:
+        """Every headline comparison's decision so far: all measurements in one family,
+        as the report decides them from the stored rounds."""
+        values: dict[Key, dict[str, dict[int, float]]] = {}
+        for (target, workload, label), by_round in self.samples.items():
+            values.setdefault((workload, label), {})[target] = by_round
+        return decide(headline_family(values, self.targets), self.design)
 
     def describe(self) -> dict:
-        """What the results keep: the order, the seed, and why each cell stopped."""
+        """What the results keep: the order, the seed, the design, and why each
+        measurement (and cell) stopped."""
+        d = self.design
         return {
             "count": self.reps.count,
             "order": self.reps.order,
             "seed": self.seed if self.reps.order == "random" else None,
             "fresh": self.reps.fresh,
-            "ci_width": self.reps.ci_width if self.auto else None,
+            "settle": self.settling,  # round 0 ran (or would run) uncounted
+            "design": ({"alpha": d.alpha, "noise": d.noise, "first_look": d.first_look,
+                        "last_look": d.last_look, "max_minutes": self.reps.max_minutes}
+                       if self.auto else None),
+            "rounds": self.last_round,  # the last counted round that ended
             "visits": [list(v) for v in self.visits],
-            "stops": [{"target": t, "workload": w, "label": lbl, "n": s.n,
-                       "half_width": s.half_width, "reason": s.reason,
-                       "text": s.describe(self.reps.ci_width)}
-                      for (t, w, lbl), s in self.stops.items()],
+            "measurements": [{"workload": w, "label": lbl, "reason": s.reason,
+                              "round": s.round, "comparisons": s.comparisons,
+                              "undecided": s.undecided, "text": s.text()}
+                             for (w, lbl), s in self.stops.items()],
+            "decisions": [_decision(k, v) for k, v in self.decisions.items()],
+            "stops": self._cell_stops(),
         }
+
+    def _cell_stops(self) -> list[dict]:
+        """Per cell (target × measurement), as the report lists why each stopped."""
+        out = []
+        for target in self.targets:
+            for m in self.measurements:
+                cell = (target, m.type, m.label())
+                stop = self.stops.get(cell[1:])
+                if target in self.failed:
+                    stop = Stop("failed", self.failed[target])
+                if stop is None:
+                    continue
+                values = list(self.samples.get(cell, {}).values())
+                n = len(values) or self.no_headline.get(cell, 0)
+                # The cell's 95% CI half-width, relative: shown, no longer a stopping rule.
+                hw = summarize(values).half_width if len(values) >= 2 else None
+                out.append({"target": target, "workload": m.type, "label": m.label(),
+                            "n": n, "round": stop.round, "reason": stop.reason,
+                            "half_width": hw, "text": stop.text(n)})
+        return out
+
+
+def _decision(key: tuple, d: Decision) -> dict:
+    workload, label, a, b = key
+    return {"workload": workload, "label": label, "a": a, "b": b, "outcome": d.outcome,
+            "at_round": d.at_round, "n": d.paired.n}

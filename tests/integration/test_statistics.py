@@ -24,6 +24,7 @@ name = "twins-and-throttled"
 count = 5          # n = 5 per side: Mann-Whitney can reach p < 0.05 over 2 tests
 order = "round-robin"
 fresh = false      # mkfs, initdb and the load once per target, then reused
+settle = false     # statistics of n = 5 rounds; the settling round: test_repetitions.py
 
 [verdicts]
 noise = 0.25       # a 2-core CI VM: 4 s runs of identical targets wander by 10% and

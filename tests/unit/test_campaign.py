@@ -12,10 +12,12 @@ import contextlib
 import fcntl
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -141,24 +143,30 @@ class FakeMachine:
 
 
 class FakeWorkloads:
-    """Returns a headline number per workload type; ``fail`` maps (target, type, round)
-    to the exception that run raises instead."""
+    """Returns a headline number per workload type: ``value(target, type, round)``, by
+    default a constant plus the round; ``fail`` maps (target, type, round) to the
+    exception that run raises instead. The round is read from the run's directory, as
+    the campaign lays it out (round-00 is the settling round)."""
 
-    def __init__(self, fail: dict | None = None) -> None:
+    def __init__(self, fail: dict | None = None, value=None) -> None:
         self.fail = fail or {}
-        self.ran: list[tuple[str, str]] = []
-        self.live_during: list[set[str]] = []
+        self.value = value or (lambda target, workload, round_no: BASE[workload] + round_no)
+        self.ran: list[tuple[str, str, int]] = []
 
     def __call__(self, ctx, workload) -> WorkloadResult:
         name = ctx.target.name
-        round_no = sum(1 for t, w in self.ran if t == name and w == workload.type) + 1
-        self.ran.append((name, workload.type))
+        where = ctx.artifacts_dir.parent.name
+        round_no = int(where.removeprefix("round-")) if where.startswith("round-") else 1
+        self.ran.append((name, workload.type, round_no))
         if exc := self.fail.get((name, workload.type, round_no)):
             raise exc
-        value = {"fsync": 500.0, "pgbench-init": 2.0, "pgbench": 1000.0}[workload.type]
-        headline = {"fsync": "fsync.fdatasync_8k.ops_per_s", "pgbench-init":
-                    "pgbench_init.elapsed_s", "pgbench": "pgbench.tps"}[workload.type]
-        return WorkloadResult(metrics=[Metric(headline, value + round_no, "x", True)])
+        value = self.value(name, workload.type, round_no)
+        return WorkloadResult(metrics=[Metric(HEADLINE[workload.type], value, "x", True)])
+
+
+BASE = {"fsync": 500.0, "pgbench-init": 2.0, "pgbench": 1000.0}
+HEADLINE = {"fsync": "fsync.fdatasync_8k.ops_per_s", "pgbench-init": "pgbench_init.elapsed_s",
+            "pgbench": "pgbench.tps"}
 
 
 @pytest.fixture
@@ -207,7 +215,8 @@ def nothing_left(campaign: Campaign, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fresh", [True, False])
 def test_rounds_interleave_targets_as_the_schedule_says(lab, tmp_path, fresh):
-    campaign, status = lab(PLAN.format(fresh=str(fresh).lower()))
+    # (reused targets without their settling round here: see the test of that round)
+    campaign, status = lab(PLAN.format(fresh="true" if fresh else "false\nsettle = false"))
     assert status == "ok"
     stored = load_campaign(tmp_path / "r")
     assert stored.status == "ok"
@@ -243,7 +252,7 @@ def test_a_failing_workload_is_recorded_and_the_campaign_goes_on(lab, tmp_path):
                                                        "could not open: No space", 1.0)),
         ("c", "pgbench-init", 1): OSError(28, "No space left on device"),
         ("a", "fsync", 3): RuntimeError("a bug of ours")})
-    campaign, status = lab(PLAN.format(fresh="false"), workloads)
+    campaign, status = lab(PLAN.format(fresh="false\nsettle = false"), workloads)
     assert status == "partial"
     assert load_campaign(tmp_path / "r").status == "partial"
     ran = {(t, w, n): (s, e) for t, w, n, s, e in runs(tmp_path / "r")}
@@ -354,3 +363,144 @@ def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_pat
         "SELECT workload, status, error FROM runs").fetchall()
     assert list((tmp_path / "targets").iterdir()) == []
     assert list((tmp_path / "state").glob("*.json")) == []
+
+
+# The same targets and workloads (fsync, a load done once, pgbench), 'auto' on reused
+# targets. The fake fsync gives every target the same number: equivalent at once.
+AUTO = PLAN.replace("count = 3\nfresh = {fresh}", "count = \"auto\"\nmin = 3\nmax = {max}\n"
+                    "max_minutes = {minutes}\nfresh = false")
+
+
+def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: float = 0.7):
+    """tps per (target, round): the machine's drift shared by every target in a round,
+    the target's factor, its own noise (seeded); round 0 runs ``settling`` times slower
+    on the first target only, which would decide nothing right if it were counted."""
+    rng = random.Random(seed)
+    drift = [1 + 0.15 * rng.uniform(-1, 1) for _ in range(60)]
+    own = {(t, r): rng.gauss(0, noise) for t in factors for r in range(60)}
+
+    def value(target: str, workload: str, round_no: int) -> float:
+        if workload != "pgbench":
+            return BASE[workload]
+        v = 1000 * drift[round_no] * factors[target] * (1 + own[(target, round_no)])
+        return v * settling if round_no == 0 and target == next(iter(factors)) else v
+
+    return value
+
+
+def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling_round(
+        lab, tmp_path):
+    from pgfsbench.analysis.sequential import decide, design_for, headline_family
+
+    value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004)  # c is 10% slower
+    campaign, status = lab(AUTO.format(max=10, minutes=60), FakeWorkloads(value=value))
+    assert status == "ok"
+    stored = load_campaign(tmp_path / "r")
+    sched = stored.schedule
+    stops = {x["workload"]: x for x in sched["measurements"]}
+    assert (stops["pgbench-init"]["reason"], stops["pgbench-init"]["round"]) == ("count", 1)
+    assert (stops["fsync"]["reason"], stops["fsync"]["round"]) == ("decided", 3)
+    m = stops["pgbench"]
+    assert m["reason"] == "decided"
+    stop = m["round"]
+    assert 3 <= stop < 10 and sched["rounds"] == stop and sched["settle"] is True
+    # round 0 settles, then every target every round up to the stop, none after
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, stop + 1) for t in "abc"]
+    ran = runs(tmp_path / "r")
+    for t in "abc":
+        # the load ran once, in the settling round, and counts as repetition 1
+        assert [(w, n) for tt, w, n, *_ in ran if tt == t][:3] == [
+            ("fsync", 0), ("pgbench-init", 1), ("pgbench", 0)]
+        assert [n for tt, w, n, *_ in ran if tt == t and w == "pgbench"] == \
+            list(range(0, stop + 1))
+    assert {s for *_, s, _ in ran} == {"ok"}
+    assert sorted(p.name for p in (tmp_path / "r/artifacts/a/round-00").iterdir()) == [
+        "postgres.log", "provision-01-mkfs.ext4.txt"]  # the settling round's own directory
+    # the decisions are those of the counted rounds alone (round 0's slow a left out),
+    # every measurement's pairs decided together, as the report decides them
+    values: dict = {}
+    for r in stored.runs:
+        if r.repetition > 0:
+            values.setdefault((r.workload, r.label), {}).setdefault(r.target, {})[
+                r.repetition] = r.metrics[0].value
+    again = decide(headline_family(values, ["a", "b", "c"]), design_for(stored.plan))
+    assert {tuple(d[k] for k in ("workload", "label", "a", "b")): d["outcome"]
+            for d in sched["decisions"]} == {k: d.outcome for k, d in again.items()}
+    assert {k[2:]: d.outcome for k, d in again.items() if k[0] == "pgbench"} == {
+        ("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
+    assert {s["target"]: s["text"] for s in sched["stops"] if s["workload"] == "pgbench"} \
+        == {t: f"decided at round {stop}: 3 comparisons (n={stop})" for t in "abc"}
+    assert "[bold]settling round[/] (run, not counted): a, b, c" in campaign.said
+    nothing_left(campaign, tmp_path)
+
+
+def test_auto_identical_targets_run_every_target_to_max(lab, tmp_path):
+    value = drifting({"a": 1.0, "b": 1.0, "c": 1.0}, noise=0.05)
+    campaign, status = lab(AUTO.format(max=5, minutes=60), FakeWorkloads(value=value))
+    assert status == "ok"
+    sched = load_campaign(tmp_path / "r").schedule
+    [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
+    assert (m["reason"], m["round"], m["undecided"]) == ("max rounds", 5, 3)
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, 6) for t in "abc"]
+    nothing_left(campaign, tmp_path)
+
+
+def test_auto_stops_when_the_time_budget_is_spent(lab, tmp_path):
+    value = drifting({"a": 1.0, "b": 1.0, "c": 1.0}, noise=0.05)
+
+    def slow(target, workload, round_no):
+        time.sleep(0.05)  # a round of 3 targets takes at least 0.15 s; the budget is 0.3 s
+        return value(target, workload, round_no)
+
+    campaign, status = lab(AUTO.format(max=50, minutes=0.005), FakeWorkloads(value=slow))
+    assert status == "ok"
+    sched = load_campaign(tmp_path / "r").schedule
+    [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
+    assert m["reason"] == "budget" and 1 <= m["round"] <= 2, m
+    assert m["text"].startswith(f"budget: 0.005 min reached at round {m['round']}, ")
+    assert sorted(sched["visits"]) == [[r, t] for r in range(0, m["round"] + 1) for t in "abc"]
+    nothing_left(campaign, tmp_path)
+
+
+def test_a_fixed_count_on_reused_targets_settles_then_runs_exactly_n_rounds(lab, tmp_path):
+    campaign, status = lab(PLAN.format(fresh="false"))
+    assert status == "ok"
+    stored = load_campaign(tmp_path / "r")
+    assert sorted(stored.schedule["visits"]) == [[r, t] for r in range(0, 4) for t in "abc"]
+    ran = runs(tmp_path / "r")
+    for t in "abc":
+        assert Counter((w, n) for tt, w, n, *_ in ran if tt == t) == {
+            ("fsync", 0): 1, ("pgbench", 0): 1, ("pgbench-init", 1): 1,
+            **{(w, n): 1 for w in ("fsync", "pgbench") for n in (1, 2, 3)}}
+    assert {s["reason"] for s in stored.schedule["stops"]} == {"count"}
+    assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
+    nothing_left(campaign, tmp_path)
+
+
+def test_a_failed_load_in_the_settling_round_is_loaded_again_and_counted(lab, tmp_path):
+    workloads = FakeWorkloads({("b", "pgbench-init", 0): OSError(28, "No space left")})
+    campaign, status = lab(PLAN.format(fresh="false"), workloads)
+    assert status == "partial"
+    ran = [(w, n, s) for t, w, n, s, _ in runs(tmp_path / "r") if t == "b"]
+    assert ran[:3] == [("fsync", 0, "ok"), ("pgbench-init", 1, "failed"),
+                       ("pgbench", 0, "failed")]
+    assert ran[3:6] == [("fsync", 1, "ok"), ("pgbench-init", 1, "ok"), ("pgbench", 1, "ok")]
+    nothing_left(campaign, tmp_path)
+
+
+def test_a_signal_in_the_settling_round_keeps_what_completed(lab, tmp_path):
+    workloads = FakeWorkloads({("a", "pgbench", 0): Interrupted(signal.SIGTERM)})
+    campaign, outcome = lab(PLAN.format(fresh="false"), workloads)
+    assert isinstance(outcome, Interrupted)
+    stored = load_campaign(tmp_path / "r")
+    assert stored.status == "interrupted"
+    ran = runs(tmp_path / "r")
+    # round 0 visits c, then a: c's settling runs and a's load are kept
+    assert ran == [("c", "fsync", 0, "ok", None), ("c", "pgbench-init", 1, "ok", None),
+                   ("c", "pgbench", 0, "ok", None), ("a", "fsync", 0, "ok", None),
+                   ("a", "pgbench-init", 1, "ok", None),
+                   ("a", "pgbench", 0, "interrupted", "interrupted by a signal")]
+    assert {t.name: t.status for t in stored.targets} == {
+        "a": "interrupted", "b": "pending", "c": "interrupted"}  # b: never visited
+    assert campaign.fake.live == set()
+    nothing_left(campaign, tmp_path)

@@ -76,11 +76,35 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
 
     once = describe(plan(count=1))
     fresh = describe(plan(count=3))
-    reused = describe(plan(count=3, fresh=False))
+    reused = describe(plan(count=3, fresh=False, settle=False))
+    settled = describe(plan(count=3, fresh=False))
     auto = describe(plan(count="auto", min=3, max=6))
     assert [r["repetitions"] for r in fresh["runs_per_target"]] == [1, 3]
     assert fresh["total_runs"] == 8 and once["total_runs"] == 4
     # fresh rounds pay setup and the load again; reused ones only restart PostgreSQL
     assert fresh["estimated_seconds"] > reused["estimated_seconds"] > once["estimated_seconds"]
+    # the settling round: one more pgbench per target (the load counts once, in it)
+    assert settled["budget"]["settling_round"] and not reused["budget"]["settling_round"]
+    assert settled["total_runs"] == reused["total_runs"] + 2 == 10
+    assert [r["settling"] for r in settled["runs_per_target"]] == [False, True]
+    assert settled["estimated_seconds"] > reused["estimated_seconds"]
     assert auto["estimated_seconds"] == fresh["estimated_seconds"]  # auto at its min = 3
     assert auto["estimated_seconds_max"] > auto["estimated_seconds"]
+    assert auto["budget"] == {"most_rounds": 6, "settling_round": False, "first_look": 3,
+                              "max_minutes": 60}
+    # the time budget caps the longest: rounds start until max_minutes has passed
+    capped = describe(plan(count="auto", min=3, max=6, max_minutes=1))
+    one_round = auto["estimated_seconds"] / 3
+    assert one_round < 60 < 2 * one_round  # so a second round starts, and no third
+    assert capped["estimated_seconds"] == capped["estimated_seconds_max"] == 2 * one_round
+
+
+def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.model import Plan
+
+    plan = Plan.model_validate({
+        "name": "p", "repetitions": {"count": "auto", "ci_width": 0.03},
+        "targets": [{"name": "a", "fs": "ext4"}], "workloads": [{"type": "fsync"}]})
+    [note] = describe(plan)["notes"]
+    assert "ci_width is ignored" in note

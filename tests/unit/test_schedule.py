@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
+from pydantic import ValidationError
+
 from pgfsbench.plan.model import Repetitions
 from pgfsbench.workloads.pgbench_init import PgbenchInitWorkload
 from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
@@ -40,85 +45,177 @@ def test_fixed_count_and_per_workload_override() -> None:
     assert s.wanted("a", 2) == [bench]
     for r in (1, 2, 3):
         for m in s.wanted("a", r):
-            s.record("a", m, 100.0, ok=True)
+            s.record("a", m, 100.0, ok=True, round_no=r)
         s.end_round(r)
     assert s.active_targets(4) == []
     stops = {(x["workload"], x["reason"]) for x in s.describe()["stops"]}
     assert stops == {("pgbench-init", "count"), ("pgbench", "count")}
 
 
-def _auto_run(values_by_target: dict[str, list[float]], **reps) -> Schedule:
+class Clock:
+    """A fake monotonic clock: each round takes ``per_round`` seconds."""
+
+    def __init__(self, per_round: float = 60.0) -> None:
+        self.now, self.per_round = 0.0, per_round
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _values(factors: dict[str, float], noise: float, rounds: int = 30, seed: int = 7
+            ) -> dict[str, list[float]]:
+    """Headline values per target and round: a drift every target shares in a round
+    (the machine), times the target's factor, times its own noise; seeded."""
+    rng = random.Random(seed)
+    drift = [1000.0 * (1 + 0.15 * rng.uniform(-1, 1)) for _ in range(rounds)]
+    return {t: [d * f * (1 + rng.gauss(0, noise)) for d in drift] for t, f in factors.items()}
+
+
+def _auto_run(values_by_target: dict[str, list[float]], clock: Clock | None = None,
+              **reps) -> Schedule:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", **reps), list(values_by_target), [bench])
-    for r in range(1, s.max_rounds() + 1):
+    s = Schedule(Repetitions(count="auto", **reps), list(values_by_target), [bench],
+                 clock=clock or Clock())
+    for r in range(s.first_round, s.max_rounds() + 1):
         active = s.active_targets(r)
         if not active:
             break
         for t in s.order(r, active):
-            s.record(t, bench, values_by_target[t][r - 1], ok=True)
+            s.record(t, bench, values_by_target[t][r - 1], ok=True, round_no=r)
+        if clock:
+            clock.now += clock.per_round
         s.end_round(r)
     return s
 
 
-def test_auto_stops_a_steady_cell_early_and_a_noisy_one_at_the_cap() -> None:
-    steady = [1000.0, 1001.0, 999.0, 1000.5, 999.5] + [1000.0] * 10
-    noisy = [1000.0, 1400.0, 700.0, 1300.0, 800.0, 1250.0, 650.0, 1350.0, 900.0, 1100.0]
-    s = _auto_run({"steady": steady, "noisy": noisy}, ci_width=0.03, min=3, max=8)
-    stops = {x["target"]: x for x in s.describe()["stops"]}
-    assert stops["steady"]["reason"] == "ci" and stops["steady"]["n"] == 3
-    assert stops["noisy"]["reason"] == "max rounds" and stops["noisy"]["n"] == 8
-    assert "±3%" in stops["steady"]["text"]
-    # the steady target left the rotation once done
-    assert [t for r, t in s.visits if r == 4] == ["noisy"]
+def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> None:
+    # c is 10% slower; a and b are the same (equivalence has to be shown, too)
+    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
+    doc = s.describe()
+    [m] = doc["measurements"]
+    assert m["reason"] == "decided" and m["comparisons"] == 3 and m["undecided"] == 0
+    stop = m["round"]
+    assert 3 <= stop < 10, doc
+    # every target every round, up to the stop, and nothing after it
+    assert sorted(s.visits) == [(r, t) for r in range(1, stop + 1) for t in "abc"]
+    outcomes = {(d["a"], d["b"]): d["outcome"] for d in doc["decisions"]}
+    assert outcomes == {("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
+    assert {x["target"]: (x["reason"], x["n"]) for x in doc["stops"]} == {
+        t: ("decided", stop) for t in "abc"}
+    assert f"decided at round {stop}: 3 comparisons (n={stop})" == doc["stops"][0]["text"]
+    assert doc["design"] == {"alpha": 0.05, "noise": 0.02, "first_look": 3, "last_look": 10,
+                             "max_minutes": 60}
+    assert doc["rounds"] == stop and doc["settle"] is False
 
 
-def test_auto_gives_up_on_a_cell_that_keeps_failing() -> None:
+def test_auto_decisions_are_the_ones_the_stored_rounds_give() -> None:
+    from pgfsbench.analysis.sequential import decide, design_for, headline_family
+
+    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
+    values = {("pgbench", "clients=1"): {t: s.samples[(t, "pgbench", "clients=1")]
+                                          for t in "abc"}}
+    plan = {"repetitions": {"count": "auto", "min": 3, "max": 10}}
+    again = decide(headline_family(values, list("abc")), design_for(plan))
+    assert {k[2:]: d.outcome for k, d in again.items()} == {
+        (d["a"], d["b"]): d["outcome"] for d in s.describe()["decisions"]}
+
+
+def test_auto_identical_noisy_targets_run_to_max_with_every_target_each_round() -> None:
+    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 1.0}, noise=0.05), min=3, max=8)
+    [m] = s.describe()["measurements"]
+    assert m["reason"] == "max rounds" and m["round"] == 8 and m["undecided"] == 3
+    assert m["text"] == "max rounds: 8 reached, 3 of 3 comparisons undecided"
+    assert sorted(s.visits) == [(r, t) for r in range(1, 9) for t in "abc"]
+
+
+def test_auto_budget_stops_before_max() -> None:
+    clock = Clock(per_round=60)  # a round takes a minute
+    s = _auto_run(_values({"a": 1.0, "b": 1.0}, noise=0.05), clock, min=3, max=50,
+                  max_minutes=5)
+    [m] = s.describe()["measurements"]
+    assert m["reason"] == "budget" and m["round"] == 5
+    assert m["text"] == "budget: 5 min reached at round 5, 1 of 1 comparisons undecided"
+    assert sorted(s.visits) == [(r, t) for r in range(1, 6) for t in "ab"]
+
+
+def test_auto_a_failed_target_does_not_hold_the_others() -> None:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", min=3, max=10), ["a"], [bench])
-    for r in (1, 2, 3):
-        s.record("a", bench, None, ok=False)
+    vals = _values({"a": 1.0, "b": 0.9, "c": 1.0}, noise=0.004)
+    s = Schedule(Repetitions(count="auto", min=3, max=10), list("abc"), [bench],
+                 clock=Clock())
+    for r in range(1, 11):
+        if not s.active_targets(r):
+            break
+        for t in s.order(r, s.active_targets(r)):
+            s.record(t, bench, vals[t][r - 1], ok=True, round_no=r)
+            if (t, r) == ("c", 2):
+                s.drop("c", 2)  # provisioning failed: no more visits
         s.end_round(r)
-    assert s.describe()["stops"][0]["reason"] == "failed"
+    assert [t for r, t in s.visits if r > 2 and t == "c"] == []
+    [m] = s.describe()["measurements"]
+    assert m["reason"] == "decided" and m["comparisons"] == 1 and m["round"] < 10
+    stops = {x["target"]: x for x in s.describe()["stops"]}
+    assert stops["c"]["reason"] == "failed" and stops["c"]["text"] == \
+        "stopped at round 2: the target failed (n=2)"
+
+
+def test_auto_gives_up_on_a_measurement_with_nothing_to_compare() -> None:
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count="auto", min=3, max=10), ["a", "b"], [bench])
+    for r in (1, 2, 3):
+        for t in "ab":
+            s.record(t, bench, None, ok=False, round_no=r)  # every run fails
+        s.end_round(r)
+    assert s.describe()["stops"][0]["reason"] == "nothing to compare"
     assert s.active_targets(4) == []
 
 
-def test_auto_time_cap_stops_open_cells() -> None:
+def test_auto_a_run_without_a_headline_counts_for_nothing() -> None:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", min=2, max=50, max_minutes=1), ["a"], [bench])
-    noisy = [100.0, 300.0, 50.0]
-    for r, v in enumerate(noisy, start=1):
-        s.record("a", bench, v, ok=True)
-        if r == 3:
-            s.started -= 120  # two minutes have passed
-        s.end_round(r)
-    [stop] = s.describe()["stops"]
-    assert stop["reason"] == "time cap" and stop["n"] == 3
-    assert "time cap reached" in stop["text"]
-
-
-def test_auto_needs_min_samples_not_min_rounds_before_a_ci_stop() -> None:
-    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", min=3, max=10, ci_width=0.03), ["a"], [bench])
-    s.record("a", bench, None, ok=False)          # round 1 failed
-    s.end_round(1)
-    for r, v in ((2, 1000.0), (3, 1001.0)):        # two tight samples by round 3
-        s.record("a", bench, v, ok=True)
-        s.end_round(r)
-    assert s.describe()["stops"] == []             # n=2 < min=3: go on
-    s.record("a", bench, 1000.5, ok=True)
-    s.end_round(4)
-    [stop] = s.describe()["stops"]
-    assert stop["reason"] == "ci" and stop["n"] == 3
-
-
-def test_auto_a_run_without_a_headline_does_not_end_a_noisy_cell() -> None:
-    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", min=3, max=10, ci_width=0.03), ["a"], [bench])
+    s = Schedule(Repetitions(count="auto", min=3, max=10), ["a", "b"], [bench])
     for r, v in enumerate((1000.0, 1500.0, None, float("nan")), start=1):
-        s.record("a", bench, v, ok=True)
+        for t in "ab":
+            s.record(t, bench, v, ok=True, round_no=r)
         s.end_round(r)
-    assert s.describe()["stops"] == []             # still n=2 and ±20%: not stopped
-    assert s.samples[("a", "pgbench", bench.label())] == [1000.0, 1500.0]
+    assert s.samples[("a", "pgbench", bench.label())] == {1: 1000.0, 2: 1500.0}
+    assert s.describe()["measurements"] == []  # two rounds of the same ratio: n=2, not yet
+
+
+def test_settling_round_runs_everything_and_counts_only_the_load_done_once() -> None:
+    init = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    s = Schedule(Repetitions(count=3, fresh=False), ["a", "b"], [init, bench])
+    assert s.settling and s.first_round == 0
+    assert s.visit("a", 0) == [init, bench]
+    assert (s.repetition(init, 0), s.repetition(bench, 0)) == (1, 0)
+    for m in s.visit("a", 0):
+        s.record("a", m, 5.0, ok=True, round_no=0)
+    s.end_round(0)
+    assert s.samples == {("a", "pgbench-init", init.label()): {1: 5.0}}  # not the pgbench
+    assert s.visit("a", 1) == [bench]  # loaded in round 0, and counted there
+    assert s.describe()["stops"] == [] and s.describe()["settle"] is True
+    # a failed load in round 0 is loaded again before round 1's pgbench
+    s.record("b", init, None, ok=False, round_no=0)
+    assert s.visit("b", 1) == [init, bench] and s.repetition(init, 1) == 1
+    # a load run every round is settled like the rest: round 0's does not count
+    each = PgbenchInitWorkload(type="pgbench-init", scale=1)
+    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [each, bench])
+    assert s.repetition(each, 0) == 0 and s.visit("a", 1) == [each, bench]
+
+
+def test_settling_is_for_reused_targets_with_rounds_and_can_be_skipped() -> None:
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+
+    def settles(**reps) -> bool:
+        return Schedule(Repetitions(**reps), ["a"], [bench]).settling
+
+    assert settles(count=2, fresh=False) and settles(count="auto", fresh=False)
+    assert not settles(count=2, fresh=False, settle=False)
+    assert not settles(count=1, fresh=False)  # one round: nothing to settle for
+    assert settles(count=1, fresh=False, settle=True)  # asked for
+    assert not settles(count=5) and not settles(count="auto")  # fresh: made anew each round
+    with pytest.raises(ValidationError, match="settle = true needs fresh = false"):
+        Repetitions(count=3, settle=True)
 
 
 def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
@@ -126,7 +223,7 @@ def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
     on_small = PgbenchWorkload(type="pgbench", clients=1, duration=5)
     big = PgbenchInitWorkload(type="pgbench-init", scale=100, tag="big")
     on_big = PgbenchWorkload(type="pgbench", clients=1, duration=5, tag="big")
-    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [small, on_small, big, on_big])
+    s = Schedule(Repetitions(count=3, fresh=False, settle=False), ["a"], [small, on_small, big, on_big])
 
     def run_round(r: int, ok_init: bool = True) -> list:
         visit = s.visit("a", r)
@@ -140,7 +237,7 @@ def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
     # before the pgbench that measures them, although their own count is done
     assert run_round(2) == [small, on_small, big, on_big]
     once = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
-    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [once, on_small])
+    s = Schedule(Repetitions(count=3, fresh=False, settle=False), ["a"], [once, on_small])
     assert s.visit("a", 1) == [once, on_small]
     s.record("a", once, None, ok=False)
     s.end_round(1)
@@ -151,7 +248,7 @@ def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
 def test_a_reused_target_with_one_load_does_not_reload() -> None:
     init = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count=3, fresh=False), ["a"], [init, bench])
+    s = Schedule(Repetitions(count=3, fresh=False, settle=False), ["a"], [init, bench])
     for r in (1, 2, 3):
         visit = s.visit("a", r)
         assert visit == ([init, bench] if r == 1 else [bench])

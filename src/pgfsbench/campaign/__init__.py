@@ -2,7 +2,8 @@
 
 With repetitions, the targets are visited in interleaved rounds (see
 ``schedule.py``); a visit makes the target afresh or reuses the one kept
-from its first visit, as the plan says.
+from its first visit, as the plan says. Reused targets first get an
+uncounted settling round, whose runs are stored as repetition 0.
 
 Failures are data: a target that cannot be provisioned or a workload that
 fails is recorded with its reason and the campaign goes on. Whatever

@@ -149,23 +149,26 @@ class Campaign:
             self.specs[spec.name] = spec
             states[spec.name] = TargetState(target_id)
         schedule = self.schedule = Schedule(self.plan.repetitions, list(self.specs),
-                                            self.plan.measurements())
+                                            self.plan.measurements(), self.plan.verdicts)
         rounds = schedule.max_rounds()
         # Reused targets stay provisioned across rounds; the ledger still undoes them.
         with contextlib.ExitStack() as kept:
             try:
-                for round_no in range(1, rounds + 1):
+                for round_no in range(schedule.first_round, rounds + 1):
                     active = [t for t in schedule.active_targets(round_no)
                               if not states[t].failed]
                     if not active:
                         break
-                    if rounds > 1:
+                    if round_no == 0:
+                        self.say(f"[bold]settling round[/] (run, not counted): "
+                                 f"{', '.join(active)}")
+                    elif rounds > 1:
                         self.say(f"[bold]round {round_no}[/] of at most {rounds}: "
                                  f"{', '.join(active)}")
                     for name in schedule.order(round_no, active):
                         self._visit(name, round_no, rounds, kept)
                         if states[name].failed:
-                            schedule.drop(name)
+                            schedule.drop(name, round_no)
                     schedule.end_round(round_no)
                     store.set_schedule(schedule.describe())
             except (Interrupted, KeyboardInterrupt):
@@ -185,8 +188,8 @@ class Campaign:
         spec, st, store = self.specs[name], self.states[name], self.store
         fs = spec.fs or "dir"
         tdir = self.options.results_dir / "artifacts" / spec.name
-        if rounds > 1:
-            tdir = tdir / f"round-{round_no:02d}"
+        if rounds > 1 or self.schedule.settling:
+            tdir = tdir / f"round-{round_no:02d}"  # round-00: the settling round
         try:
             with contextlib.ExitStack() as visit:
                 target = st.target
@@ -248,13 +251,14 @@ class Campaign:
             for workload in measurements:
                 index = schedule.position(workload) + 1
                 params = workload.model_dump(mode="json")
+                # A settling run is stored as repetition 0: kept, never counted.
                 run_id = store.start_run(st.target_id, workload.type, params, workload.label(),
-                                         round_no)
+                                         schedule.repetition(workload, round_no))
                 if workload.type == "pgbench" and st.init_failed:
                     # Its tables would be missing or half loaded: a number from it would lie.
                     store.finish_run(run_id, "failed",
                                      "not run: pgbench-init failed on this target")
-                    schedule.record(spec.name, workload, None, ok=False)
+                    schedule.record(spec.name, workload, None, ok=False, round_no=round_no)
                     continue
                 ctx = RunContext(target, cluster, self.ledger,
                                  tdir / f"{index:02d}-{workload.type}")
@@ -265,7 +269,7 @@ class Campaign:
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(spec.name, workload, _headline_value(workload, result),
-                                ok=result is not None)
+                                ok=result is not None, round_no=round_no)
         return provenance_pg
 
     def _run_one(self, target_id: int, run_id: int, ctx: RunContext, workload,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
+from pgfsbench.plan.estimate import budget_seconds, target_needs, workload_seconds
 from pgfsbench.plan.model import Plan
+from pgfsbench.schedule import Schedule
 from pgfsbench.units import size_to_bytes
 
 
@@ -29,21 +30,38 @@ def describe(plan: Plan) -> dict:
         })
     reps = plan.repetitions
     auto = reps.count == "auto"
+    schedule = Schedule(reps, [t.name for t in plan.targets], plan.measurements())
+    most, settle = schedule.max_rounds(), schedule.settling
+    # The settling round runs every measurement uncounted, but a load done once counts.
     runs = [{"workload": w.type, "label": w.label(),
              "estimated_seconds": round(workload_seconds(w), 1),
              "repetitions": reps.fixed(w) or reps.max,  # auto: at most
+             "settling": settle and not schedule.loads_once_in_settling(w),
              "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
-            for w in plan.measurements()]
+            for w in schedule.measurements]
+    notes = []
+    if reps.ci_width is not None:
+        notes.append("repetitions.ci_width is ignored: 'auto' no longer stops on a CI "
+                     "width but when every headline comparison is decided (remove it)")
+    shortest, longest = budget_seconds(plan)
     return {
         "name": plan.name,
         "description": plan.description,
         "targets": targets,
         "runs_per_target": runs,
         "repetitions": reps.model_dump(mode="json"),
-        "total_runs": sum(r["repetitions"] for r in runs) * len(targets),
+        # Settling runs (round 0) are extra: run on every target, never counted.
+        "total_runs": sum(r["repetitions"] + r["settling"] for r in runs) * len(targets),
+        "budget": {
+            "most_rounds": most,
+            "settling_round": settle,
+            "first_look": reps.min if auto else most,
+            "max_minutes": reps.max_minutes if auto else None,
+        },
         "host_disk_bytes": sum(t["image_bytes"] for t in targets),
-        # 'auto' stops somewhere between its min and max rounds: give both ends.
-        "estimated_seconds": round(plan_seconds(plan, reps.min if auto else None)),
-        "estimated_seconds_max": round(plan_seconds(plan)),
+        # 'auto' stops between its first look and its budget: give both ends.
+        "estimated_seconds": round(shortest),
+        "estimated_seconds_max": round(longest),
         "problems": problems,
+        "notes": notes,
     }

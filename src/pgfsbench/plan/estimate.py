@@ -37,21 +37,45 @@ def target_needs(plan: Plan, target: Target) -> dict:
             "workload_peak_bytes": base + peak}
 
 
-def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
-    """Every target's rounds, as the campaign's schedule runs them: a fresh target pays
-    its setup (and pgbench its load) again each round; a reused one only restarts
-    PostgreSQL. An 'auto' plan is costed at ``auto_rounds`` (default: its max)."""
+def round_seconds(plan: Plan, auto_rounds: int | None = None) -> list[float]:
+    """Each round's seconds over every target, as the campaign's schedule runs them,
+    the settling round (reused targets) first: a fresh target pays its setup (and
+    pgbench its load) again each round; a reused one only restarts PostgreSQL. An
+    'auto' plan runs ``auto_rounds`` (default: its max)."""
     from pgfsbench.schedule import Schedule
 
     reps = plan.repetitions
+    settle = reps.settles(Schedule(reps, ["t"], plan.measurements()).max_rounds())
     if reps.count == "auto":
-        reps = reps.model_copy(update={"count": auto_rounds or reps.max})
+        # A fixed count of that many rounds, with the settling round the plan would have.
+        reps = reps.model_copy(update={"count": auto_rounds or reps.max, "settle": settle})
     schedule = Schedule(reps, ["t"], plan.measurements())
-    per_target = 0.0
-    for round_no in range(1, schedule.max_rounds() + 1):
-        setup = TARGET_SETUP_S if reps.fresh or round_no == 1 else RESTART_S
+    out = []
+    for round_no in range(schedule.first_round, schedule.max_rounds() + 1):
+        setup = TARGET_SETUP_S if reps.fresh or round_no == schedule.first_round else RESTART_S
         visit = schedule.visit("t", round_no)
         for w in visit:  # so a reused target is known to hold its tables next round
-            schedule.record("t", w, None, ok=True)
-        per_target += setup + sum(workload_seconds(w) for w in visit)
-    return per_target * len(plan.targets)
+            schedule.record("t", w, None, ok=True, round_no=round_no)
+        out.append((setup + sum(workload_seconds(w) for w in visit)) * len(plan.targets))
+    return out
+
+
+def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
+    """The whole plan's seconds (an 'auto' plan at ``auto_rounds``, default its max)."""
+    return sum(round_seconds(plan, auto_rounds))
+
+
+def budget_seconds(plan: Plan) -> tuple[float, float]:
+    """The expected duration, shortest to longest. A fixed count: its rounds. 'auto':
+    from every comparison decided at the first look (min rounds) to the budget spent:
+    max rounds, or the rounds started within max_minutes (a round started runs out)."""
+    reps = plan.repetitions
+    if reps.count != "auto":
+        total = plan_seconds(plan)
+        return total, total
+    cap, spent = reps.max_minutes * 60, 0.0
+    for seconds in round_seconds(plan):
+        if spent >= cap:
+            break
+        spent += seconds
+    return min(plan_seconds(plan, reps.min), spent), spent

@@ -218,8 +218,10 @@ class Repetitions(Strict):
     """
 
     count: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
-        1, description="measurements per cell; 'auto' adds rounds until each cell's "
-                       "headline metric has a 95% CI within ±ci_width (or a cap stops it)")
+        1, description="rounds; 'auto' is a sequential design: after each round from min "
+                       "on, every headline comparison is tested (alpha spent across the "
+                       "looks up to max), and rounds go on, every target in each, until "
+                       "all are decided or max or max_minutes stops them")
     order: Literal["round-robin", "random"] = Field(
         "round-robin", description="target order within a round: rotated each round, or "
                                    "shuffled with a recorded seed")
@@ -227,11 +229,23 @@ class Repetitions(Strict):
                                                "recorded)")
     fresh: bool = Field(True, description="each visit makes a fresh filesystem and cluster "
                                           "(mkfs + initdb + load); false reuses them")
-    ci_width: float = Field(0.03, gt=0, lt=1, description="auto: target 95% CI half-width, "
-                                                          "relative to the median")
-    min: int = Field(3, ge=2, le=1000, description="auto: rounds before the first check")
-    max: int = Field(10, ge=2, le=1000, description="auto: most rounds")
-    max_minutes: float = Field(60, gt=0, description="auto: stop adding rounds after this")
+    settle: bool | None = Field(
+        None, description="reused targets (fresh = false) first run one settling round that "
+                          "is stored (as repetition 0) but not counted: the first round "
+                          "after a load runs slow. Default: true when fresh = false and "
+                          "there is more than one round; false skips it")
+    # Deprecated: 'auto' used to stop a cell once its CI was this narrow, which says
+    # nothing about whether two targets differ. Still accepted, so older plan files and
+    # the plans stored with older results load; plan check says it is ignored.
+    ci_width: float | None = Field(None, gt=0, lt=1, description="ignored (deprecated): "
+                                   "'auto' stops when the comparisons are decided")
+    min: int = Field(3, ge=2, le=1000, description="auto: the first look, rounds before the "
+                                                   "first test")
+    max: int = Field(10, ge=2, le=1000, description="auto: the last look, the most rounds; "
+                                                    "the alpha spending runs to it")
+    max_minutes: float = Field(60, gt=0, description="auto: the time budget; no round starts "
+                                                     "after it (its undecided comparisons "
+                                                     "stay undecided)")
 
     def fixed(self, w: WorkloadBase) -> int | None:
         """How often ``w`` runs per target; None when 'auto' decides."""
@@ -239,10 +253,19 @@ class Repetitions(Strict):
             return w.repetitions
         return None if self.count == "auto" else int(self.count)
 
+    def settles(self, rounds: int) -> bool:
+        """Whether a settling round 0 comes first, for a campaign of at most ``rounds``."""
+        if self.fresh or self.settle is False:
+            return False
+        return self.settle is True or rounds > 1
+
     @model_validator(mode="after")
     def _bounds(self) -> "Repetitions":
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
+        if self.settle and self.fresh:
+            raise ValueError("settle = true needs fresh = false: a fresh target is made anew "
+                             "each round, so there is nothing to settle")
         return self
 
 

@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS runs (
     target_id INTEGER NOT NULL REFERENCES targets(id),
     workload TEXT NOT NULL,
     label TEXT NOT NULL DEFAULT '',  -- what tells it from its siblings (clients=8)
-    repetition INTEGER NOT NULL DEFAULT 1,  -- the round it was measured in, from 1
+    repetition INTEGER NOT NULL DEFAULT 1,  -- its round, from 1; 0: a settling run, not counted
     params_json TEXT NOT NULL,
     status TEXT NOT NULL,  -- running, ok, failed, interrupted
     error TEXT,
