@@ -221,7 +221,7 @@ def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
     v = classify(wide, 0.01, higher_is_better=True)
     assert (v.kind, v.mark) == ("inconclusive", "?")
     assert v.reason.startswith("inconclusive: ×1.050 [0.990, 1.100] (unpaired, 10 and 10 runs)")
-    # Not significant is not "no difference".
+    # Not significant is not equivalence.
     assert classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2,
                     higher_is_better=True).kind == "inconclusive"
 

@@ -1,7 +1,7 @@
 """Three honest outcomes per comparison, and the sentence that says why.
 
 * **higher / lower** (better / worse once the metric's direction is known): the
-  difference test rejects "no difference" at its (corrected) level *and* the
+  difference test rejects "ratio = 1" at its (corrected) level *and* the
   estimated change is at least the noise margin;
 * **equivalent**: the two one-sided tests show the true ratio lies within the
   noise margin (``[1/(1+noise), 1+noise]``): equivalence is shown, never

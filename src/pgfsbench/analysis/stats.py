@@ -215,7 +215,7 @@ def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
     (fio's percentiles come in buckets, so they often do), and for small n that
     approximation can give p-values below anything the exact test allows. Here
     every split of the pooled mid-ranks into groups of len(a) and len(b) is
-    equally likely under "no difference"; p is twice the smaller tail of the
+    equally likely when both come from one distribution; p is twice the smaller tail of the
     rank sum, like scipy's exact test without ties.
     """
     ranks = rankdata(np.concatenate([a, b]))
