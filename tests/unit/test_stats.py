@@ -209,10 +209,13 @@ def test_classify_inconclusive_for_family_size() -> None:
 
 
 def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
-    flat = compare([5.0] * 5, [5.0] * 5)
+    flat = compare([5.0] * 6, [5.0] * 6)
     v = classify(flat, flat.p_value, higher_is_better=True)
     assert (v.kind, v.mark) == ("equivalent", "≈")
-    assert v.reason == "equivalent within ±2%: 95% CI 1.000–1.000 (unpaired, 5 and 5 runs)"
+    assert v.reason == "equivalent within ±2%: 95% CI 1.000–1.000 (unpaired, 6 and 6 runs)"
+    # below 6 runs a side the bootstrap CI is too narrow to show equivalence by
+    assert classify(compare([5.0] * 5, [5.0] * 5), 1.0, higher_is_better=True).kind == \
+        "inconclusive"
     # Significant but below the practical-noise threshold, CI inside the margin.
     small = Comparison(1.012, 1.005, 1.0199, 0.001, 10, 10)
     assert classify(small, 0.001, higher_is_better=True).kind == "equivalent"

@@ -13,7 +13,9 @@ Paired comparisons (within rounds) use the t tests of ``paired.py``. Where the
 design is not paired (results directories whose rounds do not correspond), the
 Mann-Whitney p and the bootstrap CI of the ratio of medians stand in: the
 95% CI lying inside the margin is the equivalence test (TOST at 2.5% a side),
-and no rounds estimate is given, since more runs there are not more rounds.
+only from UNPAIRED_EQUIVALENCE_N runs a side (below that the percentile
+bootstrap cannot leave the sample range and is too narrow), and no rounds
+estimate is given, since more runs there are not more rounds.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pgfsbench.analysis.paired import rounds_to_decide
 from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA,
                                            Decision)
 from pgfsbench.analysis.stats import Comparison, can_be_significant, fmt_p, min_n_per_side
+
+UNPAIRED_EQUIVALENCE_N = 6
 
 MARKS = {"better": "+", "worse": "\u2212", "different": "≠", "equivalent": "≈",
          "inconclusive": "?", "na": ""}
@@ -94,7 +98,8 @@ def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
     excludes_one = c.ci_low is not None and not c.ci_low <= 1 <= c.ci_high
     if p is not None and p < alpha and abs(c.ratio - 1) >= noise and excludes_one:
         return Judged(HIGHER if c.ratio > 1 else LOWER, c, p, alpha)
-    if c.ci_low is not None and 1 / (1 + noise) <= c.ci_low and c.ci_high <= 1 + noise:
+    if (min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and c.ci_low is not None
+            and 1 / (1 + noise) <= c.ci_low and c.ci_high <= 1 + noise):
         return Judged(EQUIVALENT, c, None, 0.025)
     return Judged(INCONCLUSIVE, c, p)
 

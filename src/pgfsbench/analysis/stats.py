@@ -17,7 +17,8 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
   median(baseline*). Caveat: with small n the percentile bootstrap is coarse:
   for n = 2..5 a bootstrap median can only take a handful of values and the
   interval can never leave the sample range, so it is too narrow. That is why
-  verdicts are gated by the significance test, not by the CI, and why no
+  verdicts are gated by the significance test, not by the CI (an unpaired
+  "equivalent" needs 6 runs a side, ``outcome.py``), and why no
   p-value is reported below the sample size at which the test could ever be
   significant (``can_be_significant``).
 

@@ -33,7 +33,7 @@ class VerdictLine:
     label: str
     metric: str
     unit: str
-    kind: str  # WINNER, EQUIVALENT, INCONCLUSIVE or SINGLE
+    kind: str  # WINNER, EQUIVALENT, INCONCLUSIVE (also: all decided, no single winner), SINGLE
     winner: str | None
     text: str
     durability: dict[str, str] = field(default_factory=dict)  # column → class
@@ -129,7 +129,9 @@ def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
             decided.append(f"{a} and {b} are equivalent ({_figure(j)})")
         else:
             open_.append((a, b, j))
-    parts = ["inconclusive"]
+    # Every pair decided, yet no single winner (equivalent leaders ahead of the rest):
+    # nothing more rounds would settle, so the line does not call itself undecided.
+    parts = ["inconclusive" if open_ else "no single winner, every pair decided"]
     if decided:
         parts.append("decided: " + "; ".join(decided))
     if open_:
