@@ -189,3 +189,16 @@ def test_a_target_without_data_is_named_in_the_verdict() -> None:
     table = build_table(source, None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
     assert line.winner == "b" and line.text.endswith("; no data for c")
+
+
+def test_single_run_rows_beside_paired_ones_take_no_alpha_and_never_hang() -> None:
+    drift = [1.0, 1.18, 0.86, 1.12, 0.92, 1.08]
+    source = _source({"a": [1000 * d for d in drift], "b": [900 * d for d in drift]},
+                     paired=True)
+    for t, v in {"a": 0.15, "b": 0.11}.items():  # pgbench-init, measured once (no rounds)
+        source.cells[CellKey(t, "pgbench-init", "", "pgbench_init.elapsed_s")] = Samples(
+            "s", False, values=[v], params={"scale": 1})
+    table = build_table(source, None, 0.05, 0.02)
+    init, tps = sorted(verdict_lines(table, {}), key=lambda v: v.workload != "pgbench-init")
+    assert init.kind == SINGLE and tps.kind == WINNER and tps.winner == "a"
+    assert table.pair(table.rows[0], "a", "b").level == 0.05  # the paired pair got all of it

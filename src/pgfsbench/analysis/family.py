@@ -7,7 +7,8 @@ so the three never disagree. Pairs measured in the same rounds of one
 campaign are paired; the others (results directories whose rounds do not
 correspond) fall back to independent samples with Holm. When a family holds
 both, alpha is split between them in proportion to their sizes (Bonferroni),
-so the family-wise error stays under alpha.
+so the family-wise error stays under alpha (pairs that could never reach a p,
+one run a side, take no share).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
               if pairable(cells[k[:2]][k[2]], cells[k[:2]][k[3]])}
     unpaired = {k: compare(cells[k[:2]][k[2]].values, cells[k[:2]][k[3]].values, design.alpha)
                 for k in everything if k not in paired}
-    share = len(paired) / max(1, len(everything))
+    # A pair whose sizes can never reach a p (one run a side) claims nothing: no alpha for it.
+    live = sum(c.p_value is not None for c in unpaired.values())
+    share = len(paired) / max(1, len(paired) + live)
     out: dict[Key, Judged] = {}
     if paired:
         if design.first_look == design.last_look:
@@ -63,8 +66,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
         out |= {k: from_decision(d, from_paired(d.paired)) for k, d in decisions.items()}
     if unpaired:
-        alpha = design.alpha * (1 - share)
+        # none live: nothing is spent, and "need n ≥ …" is quoted at the full alpha
+        alpha = design.alpha * (1 - share) if live else design.alpha
         adjusted = holm([c.p_value for c in unpaired.values()])
         for (k, c), p in zip(unpaired.items(), adjusted):
-            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=len(unpaired))
+            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live))
     return out

@@ -183,6 +183,8 @@ def min_n_per_side(alpha: float = DEFAULT.alpha, comparisons: int = 1) -> int:
     This is the figure the messages quote ("need n ≥ 4 per side"); the tests
     themselves use can_be_significant, which also handles unequal sizes.
     """
+    if alpha <= 0:
+        raise ValueError("alpha must be positive")
     n = 1
     while not can_be_significant(n, n, alpha, comparisons):
         n += 1

@@ -131,7 +131,9 @@ def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
             open_.append((a, b, j))
     # Every pair decided, yet no single winner (equivalent leaders ahead of the rest):
     # nothing more rounds would settle, so the line does not call itself undecided.
-    parts = ["inconclusive" if open_ else "no single winner, every pair decided"]
+    if not open_:
+        return "no single winner, every pair decided: " + "; ".join(decided)
+    parts = ["inconclusive"]
     if decided:
         parts.append("decided: " + "; ".join(decided))
     if open_:
