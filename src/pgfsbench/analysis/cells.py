@@ -70,10 +70,3 @@ def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     return {(r.target, r.workload, r.label) for r in campaign.runs
             if r.status not in ("ok", "running")}
 
-
-def by_round(samples: Samples) -> dict[int, float]:
-    """Round → value; a round measured twice (never in one campaign) keeps its first."""
-    out: dict[int, float] = {}
-    for r, v in zip(samples.rounds, samples.values):
-        out.setdefault(r, v)
-    return out
