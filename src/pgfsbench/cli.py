@@ -232,9 +232,10 @@ def compare(
         "--format", help=_format_help("comparison"))] = "text",
     alpha: Annotated[Optional[float], typer.Option(help="significance level")] = None,
     noise: Annotated[Optional[float], typer.Option(
-        help="relative differences below this are 'no difference' (0.02 = 2%)")] = None,
+        help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
+             "'equivalent' means shown to lie within it")] = None,
 ) -> None:
-    """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement."""  # noqa: E501
+    """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. Targets of one campaign are compared within its rounds (paired); directories whose rounds do not correspond, as independent samples."""  # noqa: E501
     from pgfsbench.analysis.combine import combined_source
     from pgfsbench.analysis.table import build_table
     from pgfsbench.analysis.verdicts import verdict_lines

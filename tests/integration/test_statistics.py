@@ -1,4 +1,5 @@
-"""Repetitions and verdicts on real targets: identical twins tie, a throttled one loses.
+"""Repetitions and verdicts on real targets: identical twins are never told apart, a
+throttled one loses.
 
 One campaign, three ext4 loop targets, five interleaved rounds of a short
 pgbench on reused targets: 'a' and 'b' are the same recipe; 'slow' is the
@@ -21,15 +22,14 @@ PLAN = """
 name = "twins-and-throttled"
 
 [repetitions]
-count = 5          # n = 5 per side: Mann-Whitney can reach p < 0.05 over 2 tests
+count = 5          # 5 paired rounds: the t within rounds can decide 3 pairs at 0.05
 order = "round-robin"
 fresh = false      # mkfs, initdb and the load once per target, then reused
 settle = false     # statistics of n = 5 rounds; the settling round: test_repetitions.py
 
 [verdicts]
 noise = 0.25       # a 2-core CI VM: 4 s runs of identical targets wander by 10% and
-                   # more, and at alpha 0.05 one twin run in 30 separates by rank by
-                   # chance; the throttled target is ×0.02 here, far outside it
+                   # more; the throttled target is ×0.02 here, far outside it
 
 [postgres.settings]
 shared_buffers = "32MB"
@@ -88,11 +88,15 @@ def test_rounds_are_interleaved_and_targets_reused(campaign) -> None:
     assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 3
 
 
-def test_identical_targets_show_no_difference(campaign) -> None:
+def test_identical_targets_are_never_told_apart(campaign) -> None:
     _, doc = campaign
     b = _tps_row(doc)["cells"]["b"]
-    assert b["n"] == 5 and b["ci95"] is not None
-    assert b["vs_baseline"]["verdict"] == "same", b
+    assert b["n"] == 5 and b["ci95"] is not None and b["rounds"] == [1, 2, 3, 4, 5]
+    vs = b["vs_baseline"]
+    assert vs["paired"] and vs["verdict"] in ("equivalent", "inconclusive"), b
+    assert "(paired, 5 rounds)" in vs["reason"]
+    [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
+    assert verdict["winner"] is None and verdict["kind"] != "winner"
 
 
 def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
@@ -119,7 +123,9 @@ def test_compare_command_formats_and_cross_directory_matching(campaign) -> None:
     assert {r["metric"] for r in doc["rows"]} >= {"pgbench.latency_p99_ms"}
     assert len(doc["columns"]) == 6 and doc["columns"][0].endswith("/a")
     twin = doc["rows"][0]["cells"][doc["columns"][3]]  # the same 'a' from the "other" run
-    assert twin["vs_baseline"]["ratio"] == 1.0 and twin["vs_baseline"]["verdict"] == "same"
+    # the same campaign twice: the same rounds, so paired, and shown equivalent
+    assert twin["vs_baseline"]["ratio"] == 1.0 and twin["vs_baseline"]["paired"]
+    assert twin["vs_baseline"]["verdict"] == "equivalent"
     bad = cli("compare", str(results), "--baseline", "nope", check=False)
     assert bad.returncode == 2 and "not a column" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from pgfsbench.analysis.stats import (
-    CONFIDENCE, Comparison, Summary, benjamini_hochberg, can_be_significant, classify,
-    compare, holm, min_n_per_side, smallest_p, summarize)
+    CONFIDENCE, Comparison, Summary, benjamini_hochberg, can_be_significant, compare, holm,
+    min_n_per_side, smallest_p, summarize)
+from pgfsbench.analysis.outcome import judge_unpaired, verdict_of
+
+
+def classify(comp: Comparison, p: float | None, *, higher_is_better: bool | None,
+             alpha: float = 0.05, noise: float = 0.02, comparisons: int = 1):
+    """The unpaired fallback's verdict (independent samples), as the table gives it."""
+    return verdict_of(judge_unpaired(comp, p, alpha, noise, comparisons), higher_is_better, noise)
 
 
 # --- summarize -------------------------------------------------------------------
@@ -154,12 +161,13 @@ def _run(base: np.ndarray, other: np.ndarray, hib: bool | None):
     return comp, classify(comp, holm([comp.p_value])[0], higher_is_better=hib)
 
 
-def test_identical_distributions_are_same() -> None:
+def test_identical_distributions_are_never_often_different() -> None:
     rng = np.random.default_rng(1)
     kinds = [_run(rng.normal(100, 2, 10), rng.normal(100, 2, 10), True)[1].kind
              for _ in range(400)]
-    assert kinds.count("same") / len(kinds) >= 0.95
-    assert set(kinds) <= {"same", "better", "worse"}
+    assert (kinds.count("better") + kinds.count("worse")) / len(kinds) <= 0.05
+    assert set(kinds) <= {"equivalent", "inconclusive", "better", "worse"}
+    assert kinds.count("equivalent") > 0  # shown, within the margin, by the ratio's CI
 
 
 @pytest.mark.parametrize("hib, expected", [(True, "better"), (False, "worse")])
@@ -168,7 +176,7 @@ def test_ten_percent_shift_detected(hib: bool, expected: str) -> None:
     hits = 0
     for _ in range(100):
         comp, v = _run(rng.normal(100, 2, 10), rng.normal(110, 2.2, 10), hib)
-        assert v.kind in {expected, "same"}          # never the wrong direction
+        assert v.kind in {expected, "inconclusive"}  # never the wrong direction
         assert comp.ci_low > 1                       # ratio CI excludes 1
         hits += v.kind == expected
     assert hits >= 95
@@ -178,42 +186,47 @@ def test_directionless_metric_is_different() -> None:
     comp = compare([100.0, 101, 99, 100, 102, 98], [120.0, 121, 119, 120, 122, 118])
     v = classify(comp, comp.p_value, higher_is_better=None)
     assert (v.kind, v.mark) == ("different", "≠")
-    assert "20.0% higher" in v.reason
+    assert "20.0% higher" in v.reason and "(unpaired, 6 and 6 runs)" in v.reason
     down = classify(compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
                     0.004, higher_is_better=True, comparisons=3)
     assert (down.kind, down.mark) == ("worse", "\u2212")
-    assert down.reason.startswith("p=0.0040 (adjusted), ") and "lower" in down.reason
+    assert down.reason.startswith("p=0.0040 (unpaired, 6 and 6 runs), ") and "lower" in down.reason
 
 
-def test_classify_n1_is_insufficient() -> None:
+def test_classify_n1_is_inconclusive() -> None:
     comp = compare([100.0], [120.0])
     assert comp.p_value is None and comp.ci_low is None and comp.ratio == pytest.approx(1.2)
     v = classify(comp, None, higher_is_better=True)
-    assert (v.kind, v.mark) == ("insufficient", "?")
-    assert v.reason == "need n ≥ 4 per side to detect a difference (have 1 and 1)"
+    assert (v.kind, v.mark) == ("inconclusive", "?")
+    assert v.reason.startswith("inconclusive: need n ≥ 4 per side (have 1 and 1); more runs")
 
 
-def test_classify_insufficient_for_family_size() -> None:
+def test_classify_inconclusive_for_family_size() -> None:
     # n=5 can reach p < 0.05 alone, but never p < 0.05 after adjusting over 10 metrics.
     comp = compare([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15])
     v = classify(comp, min(1.0, comp.p_value * 10), higher_is_better=True, comparisons=10)
-    assert v.kind == "insufficient" and "need n ≥ 6 per side" in v.reason
+    assert v.kind == "inconclusive" and "need n ≥ 6 per side" in v.reason
 
 
-def test_classify_same_reasons() -> None:
-    flat = compare([5.0] * 5, [5.0] * 5)
+def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
+    flat = compare([5.0] * 6, [5.0] * 6)
     v = classify(flat, flat.p_value, higher_is_better=True)
-    assert (v.kind, v.mark, v.reason) == ("same", "~", "no difference: p=1.0")
-    # Significant but below the practical-noise threshold.
-    small = Comparison(1.012, 1.005, 1.02, 0.001, 10, 10)
-    v = classify(small, 0.001, higher_is_better=True)
-    assert v.kind == "same"
-    assert v.reason == "no difference: 1.2% is within the ±2% noise threshold"
-    # Significant, above noise, but the ratio CI still includes 1.
+    assert (v.kind, v.mark) == ("equivalent", "≈")
+    assert v.reason == "equivalent within ±2%: 95% CI 1.000–1.000 (unpaired, 6 and 6 runs)"
+    # below 6 runs a side the bootstrap CI is too narrow to show equivalence by
+    assert classify(compare([5.0] * 5, [5.0] * 5), 1.0, higher_is_better=True).kind == \
+        "inconclusive"
+    # Significant but below the practical-noise threshold, CI inside the margin.
+    small = Comparison(1.012, 1.005, 1.0199, 0.001, 10, 10)
+    assert classify(small, 0.001, higher_is_better=True).kind == "equivalent"
+    # Significant, above noise, but the ratio CI still includes 1: not shown either way.
     wide = Comparison(1.05, 0.99, 1.10, 0.01, 10, 10)
-    assert classify(wide, 0.01, higher_is_better=True).kind == "same"
+    v = classify(wide, 0.01, higher_is_better=True)
+    assert (v.kind, v.mark) == ("inconclusive", "?")
+    assert v.reason.startswith("inconclusive: ×1.050 [0.990, 1.100] (unpaired, 10 and 10 runs)")
+    # Not significant is not equivalence.
     assert classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2,
-                    higher_is_better=True).reason == "no difference: p=0.20"
+                    higher_is_better=True).kind == "inconclusive"
 
 
 def test_classify_failed_run_dropped_and_empty_is_na() -> None:
@@ -249,11 +262,11 @@ def test_small_tied_samples_get_the_exact_permutation_p() -> None:
 def test_one_run_against_many_is_no_verdict() -> None:
     c = compare([1000.0 + i for i in range(40)], [2000.0])
     assert c.p_value is not None and c.p_value < 0.05   # the test alone would say so
-    assert classify(c, c.p_value, higher_is_better=True).kind == "insufficient"
+    assert classify(c, c.p_value, higher_is_better=True).kind == "inconclusive"
 
 
 def test_p_values_print_truncated_without_float_error() -> None:
-    from pgfsbench.analysis.stats import _fmt_p
+    from pgfsbench.analysis.stats import fmt_p
 
-    assert [_fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
+    assert [fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
         "p=0.29", "p=0.57", "p=0.0029", "p=0.049", "p<0.001"]

@@ -7,7 +7,7 @@ import numpy as np
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts import INSUFFICIENT, SINGLE, TIE, WINNER, verdict_lines
+from pgfsbench.analysis.verdicts import EQUIVALENT, INCONCLUSIVE, SINGLE, WINNER, verdict_lines
 from pgfsbench.export.json import comparison_data
 from pgfsbench.export.markdown import comparison_markdown
 from pgfsbench.report.compare import select_rows
@@ -16,15 +16,21 @@ SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})
 
 
-def _source(tps: dict[str, list[float]], latency: dict[str, list[float]] | None = None
-            ) -> Source:
+def _source(tps: dict[str, list[float]], latency: dict[str, list[float]] | None = None,
+            paired: bool = False) -> Source:
+    """Independent samples, or (paired) value i of every target measured in round i + 1."""
+    def samples(unit: str, hib: bool, values: list[float]) -> Samples:
+        rounds = list(range(1, len(values) + 1)) if paired else []
+        return Samples(unit, hib, values=list(values), rounds=rounds,
+                       block="c1" if paired else "", params={"clients": 8})
+
     cells = {}
     for target, values in tps.items():
-        cells[CellKey(target, "pgbench", "clients=8", "pgbench.tps")] = Samples(
-            "tx/s", True, values=list(values), params={"clients": 8})
+        cells[CellKey(target, "pgbench", "clients=8", "pgbench.tps")] = samples(
+            "tx/s", True, values)
     for target, values in (latency or {}).items():
-        cells[CellKey(target, "pgbench", "clients=8", "pgbench.latency_p99_ms")] = Samples(
-            "ms", False, values=list(values), params={"clients": 8})
+        cells[CellKey(target, "pgbench", "clients=8", "pgbench.latency_p99_ms")] = samples(
+            "ms", False, values)
     return Source(list(tps), cells)
 
 
@@ -43,15 +49,61 @@ def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
     [line] = verdict_lines(table, {"ext4": SAFE, "xfs": SAFE})
     assert line.kind == WINNER and line.winner == "xfs"
     assert line.durability == {"xfs": "safe", "ext4": "safe"} and not line.warning
-    assert "xfs wins" in line.text and "vs ext4" in line.text
+    assert "xfs wins" in line.text and "ext4 at ×0.8" in line.text and "unpaired" in line.text
 
 
-def test_identical_targets_are_no_difference() -> None:
+def test_identical_targets_get_no_winner() -> None:
     table = build_table(_source({"a": _noise(1000, 8, 3), "b": _noise(1000, 8, 4)}),
                         None, 0.05, 0.02)
     [line] = verdict_lines(table, {"a": SAFE, "b": SAFE})
-    assert line.kind == TIE and line.winner is None
-    assert table.rows[0].cells["b"].verdict.mark == "~"
+    assert line.kind in (EQUIVALENT, INCONCLUSIVE) and line.winner is None
+    assert table.rows[0].cells["b"].verdict.mark in ("≈", "?")
+    assert "no difference" not in line.text
+
+
+def test_paired_rounds_show_equivalence_and_say_how() -> None:
+    drift = [1.0, 1.15, 0.9, 1.1, 0.95, 1.05, 0.85, 1.2]  # the machine, round by round
+    a = [1000 * d for d in drift]
+    b = [1000 * d * (1 + 0.002 * (-1) ** i) for i, d in enumerate(drift)]
+    table = build_table(_source({"a": a, "b": b}, paired=True), None, 0.05, 0.02)
+    cell = table.rows[0].cells["b"]
+    assert cell.comparison.paired is not None and cell.comparison.n_base == 8
+    assert cell.verdict.kind == "equivalent" and cell.verdict.mark == "≈"
+    assert cell.verdict.reason.startswith("equivalent within ±2%: 90% CI 0.99")
+    assert "(paired, 8 rounds)" in cell.verdict.reason
+    [line] = verdict_lines(table, {})
+    assert line.kind == EQUIVALENT and line.text.startswith("equivalent within ±2%: b vs a ×")
+
+
+def test_the_issue_case_a_consistent_slowdown_is_worse_paired() -> None:
+    # wal_sync_method = fsync: slower in 8 of 8 rounds (×0.95-0.97) under round drift.
+    drift = [1.0, 1.18, 0.86, 1.12, 0.92, 1.08, 0.83, 1.2]
+    slow = [0.96, 0.95, 0.97, 0.955, 0.965, 0.96, 0.95, 0.97]
+    base = [1000 * d for d in drift]
+    other = [1000 * d * s for d, s in zip(drift, slow)]
+    unpaired = build_table(_source({"fdatasync": base, "fsync": other}), None, 0.05, 0.02)
+    assert unpaired.rows[0].cells["fsync"].verdict.kind == "inconclusive"
+    table = build_table(_source({"fdatasync": base, "fsync": other}, paired=True),
+                        None, 0.05, 0.02)
+    v = table.rows[0].cells["fsync"].verdict
+    assert v.kind == "worse" and v.reason.startswith("p<0.001 (paired, 8 rounds), 4.")
+    [line] = verdict_lines(table, {})
+    assert line.kind == WINNER and line.winner == "fdatasync"
+
+
+def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> None:
+    drift = [1.0, 1.15, 0.9, 1.1, 0.95]
+    jitter = [1.01, 0.97, 1.02, 0.99, 1.03]
+    a = [1000 * d for d in drift]
+    b = [1000 * d * j * 0.99 for d, j in zip(drift, jitter)]    # close to a: undecided
+    c = [1000 * d * 0.7 for d in drift]                         # clearly behind
+    table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
+    [line] = verdict_lines(table, {})
+    assert line.kind == INCONCLUSIVE and line.winner is None
+    assert "decided: " in line.text and "beats c" in line.text
+    assert "not decided: a vs b ×" in line.text
+    assert "rounds would likely settle it" in line.text
+    assert table.rows[0].cells["b"].verdict.reason.startswith("inconclusive: ×")
 
 
 def test_an_unsafe_winner_always_carries_the_warning() -> None:
@@ -68,7 +120,7 @@ def test_too_few_samples_say_how_many_are_needed() -> None:
     table = build_table(_source({"a": [1000, 1010, 990], "b": [1500, 1510, 1490]}),
                         None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
-    assert line.kind == INSUFFICIENT and "n ≥ 4 per side" in line.text
+    assert line.kind == INCONCLUSIVE and "n ≥ 4 per side" in line.text
     assert table.rows[0].cells["b"].verdict.mark == "?"
 
 
@@ -119,7 +171,7 @@ def test_tied_small_samples_cannot_make_a_winner() -> None:
                      "c": [1254.0, 1270, 1254, 1254]}.items()})
     table = build_table(source, None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
-    assert line.kind == INSUFFICIENT and line.winner is None, line.text
+    assert line.kind == INCONCLUSIVE and line.winner is None, line.text
 
 
 def test_a_target_with_a_zero_median_is_behind_not_indistinguishable() -> None:
@@ -128,7 +180,7 @@ def test_a_target_with_a_zero_median_is_behind_not_indistinguishable() -> None:
     assert table.rows[0].cells["b"].verdict.kind == "worse"
     [line] = verdict_lines(table, {})
     assert line.kind == WINNER and line.winner == "a", line.text
-    assert "b at ×0.00 [0.00, 0.00] of a" in line.text
+    assert "b at ×0.000 [0.000, 0.000] (p=" in line.text
 
 
 def test_a_target_without_data_is_named_in_the_verdict() -> None:
@@ -137,3 +189,16 @@ def test_a_target_without_data_is_named_in_the_verdict() -> None:
     table = build_table(source, None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
     assert line.winner == "b" and line.text.endswith("; no data for c")
+
+
+def test_single_run_rows_beside_paired_ones_take_no_alpha_and_never_hang() -> None:
+    drift = [1.0, 1.18, 0.86, 1.12, 0.92, 1.08]
+    source = _source({"a": [1000 * d for d in drift], "b": [900 * d for d in drift]},
+                     paired=True)
+    for t, v in {"a": 0.15, "b": 0.11}.items():  # pgbench-init, measured once (no rounds)
+        source.cells[CellKey(t, "pgbench-init", "", "pgbench_init.elapsed_s")] = Samples(
+            "s", False, values=[v], params={"scale": 1})
+    table = build_table(source, None, 0.05, 0.02)
+    init, tps = sorted(verdict_lines(table, {}), key=lambda v: v.workload != "pgbench-init")
+    assert init.kind == SINGLE and tps.kind == WINNER and tps.winner == "a"
+    assert table.pair(table.rows[0], "a", "b").level == 0.05  # the paired pair got all of it

@@ -1,7 +1,11 @@
 """Samples per cell: one cell is a target × workload × measurement (label) × metric.
 
 With repetitions, a cell holds one value per round; everything statistical
-(medians, confidence intervals, verdicts, chart whiskers) starts here.
+(medians, confidence intervals, verdicts, chart whiskers) starts here. Each
+value keeps its round, so two targets measured in the same rounds of the same
+campaign can be compared within rounds (``analysis/paired.py``). Repetition 0
+is a settling round (a reused target's first, uncounted visit): counted so the
+report can show it ran, never a sample.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ class Samples:
     higher_is_better: bool | None
     note: str = ""
     values: list[float] = field(default_factory=list)  # ok runs, in round order
+    rounds: list[int] = field(default_factory=list)  # the round of each value
+    block: str = ""  # the campaign the rounds belong to: rounds pair only within one
+    settling: int = 0  # ok runs of the settling round (repetition 0), left out
     unsupported: int = 0  # runs where the tool said the method does not exist here
     failed: int = 0  # runs of this measurement that failed (no value at all)
     params: dict = field(default_factory=dict)  # of the first run: sweeps' x values
@@ -37,18 +44,22 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
     failed: dict[tuple[str, str, str], int] = {}
     for run in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
         if run.status != "ok":
-            key3 = (run.target, run.workload, run.label)
-            failed[key3] = failed.get(key3, 0) + 1
+            if run.repetition != 0:  # a failed settling visit costs no sample
+                key3 = (run.target, run.workload, run.label)
+                failed[key3] = failed.get(key3, 0) + 1
             continue
         for m in run.metrics:
             cell = cells.setdefault(CellKey(run.target, run.workload, run.label, m.name),
                                     Samples(m.unit, m.higher_is_better, m.note,
-                                            params=run.params))
+                                            block=campaign.id, params=run.params))
             cell.note = cell.note or m.note
-            if m.value is None or not math.isfinite(m.value):
+            if run.repetition == 0:
+                cell.settling += 1
+            elif m.value is None or not math.isfinite(m.value):
                 cell.unsupported += 1
             else:
                 cell.values.append(m.value)
+                cell.rounds.append(run.repetition)
     for key, cell in cells.items():
         cell.failed = failed.get((key.target, key.workload, key.label), 0)
     return cells
@@ -58,3 +69,4 @@ def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     """(target, workload, label) of every run that failed or was interrupted."""
     return {(r.target, r.workload, r.label) for r in campaign.runs
             if r.status not in ("ok", "running")}
+

@@ -4,6 +4,9 @@ Cells are matched by target name, workload and parameters: the same target
 name in two directories becomes two columns (``run1/ext4``, ``run2/ext4``),
 and a measurement whose parameters differ between directories (a longer
 pgbench, a larger scale) becomes separate rows rather than a false match.
+Round 3 of one campaign and round 3 of another are different blocks, so
+columns of different campaigns are compared as independent samples; only the
+same campaign given twice keeps its rounds paired (each cell's ``block``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections import Counter
 
 from pgfsbench.analysis.cells import CellKey, collect, failed_measurements
 from pgfsbench.analysis.durability import Durability, target_durability
+from pgfsbench.analysis.sequential import design_for
 from pgfsbench.analysis.table import Source, params_key
 from pgfsbench.store.read import Campaign
 
@@ -53,7 +57,10 @@ def combined_source(campaigns: list[Campaign]) -> tuple[Source, dict[str, Durabi
         for key, s in cells.items():
             label = _label(key.label, params_key(s.params), variants[(key.workload, key.label)])
             merged[CellKey(rename[key.target], key.workload, label, key.metric)] = s
-    return Source(columns, merged, failed), durability
+    # One campaign's design holds for its own rounds; several campaigns had no shared plan.
+    one = len({c.id for c in campaigns}) == 1
+    return Source(columns, merged, failed, design_for(campaigns[0].plan) if one else None), \
+        durability
 
 
 def _label(label: str, pk: str, seen: list[str]) -> str:

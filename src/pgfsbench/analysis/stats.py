@@ -17,17 +17,21 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
   median(baseline*). Caveat: with small n the percentile bootstrap is coarse:
   for n = 2..5 a bootstrap median can only take a handful of values and the
   interval can never leave the sample range, so it is too narrow. That is why
-  verdicts are gated by the significance test, not by the CI, and why no
+  verdicts are gated by the significance test, not by the CI (an unpaired
+  "equivalent" needs 6 runs a side, ``outcome.py``), and why no
   p-value is reported below the sample size at which the test could ever be
   significant (``can_be_significant``).
 
-* **Mann-Whitney U (two-sided) for "is there a difference".** It is
-  rank-based, so it needs no normality and is not swayed by one outlier run;
-  scipy's ``method="auto"`` uses the exact distribution for small samples
-  without ties (the usual case for benchmark numbers) and the asymptotic
-  tie-corrected one for large ones; small samples *with* ties get an exact
-  enumeration here (``_exact_tied_p``), because the approximation can claim
-  significance where the exact test cannot.
+* **Mann-Whitney U (two-sided) for "is there a difference" between
+  independent samples**: the fallback where two cells were not measured in the
+  same rounds of one campaign (``compare`` across results directories). Within
+  rounds the paired analysis (``paired.py``) is the test, because interleaved
+  rounds are blocks. Mann-Whitney is rank-based, so it needs no normality and
+  is not swayed by one outlier run; scipy's ``method="auto"`` uses the exact
+  distribution for small samples without ties and the asymptotic tie-corrected
+  one for large ones; small samples *with* ties get an exact enumeration here
+  (``_exact_tied_p``), because the approximation can claim significance where
+  the exact test cannot.
 
 * **Holm / Benjamini-Hochberg for many metrics at once.** A report compares
   many metrics and targets; without a correction ~5% of them would look
@@ -35,9 +39,8 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
   worse than Bonferroni; BH controls the false discovery rate when the family
   is large.
 
-* **A practical-noise threshold** (benchstat's ``~``): a statistically
-  significant 0.5% difference is still no reason to choose a filesystem, so
-  differences smaller than ``noise`` are reported as "same".
+How a comparison becomes better / worse / equivalent / inconclusive is
+``outcome.py``.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import mannwhitneyu, rankdata
 
+from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
 from pgfsbench.plan.model import Verdicts
 
 CONFIDENCE = 0.95
@@ -81,23 +85,32 @@ class Summary:
 
 @dataclass(frozen=True)
 class Comparison:
-    ratio: float | None     # median(contender) / median(baseline)
+    """Contender against baseline. Unpaired: ratio of medians, bootstrap CI, Mann-Whitney p.
+    Paired (``paired`` set): geometric mean of the per-round ratios, its t CI, paired t p."""
+
+    ratio: float | None     # contender / baseline
     ci_low: float | None    # 95% CI of that ratio; None when either side has n < 2
     ci_high: float | None
-    p_value: float | None   # two-sided Mann-Whitney U; None where no data of these sizes could reach alpha
-    n_base: int
+    p_value: float | None   # two-sided; unpaired: None where no data of these sizes could reach alpha
+    n_base: int             # paired: the rounds both have a value in
     n_other: int
+    paired: Paired | None = None  # the within-round analysis, when the design is paired
 
+    @property
+    def p_equivalent(self) -> float | None:
+        """TOST p of equivalence within the noise margin (paired only)."""
+        return self.paired.p_equivalent if self.paired else None
 
-@dataclass(frozen=True)
-class Verdict:
-    kind: str    # "better", "worse", "different", "same", "insufficient", "na"
-    mark: str    # short mark for tables
-    reason: str  # one short human sentence
-
-
-_MARKS = {"better": "+", "worse": "\u2212", "different": "≠", "same": "~",
-          "insufficient": "?", "na": ""}
+    def flipped(self) -> "Comparison":
+        """The baseline against the contender: the same evidence read the other way."""
+        if not self.ratio:  # none, or zero: no ratio the other way round
+            return Comparison(None, None, None, self.p_value, self.n_other, self.n_base)
+        ci = (1 / self.ci_high, 1 / self.ci_low) if self.ci_low else (None, None)
+        p = self.paired
+        back = None if p is None else Paired(
+            p.n, 1 / p.ratio if p.ratio else None, None if p.mean_log is None else -p.mean_log,
+            p.sd_log, p.p_value, p.p_equivalent, p.margin)
+        return Comparison(1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back)
 
 
 def _clean(values: Iterable[float | None]) -> tuple[np.ndarray, int]:
@@ -170,6 +183,8 @@ def min_n_per_side(alpha: float = DEFAULT.alpha, comparisons: int = 1) -> int:
     This is the figure the messages quote ("need n ≥ 4 per side"); the tests
     themselves use can_be_significant, which also handles unequal sizes.
     """
+    if alpha <= 0:
+        raise ValueError("alpha must be positive")
     n = 1
     while not can_be_significant(n, n, alpha, comparisons):
         n += 1
@@ -203,7 +218,7 @@ def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
     (fio's percentiles come in buckets, so they often do), and for small n that
     approximation can give p-values below anything the exact test allows. Here
     every split of the pooled mid-ranks into groups of len(a) and len(b) is
-    equally likely under "no difference"; p is twice the smaller tail of the
+    equally likely when both come from one distribution; p is twice the smaller tail of the
     rank sum, like scipy's exact test without ties.
     """
     ranks = rankdata(np.concatenate([a, b]))
@@ -250,6 +265,17 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
     return Comparison(ratio, ci_low, ci_high, p, nb, no)
 
 
+def compare_rounds(baseline: dict[int, float], contender: dict[int, float],
+                   noise: float = DEFAULT.noise) -> Comparison:
+    """Contender against baseline within the rounds both were measured in (paired.py)."""
+    return from_paired(compare_paired(pair_by_round(baseline, contender), noise))
+
+
+def from_paired(c: Paired) -> Comparison:
+    lo, hi = c.ci() or (None, None)
+    return Comparison(c.ratio, lo, hi, c.p_value, c.n, c.n, c)
+
+
 def _valid_p(p: float | None) -> bool:
     return p is not None and math.isfinite(p)
 
@@ -283,7 +309,7 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def _fmt_p(p: float) -> str:
+def fmt_p(p: float) -> str:
     if p < 0.001:
         return "p<0.001"
     # Two significant digits, truncated: 0.0497 must not print as 0.050 next to
@@ -291,46 +317,3 @@ def _fmt_p(p: float) -> str:
     decimals = max(1, 1 - math.floor(math.log10(p)))
     # The slack keeps float error from truncating 0.29 (0.28999…) to 0.28.
     return f"p={math.floor(p * 10**decimals + 1e-9) / 10**decimals:.{decimals}f}"
-
-
-def classify(comp: Comparison, adjusted_p: float | None, *, higher_is_better: bool | None,
-             alpha: float = DEFAULT.alpha, noise: float = DEFAULT.noise,
-             comparisons: int = 1) -> Verdict:
-    """Turn a comparison and its (multiple-comparison adjusted) p-value into a verdict."""
-    def verdict(kind: str, reason: str) -> Verdict:
-        return Verdict(kind, _MARKS[kind], reason)
-
-    if comp.ratio is None:
-        if comp.n_base == 0 or comp.n_other == 0:
-            return verdict("na", "no data")
-        return verdict("na", "no ratio: baseline median is zero or negative")
-
-    need = min_n_per_side(alpha, comparisons)
-    # Too few runs: either p was withheld, or (in a larger family) no data of
-    # these sizes could reach alpha after adjustment, so "same" would overclaim,
-    # and a p below that floor (an approximation's) would be no evidence either.
-    # A side of one run has no spread to judge a difference by, however many
-    # runs the other side has.
-    too_few = (min(comp.n_base, comp.n_other) < 2
-               or not can_be_significant(comp.n_base, comp.n_other, alpha, comparisons))
-    if adjusted_p is None or too_few:
-        return verdict("insufficient", f"need n ≥ {need} per side to detect a difference "
-                                       f"(have {comp.n_base} and {comp.n_other})")
-
-    change = comp.ratio - 1
-    if adjusted_p >= alpha:
-        return verdict("same", f"no difference: {_fmt_p(adjusted_p)}")
-    if abs(change) < noise:
-        return verdict("same", f"no difference: {abs(change):.1%} is within the "
-                               f"±{noise * 100:g}% noise threshold")
-    if comp.ci_low is not None and comp.ci_high is not None and comp.ci_low <= 1 <= comp.ci_high:
-        return verdict("same", f"no difference: the ratio's CI "
-                               f"{comp.ci_low:.3f}–{comp.ci_high:.3f} includes 1")
-
-    adjusted = " (adjusted)" if comparisons > 1 else ""
-    reason = (f"{_fmt_p(adjusted_p)}{adjusted}, {abs(change):.1%} "
-              f"{'higher' if change > 0 else 'lower'}")
-    if higher_is_better is None:
-        return verdict("different", reason)
-    better = (change > 0) == higher_is_better
-    return verdict("better" if better else "worse", reason)

@@ -4,15 +4,20 @@ A pure function of stored results, so the terminal, the HTML report, the
 exports and ``pgfsbench compare`` all show the same numbers.
 
 Each cell is the median over repetitions with its 95% CI; each contender is
-compared with the baseline (ratio of medians with its CI, Mann-Whitney U).
-Two families of tests, corrected separately for multiple comparisons:
+compared with the baseline within the rounds both were measured in (paired,
+``paired.py``), or as independent samples where the rounds do not correspond
+(Mann-Whitney U and the ratio of medians). Each comparison ends better / worse,
+equivalent, or inconclusive (``outcome.py``). Two families of tests:
 
 * the **headline** metric of each measurement (the one verdicts are about):
-  Holm–Bonferroni, so the chance of *any* false "X is faster" claim stays
-  under alpha;
-* every other row: Benjamini–Hochberg, controlling the share of false marks
-  among the many exploratory rows (latency percentiles, eff.*, ...) without
-  making them undetectable.
+  every pair of targets, decided by the plan's design (``family.py``:
+  alpha spending over looks, Holm per look), so the chance of *any* false
+  "X is faster" claim stays under alpha and the campaign, the table and the
+  verdict lines agree;
+* every other row: each contender against the baseline at alpha with
+  Benjamini–Hochberg, controlling the share of false marks among the many
+  exploratory rows (latency percentiles, eff.*, ...) without making them
+  undetectable.
 """
 
 from __future__ import annotations
@@ -22,17 +27,11 @@ from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
+from pgfsbench.analysis.family import compare_cells, decide_headlines
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.stats import (
-    DEFAULT,
-    Comparison,
-    Verdict,
-    benjamini_hochberg,
-    classify,
-    compare,
-    holm,
-    summarize,
-)
+from pgfsbench.analysis.outcome import Judged, Verdict, judge_paired, judge_unpaired, verdict_of
+from pgfsbench.analysis.sequential import Design, Key, design_for
+from pgfsbench.analysis.stats import DEFAULT, Comparison, benjamini_hochberg, summarize
 from pgfsbench.store.read import Campaign
 
 
@@ -48,8 +47,12 @@ class Cell:
     cv: float | None = None
     values: list[float] = field(default_factory=list)
     comparison: Comparison | None = None  # against the baseline; None for the baseline
-    p_adjusted: float | None = None
+    p_adjusted: float | None = None  # the deciding p as tested (corrected, or at its look)
     verdict: Verdict | None = None
+    judged: Judged | None = None  # the outcome behind the verdict, with its figures
+    rounds: list[int] = field(default_factory=list)  # the round of each value
+    block: str = ""  # the campaign those rounds belong to
+    settling: int = 0  # settling-round runs left out of every statistic
 
 
 @dataclass
@@ -71,8 +74,25 @@ class Table:
     rows: list[Row]
     alpha: float = DEFAULT.alpha
     noise: float = DEFAULT.noise
-    headline_tests: int = 0  # size of the Holm family
+    headline_tests: int = 0  # pairs of targets the headline verdicts decide
     repeated: bool = False  # some cell has n >= 2: CIs and verdicts are possible
+    design: Design | None = None  # of the headline decisions
+    pairs: dict[Key, Judged] = field(default_factory=dict)  # headline: b against a
+    paired: bool = False  # some comparison is within rounds
+    unpaired: bool = False  # some comparison is between independent samples
+
+    def pair(self, row: Row, a: str, b: str) -> Judged | None:
+        """b judged against a on a headline row, whichever order the family holds them in."""
+        if (j := self.pairs.get((row.workload, row.label, a, b))) is not None:
+            return j
+        j = self.pairs.get((row.workload, row.label, b, a))
+        return None if j is None else j.flipped()
+
+    @property
+    def budget(self) -> int | None:
+        """The most rounds the design plans ('auto'); None for a fixed count."""
+        d = self.design
+        return d.last_look if d is not None and d.first_look != d.last_look else None
 
 
 @dataclass
@@ -82,11 +102,13 @@ class Source:
     columns: list[str]
     cells: dict[CellKey, Samples]  # target part of the key is the column name
     failed: set[tuple[str, str, str]] = field(default_factory=set)  # (column, workload, label)
+    design: Design | None = None  # the plan's; None: one look at the end (several campaigns)
 
 
 def campaign_source(campaign: Campaign) -> Source:
     columns = [t.name for t in campaign.targets if t.status != "skipped"]
-    return Source(columns, collect(campaign), failed_measurements(campaign))
+    return Source(columns, collect(campaign), failed_measurements(campaign),
+                  design_for(campaign.plan))
 
 
 # A loaded campaign does not change, and the bootstrap behind a table costs
@@ -138,6 +160,8 @@ def build_table(source: Source, baseline: str | None, alpha: float, noise: float
         _mark_best(row)
     table = Table(columns, baseline, list(rows.values()), alpha, noise)
     table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
+    planned = source.design or Design.fixed(alpha, noise, 1)
+    table.design = Design(alpha, noise, planned.first_look, planned.last_look)
     _compare_with_baseline(table)
     return table
 
@@ -147,7 +171,8 @@ def _cell(samples: Samples) -> Cell:
         return Cell(None, None, False, "unsupported" if samples.unsupported else "failed")
     s = summarize(samples.values)
     ci = (s.ci_low, s.ci_high) if s.ci_low is not None and s.ci_high is not None else None
-    return Cell(s.median, None, False, "ok", s.n, ci, s.half_width, s.cv, list(samples.values))
+    return Cell(s.median, None, False, "ok", s.n, ci, s.half_width, s.cv, list(samples.values),
+                rounds=list(samples.rounds), block=samples.block, settling=samples.settling)
 
 
 def _mark_best(row: Row) -> None:
@@ -161,31 +186,42 @@ def _mark_best(row: Row) -> None:
 def _compare_with_baseline(table: Table) -> None:
     if table.baseline is None:
         return
-    pairs: list[tuple[Row, Cell]] = []
+    pairs: list[tuple[Row, str, Cell]] = []
     for row in table.rows:
         base = row.cells[table.baseline]
         for t in table.targets[1:]:
             cell = row.cells[t]
             if base.value is not None and cell.value is not None:
-                cell.comparison = compare(base.values, cell.values, table.alpha)
+                cell.comparison = compare_cells(base, cell, table.alpha, table.noise)
                 cell.ratio = cell.comparison.ratio
-                pairs.append((row, cell))
+                pairs.append((row, t, cell))
+                table.paired |= cell.comparison.paired is not None
+                table.unpaired |= cell.comparison.paired is None
     if not table.repeated:  # one run per cell: ratios only; a "?" on every cell says nothing
         return
-    for headline in (True, False):
-        family = [(r, c) for r, c in pairs if r.headline is headline]
-        adjust = holm if headline else benjamini_hochberg
-        adjusted = adjust([c.comparison.p_value for _, c in family])
-        if headline:
-            table.headline_tests = sum(p is not None for p in adjusted) or len(family)
-        for (row, cell), p in zip(family, adjusted):
-            cell.p_adjusted = p
-            if max(cell.n, row.cells[table.baseline].n) < 2:
-                continue  # one run on each side (repetitions = 1): a ratio, no verdict
-            # Holm's strictest threshold is alpha/m; BH's most lenient is alpha itself.
-            cell.verdict = classify(cell.comparison, p, higher_is_better=row.higher_is_better,
-                                    alpha=table.alpha, noise=table.noise,
-                                    comparisons=max(1, len(family)) if headline else 1)
+    headline = [r for r in table.rows if r.headline]
+    table.pairs = decide_headlines(headline, table.targets, table.design)
+    table.headline_tests = len(table.pairs)
+    for row, t, cell in pairs:
+        if row.headline:
+            cell.judged = table.pair(row, table.baseline, t)
+    _judge_others([(r, c) for r, _, c in pairs if not r.headline], table)
+    for row, _, cell in pairs:
+        if cell.judged is None or max(cell.n, row.cells[table.baseline].n) < 2:
+            continue  # one run on each side (repetitions = 1): a ratio, no verdict
+        cell.p_adjusted = cell.judged.p
+        cell.verdict = verdict_of(cell.judged, row.higher_is_better, table.noise, table.budget)
+
+
+def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
+    """Every non-headline contender cell at alpha, Benjamini-Hochberg over the rows."""
+    p = benjamini_hochberg([c.comparison.p_value for _, c in family])
+    p_eq = benjamini_hochberg([c.comparison.p_equivalent for _, c in family])
+    for (row, cell), q, q_eq in zip(family, p, p_eq):
+        if cell.comparison.paired is not None:
+            cell.judged = judge_paired(cell.comparison, q, q_eq, table.alpha, table.noise)
+        else:
+            cell.judged = judge_unpaired(cell.comparison, q, table.alpha, table.noise)
 
 
 def params_key(params: dict) -> str:

@@ -1,9 +1,15 @@
 """One verdict line per measurement: who wins, by how much, and is it safe.
 
-A winner is named only when it beats *every* other target on the
-measurement's headline metric significantly (Mann-Whitney U, Holm-corrected
-over all verdicts of the table) and by more than the noise threshold. An
-unsafe winner is never named without the warning that it is unsafe.
+Read from the headline family's pair decisions (``family.py``), so a line
+never says more than the table's marks:
+
+* **winner**: one target is decided better than *every* other target;
+* **equivalent**: every pair is decided equivalent within the noise margin;
+* **inconclusive**: anything else, naming what is decided and what is not,
+  and how many rounds would likely settle the rest;
+* **single run**: one run each, which cannot tell a difference from noise.
+
+An unsafe winner (or leader) is never named without the warning that it is unsafe.
 """
 
 from __future__ import annotations
@@ -11,10 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.durability import SAFE, Durability
-from pgfsbench.analysis.stats import Comparison, classify, compare, holm, min_n_per_side
+from pgfsbench.analysis.outcome import (Judged, change_text, design_text, interval_text,
+                                        settle_text)
+from pgfsbench.analysis.sequential import EQUIVALENT as SAME
+from pgfsbench.analysis.sequential import HIGHER, LOWER
+from pgfsbench.analysis.stats import fmt_p
 from pgfsbench.analysis.table import Row, Table
 
-WINNER, TIE, INSUFFICIENT, SINGLE = "winner", "no difference", "insufficient", "single run"
+WINNER, EQUIVALENT, INCONCLUSIVE, SINGLE = "winner", "equivalent", "inconclusive", "single run"
 
 
 @dataclass
@@ -23,7 +33,7 @@ class VerdictLine:
     label: str
     metric: str
     unit: str
-    kind: str  # WINNER, TIE, INSUFFICIENT or SINGLE
+    kind: str  # WINNER, EQUIVALENT, INCONCLUSIVE (also: all decided, no single winner), SINGLE
     winner: str | None
     text: str
     durability: dict[str, str] = field(default_factory=dict)  # column → class
@@ -38,38 +48,14 @@ class VerdictLine:
 
 
 def verdict_lines(table: Table, durability: dict[str, Durability | None]) -> list[VerdictLine]:
-    rows = [r for r in table.rows if r.headline and r.higher_is_better is not None]
-    tests = []  # (row index, leader, other, comparison)
-    ranked: list[list[str]] = []
-    for i, row in enumerate(rows):
-        order = _ranked(row)
-        ranked.append(order)
-        for other in order[1:]:
-            tests.append((i, other, *_leader_vs(row, order[0], other, table.alpha)))
-    adjusted = holm([c.p_value for _, _, c, _ in tests])
-    family = max(1, len(tests))
     lines = []
-    for i, row in enumerate(rows):
-        order = ranked[i]
-        if len(order) < 2:
+    for row in table.rows:
+        if not row.headline or row.higher_is_better is None:
             continue
-        mine = [(other, c, flipped, p)
-                for (j, other, c, flipped), p in zip(tests, adjusted) if j == i]
-        lines.append(_line(row, order, mine, table, durability, family))
+        order = _ranked(row)
+        if len(order) >= 2:
+            lines.append(_line(row, order, table, durability))
     return lines
-
-
-def _leader_vs(row: Row, leader: str, other: str, alpha: float) -> tuple[Comparison, bool]:
-    """The leader measured against `other`, and whether the roles are flipped.
-
-    Normally `other` is the reference (ratio leader/other). When its median is
-    zero or negative there is no such ratio, so the leader is the reference
-    (ratio other/leader) and the direction is read the other way round.
-    """
-    c = compare(row.cells[other].values, row.cells[leader].values, alpha)
-    if c.ratio is None and c.n_base and c.n_other:
-        return compare(row.cells[leader].values, row.cells[other].values, alpha), True
-    return c, False
 
 
 def _ranked(row: Row) -> list[str]:
@@ -77,55 +63,39 @@ def _ranked(row: Row) -> list[str]:
     return sorted(values, key=values.get, reverse=bool(row.higher_is_better))
 
 
-def _line(row: Row, order: list[str], tests: list, table: Table,
-          durability: dict[str, Durability | None], family: int) -> VerdictLine:
+def _beats(j: Judged | None, higher_is_better: bool) -> bool:
+    """Whether the reference is decided better than the contender j judged."""
+    return j is not None and j.outcome == (LOWER if higher_is_better else HIGHER)
+
+
+def _line(row: Row, order: list[str], table: Table,
+          durability: dict[str, Durability | None]) -> VerdictLine:
     leader = order[0]
     classes = {t: (d.level if (d := durability.get(t)) else "unknown")
                for t in table.targets if t in order}  # plan order, baseline first
-    word = "higher" if row.higher_is_better else "lower"
-    line = VerdictLine(row.workload, row.label, row.metric, row.unit, TIE, None, "",
+    line = VerdictLine(row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "",
                        classes)
-    # "better" is always the leader's: a flipped comparison reads the other way.
-    verdicts = {other: classify(c, p, higher_is_better=row.higher_is_better != flipped,
-                                alpha=table.alpha, noise=table.noise, comparisons=family)
-                for other, c, flipped, p in tests}
-    comparisons = {other: (c, flipped) for other, c, flipped, _ in tests}
+    better = bool(row.higher_is_better)
+    # b against a for every pair, a ahead of b by median
+    judged = {(a, b): table.pair(row, a, b) for i, a in enumerate(order) for b in order[i + 1:]}
 
-    def against(other: str) -> str:
-        (c, flipped), v = comparisons[other], verdicts[other]
-        ci = f" [{c.ci_low:.2f}, {c.ci_high:.2f}]" if c.ci_low is not None else ""
-        ratio = f"×{c.ratio:.2f}" if c.ratio is not None else "n/a"
-        if flipped:
-            return f"{other} at {ratio}{ci} of {leader} ({v.reason})"
-        return f"{ratio}{ci} vs {other} ({v.reason})"
-
-    if all(row.cells[t].n < 2 for t in order):
+    if all(row.cells[t].n < 2 for t in order) or not table.pairs:
+        word = "higher" if better else "lower"
         line.kind = SINGLE
         line.text = (f"{leader} had the {word} {row.metric} in a single run each; one run "
-                     "cannot tell a real difference from noise (set [repetitions] count = "
-                     f"{min_n_per_side(table.alpha, family)} or more)")
-    elif all(v.kind == "better" for v in verdicts.values()):
-        line.kind, line.winner = WINNER, leader
-        line.text = f"{leader} wins: " + "; ".join(against(o) for o in order[1:])
-    elif any(v.kind == "insufficient" for v in verdicts.values()):
-        line.kind = INSUFFICIENT
-        need = min_n_per_side(table.alpha, family)
-        line.text = (f"cannot tell yet: {leader} leads, but a difference needs n ≥ {need} per "
-                     f"side for {family} comparison{'s' if family > 1 else ''} (have "
-                     + ", ".join(f"{t} {row.cells[t].n}" for t in order) + ")")
+                     "cannot tell a real difference from noise (set [repetitions] count to "
+                     "5 or more, or \"auto\")")
+    elif winner := next((t for t in order if all(
+            _beats(table.pair(row, t, o), better) for o in order if o != t)), None):
+        line.kind, line.winner = WINNER, winner
+        line.text = f"{winner} wins: " + "; ".join(
+            _against(table.pair(row, winner, o), o) for o in order if o != winner)
+    elif all(j is not None and j.outcome == SAME for j in judged.values()):
+        line.kind = EQUIVALENT
+        line.text = (f"equivalent within ±{table.noise * 100:g}%: "
+                     + "; ".join(f"{b} vs {a} {_figure(j)}" for (a, b), j in judged.items()))
     else:
-        same = [o for o in order[1:] if verdicts[o].kind not in ("better", "na")]
-        behind = [o for o in order[1:] if verdicts[o].kind == "better"]
-        apart = [o for o in order[1:] if verdicts[o].kind == "na"]
-        line.text = "no clear winner"
-        if same:
-            line.text += (f": {', '.join([leader, *same])} are not distinguishable "
-                          f"({'; '.join(against(o) for o in same)})")
-        if behind:
-            line.text += f"; {', '.join(behind)} {'is' if len(behind) == 1 else 'are'} behind"
-        if apart:
-            line.text += "; " + "; ".join(f"{o} cannot be compared with {leader} "
-                                          f"({verdicts[o].reason})" for o in apart)
+        line.text = _inconclusive(judged, better, table)
     # The claim is about the targets that have a value; say which have none.
     if missing := [t for t in table.targets if t not in order]:
         line.text += f"; no data for {', '.join(missing)}"
@@ -135,3 +105,54 @@ def _line(row: Row, order: list[str], tests: list, table: Table,
         line.warning = (f"{lead} is {classes[lead].upper()}"
                         + (f": {reasons[0]}" if reasons else ""))
     return line
+
+
+def _figure(j: Judged) -> str:
+    return f"{interval_text(j.comparison)} ({design_text(j.comparison)})"
+
+
+def _against(j: Judged, other: str) -> str:
+    """``other`` against the winner: ratio, CI, design and the deciding p."""
+    c = j.comparison
+    p = f"{fmt_p(j.p)}, " if j.p is not None else ""
+    return f"{other} at {interval_text(c)} ({p}{design_text(c)}, {change_text(c.ratio)})"
+
+
+def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
+                  table: Table) -> str:
+    decided, open_ = [], []
+    for (a, b), j in judged.items():
+        if j is None:
+            open_.append((a, b, None))
+        elif _beats(j, better):
+            decided.append(f"{a} beats {b} ({b} at {_figure(j)})")
+        elif _beats(j.flipped(), better):
+            decided.append(f"{b} beats {a} ({a} at {_figure(j.flipped())})")
+        elif j.outcome == SAME:
+            decided.append(f"{a} and {b} are equivalent ({_figure(j)})")
+        else:
+            open_.append((a, b, j))
+    # Every pair decided, yet no single winner (equivalent leaders ahead of the rest):
+    # nothing more rounds would settle, so the line does not call itself undecided.
+    if not open_:
+        return "no single winner, every pair decided: " + "; ".join(decided)
+    parts = ["inconclusive"]
+    if decided:
+        parts.append("decided: " + "; ".join(decided))
+    if open_:
+        parts.append("not decided: " + "; ".join(
+            f"{a} vs {b}" + ("" if j is None else f" ({j.note})" if j.note else f" {_figure(j)}")
+            for a, b, j in open_))
+        parts.append(_rounds([j for _, _, j in open_ if j is not None], table))
+    return parts[0] + ": " + "; ".join(parts[1:])
+
+
+def _rounds(open_: list[Judged], table: Table) -> str:
+    """The largest rounds estimate among the undecided pairs."""
+    paired = [j for j in open_ if j.comparison.paired is not None and j.comparison.paired.n >= 2]
+    if not paired:
+        return settle_text(open_[0], table.budget) if open_ else "more runs would be needed"
+    if any(j.rounds_needed is None for j in paired):
+        return settle_text(next(j for j in paired if j.rounds_needed is None), table.budget)
+    return settle_text(max(paired, key=lambda j: max(j.rounds_needed, j.comparison.paired.n + 1)),
+                       table.budget)

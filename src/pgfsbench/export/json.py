@@ -72,15 +72,22 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
     """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
     def cell(c: Cell) -> dict:
         d = {"status": c.status, "median": c.value, "n": c.n,
-             "ci95": list(c.ci) if c.ci else None, "cv": c.cv, "values": c.values}
+             "ci95": list(c.ci) if c.ci else None, "cv": c.cv, "values": c.values,
+             "rounds": c.rounds}
         if c.comparison is not None:
             cmp = c.comparison
             d["vs_baseline"] = {
                 "ratio": cmp.ratio,
                 "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
                 "p_value": cmp.p_value, "p_adjusted": c.p_adjusted,
+                "paired": cmp.paired is not None,
+                "p_equivalent": cmp.p_equivalent,
+                "rounds_needed": c.judged.rounds_needed if c.judged else None,
+                "decided_at_round": c.judged.at_round if c.judged else None,
                 "verdict": c.verdict.kind if c.verdict else None,
                 "reason": c.verdict.reason if c.verdict else None}
+        if c.settling:
+            d["settling_runs"] = c.settling
         return d
 
     return {

@@ -275,8 +275,9 @@ class Verdicts(Strict):
     baseline: str | None = Field(None, description="target the others are compared with "
                                                     "(default: the first)")
     alpha: float = Field(0.05, gt=0, lt=0.5, description="significance level")
-    noise: float = Field(0.02, ge=0, lt=1, description="relative differences smaller than "
-                                                       "this are reported as no difference")
+    noise: float = Field(0.02, ge=0, lt=1, description="the noise margin: smaller relative "
+                                                       "differences are never better or worse; "
+                                                       "equivalent means shown within it")
 
 
 class Plan(Strict):

@@ -1,8 +1,10 @@
 """The verdicts at a glance: each measurement's headline metric, one bar per target.
 
-Bars are medians over repetitions with 95% CI whiskers, so overlapping
-whiskers read as "maybe no difference" before the table says so; a target
-that is not crash-safe is hatched.
+Bars are medians over repetitions with 95% CI whiskers of each target alone;
+the verdicts compare within rounds, so two overlapping whiskers can still be a
+decided difference (round drift widens each whisker, not the paired
+comparison): the marks and verdict lines say what is decided. A target that
+is not crash-safe is hatched.
 """
 
 from __future__ import annotations

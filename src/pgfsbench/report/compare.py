@@ -1,8 +1,8 @@
 """``pgfsbench compare``: baseline against contenders, benchstat style.
 
 Each row: median ± CI half-width (n) per column, and per contender the ratio
-of medians with its 95% CI and a mark: ``+`` better, ``−`` worse, ``≠``
-different (no direction), ``~`` no difference, ``?`` too few samples.
+with its 95% CI and a mark: ``+`` better, ``−`` worse, ``≠`` different (no
+direction), ``≈`` equivalent (shown by an equivalence test), ``?`` inconclusive.
 Here: which rows, and the texts of their cells and footer; the output formats
 (``export/text.py``, ``export/markdown.py``, ``export/json.py``) lay them out.
 """
@@ -55,9 +55,26 @@ def row_title(row: Row) -> str:
 
 
 def footer(table: Table) -> str:
+    """The legend: what the numbers are, the marks, paired or not, and the design."""
+    how = []
+    if table.paired:
+        how.append("paired: targets measured in the same rounds are compared within rounds "
+                   "(ratio = geometric mean of the per-round ratios, paired t on their logs)")
+    if table.unpaired:
+        how.append("unpaired: runs whose rounds do not correspond are compared as independent "
+                   "samples (ratio of medians, bootstrap CI, Mann-Whitney U)")
+    d = table.design
+    if d is not None and d.first_look != d.last_look:
+        design = (f"decided round by round from round {d.first_look} to {d.last_look}, "
+                  f"alpha {table.alpha} spent across those looks and Holm-corrected in each")
+    else:
+        design = f"decided once, Holm-corrected at alpha {table.alpha}"
+    how_text = "; ".join(how)
     return ("Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
-            "ratios are contender/baseline medians "
-            f"with 95% CIs. Marks: + better, − worse, ~ no difference (p ≥ {table.alpha} or "
-            f"within ±{table.noise:.0%} noise), ? too few samples. Headline rows: Mann-Whitney "
-            f"U, Holm-corrected over {table.headline_tests} test(s); other rows: "
-            "Benjamini-Hochberg.")
+            "ratios are contender/baseline with 95% CIs. "
+            + (how_text[:1].upper() + how_text[1:] + ". " if how else "")
+            + f"Marks: + better, − worse (significant and beyond ±{table.noise:.0%}), "
+            f"≈ equivalent (two one-sided tests show the ratio within ±{table.noise:.0%}), "
+            "? inconclusive (neither shown; the reason says about how many rounds would settle "
+            f"it). Headline rows: all {table.headline_tests} pair(s) of targets {design}; "
+            "other rows: Benjamini-Hochberg.")

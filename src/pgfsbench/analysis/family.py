@@ -1,0 +1,74 @@
+"""The headline family: every pair of targets on every headline measurement, decided once.
+
+The table's marks on headline rows and the verdict lines both read these
+decisions, and they are made by the same procedure a running campaign uses to
+stop (``sequential.decide`` over ``headline_family`` with the plan's design),
+so the three never disagree. Pairs measured in the same rounds of one
+campaign are paired; the others (results directories whose rounds do not
+correspond) fall back to independent samples with Holm. When a family holds
+both, alpha is split between them in proportion to their sizes (Bonferroni),
+so the family-wise error stays under alpha (pairs that could never reach a p,
+one run a side, take no share).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pgfsbench.analysis.outcome import Judged, from_decision, judge_unpaired
+from pgfsbench.analysis.sequential import Design, Key, decide, headline_family
+from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, from_paired, holm
+
+
+def rounds_of(cell) -> dict[int, float]:
+    """Round → value of a table cell (its first value where a round repeats)."""
+    out: dict[int, float] = {}
+    for r, v in zip(cell.rounds, cell.values):
+        out.setdefault(r, v)
+    return out
+
+
+def pairable(base, other) -> bool:
+    """Measured in the same rounds of the same campaign (at least two of them)."""
+    return bool(base.block) and base.block == other.block and len(
+        set(base.rounds) & set(other.rounds)) >= 2
+
+
+def compare_cells(base, other, alpha: float, noise: float) -> Comparison:
+    """Within rounds where the design is paired, else independent samples."""
+    if pairable(base, other):
+        return compare_rounds(rounds_of(base), rounds_of(other), noise)
+    return compare(base.values, other.values, alpha)
+
+
+def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key, Judged]:
+    """Every pair of targets (a before b in column order): b judged against a."""
+    # Cells without rounds (not paired with anything) are in the family all the same.
+    values = {(r.workload, r.label): {t: rounds_of(c) or dict(enumerate(c.values, 1))
+                                      for t, c in r.cells.items() if c.value is not None}
+              for r in rows}
+    cells = {(r.workload, r.label): r.cells for r in rows}
+    everything = headline_family(values, columns)
+    paired = {k: v for k, v in everything.items()
+              if pairable(cells[k[:2]][k[2]], cells[k[:2]][k[3]])}
+    unpaired = {k: compare(cells[k[:2]][k[2]].values, cells[k[:2]][k[3]].values, design.alpha)
+                for k in everything if k not in paired}
+    # A pair whose sizes can never reach a p (one run a side) claims nothing: no alpha for it.
+    live = sum(c.p_value is not None for c in unpaired.values())
+    share = len(paired) / max(1, len(paired) + live)
+    out: dict[Key, Judged] = {}
+    if paired:
+        if design.first_look == design.last_look:
+            # A fixed count is one look: at the last round the data has (a workload's own
+            # repetitions, or a campaign cut short, make it differ from the count).
+            last = max(r for base, other in paired.values() for r in base.keys() & other.keys())
+            design = Design.fixed(design.alpha, design.noise, last)
+        decisions = decide(paired, replace(design, alpha=design.alpha * share))
+        out |= {k: from_decision(d, from_paired(d.paired)) for k, d in decisions.items()}
+    if unpaired:
+        # none live: nothing is spent, and "need n ≥ …" is quoted at the full alpha
+        alpha = design.alpha * (1 - share) if live else design.alpha
+        adjusted = holm([c.p_value for c in unpaired.values()])
+        for (k, c), p in zip(unpaired.items(), adjusted):
+            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live))
+    return out

@@ -1,0 +1,114 @@
+"""Deciding the headline family over looks: error control, spending, decisions that stand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pgfsbench.analysis.paired import compare_paired, pair_by_round
+from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA, Design,
+                                           _holm, decide, design_for, headline_family)
+
+
+def _campaign(rng: np.random.Generator, rounds: int, effects: dict[str, float],
+              drift: float = 0.15, noise: float = 0.03) -> dict[str, dict[int, float]]:
+    """Every target measured once per round; a shared drift per round, own noise per run."""
+    shift = rng.normal(0, drift, rounds)
+    return {t: {r + 1: 1000 * float(np.exp(shift[r] + e + rng.normal(0, noise)))
+                for r in range(rounds)} for t, e in effects.items()}
+
+
+@pytest.mark.parametrize("design", [Design.fixed(0.05, 0.02, 6), Design(0.05, 0.02, 3, 10),
+                                    Design(0.01, 0.05, 2, 30)])
+def test_spending_adds_up_to_at_most_alpha(design: Design) -> None:
+    looks = [design.look_alpha(n) for n in range(0, design.last_look + 5)]
+    assert all(a >= 0 for a in looks)
+    assert sum(looks) == pytest.approx(design.alpha) and sum(looks) <= design.alpha + 1e-12
+    assert design.look_alpha(design.last_look + 1) == 0.0
+
+
+def test_a_fixed_design_is_one_holm_look() -> None:
+    rng = np.random.default_rng(4)
+    data = _campaign(rng, 10, {"a": 0.0, "b": 0.10, "c": 0.005, "d": -0.03}, noise=0.01)
+    family = headline_family({("pgbench", ""): data}, ["a", "b", "c", "d"])
+    decisions = decide(family, Design.fixed(0.05, 0.02, 10))
+    at_end = {k: compare_paired(pair_by_round(*v), 0.02) for k, v in family.items()}
+    differs = _holm({k: c.p_value for k, c in at_end.items()}, 0.05)
+    same = _holm({k: c.p_equivalent for k, c in at_end.items()}, 0.05)
+    for k, d in decisions.items():
+        c = at_end[k]
+        if k in differs and abs(c.mean_log) >= np.log1p(0.02):
+            assert d.outcome == (HIGHER if c.mean_log > 0 else LOWER) and d.at_round == 10
+        elif k in same:
+            assert d.outcome == EQUIVALENT
+        else:
+            assert d.outcome == INCONCLUSIVE and d.rounds_needed is not None
+    assert any(d.decided for d in decisions.values())
+
+
+def test_decisions_stand_once_made() -> None:
+    rng = np.random.default_rng(5)
+    design = Design(0.05, 0.02, 3, 12)
+    data = _campaign(rng, 12, {"a": 0.0, "b": 0.10, "c": 0.002}, drift=0.1, noise=0.01)
+    family = headline_family({("w", ""): data}, ["a", "b", "c"])
+    before: dict = {}
+    for n in range(3, 13):
+        upto = {k: ({r: v for r, v in a.items() if r <= n}, {r: v for r, v in b.items() if r <= n})
+                for k, (a, b) in family.items()}
+        now = decide(upto, design)
+        for k, d in before.items():
+            if d.decided:
+                assert (now[k].outcome, now[k].at_round) == (d.outcome, d.at_round)
+        before = now
+    assert before[("w", "", "a", "b")].outcome == HIGHER
+
+
+def test_a_decision_made_early_is_not_retested_when_later_rounds_disagree() -> None:
+    base = {r: 1000.0 for r in range(1, 9)}
+    other = {1: 1100.0, 2: 1101.0, 3: 1099.0, 4: 1100.0, 5: 800.0, 6: 1300.0, 7: 700.0, 8: 1000.0}
+    [d] = decide({"k": (base, other)}, Design(0.05, 0.02, 3, 8)).values()
+    assert d.outcome == HIGHER and d.at_round == 3
+
+
+def test_identical_targets_are_falsely_told_apart_less_often_than_alpha() -> None:
+    # 500 A/A campaigns with 15% round drift, three identical targets, looks after rounds
+    # 3..10 and no stopping (stopping only removes chances): a false "better" anywhere
+    # in the family counts. With a zero margin every significant difference is a claim.
+    rng = np.random.default_rng(6)
+    alpha = 0.05
+    claims = 0
+    for _ in range(500):
+        data = _campaign(rng, 10, {"a": 0.0, "b": 0.0, "c": 0.0})
+        family = headline_family({("w", ""): data}, ["a", "b", "c"])
+        decisions = decide(family, Design(alpha, 0.0, 3, 10))
+        claims += any(d.outcome in (HIGHER, LOWER) for d in decisions.values())
+    assert claims / 500 < alpha
+    print(f"A/A false-claim rate: {claims / 500:.3f}")
+
+
+def test_rounds_needed_shrinks_as_the_effect_grows() -> None:
+    rng = np.random.default_rng(7)
+    shift = rng.normal(0, 0.15, 4)
+    wobble = rng.normal(0, 0.03, 4)
+    needed = []
+    for effect in (0.03, 0.05, 0.08):
+        base = {r + 1: 1000 * float(np.exp(s)) for r, s in enumerate(shift)}
+        other = {r + 1: 1000 * float(np.exp(s + effect + w))
+                 for r, (s, w) in enumerate(zip(shift, wobble))}
+        [d] = decide({"k": (base, other)}, Design(0.05, 0.02, 5, 10)).values()
+        assert d.outcome == INCONCLUSIVE  # no look yet at 4 rounds
+        needed.append(d.rounds_needed)
+    assert needed == sorted(needed, reverse=True) and needed[0] > needed[-1]
+
+
+def test_fewer_than_two_rounds_is_na() -> None:
+    [d] = decide({"k": ({1: 10.0}, {1: 11.0})}, Design.fixed(0.05, 0.02, 1)).values()
+    assert d.outcome == NA
+
+
+def test_design_for_a_stored_plan() -> None:
+    assert design_for({"repetitions": {"count": 6}}) == Design(0.05, 0.02, 6, 6)
+    auto = design_for({"repetitions": {"count": "auto", "min": 3, "max": 12},
+                       "verdicts": {"alpha": 0.01, "noise": 0.05}})
+    assert auto == Design(0.01, 0.05, 3, 12)
+    assert design_for({"repetitions": {"count": "many"}}) == Design(0.05, 0.02, 1, 1)
