@@ -7,7 +7,8 @@ import numpy as np
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts import EQUIVALENT, INCONCLUSIVE, SINGLE, WINNER, verdict_lines
+from pgfsbench.analysis.verdicts import (EQUIVALENT, INCONCLUSIVE, LEADERS, SINGLE, WINNER,
+                                          verdict_lines)
 from pgfsbench.export.json import comparison_data
 from pgfsbench.export.markdown import comparison_markdown
 from pgfsbench.report.compare import select_rows
@@ -202,3 +203,16 @@ def test_single_run_rows_beside_paired_ones_take_no_alpha_and_never_hang() -> No
     init, tps = sorted(verdict_lines(table, {}), key=lambda v: v.workload != "pgbench-init")
     assert init.kind == SINGLE and tps.kind == WINNER and tps.winner == "a"
     assert table.pair(table.rows[0], "a", "b").level == 0.05  # the paired pair got all of it
+
+
+def test_equivalent_leaders_ahead_of_a_loser_are_an_answer_not_inconclusive() -> None:
+    # a and b the same to within 0.1% in every round, c 30% behind: every pair is decided
+    # (a ≈ b, both beat c), yet neither a nor b wins.
+    drift = np.random.default_rng(7).normal(1, 0.1, 10)
+    a = list(1000 * drift)
+    b = [v * (1.001 if i % 2 else 0.999) for i, v in enumerate(a)]
+    c = [v * 0.7 for v in a]
+    table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
+    [line] = verdict_lines(table, {"a": SAFE, "b": SAFE, "c": SAFE})
+    assert line.kind == LEADERS and line.winner is None
+    assert "every pair decided" in line.text and "equivalent" in line.text

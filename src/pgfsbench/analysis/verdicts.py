@@ -25,6 +25,9 @@ from pgfsbench.analysis.stats import fmt_p
 from pgfsbench.analysis.table import Row, Table
 
 WINNER, EQUIVALENT, INCONCLUSIVE, SINGLE = "winner", "equivalent", "inconclusive", "single run"
+# Every pair decided, yet no single winner (equivalent leaders ahead of the rest): an
+# answer, which more rounds would not change.
+LEADERS = "tied leaders"
 
 
 @dataclass
@@ -33,7 +36,7 @@ class VerdictLine:
     label: str
     metric: str
     unit: str
-    kind: str  # WINNER, EQUIVALENT, INCONCLUSIVE (also: all decided, no single winner), SINGLE
+    kind: str  # WINNER, LEADERS, EQUIVALENT, INCONCLUSIVE or SINGLE
     winner: str | None
     text: str
     durability: dict[str, str] = field(default_factory=dict)  # column → class
@@ -95,7 +98,9 @@ def _line(row: Row, order: list[str], table: Table,
         line.text = (f"equivalent within ±{table.noise * 100:g}%: "
                      + "; ".join(f"{b} vs {a} {_figure(j)}" for (a, b), j in judged.items()))
     else:
-        line.text = _inconclusive(judged, better, table)
+        settled, line.text = _inconclusive(judged, better, table)
+        if settled:
+            line.kind = LEADERS
     # The claim is about the targets that have a value; say which have none.
     if missing := [t for t in table.targets if t not in order]:
         line.text += f"; no data for {', '.join(missing)}"
@@ -119,7 +124,8 @@ def _against(j: Judged, other: str) -> str:
 
 
 def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
-                  table: Table) -> str:
+                  table: Table) -> tuple[bool, str]:
+    """(every pair decided, the text): what is decided and what is not."""
     decided, open_ = [], []
     for (a, b), j in judged.items():
         if j is None:
@@ -135,7 +141,7 @@ def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
     # Every pair decided, yet no single winner (equivalent leaders ahead of the rest):
     # nothing more rounds would settle, so the line does not call itself undecided.
     if not open_:
-        return "no single winner, every pair decided: " + "; ".join(decided)
+        return True, "no single winner, every pair decided: " + "; ".join(decided)
     parts = ["inconclusive"]
     if decided:
         parts.append("decided: " + "; ".join(decided))
@@ -144,7 +150,7 @@ def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
             f"{a} vs {b}" + ("" if j is None else f" ({j.note})" if j.note else f" {_figure(j)}")
             for a, b, j in open_))
         parts.append(_rounds([j for _, _, j in open_ if j is not None], table))
-    return parts[0] + ": " + "; ".join(parts[1:])
+    return False, parts[0] + ": " + "; ".join(parts[1:])
 
 
 def _rounds(open_: list[Judged], table: Table) -> str:
