@@ -358,7 +358,24 @@ def plans(show: Annotated[Optional[str], typer.Option(
         sys.stdout.write(builtin_text(show))
         return
     for name in builtin_names():
-        console.print(f"[bold]{name}[/]: {escape(load_plan(name).description)}")
+        the_plan = load_plan(name)
+        console.print(f"[bold]{name}[/]: {escape(the_plan.description)}")
+        console.print(f"  [dim]budget: {escape(budget_text(the_plan))}[/]")
+
+
+def budget_text(plan) -> str:
+    """What a plan may take: its rounds and time cap, and the estimated duration."""
+    from pgfsbench.plan.check import describe
+
+    d = describe(plan)
+    reps = plan.repetitions
+    low, high = d["estimated_seconds"] / 60, d["estimated_seconds_max"] / 60
+    if reps.count == "auto":
+        rounds = (f"until decided, rounds {reps.min}..{reps.max} or {reps.max_minutes:g} min"
+                  + (" (+1 settling round)" if d["budget"]["settling_round"] else ""))
+    else:
+        rounds = f"{reps.count} round{'s' if reps.count != 1 else ''}"
+    return f"{rounds}; estimated {low:.0f} to {high:.0f} min on 2 cores"
 
 
 plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True)

@@ -138,3 +138,15 @@ def test_two_different_workloads_of_one_type_get_distinct_labels():
     untagged = parse_plan(GOOD + '[[workloads]]\ntype = "parallel-scan"\nrows = 10000\n'
                           '[[workloads]]\ntype = "parallel-scan"\nrows = 90000\n', "ok.toml")
     assert [m.label() for m in untagged.measurements()][1:] == ["rows=10000", "rows=90000"]
+
+
+def test_plans_lists_every_builtin_with_its_budget():
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "pgfsbench", "plans"], capture_output=True,
+                         text=True, check=True, env={**os.environ, "COLUMNS": "400"}).stdout
+    budgets = [line for line in out.splitlines() if line.strip().startswith("budget:")]
+    assert len(budgets) == len(builtin_names())
+    assert any("until decided, rounds 3..12 or 9 min (+1 settling round)" in b for b in budgets)
