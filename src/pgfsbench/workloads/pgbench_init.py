@@ -37,7 +37,7 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     for phase, seconds in times.phases.items():
         result.metrics.append(Metric(f"pgbench_init.{phase}_s", seconds, "s", False))
     # Flush the load now, timed on its own: otherwise the first measurement after the
-    # load pays for writing it (bench_auto saw round 1 at ~60% of later rounds' tps).
+    # load pays for writing it (a reused target's first round ran at ~60% of later rounds' tps).
     started = time.monotonic()
     ctx.cluster.sql("CHECKPOINT")
     result.metrics.append(Metric("pgbench_init.checkpoint_s", time.monotonic() - started, "s",
