@@ -69,6 +69,10 @@ def test_device_bytes_and_wal_bytes(target_and_cluster, tmp_path):
                      "FROM generate_series(1, 100000) g")
         conn.execute("INSERT INTO t SELECT g, 'y' FROM generate_series(1, 100000) g")
         ours1 = lsn(conn)
+        # A backend sends its I/O statistics (the WAL fsync of its commits) at most once a
+        # second and, when it goes idle, only after a 10 s timeout: without this the
+        # monitor's last tick could come before them (wal_syncs 0, as CI once saw).
+        conn.execute("SELECT pg_stat_force_next_flush()")
         time.sleep(1.2)  # at least two ticks
     assert [p for p in monitors.problems if "postgres" in p] == []
     totals = {m.name: m.value for m in monitors.totals()}
