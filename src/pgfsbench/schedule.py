@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.sequential import Decision, decide, design_for, headline_family
-from pgfsbench.analysis.stats import summarize
 from pgfsbench.plan.model import Repetitions, Verdicts
 from pgfsbench.workloads.kind import WorkloadBase
 
@@ -269,13 +268,10 @@ class Schedule:
                     stop = Stop("failed", self.failed[target])
                 if stop is None:
                     continue
-                values = list(self.samples.get(cell, {}).values())
-                n = len(values) or self.no_headline.get(cell, 0)
-                # The cell's 95% CI half-width, relative: shown, no longer a stopping rule.
-                hw = summarize(values).half_width if len(values) >= 2 else None
+                n = len(self.samples.get(cell, {})) or self.no_headline.get(cell, 0)
                 out.append({"target": target, "workload": m.type, "label": m.label(),
                             "n": n, "round": stop.round, "reason": stop.reason,
-                            "half_width": hw, "text": stop.text(n)})
+                            "text": stop.text(n)})
         return out
 
 
