@@ -30,7 +30,7 @@ from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measureme
 from pgfsbench.analysis.family import compare_cells, decide_headlines
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.outcome import Judged, Verdict, judge_paired, judge_unpaired, verdict_of
-from pgfsbench.analysis.sequential import Design, Key, design_for
+from pgfsbench.analysis.sequential import HIGHER, LOWER, Design, Key, design_for
 from pgfsbench.analysis.stats import DEFAULT, Comparison, benjamini_hochberg, summarize
 from pgfsbench.store.read import Campaign
 
@@ -157,12 +157,14 @@ def build_table(source: Source, baseline: str | None, alpha: float, noise: float
                 status = "failed" if (t, row.workload, row.label) in failed else "missing"
                 row.cells[t] = Cell(None, None, False, status)
         row.cells = {t: row.cells[t] for t in columns}
-        _mark_best(row)
     table = Table(columns, baseline, list(rows.values()), alpha, noise)
     table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
     planned = source.design or Design.fixed(alpha, noise, 1)
     table.design = Design(alpha, noise, planned.first_look, planned.last_look)
     _compare_with_baseline(table)
+    for row in table.rows:
+        if (best := _best(table, row)) is not None:
+            row.cells[best].best = True
     return table
 
 
@@ -175,12 +177,37 @@ def _cell(samples: Samples) -> Cell:
                 rounds=list(samples.rounds), block=samples.block, settling=samples.settling)
 
 
-def _mark_best(row: Row) -> None:
-    values = {t: c.value for t, c in row.cells.items() if c.value is not None}
-    if row.higher_is_better is None or len(set(values.values())) < 2:
-        return  # no direction, or nothing to choose between (all equal)
-    pick = max if row.higher_is_better else min
-    row.cells[pick(values, key=values.get)].best = True
+def _best(table: Table, row: Row) -> str | None:
+    """The target a decided verdict says is best in this row, or None.
+
+    The highest median alone is not "best": a tie, a zero, or a difference within
+    the noise would earn it too. Headline rows: the target decided better than every
+    other (the verdict's winner). Other rows, where only contender-vs-baseline is
+    tested: the baseline when every contender is decided worse; a contender decided
+    better than the baseline while every other contender is decided worse or
+    equivalent to it.
+    """
+    if row.higher_is_better is None or table.baseline is None:
+        return None
+    present = [t for t, c in row.cells.items() if c.value is not None]
+    if len(present) < 2:
+        return None
+    if row.headline and table.pairs:
+        worse = LOWER if row.higher_is_better else HIGHER  # the other, against the best
+        best = next((t for t in present if all(
+            (j := table.pair(row, t, o)) is not None and j.outcome == worse
+            for o in present if o != t)), None)
+    else:
+        kinds = {t: (c.verdict.kind if c.verdict else None) for t, c in row.cells.items()
+                 if t in present and t != table.baseline}
+        if table.baseline in present and all(k == "worse" for k in kinds.values()):
+            best = table.baseline
+        else:
+            best = next((t for t, k in kinds.items() if k == "better" and all(
+                o == "worse" or o == "equivalent" for u, o in kinds.items() if u != t)), None)
+    # A zero is never a win: no time spent, nothing written, no errors is a fact, not a
+    # contest (and ratios to zero are undefined).
+    return None if best is None or row.cells[best].value == 0 else best
 
 
 def _compare_with_baseline(table: Table) -> None:

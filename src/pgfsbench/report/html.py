@@ -21,15 +21,16 @@ from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.diff import provenance_diff
-from pgfsbench.analysis.table import comparison_table
+from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.report.compare import footer as compare_footer
 from pgfsbench.filesystems.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,
-                                       durabilities, format_ratio, format_value, notices,
-                                       row_scale, spread_text)
+                                       durabilities, format_quantity, format_ratio,
+                                       format_value, notices, row_scale, row_unit,
+                                       spread_text)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 
 REPORT_NAME = "report.html"
@@ -68,8 +69,8 @@ def render_report(campaign: Campaign) -> str:
                        direction_title=direction_title,
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
-                       fact=_fact)
-    env.globals["row_scale"] = row_scale
+                       fact=_fact, quantity=_quantity)
+    env.globals.update(row_scale=row_scale, row_unit=row_unit)
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
     # last), in the order workloads first ran, so the template can group them.
@@ -80,9 +81,12 @@ def render_report(campaign: Campaign) -> str:
         c=campaign,
         advice=advise(campaign),
         table=table,
+        groups=table_groups(table),
+        headline_rows={(r.workload, r.label, r.metric): r for r in table.rows if r.headline},
         notices=notices(campaign),
         colors=charts.target_colors(campaign),
         best_mark=BEST_MARK,
+        outcome_text=OUTCOME_TEXT,
         # Our own matplotlib output, with ids namespaced: safe to inline unescaped.
         figures=[(spec, Markup(svg)) for spec, svg in render_figures(campaign)],
         host=_host_items(campaign.host),
@@ -100,6 +104,39 @@ def render_report(campaign: Campaign) -> str:
         option_changes={t.name: changes_for(t.provenance, t.spec, t.fs)
                         for t in campaign.targets},
     )
+
+
+# Rows that are not the workload's own result, each under its own header after the
+# workloads' rows: metric prefix -> header.
+SIDE_GROUPS = {
+    "eff.": "cost per unit of work",
+    "mon.": "monitors",
+    "bound.": "what limited the run",
+}
+
+
+@dataclasses.dataclass
+class RowGroup:
+    title: str  # "pgbench · clients=8", "monitors · pgbench"
+    kind: str  # "workload", or the prefix's group ("mon", "bound", "eff")
+    rows: list[Row]
+
+
+def table_groups(table: Table) -> list[RowGroup]:
+    """The comparison rows in groups with a header each: every workload's own metrics
+    first (in the order the rows come), then its cost, monitor and limit rows, each
+    group labelled with the measurement it was taken during."""
+    groups: dict[tuple[str, str, str], RowGroup] = {}
+    for row in table.rows:
+        prefix = next((p for p in SIDE_GROUPS if row.metric.startswith(p)), "")
+        where = f"{row.workload} · {row.label}" if row.label else row.workload
+        title = f"{SIDE_GROUPS[prefix]} · {where}" if prefix else where
+        key = (prefix, row.workload, row.label)
+        group = groups.setdefault(key, RowGroup(title, prefix.rstrip(".") or "workload", []))
+        group.rows.append(row)
+    order = ["", *SIDE_GROUPS]
+    # dicts keep insertion order, and sorted() is stable: workloads keep theirs
+    return [g for _, g in sorted(groups.items(), key=lambda kv: order.index(kv[0][0]))]
 
 
 DIFF_GROUPS = {  # titles of the row groups in "What differs between these targets"
@@ -120,19 +157,33 @@ def _host_items(host: dict) -> list[tuple[str, str]]:
         if isinstance(value, dict):
             items += [(f"{key}.{k}", v) for k, v in _host_items(value)]
         elif isinstance(value, (list, tuple)):
-            items.append((str(key), ", ".join(str(v) for v in value)))
+            items.append((str(key), _fact(value)))
         else:
-            items.append((str(key), "" if value is None else str(value)))
+            items.append((str(key), "" if value is None else _fact(value)))
     return items
 
 
 def _fact(value: object) -> str:
-    """A provenance fact for a reader: yes/no, lists joined."""
+    """A provenance fact for a reader: yes/no, lists joined, nested facts as
+    "key: value" pairs, never a Python or JSON repr ("None", "{}", "['dd']")."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
-    return "—" if value is None else str(value)
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_fact(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(_fact(v) for v in value) or "none"
+    if isinstance(value, float):
+        return format_value(value)
+    return str(value)
+
+
+def _quantity(value: float | None, unit: str, scale: float | None = None) -> str:
+    return format_quantity(value, unit, scale)
+
+
+OUTCOME_TEXT = {"single run": "no verdict: one run each"}  # what a verdict card leads with
 
 
 def _when(ts: float | None) -> str:
@@ -160,7 +211,18 @@ def _argv(argv: list[str] | None) -> str:
 
 
 def _params(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+    return " ".join(f"{k}={_param(v)}" for k, v in params.items())
+
+
+def _param(value: object) -> str:
+    """A parameter as a plan file would write it: dd, not ['dd']; 8k, not '8k'."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(_param(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{_param(v)}" for k, v in value.items())
+    return "" if value is None else str(value)
 
 
 def _href(artifact: StoredArtifact) -> str | None:

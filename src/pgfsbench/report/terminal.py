@@ -33,26 +33,84 @@ class Notice:
     message: str
 
 
-def format_value(value: float | None, scale: float | None = None) -> str:
-    """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123.
+# Units shown in a larger or smaller unit when the row's largest value asks for it:
+# unit -> [(threshold, shown unit, factor)], largest first; the stored unit is the last
+# resort. Bytes in binary units, as the plans write sizes; durations in µs/ms/s.
+_BYTES = [(2**40, "TiB", 2**40), (2**30, "GiB", 2**30), (2**20, "MiB", 2**20),
+          (2**10, "KiB", 2**10)]
+_HUMAN_UNITS: dict[str, list[tuple[float, str, float]]] = {
+    "B": _BYTES,
+    "B/tx": [(t, f"{u}/tx", f) for t, u, f in _BYTES],
+    "B/s": [(t, f"{u}/s", f) for t, u, f in _BYTES],
+    "MB": [(1024, "GB", 1024)],
+    "s": [(1, "s", 1), (0.001, "ms", 0.001), (0, "µs", 1e-6)],
+    "ms": [(1000, "s", 1000), (1, "ms", 1), (0, "µs", 0.001)],
+    "µs": [(1e6, "s", 1e6), (1000, "ms", 1000)],
+    "us": [(1e6, "s", 1e6), (1000, "ms", 1000)],
+    "fraction": [(-1, "%", 0.01)],  # -1: whatever the scale
+}
+
+
+def human_unit(unit: str, scale: float | None = None) -> tuple[str, float]:
+    """(unit to show, factor to divide by) for a row of ``unit`` whose largest magnitude
+    is ``scale``: 3.2e9 B → GiB, 0.44 s → ms, a fraction → %. Without a scale, or for
+    a row of zeros, only the conversions that do not depend on it (fraction → %)."""
+    steps = _HUMAN_UNITS.get(unit, [])
+    if scale is None or not math.isfinite(scale) or scale == 0:
+        steps = [s for s in steps if s[0] < 0]
+    for threshold, shown, factor in steps:
+        if abs(scale or 0) >= threshold:
+            return shown, factor
+    return unit, 1.0
+
+
+def format_value(value: float | None, scale: float | None = None,
+                 unit: str | None = None) -> str:
+    """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123; a whole
+    number (a count, a zero) without decimals.
 
     ``scale`` (the row's largest value) picks the precision, so one row reads
-    1,620 / 700 rather than 1,620 / 700.0.
+    1,620 / 700 rather than 1,620 / 700.0. With ``unit``, the value is shown in
+    ``human_unit(unit, scale)`` (the unit itself is not appended: see
+    ``format_quantity``).
     """
     if value is None or not math.isfinite(value):
         return "n/a"
+    if unit is not None:
+        _, factor = human_unit(unit, scale)
+        value = value / factor
+        scale = None if scale is None else scale / factor
+    value = float(f"{value:.12g}")  # 0.44 s / 0.001 is 440 ms, not 439.99999999999994
+    if value == 0:
+        return "0"
     a = abs(value if scale is None or not math.isfinite(scale) else scale)
-    if a >= 1000:
+    if value.is_integer() and abs(value) < 1e15:
         return f"{value:,.0f}"
-    if a >= 100:
-        return f"{value:.1f}"
-    if a >= 1 or a == 0:
-        return f"{value:.2f}"
-    return f"{value:.3g}"
+    if a >= 1000:
+        text = f"{value:,.0f}"
+    elif a >= 100:
+        text = f"{value:.1f}"
+    elif a >= 1 or a == 0:
+        text = f"{value:.2f}"
+    else:
+        text = f"{value:.3g}"
+    # Not zero, but below the row's precision (56 B in a row of MiB): not "0.00".
+    return "≈0" if text.strip("-0.,") == "" else text
+
+
+def format_quantity(value: float | None, unit: str, scale: float | None = None) -> str:
+    """A value with its unit, in the unit a person would use: '2.9 GiB', '440 ms', '83%'.
+    ``scale``: the row's largest value, to show a row's values alike (default: its own)."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    scale = abs(value) if scale is None else scale
+    shown, _ = human_unit(unit, scale)
+    text = format_value(value, scale, unit)
+    return f"{text}%" if shown == "%" else f"{text} {shown}".rstrip()
 
 
 def format_ratio(ratio: float | None) -> str:
-    return "" if ratio is None else f"×{ratio:.2f}"
+    return "" if ratio is None or not math.isfinite(ratio) else f"×{ratio:.2f}"
 
 
 NO_DIRECTION_MARK = "·"
@@ -73,21 +131,29 @@ def direction_title(higher_is_better: bool | None) -> str:
 
 
 def row_scale(row: Row) -> float | None:
-    """The largest magnitude in a row, for ``format_value``."""
-    return max((abs(c.value) for c in row.cells.values() if c.value is not None), default=None)
+    """The largest magnitude in a row, for ``format_value`` and ``human_unit``."""
+    return max((abs(c.value) for c in row.cells.values()
+                if c.value is not None and math.isfinite(c.value)), default=None)
 
 
-def cell_text(cell: Cell, scale: float | None = None) -> str:
+def row_unit(row: Row) -> str:
+    """The unit a row's cells are shown in (``cell_text(cell, scale, row.unit)``)."""
+    return human_unit(row.unit, row_scale(row))[0]
+
+
+def cell_text(cell: Cell, scale: float | None = None, unit: str | None = None) -> str:
+    """A cell's median, in ``human_unit(unit, scale)`` when a unit is given."""
     if cell.status == "ok":
-        return format_value(cell.value, scale)
+        return format_value(cell.value, scale, unit)
     return CELL_TEXT.get(cell.status, cell.status)
 
 
 def spread_text(cell: Cell) -> str:
     """'±3% n=5' for a repeated cell: the 95% CI half-width of its median; '' for n=1."""
-    if cell.half_width is None:
+    if cell.half_width is None or not math.isfinite(cell.half_width):
         return ""
-    return f"±{cell.half_width:.0%} n={cell.n}"
+    width = "<1%" if cell.half_width < 0.005 else f"{cell.half_width:.0%}"
+    return f"±{width} n={cell.n}"
 
 
 def verdict_mark(cell: Cell) -> str:
