@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 
-from pgfsbench.report.charts import (BAR_WHISKERS, WHISKERS_CAPTION, Estimate, cells_of,
-                                     estimate, in_plan_order, new_axes, target_colors, to_svg,
-                                     whiskers)
+from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, Figure, axis, cells_of,
+                                     estimate, grouped_bars, in_plan_order, layout)
 from pgfsbench.report.figures import FigureSpec
-from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign
 
 SYNC_PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"))
-_FILEIO_MBPS = re.compile(r"^fileio\.([a-z]+_[0-9]+[kmgb]?)\.mb_per_s$")
+_FILEIO_MBPS = re.compile(r"^fileio\.([a-z]+)_([0-9]+[kmgb]?)\.mb_per_s$")
+_PATTERNS = {"read": "sequential read", "write": "sequential write", "randread": "random read",
+             "randwrite": "random write", "rw": "sequential read+write",
+             "randrw": "random read+write"}
 
 Values = dict[str, dict[str, Estimate]]  # target -> key -> median and CI
 
@@ -35,67 +36,53 @@ def collect_values(campaign: Campaign, workload: str, key_of) -> Values:
     return in_plan_order(campaign, data)
 
 
-def _grouped_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]],
-                  salt: str, ylabel: str, title: str, width_in: float) -> str:
-    """Bars per group (x) and target (colour) on a log axis: values span decades."""
-    colors = target_colors(campaign)
-    targets = list(data)
-    width = 0.8 / len(targets)
-    with new_axes(salt, (width_in, 3.6), grid="y") as (fig, ax):
-        for j, target in enumerate(targets):
-            xs, ests = [], []
-            for i, (key, _) in enumerate(groups):
-                if key in data[target]:  # not measured: leave the slot empty
-                    xs.append(i - 0.4 + width * (j + 0.5))
-                    ests.append(data[target][key])
-            heights = [e.median for e in ests]
-            bars = ax.bar(xs, heights, width * 0.92, color=colors.get(target, "#444444"),
-                          label=target, yerr=whiskers(ests), error_kw=BAR_WHISKERS)
-            # A log axis has no zero baseline to compare bar lengths by: print the values.
-            ax.bar_label(bars, [format_value(h) for h in heights], padding=1.5, fontsize=6.5,
-                         rotation=90 if len(targets) > 3 else 0)
-        ax.set_yscale("log")
-        ax.margins(y=0.12)  # headroom for the labels above the tallest bar
-        ax.set_xticks(range(len(groups)), [label for _, label in groups])
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, loc="left")
-        ax.set_axisbelow(True)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return to_svg(fig, salt)
+def _log_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]], xtitle: str,
+              ytitle: str, unit: str) -> Figure:
+    """Bars per group (x) and target (colour) on a log axis: values span decades, so
+    each bar is labelled with its value (a log axis has no baseline to compare by)."""
+    return {"data": grouped_bars(campaign, groups, data, unit, labels=True),
+            "layout": layout(400, axis(xtitle), axis(ytitle, type="log"), barmode="group")}
 
 
-def fsync_latency_chart(campaign: Campaign) -> str | None:
+def fsync_latency_chart(campaign: Campaign) -> Figure | None:
     """fdatasync latency p50/p90/p99/p99.9 per target; None without data."""
     keys = {f"fsync_latency.sync_{k}_us": k for k, _ in SYNC_PERCENTILES}
     data = collect_values(campaign, "fsync-latency", keys.get)
     if not data:
         return None
-    return _grouped_bars(campaign, data, list(SYNC_PERCENTILES), "pgfsbench-fsync-latency",
-                         "µs per fdatasync (log scale)",
-                         "fio: latency of fdatasync after each sequential write", 9)
+    return _log_bars(campaign, data, list(SYNC_PERCENTILES), "percentile of fdatasync calls",
+                     "µs per fdatasync (log scale)", "µs")
 
 
-def fileio_chart(campaign: Campaign) -> str | None:
+def fileio_label(key: str) -> str:
+    """"randread_8k" → "random read 8 kB"."""
+    pattern, _, size = key.rpartition("_")
+    unit = {"k": " kB", "m": " MB", "g": " GB", "b": " B"}.get(size[-1:], " B")
+    number = size.rstrip("kmgb") or size
+    return f"{_PATTERNS.get(pattern, pattern)} {number}{unit}"
+
+
+def fileio_chart(campaign: Campaign) -> Figure | None:
     """MB/s of each fileio cell (pattern × block size) per target; None without data."""
     def key_of(name: str) -> str | None:
         match = _FILEIO_MBPS.match(name)
-        return match.group(1) if match else None
+        return f"{match.group(1)}_{match.group(2)}" if match else None
 
     data = collect_values(campaign, "fileio", key_of)
     if not data:
         return None
     cells = list(dict.fromkeys(c for vals in data.values() for c in vals))  # run order
-    groups = [(c, c.replace("_", " ")) for c in cells]
-    return _grouped_bars(campaign, data, groups, "pgfsbench-fileio", "MB/s (10^6 B/s, log scale)",
-                         "fio with O_DIRECT: throughput per access pattern and block size",
-                         max(9.0, 0.9 * len(cells) + 2))
+    return _log_bars(campaign, data, [(c, fileio_label(c)) for c in cells],
+                     "access pattern and block size", "MB/s (log scale)", "MB/s")
 
 
 FIGURES = [
-    FigureSpec("fsync-latency-chart", 30, "fio, sequential writes each followed by fdatasync "
-               "(the WAL's pattern): sync latency percentiles, log scale; lower is "
-               "better. " + WHISKERS_CAPTION.format(what="Bars"), fsync_latency_chart),
-    FigureSpec("fileio-chart", 40, "fio with O_DIRECT: MB/s per access pattern and block size "
-               "(one time-based run per cell and repetition), log scale; higher is better. "
-               + WHISKERS_CAPTION.format(what="Bars"), fileio_chart),
+    FigureSpec("fsync-latency-chart", 30, "fio: latency of fdatasync after each sequential write",
+               "fio, sequential writes each followed by fdatasync (the WAL's pattern): sync "
+               "latency percentiles, log scale; lower is better. "
+               + WHISKERS_CAPTION.format(what="Bars"), fsync_latency_chart),
+    FigureSpec("fileio-chart", 40, "fio with O_DIRECT: throughput per access pattern",
+               "fio with O_DIRECT: MB/s (10^6 bytes per second) per access pattern and block "
+               "size (one time-based run per cell and repetition), log scale; higher is "
+               "better. " + WHISKERS_CAPTION.format(what="Bars"), fileio_chart),
 ]

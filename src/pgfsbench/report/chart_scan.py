@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pgfsbench.report.charts import (BAR_WHISKERS, WHISKERS_CAPTION, Estimate, cells_of,
-                                     estimate, in_plan_order, line_with_whiskers, new_axes,
-                                     target_colors, to_svg, whiskers)
+from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, WHISKERS_CAPTION, Estimate,
+                                     Figure, axis, cells_of, describe, estimate, grouped_bars,
+                                     hover_text, in_plan_order, layout, target_colors,
+                                     target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 from pgfsbench.analysis.scaling import knee_workers
 
 _WORKERS_MS = re.compile(r"^parallel_scan\.workers_(\d+)\.ms$")
-_LINESTYLES = ("-", "--", ":", "-.")
 
 
 @dataclass
@@ -54,37 +54,39 @@ def scan_curves(campaign: Campaign) -> list[ScanCurve]:
     return curves
 
 
-def scan_chart(campaign: Campaign) -> str | None:
-    """count(*) time vs max_parallel_workers_per_gather, one line per target, knee marked."""
+def scan_chart(campaign: Campaign) -> Figure | None:
+    """count(*) time vs max_parallel_workers_per_gather, one line per target, knee ringed."""
     curves = scan_curves(campaign)
     if not curves:
         return None
     colors = target_colors(campaign)
-    salt = "pgfsbench-scan"
-    any_ci = any(e.has_ci for c in curves for e in c.ms.values())
-    with new_axes(salt, (9, 3.6)) as (fig, ax):
-        seen: dict[str, int] = {}
-        for c in curves:
-            n = seen[c.target] = seen.get(c.target, -1) + 1
-            color = colors.get(c.target, "#444444")
-            has_knee = c.knee in c.ms
-            # The knee's count goes in the legend: text beside the points would collide
-            # when targets share a knee.
-            label = f"{c.label} (knee: {c.knee})" if has_knee else c.label
-            line_with_whiskers(ax, list(c.ms), list(c.ms.values()), errorbar=any_ci,
-                               color=color, marker="o", markersize=4, linewidth=1.4,
-                               linestyle=_LINESTYLES[n % len(_LINESTYLES)], label=label)
-            if has_knee:  # a hollow ring around the knee's point
-                ax.plot([c.knee], [c.ms[c.knee].median], marker="o", markersize=11,
-                        fillstyle="none", markeredgewidth=1.5, color=color, linestyle="none")
-        counts = sorted({w for c in curves for w in c.ms})
-        ax.set_xticks(counts)
-        ax.set_xlabel("max_parallel_workers_per_gather")
-        ax.set_ylabel("ms (median)")
-        ax.set_ylim(bottom=0)
-        ax.set_title("Parallel count(*) over a cached table: time vs workers", loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return to_svg(fig, salt)
+    traces = []
+    seen: dict[str, int] = {}
+    for c in curves:
+        n = seen[c.target] = seen.get(c.target, -1) + 1
+        color = colors.get(c.target, FALLBACK_COLOR)
+        ests = list(c.ms.values())
+        has_knee = c.knee in c.ms
+        name = f"{c.label} (knee: {c.knee})" if has_knee else c.label
+        trace = target_trace(c.target, color, "scatter", mode="lines+markers", x=list(c.ms),
+                             y=[e.median for e in ests], legendgroup=c.label)
+        trace["name"] = name
+        trace["line"]["dash"] = DASHES[n % len(DASHES)]
+        if (err := whiskers(ests)) is not None:
+            trace["error_y"] = {**err, "color": color}
+        traces.append(hover_text(trace, [f"{w} workers: {describe(e, 'ms')}"
+                                         for w, e in c.ms.items()]))
+        if has_knee:  # a hollow ring around the knee's point, toggled with its line
+            ring = target_trace(c.target, color, "scatter", mode="markers", x=[c.knee],
+                                y=[c.ms[c.knee].median], legendgroup=c.label, showlegend=False)
+            ring["name"] = name
+            ring["marker"] = {"symbol": "circle-open", "size": 16, "color": color,
+                              "line": {"width": 2, "color": color}}
+            traces.append(hover_text(ring, [f"knee: {c.knee} workers"]))
+    counts = sorted({w for c in curves for w in c.ms})
+    return {"data": traces,
+            "layout": layout(380, axis("max_parallel_workers_per_gather", tickvals=counts),
+                             axis("ms per count(*) (median)", rangemode="tozero"))}
 
 
 def basebackup_rates(campaign: Campaign) -> dict[str, Estimate]:
@@ -99,33 +101,25 @@ def basebackup_rates(campaign: Campaign) -> dict[str, Estimate]:
     return in_plan_order(campaign, rates)
 
 
-def basebackup_chart(campaign: Campaign) -> str | None:
+def basebackup_chart(campaign: Campaign) -> Figure | None:
     """pg_basebackup MB/s, one bar per target."""
     rates = basebackup_rates(campaign)
     if not rates:
         return None
-    colors = target_colors(campaign)
-    salt = "pgfsbench-basebackup"
-    with new_axes(salt, (max(3.5, 1.2 * len(rates) + 2), 3.2), grid="y") as (fig, ax):
-        names, ests = list(rates), list(rates.values())
-        bars = ax.bar(range(len(names)), [e.median for e in ests], 0.6,
-                      color=[colors.get(n, "#444444") for n in names],
-                      yerr=whiskers(ests), error_kw=BAR_WHISKERS)
-        ax.bar_label(bars, fmt="%.0f", fontsize=8, padding=2)
-        ax.set_xticks(range(len(names)), names)
-        ax.set_ylabel("MB/s")
-        ax.set_title("pg_basebackup (plain, WAL streamed)", loc="left")
-        ax.set_axisbelow(True)
-        return to_svg(fig, salt)
+    traces = grouped_bars(campaign, [("rate", "pg_basebackup")],
+                          {t: {"rate": e} for t, e in rates.items()}, "MB/s", labels=True)
+    return {"data": traces,
+            "layout": layout(340, axis(""), axis("MB/s", rangemode="tozero"), barmode="group")}
 
 
 FIGURES = [
-    FigureSpec("scan-chart", 50, "Parallel count(*) over a cached unlogged table: time (per "
+    FigureSpec("scan-chart", 50, "Parallel count(*) over a cached table: time vs workers",
+               "Parallel count(*) over a cached unlogged table: time (per "
                "run, the median of its scans) for each max_parallel_workers_per_gather (lower "
                "is better); the ring marks the "
                "knee of the median curve, the fewest workers after which more gain less than "
                "10 %. " + WHISKERS_CAPTION.format(what="Points"), scan_chart),
-    FigureSpec("basebackup-chart", 55, "pg_basebackup of the cluster onto the same filesystem: "
-               "backup size over time, in MB/s (higher is better). "
+    FigureSpec("basebackup-chart", 55, "pg_basebackup (plain, WAL streamed)",
+               "pg_basebackup of the cluster onto the same filesystem: backup size over time, in MB/s (higher is better). "
                + WHISKERS_CAPTION.format(what="Bars"), basebackup_chart),
 ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, cells_of, estimate,
-                                     in_plan_order, line_with_whiskers, new_axes,
-                                     target_colors, to_svg)
+from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, Figure, FALLBACK_COLOR, axis,
+                                     cells_of, describe, estimate, hover_text, in_plan_order,
+                                     layout, target_colors, target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 
@@ -26,31 +26,31 @@ def sweep_points(campaign: Campaign) -> dict[str, list[tuple[int, Estimate]]]:
                                     if len(p) >= 2})
 
 
-def clients_chart(campaign: Campaign) -> str | None:
+def clients_chart(campaign: Campaign) -> Figure | None:
     data = sweep_points(campaign)
     if not data:
         return None
     colors = target_colors(campaign)
-    salt = "pgfsbench-clients"
-    any_ci = any(e.has_ci for pts in data.values() for _, e in pts)
-    with new_axes(salt, (9, 3.6)) as (fig, ax):
-        for target, pts in data.items():
-            line_with_whiskers(ax, [c for c, _ in pts], [e for _, e in pts], errorbar=any_ci,
-                               marker="o", color=colors.get(target, "#444444"), label=target)
-        counts = sorted({c for pts in data.values() for c, _ in pts})
-        ax.set_xscale("log", base=2)  # sweeps double the clients
-        ax.set_xticks(counts, [str(c) for c in counts])
-        ax.minorticks_off()
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("clients (pgbench -c, -j)")
-        ax.set_ylabel("tx/s")
-        ax.set_title("pgbench: throughput vs clients", loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return to_svg(fig, salt)
+    traces = []
+    for target, pts in data.items():
+        ests = [e for _, e in pts]
+        trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "scatter",
+                             mode="lines+markers", x=[c for c, _ in pts],
+                             y=[e.median for e in ests])
+        if (err := whiskers(ests)) is not None:
+            trace["error_y"] = {**err, "color": trace["line"]["color"]}
+        traces.append(hover_text(trace, [f"{c} clients: {describe(e, 'tx/s')}"
+                                         for c, e in pts]))
+    counts = sorted({c for pts in data.values() for c, _ in pts})
+    return {"data": traces,
+            "layout": layout(380, axis("clients (pgbench -c, -j)", type="log",  # sweeps double
+                                       tickvals=counts, ticktext=[str(c) for c in counts]),
+                             axis("transactions per second", rangemode="tozero"))}
 
 
 FIGURES = [
-    FigureSpec("clients-chart", 15, "Throughput against the number of clients (one pgbench "
-               "run per count and repetition, each with as many threads as clients unless the "
-               "plan caps them). " + WHISKERS_CAPTION.format(what="Points"), clients_chart),
+    FigureSpec("clients-chart", 15, "pgbench: throughput vs clients",
+               "Throughput against the number of clients (one pgbench run per count and "
+               "repetition, each with as many threads as clients unless the plan caps them). "
+               + WHISKERS_CAPTION.format(what="Points"), clients_chart),
 ]

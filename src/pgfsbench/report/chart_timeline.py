@@ -1,168 +1,184 @@
-"""Per-run timeline: the workload's curve with the monitors underneath, on one time axis.
+"""Timelines: what the machine did during each run, every target on one time axis.
 
-Each run gets one block of four panels sharing the x axis (seconds since the
-workload started): throughput, dirty/writeback memory, the target device's
-write MB/s and await, and the CPU split; checkpoints that finished are drawn
-as vertical lines through all four. Blocks are stacked vertically in one SVG,
-at most MAX_RUNS of them, so the figure stays readable.
+The pgbench timeline stacks panels that share the x axis (seconds since the
+run started): whole-second tps, the target device's write MB/s and await,
+dirty memory and CPU iowait, from the campaign's monitors; triangles under
+the tps mark finished checkpoints. The seqwrite timeline draws the seqwrite
+workload's own monitor (sampled SEQWRITE_INTERVAL apart, since a write lasts
+a second or two): device write MB/s, dirty memory and iowait per tool.
+
+One line per run and panel, coloured by target; every target's representative
+run (the median-headline repetition) is drawn, its other rounds are in the
+legend, hidden until clicked. A legend entry toggles the run in every panel.
 """
 
 from __future__ import annotations
 
-import matplotlib
-from matplotlib.figure import Figure
+from dataclasses import dataclass
 
-from pgfsbench.report.charts import (STYLE, representative_runs, target_colors, to_svg,
-                                     warmup_seconds)
+from pgfsbench.metrics import Series
+from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, layout,
+                                     measurement_labels, run_lines, run_name, stacked_rows,
+                                     target_colors, target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
-from pgfsbench.metrics import Series
 
-MAX_RUNS = 6
-PANELS = 4
-WORKLOADS = ("pgbench", "seqwrite")
-CPU_PARTS = (("mon.cpu.user_pct", "user", "#0072B2"), ("mon.cpu.system_pct", "system", "#D55E00"),
-             ("mon.cpu.iowait_pct", "iowait", "#E69F00"))
-CHECKPOINT_COLOR = "#7f3fbf"
-PANEL_TITLES = {
-    "pgbench": "transactions per second",
-    "seqwrite": "target device writes (MB/s)",
-    "memory": "dirty and writeback memory (MB)",
-    "device": "target device: write MB/s and await (ms)",
-    "cpu": "CPU: user / system / iowait (% of all CPUs)",
-}
+CHECKPOINTS = "mon.pg.checkpoints"
 
 
-def timeline_runs(campaign: Campaign) -> list[StoredRun]:
-    """Ok pgbench and seqwrite runs that carry monitor series, in target (plan) order;
-    with repetitions, the median repetition of each target and measurement."""
-    order = {t.name: t.position for t in campaign.targets}
-    runs = [r for r in campaign.runs
-            if r.workload in WORKLOADS and r.status == "ok"
-            and any(name.startswith("mon.") and s.points for name, s in r.series.items())]
-    runs = representative_runs(runs)
-    return sorted(runs, key=lambda r: (order.get(r.target, 0), r.id))
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    unit: str
+    series: tuple[tuple[str, str], ...]  # (series name, what it is); later ones dotted
+    height: int = 120
 
 
-def timeline_chart(campaign: Campaign) -> str | None:
-    runs = timeline_runs(campaign)
+PGBENCH_PANELS = (
+    Panel("transactions per second (whole seconds)", "tx/s", (("pgbench.tps", "tps"),), 150),
+    Panel("target device writes (MB/s)", "MB/s", (("mon.disk.target.write_mb_per_s", "write"),)),
+    Panel("target device await (ms)", "ms", (("mon.disk.target.await_ms", "await"),)),
+    Panel("dirty memory, writeback dotted (MB)", "MB",
+          (("mon.mem.dirty_mb", "dirty"), ("mon.mem.writeback_mb", "writeback"))),
+    Panel("CPU iowait, system dotted (% of all CPUs)", "%",
+          (("mon.cpu.iowait_pct", "iowait"), ("mon.cpu.system_pct", "system"))),
+)
+SEQWRITE_PANELS = (
+    Panel("target device writes (MB/s)", "MB/s", (("disk.target.write_mb_per_s", "write"),), 150),
+    Panel("dirty memory, writeback dotted (MB)", "MB",
+          (("mem.dirty_mb", "dirty"), ("mem.writeback_mb", "writeback"))),
+    Panel("CPU iowait, system dotted (% of all CPUs)", "%",
+          (("cpu.iowait_pct", "iowait"), ("cpu.system_pct", "system"))),
+)
+
+
+def _has_monitor(run: StoredRun, prefix: str) -> bool:
+    return any(name.startswith(prefix) and s.points for name, s in run.series.items())
+
+
+def pgbench_timeline_runs(campaign: Campaign) -> list[StoredRun]:
+    """Ok pgbench runs that carry monitor series."""
+    return [r for r in campaign.runs
+            if r.workload == "pgbench" and r.status == "ok" and _has_monitor(r, "mon.")]
+
+
+def seqwrite_timeline_runs(campaign: Campaign) -> list[StoredRun]:
+    """Ok seqwrite runs with the workload's own per-tool monitor series."""
+    return [r for r in campaign.runs
+            if r.workload == "seqwrite" and r.status == "ok" and _has_monitor(r, "seqwrite.")]
+
+
+def _points(run: StoredRun, name: str) -> list[tuple[float, float]]:
+    if name == "pgbench.tps":
+        return whole_seconds(run)
+    series: Series | None = run.series.get(name)
+    return [(t, v) for t, v in series.points if v is not None] if series else []
+
+
+def _timeline(campaign: Campaign, runs: list[StoredRun], panels: tuple[Panel, ...],
+              tools: dict[int, list[str]]) -> Figure:
+    """``tools``: run id → the series-name prefixes to draw for it ("" for mon.*
+    names as they are, "seqwrite.dd." ...), each a line style of its own."""
+    colors = target_colors(campaign)
+    lines = run_lines(campaign, runs)
+    labels = measurement_labels(runs)
+    repeated = bool(lines.hidden)
+    height, domains, notes = stacked_rows([p.height for p in panels],
+                                          [p.title for p in panels])
+    traces: list[dict] = []
+    for run, shown in lines:
+        color = colors.get(run.target, FALLBACK_COLOR)
+        base = run_name(run, labels[run.id], shown, repeated)
+        for n, prefix in enumerate(tools[run.id]):
+            tool = prefix.removeprefix("seqwrite.").rstrip(".")
+            name = f"{base} {tool}" if tool else base
+            first = True
+            for p, panel in enumerate(panels):
+                for k, (series, what) in enumerate(panel.series):
+                    pts = _points(run, prefix + series)
+                    if not pts:
+                        continue
+                    t, v = zip(*pts)
+                    trace = target_trace(run.target, color, "scatter", mode="lines+markers",
+                                         x=list(t), y=list(v), legendgroup=name,
+                                         showlegend=first, yaxis=f"y{p + 1 if p else ''}")
+                    trace["name"] = name
+                    trace["line"]["dash"] = DASHES[(n + (2 if k else 0)) % len(DASHES)]
+                    trace["line"]["width"] = 1.4
+                    trace["marker"]["size"] = 3
+                    if not shown:
+                        trace["visible"] = "legendonly"
+                    traces.append(hover_text(trace, [f"{x:.1f} s: {y:,.1f} {panel.unit} {what}"
+                                                     for x, y in zip(t, v)]))
+                    first = False
+            if run.workload == "pgbench":
+                traces += _checkpoint_marks(run, color, name, shown)
+    axes = {"xaxis": axis("seconds since the run started", rangemode="tozero", anchor=
+                          f"y{len(panels)}" if len(panels) > 1 else "y")}
+    for p, (panel, domain) in enumerate(zip(panels, domains)):
+        key = f"yaxis{p + 1 if p else ''}"
+        axes[key] = axis(panel.unit, domain=list(domain), rangemode="tozero", anchor="x")
+    shapes = []
+    warm = max((warmup_seconds(r) for r in lines.shown), default=0.0)
+    if warm:
+        shapes.append({"type": "rect", "xref": "x", "yref": "y domain", "x0": 0, "x1": warm,
+                       "y0": 0, "y1": 1, "fillcolor": "#bbbbbb", "opacity": 0.3,
+                       "line": {"width": 0}, "layer": "below"})
+    return {"data": traces,
+            "layout": layout(height, annotations=notes, shapes=shapes, hovermode="x",
+                             **axes)}
+
+
+def _checkpoint_marks(run: StoredRun, color: str, name: str, shown: bool) -> list[dict]:
+    """Triangles on the tps panel's zero line where a checkpoint finished."""
+    cp = run.series.get(CHECKPOINTS)
+    times = [t for t, v in cp.points if v] if cp else []
+    if not times:
+        return []
+    trace = target_trace(run.target, color, "scatter", mode="markers", x=times,
+                         y=[0] * len(times), legendgroup=name, showlegend=False, yaxis="y",
+                         cliponaxis=False)
+    trace["name"] = name
+    trace["marker"] = {"symbol": "triangle-up", "size": 10, "color": color,
+                       "line": {"width": 1, "color": "#ffffff"}}
+    if not shown:
+        trace["visible"] = "legendonly"
+    return [hover_text(trace, [f"checkpoint finished by {t:.1f} s" for t in times])]
+
+
+def timeline_chart(campaign: Campaign) -> Figure | None:
+    runs = pgbench_timeline_runs(campaign)
     if not runs:
         return None
-    shown = runs[:MAX_RUNS]
-    colors = target_colors(campaign)
-    salt = "pgfsbench-timeline"
-    panel_h, title_h = 1.35, 0.45
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
-        fig = Figure(figsize=(9, len(shown) * (PANELS * panel_h + title_h)))
-        grid = fig.add_gridspec(len(shown) * PANELS, 1)  # tight_layout spaces the rows
-        for i, run in enumerate(shown):
-            axes = []
-            for p in range(PANELS):
-                ax = fig.add_subplot(grid[i * PANELS + p],
-                                     sharex=axes[0] if axes else None)
-                axes.append(ax)
-            _block(run, axes, colors.get(run.target, "#444444"))
-        if len(runs) > len(shown):
-            fig.suptitle(f"first {len(shown)} of {len(runs)} runs", x=0.99, ha="right",
-                         fontsize=8, color="#666666")
-        return to_svg(fig, salt)
+    return _timeline(campaign, runs, PGBENCH_PANELS, {r.id: [""] for r in runs})
 
 
-def _block(run: StoredRun, axes: list, color: str) -> None:
-    s = run.series
-    top, mem, dev, cpu = axes
-    name = f"{run.target} · {run.label or run.workload}"
-    if run.repetition > 1 or run.params.get("repetitions"):
-        name += f" · round {run.repetition}"
-    if run.workload == "pgbench":
-        _line(top, s.get("pgbench.tps"), color, "tx/s")
-        top.set_ylabel("tx/s")
-        if warm := warmup_seconds(run):
-            top.axvspan(0, warm, color="#bbbbbb", alpha=0.35, linewidth=0)
-        first = PANEL_TITLES["pgbench"]
-    else:
-        _line(top, s.get("mon.disk.target.write_mb_per_s"), color, "MB/s")
-        top.set_ylabel("MB/s")
-        first = PANEL_TITLES["seqwrite"]
-    top.set_title(f"{name}: {first}", loc="left", fontweight="bold")
-
-    _line(mem, s.get("mon.mem.dirty_mb"), "#D55E00", "dirty")
-    _line(mem, s.get("mon.mem.writeback_mb"), "#0072B2", "writeback")
-    mem.set_ylabel("MB")
-    mem.set_title(PANEL_TITLES["memory"], loc="left")
-
-    _line(dev, s.get("mon.disk.target.write_mb_per_s"), "#009E73", "write MB/s")
-    dev.set_ylabel("MB/s")
-    twin = dev.twinx()
-    twin.spines["right"].set_visible(True)
-    twin.grid(False)
-    _line(twin, s.get("mon.disk.target.await_ms"), "#CC79A7", "await ms", linestyle="--")
-    twin.set_ylabel("await ms")
-    twin.set_ylim(bottom=0)
-    dev.set_title(PANEL_TITLES["device"], loc="left")
-    handles = dev.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-    if handles:
-        dev.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.06, 1.0),
-                   frameon=False, fontsize=7)
-
-    _cpu(cpu, s)
-    cpu.set_ylabel("%")
-    cpu.set_title(PANEL_TITLES["cpu"], loc="left")
-    cpu.set_xlabel("seconds since the workload started")
-
-    for ax in (top, mem, dev, cpu):
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(left=0)
-    for ax in (mem, cpu):
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.06, 1.0), frameon=False, fontsize=7)
-    for ax in (top, mem, dev):
-        ax.tick_params(labelbottom=False)
-    _checkpoints(run, axes)
-
-
-def _line(ax, series: Series | None, color: str, label: str, linestyle: str = "-") -> None:
-    points = [(t, v) for t, v in series.points if v is not None] if series else []
-    if points:
-        t, v = zip(*points)
-        ax.plot(t, v, color=color, linewidth=1.1, linestyle=linestyle, label=label)
-
-
-def _cpu(ax, series: dict[str, Series]) -> None:
-    """user/system/iowait stacked on the user series' timeline; a missing part counts as 0."""
-    parts = [(series.get(name), label, color) for name, label, color in CPU_PARTS]
-    base = next((s for s, _, _ in parts if s and s.points), None)
-    if base is None:
-        return
-    times = [t for t, _ in base.points]
-    stacks, labels, colors = [], [], []
-    for s, label, color in parts:
-        if s is None or not s.points:
-            continue
-        by_t = {t: v for t, v in s.points}
-        stacks.append([by_t.get(t) or 0.0 for t in times])
-        labels.append(label)
-        colors.append(color)
-    ax.stackplot(times, *stacks, labels=labels, colors=colors, alpha=0.85, linewidth=0)
-
-
-def _checkpoints(run: StoredRun, axes: list) -> None:
-    """A vertical line through every panel where a checkpoint finished (mon.pg.checkpoints > 0)."""
-    cp = run.series.get("mon.pg.checkpoints")
-    times = [t for t, v in cp.points if v] if cp else []
-    for n, t in enumerate(times):
-        for p, ax in enumerate(axes):
-            ax.axvline(t, color=CHECKPOINT_COLOR, linewidth=0.9, linestyle=":",
-                       gid=f"checkpoint-{run.id}-{n}-{p}",
-                       label="checkpoint" if n == 0 and p == 1 else None)
-    if times:  # the memory panel's legend says what the lines are
-        axes[1].legend(loc="upper left", bbox_to_anchor=(1.06, 1.0), frameon=False, fontsize=7)
+def seqwrite_timeline_chart(campaign: Campaign) -> Figure | None:
+    runs = seqwrite_timeline_runs(campaign)
+    if not runs:
+        return None
+    tools = {}
+    for r in runs:
+        seen = dict.fromkeys(name.split(".")[1] for name in r.series
+                             if name.startswith("seqwrite."))
+        tools[r.id] = [f"seqwrite.{tool}." for tool in seen]
+    return _timeline(campaign, runs, SEQWRITE_PANELS, tools)
 
 
 FIGURES = [
-    FigureSpec("timeline-chart", 12, "What the machine did during each run, on the run's "
-               "time axis: throughput, dirty/writeback memory, the target device's write MB/s "
-               "and await, and the CPU split; dotted vertical lines mark finished checkpoints. "
-               f"At most {MAX_RUNS} runs are shown (pgbench and seqwrite runs with monitor "
-               "series, in target order).", timeline_chart),
+    FigureSpec("timeline-chart", 12, "pgbench runs over time, with the machine beside them",
+               "What the machine did during each pgbench run, every target on the run's time "
+               "axis: whole-second throughput (a run's partial first and last seconds are left "
+               "out), the target device's write MB/s and await, dirty and writeback memory, "
+               "and CPU iowait and system time; triangles mark finished checkpoints. With "
+               "repetitions, the median-tps run of each target and client count is drawn and "
+               "the other rounds are in the legend, hidden until clicked; a legend entry "
+               "toggles a run in every panel.", timeline_chart),
+    FigureSpec("seqwrite-timeline-chart", 62, "Sequential write over time",
+               "The sequential write as the machine saw it, sampled every 0.2 s by the "
+               "workload's own monitor (a write lasts a second or two): the target device's "
+               "write MB/s, dirty and writeback memory, and CPU iowait and system time; "
+               "dd solid, fio dashed. With repetitions, the median run of each target is "
+               "drawn and the other rounds are in the legend, hidden until clicked.",
+               seqwrite_timeline_chart),
 ]

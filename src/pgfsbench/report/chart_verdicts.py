@@ -9,14 +9,11 @@ is not crash-safe is hatched.
 
 from __future__ import annotations
 
-import matplotlib
-import numpy as np
-from matplotlib.figure import Figure
-
 from pgfsbench.analysis.durability import SAFE
 from pgfsbench.analysis.table import Row, comparison_table
-from pgfsbench.report.charts import (BAR_WHISKERS, STYLE, Estimate, target_colors, to_svg,
-                                     whiskers)
+from pgfsbench.report.charts import (FALLBACK_COLOR, Estimate, Figure, axis, describe,
+                                     hover_text, layout, stacked_rows, target_colors,
+                                     target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.report.terminal import durabilities, format_value
 from pgfsbench.store.read import Campaign
@@ -31,50 +28,57 @@ def headline_rows(campaign: Campaign) -> list[Row]:
             and sum(c.value is not None for c in r.cells.values()) >= 2][:MAX_PANELS]
 
 
-def verdicts_chart(campaign: Campaign) -> str | None:
+def row_title(row: Row) -> str:
+    better = "higher" if row.higher_is_better else "lower"
+    what = f"{row.workload} {row.label}".strip()
+    return f"{what}: {row.metric} ({row.unit}, {better} is better)"
+
+
+def verdicts_chart(campaign: Campaign) -> Figure | None:
     rows = headline_rows(campaign)
     if not rows:
         return None
     colors = target_colors(campaign)
     unsafe = {t for t, d in durabilities(campaign).items() if d and d.level != SAFE}
-    salt = "pgfsbench-verdicts"
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": "x"}):
-        n_targets = len(rows[0].cells)
-        fig = Figure(figsize=(9, sum(0.55 + 0.28 * n_targets for _ in rows)))
-        axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
-        for ax, row in zip(axes, rows):
-            _panel(ax, row, colors, unsafe)
-        return to_svg(fig, salt)
-
-
-def _panel(ax, row: Row, colors: dict[str, str], unsafe: set[str]) -> None:
-    names = [t for t, c in row.cells.items() if c.value is not None]
-    estimates = [Estimate(c.value, *(c.ci or (None, None)), c.n)
-                 for c in (row.cells[t] for t in names)]
-    medians = [e.median for e in estimates]
-    y = np.arange(len(names))[::-1]  # first target on top
-    bars = ax.barh(y, medians, xerr=whiskers(estimates), height=0.7,
-                   color=[colors.get(t, "#444444") for t in names], error_kw=BAR_WHISKERS)
-    for bar, t in zip(bars, names):
-        if t in unsafe:
-            bar.set_hatch("///")
-            bar.set_edgecolor("#a32424")
-    scale = max(abs(m) for m in medians)
-    ends = [max(e.median, e.hi) if e.has_ci else e.median for e in estimates]  # past whiskers
-    for yi, m, end, t in zip(y, medians, ends, names):
-        n = row.cells[t].n
-        ax.text(end, yi, f"  {format_value(m, scale)}" + (f" (n={n})" if n > 1 else ""),
-                va="center", fontsize=7)
-    ax.set_yticks(y, names)
-    ax.set_xlim(left=0, right=max(ends) * 1.3)
-    better = "higher" if row.higher_is_better else "lower"
-    title = f"{row.workload} {row.label}".strip()
-    ax.set_title(f"{title}: {row.metric} ({row.unit}, {better} is better)", loc="left",
-                 fontsize=8.5)
+    heights = [22 * len(row.cells) + 16 for row in rows]
+    height, domains, notes = stacked_rows(heights, [row_title(r) for r in rows], gap=40,
+                                          top=36, bottom=20)
+    traces: list[dict] = []
+    axes: dict[str, dict] = {}
+    legend_done: set[str] = set()
+    for i, (row, domain) in enumerate(zip(rows, domains), 1):
+        suffix = "" if i == 1 else str(i)
+        names = [t for t, c in row.cells.items() if c.value is not None]
+        ests = {t: Estimate(c.value, *(c.ci or (None, None)), c.n)
+                for t, c in ((t, row.cells[t]) for t in names)}
+        ends = [max(e.median, e.hi) if e.has_ci else e.median for e in ests.values()]
+        scale = max(abs(e.median) for e in ests.values())
+        for t, est in ests.items():
+            trace = target_trace(t, colors.get(t, FALLBACK_COLOR), "bar", orientation="h",
+                                 x=[est.median], y=[t], xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                                 showlegend=t not in legend_done,
+                                 text=[format_value(est.median, scale)
+                                       + (f" (n={est.n})" if est.n > 1 else "")],
+                                 textposition="outside", cliponaxis=False)
+            legend_done.add(t)
+            if t in unsafe:
+                trace["marker"]["pattern"] = {"shape": "/", "fgcolor": "#a32424"}
+            if (err := whiskers([est])) is not None:
+                trace["error_x"] = err
+            note = " · not crash-safe" if t in unsafe else ""
+            traces.append(hover_text(trace, [describe(est, row.unit) + note]))
+        axes[f"xaxis{suffix}"] = axis("", anchor=f"y{suffix}", rangemode="tozero",
+                                      range=[0, max(ends) * 1.3])
+        axes[f"yaxis{suffix}"] = axis("", anchor=f"x{suffix}", domain=list(domain),
+                                      autorange="reversed",  # the first target on top
+                                      categoryorder="array", categoryarray=names)
+    return {"data": traces,
+            "layout": layout(height, annotations=notes, barmode="overlay", **axes)}
 
 
 FIGURES = [
-    FigureSpec("verdicts-chart", 5, "Each measurement's headline metric, the one its verdict "
+    FigureSpec("verdicts-chart", 5, "Headline metric of each measurement",
+               "Each measurement's headline metric, the one its verdict "
                "is about: bars are medians over repetitions, whiskers 95% confidence "
                "intervals (bootstrap) where a cell was measured at least twice; hatched bars "
                "are targets that are not crash-safe.", verdicts_chart),

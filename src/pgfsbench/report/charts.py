@@ -1,57 +1,54 @@
-"""Charts for the report, as inline SVG strings.
+"""Charts for the report: Plotly figure specs built as plain dicts, drawn in the browser.
 
-Built on ``matplotlib.figure.Figure`` directly rather than pyplot: no figure
-registry to leak into, no GUI backend ever touched, and no process-wide
-backend switch for the rest of the program.
+Why Plotly (plotly.js, through the pinned ``plotly`` package): the report must be
+one file that works offline, and a reader wants hover values, zoom and series
+toggled from the legend. The Python package ships plotly.min.js (MIT, actively
+maintained since 2015, stable JSON figure schema), so the report inlines the
+library once and fetches nothing. We build the figures as dicts, not with
+plotly's Python figure API: no validation pass per trace, so rendering a report
+stays fast, and the spec a chart sends is exactly what is written here.
+Alternatives weighed: matplotlib SVG (what we had: no interaction), Vega-Lite
+(needs three scripts and a compiler in the page), uPlot/Chart.js (not on PyPI,
+so no pinned offline copy we could depend on).
+
+Conventions every chart follows, which tests and the browser test rely on:
+- every trace that draws a target's data has ``meta.target`` = the target's name
+  and its colour from ``target_colors`` (the same in every chart and the table);
+- a target's representative run is drawn, its other runs are traces hidden until
+  clicked in the legend (``visible: "legendonly"``);
+- axes and hover texts carry human units; nothing prints a Python repr.
 """
 
 from __future__ import annotations
 
-import io
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import NamedTuple, TypeVar
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
 
-import matplotlib
-import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from markupsafe import Markup, escape
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.stats import summarize
+from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign, StoredRun
-
-# Canonical pg_test_fsync order; methods not listed here follow in data order.
-FSYNC_METHODS = ("open_datasync", "fdatasync", "fsync", "fsync_writethrough", "open_sync")
-_FSYNC_8K = re.compile(r"^fsync\.([a-z_]+)_8k\.ops_per_s$")
 
 # Colour-blind-safe Okabe-Ito palette, then tab10 for larger campaigns.
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
             "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-_LINESTYLES = ("-", "--", ":", "-.")
-
-STYLE = {
-    "svg.fonttype": "path",  # glyphs as paths: no font needed where the file is opened
-    "font.family": "DejaVu Sans",  # ships with matplotlib, so output is the same everywhere
-    "font.size": 9,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": "#dddddd",
-    "grid.linewidth": 0.6,
-}
+DASHES = ("solid", "dash", "dot", "dashdot")
+FALLBACK_COLOR = "#444444"
+WHISKER_COLOR = "#333333"
 
 # The sentence every figure with medians and whiskers adds to its caption.
 WHISKERS_CAPTION = ("{what} are medians over repetitions; whiskers are 95 % confidence "
                     "intervals of the median (bootstrap) where a cell was measured at least "
                     "twice.")
-# Whiskers on bars: dark, whatever the bar's colour. Lines draw them in their own colour.
-BAR_WHISKERS = {"ecolor": "#333333", "elinewidth": 0.9, "capsize": 2.5}
-LINE_WHISKERS = {"elinewidth": 0.9, "capsize": 3}
 
 T = TypeVar("T")
+Figure = dict[str, Any]  # {"data": [trace, ...], "layout": {...}}: plotly.js's own schema
 
 
 class Estimate(NamedTuple):
@@ -75,32 +72,28 @@ def estimate(values: Iterable[float | None]) -> Estimate | None:
     return Estimate(s.median, s.ci_low, s.ci_high, s.n)
 
 
-def whiskers(estimates: Sequence[Estimate]) -> np.ndarray | None:
-    """``yerr`` for matplotlib: 2 × N, [median - lo, hi - median].
+def whiskers(estimates: Sequence[Estimate], horizontal: bool = False) -> dict | None:
+    """Plotly ``error_y`` (``error_x``) for the estimates' CIs: lengths below and above.
 
-    NaN where a cell has no CI (n = 1), which matplotlib skips; None when no
-    cell has one, so an unrepeated campaign is drawn exactly as without whiskers.
+    None where no cell has a CI, so an unrepeated campaign draws no whiskers; a
+    cell without one gets a null length (plotly draws nothing there).
     """
     if not any(e.has_ci for e in estimates):
         return None
     # Clamped at 0: a percentile interval need not contain the sample median.
-    return np.array([[max(0.0, e.median - e.lo) if e.has_ci else np.nan for e in estimates],
-                     [max(0.0, e.hi - e.median) if e.has_ci else np.nan for e in estimates]])
+    return {"type": "data", "symmetric": False, "visible": True,
+            "array": [max(0.0, e.hi - e.median) if e.has_ci else None for e in estimates],
+            "arrayminus": [max(0.0, e.median - e.lo) if e.has_ci else None for e in estimates],
+            "color": WHISKER_COLOR, "thickness": 1.2, "width": 3}
 
 
-def line_with_whiskers(ax: Axes, xs: Sequence[float], estimates: Sequence[Estimate],
-                       errorbar: bool = False, **kwargs: object) -> None:
-    """A line through the medians, with CI whiskers where there are any (ax.errorbar).
-
-    ``errorbar``: draw it as an error bar even without whiskers, so that in a
-    chart where some line has whiskers the legend keeps the lines' order.
-    """
-    ys = [e.median for e in estimates]
-    err = whiskers(estimates)
-    if err is None and not errorbar:
-        ax.plot(xs, ys, **kwargs)
-    else:
-        ax.errorbar(xs, ys, yerr=err, **LINE_WHISKERS, **kwargs)
+def describe(est: Estimate, unit: str) -> str:
+    """A hover line: "1,450 ops/s · median of 3, 95 % CI 1,400–1,500"."""
+    text = f"{format_value(est.median)} {unit}".strip()
+    if est.has_ci:
+        text += (f" · median of {est.n}, 95 % CI {format_value(est.lo, est.median)}"
+                 f"–{format_value(est.hi, est.median)}")
+    return text
 
 
 def cells_of(campaign: Campaign, workload: str) -> dict[CellKey, Samples]:
@@ -114,23 +107,118 @@ def in_plan_order(campaign: Campaign, data: Mapping[str, T]) -> dict[str, T]:
     return dict(sorted(data.items(), key=lambda kv: order.get(kv[0], 0)))
 
 
-@contextmanager
-def new_axes(salt: str, figsize: tuple[float, float],
-             grid: str = "both") -> Iterator[tuple[Figure, Axes]]:
-    """A figure with one axes in the report's style; call ``to_svg`` inside the block.
-
-    ``salt`` seeds the SVG's hashed ids (svg.hashsalt), so identical input gives
-    identical bytes; ``grid`` is "both" or "y" (bar charts).
-    """
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt, "axes.grid.axis": grid}):
-        fig = Figure(figsize=figsize)
-        yield fig, fig.add_subplot()
-
-
 def target_colors(campaign: Campaign) -> dict[str, str]:
     """One colour per target, by plan position, so every chart and the table agree."""
     return {t.name: _PALETTE[i % len(_PALETTE)] for i, t in enumerate(campaign.targets)}
 
+
+# --- figure building blocks ---------------------------------------------------------
+
+FONT = {"family": 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif',
+        "size": 12, "color": "#1d2330"}
+GRID = "#e3e7ec"
+
+
+def axis(title: str, **extra: Any) -> dict:
+    """An axis in the report's style; ``extra`` overrides (type, range, tickvals...)."""
+    return {"title": {"text": title}, "gridcolor": GRID, "zeroline": False,
+            "automargin": True, **extra}
+
+
+def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None,
+           **extra: Any) -> dict:
+    """A layout that fills its container's width (the page sets it, phone to desktop);
+    the legend sits above the plot, horizontal, so it never eats a narrow plot's width."""
+    out = {"height": height, "autosize": True, "font": FONT,
+           "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+           "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff",
+           "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
+                      "yanchor": "bottom"},
+           "hovermode": "closest", "hoverlabel": {"namelength": -1}}
+    if xaxis is not None:
+        out["xaxis"] = xaxis
+    if yaxis is not None:
+        out["yaxis"] = yaxis
+    return {**out, **extra}
+
+
+def target_trace(target: str, color: str, kind: str, **extra: Any) -> dict:
+    """A trace that draws ``target``'s data: name, colour and ``meta.target`` set."""
+    trace: dict[str, Any] = {"type": kind, "name": target, "meta": {"target": target},
+                             "legendgroup": target}
+    if kind == "bar":
+        trace["marker"] = {"color": color}
+    else:
+        trace["line"] = {"color": color, "width": 1.6}
+        trace["marker"] = {"color": color, "size": 6}
+    trace.update(extra)
+    return trace
+
+
+def hover_text(trace: dict, texts: Sequence[str]) -> dict:
+    """Hover shows exactly ``texts`` (already in human units), one per point."""
+    trace["hovertext"] = list(texts)
+    trace["hovertemplate"] = "%{hovertext}<extra>" + str(escape(trace["name"])) + "</extra>"
+    return trace
+
+
+def grouped_bars(campaign: Campaign, groups: Sequence[tuple[str, str]],
+                 data: Mapping[str, Mapping[str, Estimate | None]], unit: str,
+                 labels: bool = False) -> list[dict]:
+    """One bar trace per target over the x categories ``groups`` (key, label).
+
+    ``data``: target → key → estimate; a key the target lacks leaves its slot
+    empty; None (unsupported) draws an empty bar labelled n/a, which is not zero.
+    ``labels`` prints each value above its bar (log axes have no baseline to
+    compare lengths by).
+    """
+    colors = target_colors(campaign)
+    traces = []
+    for target, values in data.items():
+        xs, ests, texts, marks = [], [], [], []
+        for key, label in groups:
+            if key not in values:
+                continue
+            est = values[key]
+            xs.append(label)
+            if est is None:
+                ests.append(Estimate(0.0, None, None, 0))
+                texts.append(f"{label}: not supported on {target}")
+                marks.append("n/a")
+            else:
+                ests.append(est)
+                texts.append(f"{label}: {describe(est, unit)}")
+                marks.append(format_value(est.median) if labels else "")
+        if not xs:
+            continue
+        trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "bar",
+                             x=xs, y=[e.median for e in ests])  # n/a: an empty slot at 0
+        if any(marks):
+            trace.update(text=marks, textposition="outside", cliponaxis=False,
+                         textfont={"size": 10})
+        if (err := whiskers(ests)) is not None:
+            trace["error_y"] = err
+        traces.append(hover_text(trace, texts))
+    return traces
+
+
+def stacked_rows(heights: Sequence[int], titles: Sequence[str], gap: int = 34,
+                 top: int = 40, bottom: int = 50) -> tuple[int, list[tuple[float, float]],
+                                                           list[dict]]:
+    """Panels stacked top to bottom: the figure's height in px, each panel's y
+    domain (paper fractions) and an annotation per panel with its title above it."""
+    total = top + bottom + sum(heights) + gap * (len(heights) - 1)
+    domains, notes, y = [], [], bottom
+    for h, title in reversed(list(zip(heights, titles))):
+        domains.append((y / total, (y + h) / total))
+        notes.append({"text": str(escape(title)), "xref": "paper", "yref": "paper", "x": 0,
+                      "xanchor": "left", "y": (y + h) / total, "yanchor": "bottom",
+                      "showarrow": False, "font": {"size": 12}})
+        y += h + gap
+    return total, domains[::-1], notes[::-1]
+
+
+# --- runs and their per-second series --------------------------------------------------
 
 def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
     """With repetitions, one run per target and measurement: the one whose headline
@@ -154,77 +242,134 @@ def warmup_seconds(run: StoredRun) -> float:
     return next((m.value or 0.0 for m in run.metrics if m.name == "pgbench.warmup_s"), 0.0)
 
 
-def tps_chart(campaign: Campaign) -> str | None:
-    """Per-second tps of ok pgbench runs, one line per target and measurement (the median
-    repetition); None without data."""
+def whole_seconds(run: StoredRun, name: str = "pgbench.tps") -> list[tuple[float, float]]:
+    """The points of a pgbench per-second series that stand for a whole second.
+
+    pgbench's series count completions per wall-clock second from the whole
+    second of the first start, so second 0 begins before the run and the last
+    second (at ``duration`` or later: pgbench -T stops starting transactions
+    after ``duration`` s and the second it stops in is cut short) ends after it.
+    Both hold a fraction of a second's transactions: drawn, they look like a
+    ramp and a stall that never happened. Without a recorded duration (old
+    results), the first and the last point are those two.
+    """
+    series = run.series.get(name)
+    points = [(t, v) for t, v in series.points if v is not None] if series else []
+    duration = run.params.get("duration")
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > 0:
+        return [(t, v) for t, v in points if 1 <= t < duration]
+    return [(t, v) for t, v in points[:-1] if t >= 1]
+
+
+def params_text(value: object) -> str:
+    """A param as a person writes it: lists joined, no quotes or brackets."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(params_text(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
+
+
+def measurement_labels(runs: list[StoredRun]) -> dict[int, str]:
+    """Target name, plus the params that tell a target's measurements apart (clients=8)."""
+    by_target: dict[str, list[StoredRun]] = {}
+    for r in runs:
+        by_target.setdefault(r.target, []).append(r)
+    labels: dict[int, str] = {}
+    for target, group in by_target.items():
+        measurements = {(r.workload, r.label) for r in group}
+        if len(measurements) == 1:
+            labels |= {r.id: target for r in group}
+            continue
+        keys = sorted({k for r in group for k in r.params})
+        varying = [k for k in keys
+                   if len({params_text(r.params.get(k)) for r in group}) > 1
+                   and k != "repetitions"]
+        for r in group:
+            extra = " ".join(f"{k}={params_text(r.params.get(k))}" for k in varying)
+            labels[r.id] = f"{target} {extra or r.label or r.workload}".strip()
+    return labels
+
+
+@dataclass
+class RunLines:
+    """Runs to draw one line each: the representative ones shown, the others hidden."""
+
+    shown: list[StoredRun]
+    hidden: list[StoredRun] = field(default_factory=list)
+
+    def __iter__(self):
+        for r in self.shown:
+            yield r, True
+        for r in self.hidden:
+            yield r, False
+
+
+def run_lines(campaign: Campaign, runs: list[StoredRun]) -> RunLines:
+    """The median-headline run of every target and measurement shown, the other
+    repetitions hidden (legend only); targets in plan order."""
+    order = {t.name: t.position for t in campaign.targets}
+    shown = representative_runs(runs)
+    ids = {r.id for r in shown}
+
+    def key(r: StoredRun) -> tuple:
+        return (order.get(r.target, 0), r.label, r.repetition, r.id)
+    return RunLines(sorted(shown, key=key), sorted((r for r in runs if r.id not in ids),
+                                                    key=key))
+
+
+def run_name(run: StoredRun, label: str, shown: bool, repeated: bool) -> str:
+    if not repeated:
+        return label
+    return f"{label} (median run)" if shown else f"{label} · round {run.repetition}"
+
+
+# --- the two charts this module owns -------------------------------------------------
+
+def tps_chart(campaign: Campaign) -> Figure | None:
+    """Per-second tps of ok pgbench runs (whole seconds only): one line per target and
+    measurement, the median repetition; the other repetitions hidden. None without data."""
     colors = target_colors(campaign)
-    runs = representative_runs(
-        [r for r in campaign.runs
-         if r.workload == "pgbench" and r.status == "ok" and r.series.get("pgbench.tps")
-         and r.series["pgbench.tps"].points])
+    runs = [r for r in campaign.runs
+            if r.workload == "pgbench" and r.status == "ok" and len(whole_seconds(r)) >= 1]
     if not runs:
         return None
-    labels = _run_labels(runs)
-    salt = "pgfsbench-tps"
-    with new_axes(salt, (9, 3.6)) as (fig, ax):
-        seen: dict[str, int] = {}
-        for run in runs:
-            n = seen[run.target] = seen.get(run.target, -1) + 1
-            t, v = zip(*run.series["pgbench.tps"].points)
-            ax.plot(t, v, color=colors.get(run.target, "#444444"), linewidth=1.3,
-                    linestyle=_LINESTYLES[n % len(_LINESTYLES)], label=labels[run.id])
-        warm = max((warmup_seconds(r) for r in runs), default=0.0)
-        if warm:  # left out of tps and latency: the reader sees what was dropped
-            ax.axvspan(0, warm, color="#bbbbbb", alpha=0.35, linewidth=0,
-                       label=f"warm-up (up to {warm:g} s, left out)")
-        ax.set_xlabel("seconds since start")
-        ax.set_ylabel("tx/s")
-        ax.set_ylim(bottom=0)  # a zero baseline keeps dips honest
-        ax.set_xlim(left=0)
-        ax.set_title("pgbench: transactions per second", loc="left")
-        # Outside the axes: inside, it would hide some run's line wherever it sits.
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return to_svg(fig, salt)
+    lines = run_lines(campaign, runs)
+    labels = measurement_labels(runs)
+    repeated = bool(lines.hidden)
+    dash_of: dict[str, dict[str, str]] = {}
+    traces = []
+    for run, shown in lines:
+        dashes = dash_of.setdefault(run.target, {})
+        dash = dashes.setdefault(run.label, DASHES[len(dashes) % len(DASHES)])
+        t, v = zip(*whole_seconds(run))
+        name = run_name(run, labels[run.id], shown, repeated)
+        trace = target_trace(run.target, colors.get(run.target, FALLBACK_COLOR), "scatter",
+                             mode="lines", x=list(t), y=list(v), legendgroup=name)
+        trace["name"] = name
+        trace["line"]["dash"] = dash
+        if not shown:
+            trace["visible"] = "legendonly"
+        traces.append(hover_text(trace, [f"{x:g} s: {format_value(y)} tx/s"
+                                         for x, y in zip(t, v)]))
+    shapes = []
+    warm = max((warmup_seconds(r) for r in lines.shown), default=0.0)
+    if warm:  # left out of tps and latency: the reader sees what was dropped
+        shapes.append(warmup_band(warm))
+    return {"data": traces,
+            "layout": layout(380, axis("seconds since the run started", rangemode="tozero"),
+                             axis("transactions per second", rangemode="tozero"),
+                             shapes=shapes)}
 
 
-def fsync_chart(campaign: Campaign) -> str | None:
-    """Grouped bars of one-8 kB-write ops/s per sync method and target; None without data."""
-    colors = target_colors(campaign)
-    data = fsync_points(campaign)  # target -> method -> Estimate (None: unsupported)
-    if not data:
-        return None
-    seen = [m for vals in data.values() for m in vals]
-    methods = [m for m in FSYNC_METHODS if m in seen]
-    methods += [m for m in dict.fromkeys(seen) if m not in methods]
-    targets = list(data)
-    width = 0.8 / len(targets)
-    top = max((e.median for vals in data.values() for e in vals.values() if e and e.median),
-              default=1.0)
-    salt = "pgfsbench-fsync"
-    with new_axes(salt, (9, 3.6), grid="y") as (fig, ax):
-        labelled: set[str] = set()  # one legend entry per target
-        for j, target in enumerate(targets):
-            xs = [i - 0.4 + width * (j + 0.5) for i in range(len(methods))]
-            for x, method in zip(xs, methods):
-                if method not in data[target]:
-                    continue  # not measured: nothing to say
-                est = data[target][method]
-                if est is None:
-                    # Unsupported is not zero: leave the slot empty but say so.
-                    ax.text(x, top * 0.02, "n/a", ha="center", va="bottom", rotation=90,
-                            fontsize=8, color="#666666")
-                    continue
-                ax.bar(x, est.median, width * 0.92, color=colors.get(target, "#444444"),
-                       label=None if target in labelled else target,
-                       yerr=whiskers([est]), error_kw=BAR_WHISKERS)
-                labelled.add(target)
-        ax.set_xticks(range(len(methods)), methods)
-        ax.set_ylabel("ops/s (one 8 kB write + sync)")
-        ax.set_title("pg_test_fsync: one 8 kB write per sync method", loc="left")
-        ax.set_axisbelow(True)
-        if labelled:  # all n/a: no bars, and an empty legend would only warn
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        return to_svg(fig, salt)
+def warmup_band(seconds: float, yref: str = "paper") -> dict:
+    return {"type": "rect", "xref": "x", "yref": yref, "x0": 0, "x1": seconds, "y0": 0,
+            "y1": 1, "fillcolor": "#bbbbbb", "opacity": 0.3, "line": {"width": 0},
+            "layer": "below", "name": f"warm-up ({seconds:g} s, left out)"}
+
+
+# Canonical pg_test_fsync order; methods not listed here follow in data order.
+FSYNC_METHODS = ("open_datasync", "fdatasync", "fsync", "fsync_writethrough", "open_sync")
 
 
 def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
@@ -236,59 +381,81 @@ def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
     """
     data: dict[str, dict[str, Estimate | None]] = {}
     for key, cell in cells_of(campaign, "fsync").items():
-        match = _FSYNC_8K.match(key.metric)
-        if match:
-            data.setdefault(key.target, {})[match.group(1)] = estimate(cell.values)
+        name = key.metric
+        if name.startswith("fsync.") and name.endswith("_8k.ops_per_s"):
+            method = name[len("fsync."):-len("_8k.ops_per_s")]
+            if method.isidentifier():
+                data.setdefault(key.target, {})[method] = estimate(cell.values)
     return in_plan_order(campaign, data)
 
 
-def _run_labels(runs: list[StoredRun]) -> dict[int, str]:
-    """Target name, plus the params that tell a target's runs apart (e.g. clients=8)."""
-    by_target: dict[str, list[StoredRun]] = {}
-    for r in runs:
-        by_target.setdefault(r.target, []).append(r)
-    labels: dict[int, str] = {}
-    for target, group in by_target.items():
-        if len(group) == 1:
-            labels[group[0].id] = target
-            continue
-        keys = sorted({k for r in group for k in r.params})
-        varying = [k for k in keys if len({repr(r.params.get(k)) for r in group}) > 1]
-        for i, r in enumerate(group, 1):
-            extra = " ".join(f"{k}={r.params.get(k)}" for k in varying) or f"#{i}"
-            labels[r.id] = f"{target} {extra}"
-    return labels
+def fsync_chart(campaign: Campaign) -> Figure | None:
+    """Grouped bars of one-8 kB-write ops/s per sync method and target; None without data."""
+    data = fsync_points(campaign)
+    if not data:
+        return None
+    seen = [m for vals in data.values() for m in vals]
+    methods = [m for m in FSYNC_METHODS if m in seen]
+    methods += [m for m in dict.fromkeys(seen) if m not in methods]
+    traces = grouped_bars(campaign, [(m, m) for m in methods], data, "ops/s")
+    return {"data": traces,
+            "layout": layout(380, axis("sync method"),
+                             axis("operations per second (one 8 kB write + sync)",
+                                  rangemode="tozero"), barmode="group")}
 
 
-def to_svg(fig: Figure, prefix: str) -> str:
-    fig.tight_layout()
-    buf = io.StringIO()
-    # No Date/Creator: identical input gives identical bytes, and no URL in the output.
-    fig.savefig(buf, format="svg",
-                metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]  # drop the XML prolog and DOCTYPE: invalid inside HTML
-    return _namespace_ids(svg, prefix)
+# --- the HTML fragment the template inlines ------------------------------------------
+
+@dataclass(frozen=True)
+class Chart:
+    """One rendered chart: what the template needs, and nothing about how it was drawn."""
+
+    id: str  # the chart div's HTML id; its spec's script is ``{id}-spec``
+    kind: str  # data-chart: which chart this is (the FigureSpec id without "-chart")
+    title: str
+    caption: str
+    targets: tuple[str, ...]  # the targets it draws (data-targets), plan order
+    figure: Figure
+
+    def spec_json(self) -> str:
+        """The figure as JSON that is safe inside a <script> element."""
+        text = json.dumps(self.figure, separators=(",", ":"), allow_nan=False,
+                          default=_json_default)
+        # No "</script>" or "<!--" can end the element early: escape <, > and &.
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+    @property
+    def html(self) -> Markup:
+        targets = escape(json.dumps(list(self.targets)))
+        return Markup(
+            f'<div class="chart" data-chart="{escape(self.kind)}" id="{escape(self.id)}" '
+            f'data-targets="{targets}"></div>'
+            f'<script type="application/json" class="chart-spec" id="{escape(self.id)}-spec">'
+            f"{self.spec_json()}</script>")
 
 
-def _namespace_ids(svg: str, prefix: str) -> str:
-    """Prefix every id: several SVGs inlined in one page must not share ids.
+def _json_default(value: object) -> object:
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
-    matplotlib numbers glyph ids per figure, so without this the second chart's
-    text would borrow the first chart's glyphs.
-    """
-    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
-    svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
-    return re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
+
+def targets_drawn(campaign: Campaign, figure: Figure) -> tuple[str, ...]:
+    """The targets a figure's traces draw (``meta.target``), in plan order."""
+    names = {t.get("meta", {}).get("target") for t in figure["data"]} - {None}
+    order = {t.name: t.position for t in campaign.targets}
+    return tuple(sorted(names, key=lambda n: (order.get(n, math.inf), n)))
+
 
 from pgfsbench.report.figures import FigureSpec  # noqa: E402  (after the chart functions)
 
 FIGURES = [
-    FigureSpec("tps-chart", 10, "Per-second throughput of each pgbench run, from its "
-               "transaction logs; with repetitions, the run with the median tps of each "
-               "target and client count. A grey band marks a warm-up left out of tps and "
-               "latency.", tps_chart),
-    FigureSpec("fsync-chart", 20, "pg_test_fsync, one 8 kB write per sync: operations per "
-               "second; n/a marks a method the target does not support. "
+    FigureSpec("tps-chart", 10, "pgbench: transactions per second",
+               "Per-second throughput of each pgbench run, from its transaction logs, whole "
+               "seconds only (the first and last second of a run are partial and left out). "
+               "With repetitions, the run with the median tps of each target and client count "
+               "is drawn; the other rounds are in the legend, hidden until clicked. A grey band "
+               "marks a warm-up left out of tps and latency.", tps_chart),
+    FigureSpec("fsync-chart", 20, "pg_test_fsync: one 8 kB write per sync method",
+               "pg_test_fsync, one 8 kB write per sync: operations per second; n/a marks a "
+               "method the target does not support. "
                + WHISKERS_CAPTION.format(what="Bars"), fsync_chart),
 ]

@@ -10,16 +10,26 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pgfsbench.store.read import Campaign
+
+if TYPE_CHECKING:
+    from pgfsbench.report.charts import Chart
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    id: str  # the HTML id, also the SVG id prefix
+    id: str  # the chart's HTML id
     order: int  # position in the report: lower first
+    title: str
     caption: str
-    render: Callable[[Campaign], str | None]  # inline SVG, or None without data
+    # A plotly.js figure ({"data": [...], "layout": {...}}), or None without data.
+    render: Callable[[Campaign], dict[str, Any] | None]
+
+    @property
+    def kind(self) -> str:
+        return self.id.removesuffix("-chart")
 
 
 def all_figures() -> list[FigureSpec]:
@@ -33,11 +43,14 @@ def all_figures() -> list[FigureSpec]:
     return sorted(specs, key=lambda s: s.order)
 
 
-def render_figures(campaign: Campaign) -> list[tuple[FigureSpec, str]]:
+def render_figures(campaign: Campaign) -> list[Chart]:
     """Every figure that has data in this campaign, in report order."""
+    from pgfsbench.report.charts import Chart, targets_drawn
+
     rendered = []
     for spec in all_figures():
-        svg = spec.render(campaign)
-        if svg:
-            rendered.append((spec, svg))
+        figure = spec.render(campaign)
+        if figure and figure.get("data"):
+            rendered.append(Chart(spec.id, spec.kind, spec.title, spec.caption,
+                                  targets_drawn(campaign, figure), figure))
     return rendered

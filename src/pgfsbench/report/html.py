@@ -1,7 +1,8 @@
 """The HTML report: one self-contained file next to the results it describes.
 
-Everything (CSS, charts) is inline and nothing is fetched, so the file can be
-mailed, archived or opened on an air-gapped box and look the same.
+Everything (CSS, charts and the charting library) is inline and nothing is
+fetched, so the file can be mailed, archived or opened on an air-gapped box and
+look the same.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pgfsbench.report.compare import footer as compare_footer
 from pgfsbench.filesystems.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
+from pgfsbench.report.plotly_js import CHARTS_INIT_JS, plotly_js
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,
                                        durabilities, format_quantity, format_ratio,
                                        format_value, notices, row_scale, row_unit,
@@ -77,6 +79,7 @@ def render_report(campaign: Campaign) -> str:
     # A sorted copy: the table is shared with the charts.
     first = {w: i for i, w in reversed(list(enumerate(r.workload for r in shared.rows)))}
     table = dataclasses.replace(shared, rows=sorted(shared.rows, key=lambda r: first[r.workload]))
+    figures = render_figures(campaign)
     return env.get_template("report.html.j2").render(
         c=campaign,
         advice=advise(campaign),
@@ -87,8 +90,11 @@ def render_report(campaign: Campaign) -> str:
         colors=charts.target_colors(campaign),
         best_mark=BEST_MARK,
         outcome_text=OUTCOME_TEXT,
-        # Our own matplotlib output, with ids namespaced: safe to inline unescaped.
-        figures=[(spec, Markup(svg)) for spec, svg in render_figures(campaign)],
+        # charts.Chart objects: id, title, caption, html (the div and its JSON spec).
+        figures=figures,
+        # The library and the init script, once in <head>; none without a chart.
+        plotly_js=Markup(plotly_js()) if figures else "",
+        charts_init_js=Markup(CHARTS_INIT_JS) if figures else "",
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
         durability=durabilities(campaign),

@@ -34,6 +34,12 @@ MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"
 CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read them
 FILE_NAME = "seqwrite.img"
+# The write's own monitor samples this often: a write lasts a second or two, and
+# at the campaign monitors' 1 s it got two points (one tick, then stop), too few
+# to show how dirty pages drained. 5 Hz costs about 0.7 % of one core
+# (benchmarks/bench_monitor.py: 1.4 ms a tick); the CPU split and the byte
+# totals come from the first and last sample, so they do not depend on it.
+SAMPLE_INTERVAL = 0.2
 
 
 class SeqwriteWorkload(WorkloadBase):
@@ -65,7 +71,7 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
             _flush(ctx, tool)
             # A monitor of its own per tool: the split and the device bytes of this write
             # alone, not of the whole workload (which the campaign's monitors cover).
-            monitor = SystemMonitor(interval=1.0, device=ctx.target.device)
+            monitor = SystemMonitor(interval=SAMPLE_INTERVAL, device=ctx.target.device)
             monitor.start(origin)
             try:
                 if tool == "dd":
