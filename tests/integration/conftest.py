@@ -46,6 +46,16 @@ def state_dir(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory, state_dir):
+    """The built-in smoke plan, run once for every test that reads a small real campaign
+    (test_smoke.py, the report in a browser): (results, the run, leftovers before it)."""
+    results = tmp_path_factory.mktemp("smoke") / "r"
+    before = leftovers()
+    run = cli("run", "smoke", "--results", str(results))
+    return results, run, before
+
+
 def cli(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
     result = subprocess.run([*CLI, *args], capture_output=True, text=True, **kwargs)
     if check and result.returncode != 0:

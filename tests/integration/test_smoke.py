@@ -13,14 +13,6 @@ import pytest
 from tests.integration.conftest import cli, command_artifact, export, ledgers, leftovers
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory, state_dir):
-    results = tmp_path_factory.mktemp("smoke") / "r"
-    before = leftovers()
-    run = cli("run", "smoke", "--results", str(results))
-    return results, run, before
-
-
 def test_every_target_has_fsync_init_and_tps(smoke):
     results, run, _ = smoke
     data = export(results)

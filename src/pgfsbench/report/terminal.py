@@ -51,6 +51,12 @@ _HUMAN_UNITS: dict[str, list[tuple[float, str, float]]] = {
 }
 
 
+# Units of things counted: a whole number of them is shown without decimals (a median
+# of an even number of runs may still be a half).
+COUNT_UNITS = {"count", "tx", "buffers", "stalls", "workers", "runs", "files", "pages",
+               "blocks", "checkpoints", "syncs", "errors", "rows", "statements"}
+
+
 def human_unit(unit: str, scale: float | None = None) -> tuple[str, float]:
     """(unit to show, factor to divide by) for a row of ``unit`` whose largest magnitude
     is ``scale``: 3.2e9 B → GiB, 0.44 s → ms, a fraction → %. Without a scale, or for
@@ -66,8 +72,8 @@ def human_unit(unit: str, scale: float | None = None) -> tuple[str, float]:
 
 def format_value(value: float | None, scale: float | None = None,
                  unit: str | None = None) -> str:
-    """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123; a whole
-    number (a count, a zero) without decimals.
+    """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123; zero as
+    "0", and a whole count (``unit`` in COUNT_UNITS) without decimals.
 
     ``scale`` (the row's largest value) picks the precision, so one row reads
     1,620 / 700 rather than 1,620 / 700.0. With ``unit``, the value is shown in
@@ -76,17 +82,20 @@ def format_value(value: float | None, scale: float | None = None,
     """
     if value is None or not math.isfinite(value):
         return "n/a"
+    shown = None
     if unit is not None:
-        _, factor = human_unit(unit, scale)
+        shown, factor = human_unit(unit, scale)
         value = value / factor
         scale = None if scale is None else scale / factor
     value = float(f"{value:.12g}")  # 0.44 s / 0.001 is 440 ms, not 439.99999999999994
     if value == 0:
         return "0"
     a = abs(value if scale is None or not math.isfinite(scale) else scale)
-    if value.is_integer() and abs(value) < 1e15:
+    if unit in COUNT_UNITS and value.is_integer():
         return f"{value:,.0f}"
-    if a >= 1000:
+    if shown == "%":  # a share: 83%, 4.5%, 0.12%; not 83.00%
+        text = f"{value:.0f}" if a >= 10 else f"{value:.1f}" if a >= 1 else f"{value:.2g}"
+    elif a >= 1000:
         text = f"{value:,.0f}"
     elif a >= 100:
         text = f"{value:.1f}"
@@ -94,8 +103,10 @@ def format_value(value: float | None, scale: float | None = None,
         text = f"{value:.2f}"
     else:
         text = f"{value:.3g}"
-    # Not zero, but below the row's precision (56 B in a row of MiB): not "0.00".
-    return "≈0" if text.strip("-0.,") == "" else text
+    if text.strip("-0.,") == "":  # not zero, but below the row's precision: not "0.00"
+        # 1.5 MiB in a row of GiB: 0.0015; 56 B in a row of GiB: ≈0
+        return f"{value:.2g}" if abs(value) >= 1e-4 else "≈0"
+    return text
 
 
 def format_quantity(value: float | None, unit: str, scale: float | None = None) -> str:
