@@ -22,6 +22,7 @@ from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover
                                      target_colors, target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
+from pgfsbench.workloads.seqwrite import SAMPLE_INTERVAL
 
 CHECKPOINTS = "mon.pg.checkpoints"
 
@@ -192,7 +193,8 @@ FIGURES = [
                "the other rounds are in the legend, hidden until clicked; a legend entry "
                "toggles a run in every panel.", timeline_chart),
     FigureSpec("seqwrite-timeline-chart", 62, "Sequential write over time",
-               "The sequential write as the machine saw it, sampled every 0.2 s by the "
+               f"The sequential write as the machine saw it, sampled every {SAMPLE_INTERVAL:g} s "
+               "by the "
                "workload's own monitor (a write lasts a second or two): the target device's "
                "write MB/s, dirty and writeback memory, and CPU iowait and system time; "
                "dd solid, fio dashed. With repetitions, the median run of each target is "
