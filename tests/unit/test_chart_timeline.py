@@ -1,90 +1,164 @@
-"""The per-run timeline figure: workload curve with monitor panels beneath it."""
+"""The timelines: every target on one time axis, monitor panels beneath the workload's curve.
+
+Results written through the Store as a campaign writes them. The pgbench
+series are shaped like pgbench's own: second 0 and the second the -T run ends
+in are partial (few transactions), the whole seconds in between are not.
+"""
 
 from __future__ import annotations
 
-import re
-import warnings
 from pathlib import Path
 
-from pgfsbench.report.chart_timeline import MAX_RUNS, PANEL_TITLES, timeline_chart
-from pgfsbench.report.figures import all_figures
+import pytest
+
+from pgfsbench.metrics import Metric, Series, WorkloadResult
+from pgfsbench.report.chart_timeline import (PGBENCH_PANELS, SEQWRITE_PANELS, full_intervals,
+                                             seqwrite_timeline_chart, timeline_chart)
+from pgfsbench.report.charts import target_colors, whole_seconds
+from pgfsbench.report.figures import all_figures, render_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import Metric, Series, WorkloadResult
 
-SECONDS = range(1, 21)
-CHECKPOINT_AT = {"ext4": 8, "xfs": 14}
+DURATION = 20
+SECONDS = range(1, DURATION + 1)
+# Six targets: the old chart stopped after six runs in target order, so the last
+# targets (btrfs in the demo) were never drawn.
+TARGETS = ("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs")
+CHECKPOINT_AT = 8
+PARTIAL = 37.0  # tps of the two partial seconds: far below the rest
 
 
-def _monitor_series(checkpoint_at: int) -> list[Series]:
-    def s(name: str, unit: str, f) -> Series:
-        return Series(name, unit, [(float(t), f(t)) for t in SECONDS])
+def _monitor_series(prefix: str = "mon.") -> list[Series]:
+    def s(name: str, unit: str, f, times=SECONDS) -> Series:
+        return Series(prefix + name, unit, [(float(t), f(t)) for t in times])
 
-    stall = range(checkpoint_at - 1, checkpoint_at + 2)
+    stall = range(CHECKPOINT_AT - 1, CHECKPOINT_AT + 2)
+    # The monitor's last sample closes a 0.04 s interval at stop().
+    times = [*SECONDS, DURATION + 0.04]
     return [
-        s("mon.cpu.user_pct", "%", lambda t: 40.0),
-        s("mon.cpu.system_pct", "%", lambda t: 15.0),
-        s("mon.cpu.iowait_pct", "%", lambda t: 30.0 if t in stall else 3.0),
-        s("mon.cpu.idle_pct", "%", lambda t: 15.0 if t in stall else 42.0),
-        s("mon.mem.dirty_mb", "MB", lambda t: 800.0 if t in stall else 90.0),
-        s("mon.mem.writeback_mb", "MB", lambda t: 120.0 if t in stall else 5.0),
-        s("mon.disk.target.write_mb_per_s", "MB/s", lambda t: 250.0 if t in stall else 40.0),
-        s("mon.disk.target.await_ms", "ms", lambda t: 40.0 if t in stall else 2.0),
-        s("mon.pg.checkpoints", "checkpoints", lambda t: 1.0 if t == checkpoint_at else 0.0),
+        s("cpu.user_pct", "%", lambda t: 40.0, times),
+        s("cpu.system_pct", "%", lambda t: 15.0, times),
+        s("cpu.iowait_pct", "%", lambda t: 30.0 if t in stall else 3.0, times),
+        s("mem.dirty_mb", "MB", lambda t: 800.0 if t in stall else 90.0, times),
+        s("mem.writeback_mb", "MB", lambda t: 120.0 if t in stall else 5.0, times),
+        s("disk.target.write_mb_per_s", "MB/s", lambda t: 250.0 if t in stall else 40.0,
+          times),
+        s("disk.target.await_ms", "ms", lambda t: 1.0 if t == times[-1] else 2.0, times),
+        s("pg.checkpoints", "checkpoints", lambda t: 1.0 if t == CHECKPOINT_AT else 0.0),
     ]
 
 
-def _build(results: Path, *, monitors: bool = True, extra_runs: int = 0) -> Path:
+def _tps(base: float) -> Series:
+    """pgbench's series of a -T DURATION run: seconds 0..DURATION, the two ends partial."""
+    return Series("pgbench.tps", "tx/s",
+                  [(float(t), PARTIAL if t in (0, DURATION) else base)
+                   for t in range(0, DURATION + 1)])
+
+
+def _build(results: Path, *, targets=TARGETS, rounds: int = 1, monitors: bool = True) -> Path:
     store = Store.create(results)
     store.start_campaign("c1", "timeline", {}, {}, "0.1.0")
-    for pos, name in enumerate(("ext4", "xfs")):
-        tid = store.add_target(name, pos, "loop", name, {})
-        store.set_target(tid, "ok")
-        for i in range(1 + (extra_runs if pos == 0 else 0)):
-            clients = 8 + i  # distinct measurements: repetitions would show one run
-            run = store.start_run(tid, "pgbench", {"clients": clients},
-                                  label=f"clients={clients}")
-            stall = range(CHECKPOINT_AT[name] - 1, CHECKPOINT_AT[name] + 2)
-            tps = Series("pgbench.tps", "tx/s",
-                         [(float(t), 100.0 if t in stall else 1000.0) for t in SECONDS])
-            series = [tps] + (_monitor_series(CHECKPOINT_AT[name]) if monitors else [])
-            store.add_result(run, tid, WorkloadResult(
-                [Metric("pgbench.tps", 900.0, "tx/s", True)], series))
+    ids = {}
+    for pos, name in enumerate(targets):
+        ids[name] = store.add_target(name, pos, "loop", name, {})
+        store.set_target(ids[name], "ok")
+    for rnd in range(1, rounds + 1):
+        for pos, name in enumerate(targets):
+            base = 1000.0 + 100 * pos + 10 * rnd
+            run = store.start_run(ids[name], "pgbench", {"clients": 8, "duration": DURATION},
+                                  label="clients=8", repetition=rnd)
+            series = [_tps(base)] + (_monitor_series() if monitors else [])
+            store.add_result(run, ids[name], WorkloadResult(
+                [Metric("pgbench.tps", base, "tx/s", True)], series))
             store.finish_run(run, "ok")
-        # A failed run with monitor series is not drawn.
-        run = store.start_run(tid, "pgbench", {"clients": 16}, label="clients=16")
-        store.finish_run(run, "failed", "pgbench exited 2")
+    # A failed run with monitor series is not drawn.
+    run = store.start_run(ids[targets[0]], "pgbench", {"clients": 16}, label="clients=16")
+    store.add_result(run, ids[targets[0]], WorkloadResult([], _monitor_series()))
+    store.finish_run(run, "failed", "pgbench exited 2")
     store.end_campaign("ok")
     store.close()
     return results
 
 
-def test_timeline_has_panels_per_run_and_checkpoint_lines(tmp_path: Path) -> None:
+def _by_target(figure: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for trace in figure["data"]:
+        out.setdefault(trace["meta"]["target"], []).append(trace)
+    return out
+
+
+def test_timeline_draws_every_target_in_every_panel(tmp_path: Path) -> None:
     campaign = load_campaign(_build(tmp_path / "res"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no layout or legend warnings either
-        svg = timeline_chart(campaign)
-    assert svg and svg.startswith("<svg")
-    assert svg == timeline_chart(campaign)  # deterministic
-    for name in ("ext4", "xfs"):
-        assert f"{name} · clients=8: {PANEL_TITLES['pgbench']}" in svg
-    for key in ("memory", "device", "cpu"):
-        assert svg.count(PANEL_TITLES[key]) == 2  # one block of panels per run
-    assert "clients=16" not in svg  # the failed run
-    # One checkpoint per run, a line through each of its four panels.
-    lines = re.findall(r'id="pgfsbench-timeline-(checkpoint-\d+-\d+-\d+)"', svg)
-    assert len(lines) == 8 and len(set(lines)) == 8
-    for legend in ("dirty", "writeback", "write MB/s", "await ms", "user", "system", "iowait",
-                   "checkpoint"):
-        assert f"<!-- {legend} -->" in svg
-    assert "first " not in svg  # nothing left out
+    figure = timeline_chart(campaign)
+    assert figure and figure == timeline_chart(campaign)  # deterministic
+    colors = target_colors(campaign)
+    traces = _by_target(figure)
+    assert list(traces) == list(TARGETS)  # all six, in plan order
+    panels = {f"y{p + 1 if p else ''}" for p in range(len(PGBENCH_PANELS))}
+    for target, group in traces.items():
+        assert {t["yaxis"] for t in group} == panels, target
+        assert {t["line"]["color"] for t in group if "line" in t} == {colors[target]}
+        assert all(t.get("visible", True) is True for t in group)  # one run: all shown
+        assert sum(t["showlegend"] for t in group) == 1  # one legend entry toggles them all
+        assert len({t["legendgroup"] for t in group}) == 1
+    # One checkpoint per run, marked under the tps panel.
+    marks = [t for t in figure["data"] if t["mode"] == "markers"]
+    assert len(marks) == len(TARGETS)
+    assert all(m["x"] == [float(CHECKPOINT_AT)] and m["yaxis"] == "y" for m in marks)
+    # Panel titles and axes in human units.
+    notes = [a["text"] for a in figure["layout"]["annotations"]]
+    assert notes == [p.title for p in PGBENCH_PANELS]
+    assert [figure["layout"][f"yaxis{p + 1 if p else ''}"]["title"]["text"]
+            for p in range(len(PGBENCH_PANELS))] == ["tx/s", "MB/s", "ms", "MB", "%"]
 
 
-def test_timeline_limits_runs(tmp_path: Path) -> None:
-    campaign = load_campaign(_build(tmp_path / "res", extra_runs=MAX_RUNS))
-    svg = timeline_chart(campaign)
-    assert svg and f"first {MAX_RUNS} of {MAX_RUNS + 2} runs" in svg
-    assert svg.count(PANEL_TITLES["cpu"]) == MAX_RUNS
+def test_partial_seconds_are_left_out(tmp_path: Path) -> None:
+    campaign = load_campaign(_build(tmp_path / "res", targets=("ext4", "btrfs")))
+    run = campaign.runs[0]
+    kept = whole_seconds(run)
+    assert [t for t, _ in kept] == [float(t) for t in range(1, DURATION)]
+    assert PARTIAL not in [v for _, v in kept]
+    for figure in (timeline_chart(campaign),):
+        tps = [t for t in figure["data"] if t["yaxis"] == "y" and t["mode"] != "markers"]
+        assert len(tps) == 2
+        for trace in tps:
+            assert min(trace["y"]) > PARTIAL and trace["x"][0] == 1.0
+            assert trace["x"][-1] == DURATION - 1
+    from pgfsbench.report.charts import tps_chart
+    for trace in tps_chart(campaign)["data"]:
+        assert PARTIAL not in trace["y"] and len(trace["x"]) == DURATION - 1
+    # The monitor's last, 0.04 s interval is no sample either (its await "dip" is noise).
+    write = [t for t in timeline_chart(campaign)["data"] if t["yaxis"] == "y3"]
+    assert all(max(t["x"]) == DURATION and 1.0 not in t["y"] for t in write)
+
+
+def test_whole_seconds_without_a_recorded_duration() -> None:
+    from pgfsbench.store.read import StoredRun
+
+    run = StoredRun(1, "a", "pgbench", "", 1, {}, "ok", None, 0.0, 1.0, [],
+                    {"pgbench.tps": _tps(500.0)})
+    assert [t for t, _ in whole_seconds(run)] == [float(t) for t in range(1, DURATION)]
+
+
+def test_full_intervals() -> None:
+    assert full_intervals([(1.0, 5.0), (2.0, 6.0), (2.1, 0.5)]) == [(1.0, 5.0), (2.0, 6.0)]
+    assert full_intervals([(1.0, 5.0), (2.0, 6.0), (2.9, 7.0)]) == [(1.0, 5.0), (2.0, 6.0),
+                                                                    (2.9, 7.0)]
+    assert full_intervals([(0.3, 1.0)]) == [(0.3, 1.0)]  # one sample: all there is
+
+
+def test_repetitions_draw_the_median_run_and_hide_the_rest(tmp_path: Path) -> None:
+    campaign = load_campaign(_build(tmp_path / "res", targets=("ext4", "xfs"), rounds=3))
+    figure = timeline_chart(campaign)
+    for target, group in _by_target(figure).items():
+        shown = {t["name"] for t in group if t.get("visible", True) is True}
+        hidden = {t["name"] for t in group if t.get("visible") == "legendonly"}
+        # tps rises with the round: round 2 is the median.
+        assert shown == {f"{target} (median run)"}, shown
+        assert hidden == {f"{target} · round 1", f"{target} · round 3"}
+    from pgfsbench.report.charts import tps_chart
+    names = {t["name"]: t.get("visible", True) for t in tps_chart(campaign)["data"]}
+    assert names["xfs (median run)"] is True and names["xfs · round 3"] == "legendonly"
 
 
 def test_timeline_none_without_monitor_series(tmp_path: Path) -> None:
@@ -95,15 +169,36 @@ def test_timeline_none_without_monitor_series(tmp_path: Path) -> None:
     assert timeline_chart(load_campaign(tmp_path / "empty")) is None
 
 
-def test_timeline_is_discovered_and_draws_seqwrite(tmp_path: Path) -> None:
-    assert "timeline-chart" in [spec.id for spec in all_figures()]
+def test_seqwrite_timeline_draws_each_tool_of_each_target(tmp_path: Path) -> None:
+    ids = {s.id for s in all_figures()}
+    assert {"timeline-chart", "seqwrite-timeline-chart"} <= ids
     store = Store.create(tmp_path / "res")
     store.start_campaign("c3", "seq", {}, {}, "0.1.0")
-    tid = store.add_target("ext4", 0, "loop", "ext4", {})
-    store.set_target(tid, "ok")
-    run = store.start_run(tid, "seqwrite", {"size": "64M", "tools": ["dd"]})
-    store.add_result(run, tid, WorkloadResult([], _monitor_series(3)))
-    store.finish_run(run, "ok")
+    for pos, name in enumerate(("ext4", "btrfs")):
+        tid = store.add_target(name, pos, "loop", name, {})
+        store.set_target(tid, "ok")
+        run = store.start_run(tid, "seqwrite", {"size": "64M", "tools": ["dd", "fio"]})
+        series = _monitor_series("seqwrite.dd.") + _monitor_series("seqwrite.fio.")
+        store.add_result(run, tid, WorkloadResult(
+            [Metric("seqwrite.dd.mb_per_s", 300.0 + pos, "MB/s", True)], series))
+        store.finish_run(run, "ok")
     store.close()
-    svg = timeline_chart(load_campaign(tmp_path / "res"))
-    assert svg and f"ext4 · seqwrite: {PANEL_TITLES['seqwrite']}" in svg
+    campaign = load_campaign(tmp_path / "res")
+    figure = seqwrite_timeline_chart(campaign)
+    traces = _by_target(figure)
+    assert list(traces) == ["ext4", "btrfs"]
+    for target, group in traces.items():
+        assert {t["legendgroup"] for t in group} == {f"{target} dd", f"{target} fio"}
+        assert {t["yaxis"] for t in group} == {"y", "y2", "y3"}
+        assert len(group) == 2 * sum(len(p.series) for p in SEQWRITE_PANELS)
+        assert len(group[0]["x"]) == DURATION  # every sample, but the short last interval
+    assert timeline_chart(campaign) is None  # no pgbench run
+    chart = next(c for c in render_figures(campaign) if c.id == "seqwrite-timeline-chart")
+    assert chart.targets == ("ext4", "btrfs")
+
+
+@pytest.mark.parametrize("panels", [PGBENCH_PANELS, SEQWRITE_PANELS])
+def test_panel_units_are_human(panels) -> None:
+    for panel in panels:
+        assert panel.unit in {"tx/s", "MB/s", "ms", "MB", "%"}
+        assert "bytes" not in panel.title and "_" not in panel.title

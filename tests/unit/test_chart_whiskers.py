@@ -8,13 +8,11 @@ base) is neither the first nor the last run's value, nor the mean.
 
 from __future__ import annotations
 
-import math
+import json
 import re
 import warnings
 from pathlib import Path
 
-import matplotlib
-import numpy as np
 import pytest
 
 from pgfsbench.analysis.stats import summarize
@@ -24,9 +22,9 @@ from pgfsbench.report.chart_scan import (basebackup_chart, basebackup_rates, sca
 from pgfsbench.report.chart_seqwrite import cpu_chart, seqwrite_values, throughput_chart
 from pgfsbench.report.chart_sweep import clients_chart, sweep_points
 from pgfsbench.report.chart_verdicts import headline_rows, verdicts_chart
-from pgfsbench.report.charts import (Estimate, fsync_chart, fsync_points, new_axes, to_svg,
+from pgfsbench.report.charts import (Chart, Estimate, fsync_chart, fsync_points, target_colors,
                                      whiskers)
-from pgfsbench.report.figures import all_figures
+from pgfsbench.report.figures import all_figures, render_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import Campaign, load_campaign
 from pgfsbench.metrics import Metric, WorkloadResult
@@ -147,19 +145,38 @@ def test_a_single_run_per_cell_has_no_ci(tmp_path: Path) -> None:
         assert est == Estimate(_expected_base(key), None, None, 1), key
 
 
+def _errors(figure: dict) -> list[dict]:
+    return [t[k] for t in figure["data"] for k in ("error_x", "error_y") if k in t]
+
+
 @pytest.mark.parametrize("chart", CHARTS, ids=lambda f: f.__name__)
 def test_whiskers_are_drawn_only_for_repeated_cells(tmp_path: Path, chart) -> None:
     repeated = _build(tmp_path / "three", {"ext4": THREE, "xfs": THREE})
     single = _build(tmp_path / "one", {"ext4": ONE, "xfs": ONE})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no layout, legend or NaN warnings
-        svg3, svg1 = chart(repeated), chart(single)
-    assert svg3 and svg1 and svg3.startswith("<svg") and svg1.startswith("<svg")
-    assert svg3 == chart(repeated)  # still deterministic
-    # matplotlib draws error bars as a LineCollection; nothing else in these charts is one.
-    assert "LineCollection" in svg3
-    assert "LineCollection" not in svg1
-    assert svg3.count("<path") > svg1.count("<path")  # the whiskers and their caps
+    fig3, fig1 = chart(repeated), chart(single)
+    assert fig3 and fig1
+    assert fig3 == chart(repeated)  # deterministic: reports diff cleanly
+    assert _errors(fig3) and not _errors(fig1)
+    for err in _errors(fig3):
+        assert err["type"] == "data" and not err["symmetric"]
+        assert all(v is None or v >= 0 for v in err["array"] + err["arrayminus"])
+
+
+@pytest.mark.parametrize("chart", CHARTS, ids=lambda f: f.__name__)
+def test_every_chart_draws_every_target_in_its_colour(tmp_path: Path, chart) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": ONE})
+    colors = target_colors(campaign)
+    figure = chart(campaign)
+    by_target: dict[str, list[dict]] = {}
+    for trace in figure["data"]:
+        by_target.setdefault(trace["meta"]["target"], []).append(trace)
+        color = trace["marker"]["color"] if trace["type"] == "bar" else trace["line"]["color"]
+        assert color == colors[trace["meta"]["target"]], trace["name"]
+        assert trace["name"].startswith(trace["meta"]["target"]), trace["name"]
+        assert "hovertext" in trace and "None" not in str(trace["hovertext"]), trace["name"]
+    assert set(by_target) == set(TARGETS)
+    for target, traces in by_target.items():  # drawn, not only listed in the legend
+        assert any(t.get("visible", True) is True for t in traces), target
 
 
 def test_mixed_repetitions_whisker_only_the_repeated_target(tmp_path: Path) -> None:
@@ -167,12 +184,12 @@ def test_mixed_repetitions_whisker_only_the_repeated_target(tmp_path: Path) -> N
     rates = basebackup_rates(campaign)
     assert rates["ext4"].has_ci and not rates["xfs"].has_ci
     err = whiskers(list(rates.values()))
-    assert err is not None and err.shape == (2, 2)
-    assert err[0][0] == pytest.approx(100.0 - rates["ext4"].lo)
-    assert err[1][0] == pytest.approx(rates["ext4"].hi - 100.0)
-    assert math.isnan(err[0][1]) and math.isnan(err[1][1])  # matplotlib skips NaN: no whisker
-    svg = basebackup_chart(campaign)
-    assert svg and svg.count("LineCollection") == 1
+    assert err is not None
+    assert err["arrayminus"][0] == pytest.approx(100.0 - rates["ext4"].lo)
+    assert err["array"][0] == pytest.approx(rates["ext4"].hi - 100.0)
+    assert err["array"][1] is None and err["arrayminus"][1] is None  # plotly draws none there
+    bars = {t["meta"]["target"]: t for t in basebackup_chart(campaign)["data"]}
+    assert "error_y" in bars["ext4"] and "error_y" not in bars["xfs"]
 
 
 def test_whiskers_helper() -> None:
@@ -180,21 +197,35 @@ def test_whiskers_helper() -> None:
     assert whiskers([]) is None
     # A percentile interval need not contain the sample median: never a negative length.
     err = whiskers([Estimate(5.0, 5.5, 7.0, 2)])
-    assert np.array_equal(err, np.array([[0.0], [2.0]]))
+    assert err["arrayminus"] == [0.0] and err["array"] == [2.0]
 
 
-def test_new_axes_is_deterministic_and_restores_rc() -> None:
-    before = matplotlib.rcParams["svg.hashsalt"]
+def test_every_chart_spec_is_json_for_the_page(tmp_path: Path) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": THREE})
+    charts = render_figures(campaign)
+    assert {c.id for c in charts} >= {"fsync-chart", "clients-chart", "fsync-latency-chart",
+                                     "fileio-chart", "scan-chart", "basebackup-chart",
+                                     "seqwrite-chart", "seqwrite-cpu-chart", "verdicts-chart"}
+    for chart in charts:
+        assert isinstance(chart, Chart)
+        spec = json.loads(chart.spec_json())  # no NaN, no Python objects
+        assert spec == chart.figure
+        html = str(chart.html)
+        assert html.startswith(f'<div class="chart" data-chart="{chart.kind}" id="{chart.id}" ')
+        assert f'<script type="application/json" class="chart-spec" id="{chart.id}-spec">' in html
+        targets = re.search(r'data-targets="([^"]*)"', html).group(1)
+        assert json.loads(targets.replace("&#34;", '"')) == list(TARGETS)
+        # Nothing printed as a Python repr, anywhere a reader looks.
+        text = json.dumps(spec)
+        for raw in ("None", "True", "False", "[\'", "{}"):
+            assert raw not in text, (chart.id, raw)
 
-    def draw() -> str:
-        with new_axes("pgfsbench-test", (4, 3), grid="y") as (fig, ax):
-            assert matplotlib.rcParams["svg.hashsalt"] == "pgfsbench-test"
-            assert matplotlib.rcParams["axes.grid.axis"] == "y"
-            ax.bar([0, 1], [1.0, 2.0], yerr=[[0.1, 0.2], [0.3, 0.4]])
-            return to_svg(fig, "pgfsbench-test")
 
-    assert draw() == draw()
-    assert matplotlib.rcParams["svg.hashsalt"] == before
+def test_the_spec_cannot_close_its_script_element() -> None:
+    chart = Chart("x-chart", "x", "t", "c", ("a",),
+                  {"data": [{"name": "</script><script>alert(1)</script>"}], "layout": {}})
+    assert "</script" not in chart.spec_json() and "<" not in chart.spec_json()
+    assert json.loads(chart.spec_json())["data"][0]["name"].startswith("</script>")
 
 
 def test_captions_say_what_the_points_and_whiskers_are() -> None:

@@ -254,9 +254,13 @@ def test_charts_from_stored_runs(tmp_path: Path):
     assert not any(e.has_ci for c in curves for e in c.ms.values())
     assert {t: e.median for t, e in basebackup_rates(campaign).items()} == \
         {"ext4": 100.0, "xfs": 150.0}
-    svg = scan_chart(campaign)
-    assert svg and svg.startswith("<svg") and 'id="pgfsbench-scan-' in svg
-    assert (basebackup_chart(campaign) or "").startswith("<svg")
+    lines = [t for t in scan_chart(campaign)["data"] if t.get("showlegend", True)]
+    assert [t["name"] for t in lines] == ["ext4 (knee: 1)", "xfs (knee: 2)"]
+    rings = [t for t in scan_chart(campaign)["data"] if t.get("showlegend") is False]
+    assert [(t["meta"]["target"], t["x"], t["y"]) for t in rings] == [
+        ("ext4", [1], [50.0]), ("xfs", [2], [30.0])]  # on the drawn median curve
+    bars = basebackup_chart(campaign)["data"]
+    assert [(t["name"], t["y"]) for t in bars] == [("ext4", [100.0]), ("xfs", [150.0])]
 
 
 def test_no_charts_without_data(tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from rich.console import Console
 
 from pgfsbench.report.charts import fsync_chart, target_colors, tps_chart
 from pgfsbench.report.html import write_report
+from pgfsbench.report.plotly_js import plotly_js
 from pgfsbench.report.terminal import (direction_arrow, direction_title, format_value,
                                        render_table)
 from pgfsbench.store.db import Store
@@ -136,31 +138,60 @@ def test_report_shows_notices_and_escapes_them(tmp_path: Path) -> None:
     assert "<no response>" not in page  # tool output is escaped, never markup
 
 
+def _outside_scripts(page: str) -> str:
+    """The page without the inlined plotly.js and the chart specs (checked on their own)."""
+    return re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)
+
+
 def test_report_is_self_contained(tmp_path: Path) -> None:
     page = write_report(build_results(tmp_path / "res")).read_text()
-    assert page.count("<svg") == 3  # tps, fsync and the verdicts chart
-    for m in re.finditer(r"https?://", page):
-        assert re.search(r'xmlns(:\w+)?="$', page[max(0, m.start() - 20):m.start()]), \
-            page[m.start() - 40:m.start() + 60]
-    assert "<script" not in page and "<link" not in page and "@import" not in page
-    assert not re.search(r'\bsrc="', page)
-    for href in re.findall(r'href="([^"]*)"', page):
+    # tps, fsync and the verdicts chart, each a div with its spec beside it.
+    assert re.findall(r'<div class="chart" data-chart="([a-z-]+)"', page) == \
+        ["verdicts", "tps", "fsync"]
+    assert page.count(plotly_js()) == 1  # the library, inlined once, from the package
+    scripts = re.findall(r"<script\b([^>]*)>", page)
+    assert all(attrs == "" or 'type="application/json"' in attrs for attrs in scripts)
+    rest = _outside_scripts(page)
+    for m in re.finditer(r"https?://", rest):
+        assert re.search(r'xmlns(:\w+)?="$', rest[max(0, m.start() - 20):m.start()]), \
+            rest[m.start() - 40:m.start() + 60]
+    assert "<link" not in rest and "@import" not in rest
+    assert not re.search(r'\bsrc="', rest)  # no script, image or frame fetched
+    for href in re.findall(r'href="([^"]*)"', rest):
         assert href.startswith(("#", "runs/")), href
     assert (tmp_path / "res" / "runs").is_dir() and 'href="runs/' in page
-    ids = re.findall(r'\bid="([^"]+)"', page)
-    assert len(ids) == len(set(ids))  # two inline SVGs must not share glyph/clip ids
+    ids = re.findall(r'\bid="([^"]+)"', rest)
+    assert len(ids) == len(set(ids))
+
+
+def _specs(page: str) -> dict[str, dict]:
+    return {m.group(1): json.loads(m.group(2)) for m in re.finditer(
+        r'<script type="application/json" class="chart-spec" id="([a-z-]+)-spec">(.*?)</script>',
+        page, re.S)}
 
 
 def test_charts(tmp_path: Path) -> None:
     campaign = load_campaign(build_results(tmp_path / "res", sweep=True))
     tps, fsync = tps_chart(campaign), fsync_chart(campaign)
-    assert tps and fsync and tps.startswith("<svg") and fsync.startswith("<svg")
     assert tps == tps_chart(campaign)  # deterministic: reports diff cleanly
-    assert "ext4 clients=8" in tps and "xfs clients=1" in tps  # several runs per target
-    assert "btrfs" not in tps  # its pgbench run failed: no line
-    assert fsync.count("<!-- n/a -->") == 3  # writethrough unsupported on all three
+    names = [t["name"] for t in tps["data"]]
+    assert names == ["ext4 clients=1", "ext4 clients=8", "xfs clients=1", "xfs clients=8"]
+    assert not any(t["meta"]["target"] == "btrfs" for t in tps["data"])  # its runs failed
+    na = {t["meta"]["target"]: t["text"][t["x"].index("fsync_writethrough")]
+          for t in fsync["data"]}
+    assert na == {"ext4": "n/a", "xfs": "n/a", "btrfs": "n/a"}  # unsupported on all three
     colors = target_colors(campaign)
-    assert colors["ext4"].lower() in tps.lower() and colors["ext4"].lower() in fsync.lower()
+    for trace in tps["data"]:
+        assert trace["line"]["color"] == colors[trace["meta"]["target"]]
+    for trace in fsync["data"]:
+        assert trace["marker"]["color"] == colors[trace["meta"]["target"]]
+    # The page carries the same specs, and says which targets each chart draws.
+    page = write_report(tmp_path / "res").read_text()
+    specs = _specs(page)
+    assert specs["tps-chart"] == tps and specs["fsync-chart"] == fsync
+    targets = dict(re.findall(r'id="([a-z-]+)" data-targets="([^"]*)"', page))
+    assert targets["fsync-chart"] == escape(json.dumps(["ext4", "xfs", "btrfs"]))
+    assert targets["tps-chart"] == escape(json.dumps(["ext4", "xfs"]))
 
 
 def test_charts_and_report_without_runs(tmp_path: Path) -> None:
@@ -170,7 +201,8 @@ def test_charts_and_report_without_runs(tmp_path: Path) -> None:
     campaign = load_campaign(tmp_path / "res")
     assert tps_chart(campaign) is None and fsync_chart(campaign) is None
     page = write_report(tmp_path / "res").read_text()
-    assert "<svg" not in page and "No metrics were recorded" in page
+    assert "<script" not in page  # no chart: no 4.8 MB library either
+    assert 'class="chart"' not in page and "No metrics were recorded" in page
 
 
 def test_terminal_table(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover
                                      target_colors, target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
+from pgfsbench.workloads.seqwrite import SAMPLE_INTERVAL
 
 CHECKPOINTS = "mon.pg.checkpoints"
 
@@ -72,7 +73,24 @@ def _points(run: StoredRun, name: str) -> list[tuple[float, float]]:
     if name == "pgbench.tps":
         return whole_seconds(run)
     series: Series | None = run.series.get(name)
-    return [(t, v) for t, v in series.points if v is not None] if series else []
+    return full_intervals([(t, v) for t, v in series.points if v is not None] if series else [])
+
+
+def full_intervals(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """A monitor series without its last point when that closes a short interval.
+
+    A monitor samples every interval and once more at stop(); that last
+    interval can be a few milliseconds long, and a rate over it is mostly
+    noise (a "drop" in MB/s that did not happen). Left out when it is under
+    half the typical interval.
+    """
+    if len(points) < 3:
+        return points
+    gaps = sorted(b[0] - a[0] for a, b in zip(points, points[1:]))
+    typical = gaps[len(gaps) // 2]
+    if points[-1][0] - points[-2][0] < typical / 2:
+        return points[:-1]
+    return points
 
 
 def _timeline(campaign: Campaign, runs: list[StoredRun], panels: tuple[Panel, ...],
@@ -175,7 +193,8 @@ FIGURES = [
                "the other rounds are in the legend, hidden until clicked; a legend entry "
                "toggles a run in every panel.", timeline_chart),
     FigureSpec("seqwrite-timeline-chart", 62, "Sequential write over time",
-               "The sequential write as the machine saw it, sampled every 0.2 s by the "
+               f"The sequential write as the machine saw it, sampled every {SAMPLE_INTERVAL:g} s "
+               "by the "
                "workload's own monitor (a write lasts a second or two): the target device's "
                "write MB/s, dirty and writeback memory, and CPU iowait and system time; "
                "dd solid, fio dashed. With repetitions, the median run of each target is "

@@ -29,9 +29,10 @@ def headline_rows(campaign: Campaign) -> list[Row]:
 
 
 def row_title(row: Row) -> str:
-    better = "higher" if row.higher_is_better else "lower"
-    what = f"{row.workload} {row.label}".strip()
-    return f"{what}: {row.metric} ({row.unit}, {better} is better)"
+    """"pgbench.tps clients=8 (tx/s, ↑ better)": short enough for a phone's width."""
+    better = "↑" if row.higher_is_better else "↓"
+    unit = row.unit.split(" (")[0]  # "MB/s (10^6 B/s)": the title needs only "MB/s"
+    return f"{row.metric} {row.label}".strip() + f" ({unit}, {better} better)"
 
 
 def verdicts_chart(campaign: Campaign) -> Figure | None:
@@ -41,8 +42,8 @@ def verdicts_chart(campaign: Campaign) -> Figure | None:
     colors = target_colors(campaign)
     unsafe = {t for t, d in durabilities(campaign).items() if d and d.level != SAFE}
     heights = [22 * len(row.cells) + 16 for row in rows]
-    height, domains, notes = stacked_rows(heights, [row_title(r) for r in rows], gap=40,
-                                          top=36, bottom=20)
+    height, domains, notes = stacked_rows(heights, [row_title(r) for r in rows], gap=58,
+                                          top=30, bottom=24)
     traces: list[dict] = []
     axes: dict[str, dict] = {}
     legend_done: set[str] = set()
@@ -79,7 +80,7 @@ def verdicts_chart(campaign: Campaign) -> Figure | None:
 FIGURES = [
     FigureSpec("verdicts-chart", 5, "Headline metric of each measurement",
                "Each measurement's headline metric, the one its verdict "
-               "is about: bars are medians over repetitions, whiskers 95% confidence "
+               "is about (↑: higher is better, ↓: lower is better): bars are medians over repetitions, whiskers 95% confidence "
                "intervals (bootstrap) where a cell was measured at least twice; hatched bars "
                "are targets that are not crash-safe.", verdicts_chart),
 ]

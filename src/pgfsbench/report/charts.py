@@ -130,9 +130,11 @@ def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None,
     """A layout that fills its container's width (the page sets it, phone to desktop);
     the legend sits above the plot, horizontal, so it never eats a narrow plot's width."""
     out = {"height": height, "autosize": True, "font": FONT,
-           "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+           # t: room above the legend for plotly's toolbar (zoom, pan, reset, PNG),
+           # which sits at the top right and would cover a long legend.
+           "margin": {"l": 10, "r": 10, "t": 56, "b": 10},
            "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff",
-           "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
+           "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1,
                       "yanchor": "bottom"},
            "hovermode": "closest", "hoverlabel": {"namelength": -1}}
     if xaxis is not None:

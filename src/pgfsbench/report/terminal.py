@@ -1,7 +1,7 @@
 """The comparison table in the terminal, and the text formatting both reports share.
 
 The formatting helpers live here rather than in ``html.py`` so the CLI can
-print a table without importing jinja2 and matplotlib.
+print a table without importing jinja2 and plotly.
 """
 
 from __future__ import annotations

@@ -36,10 +36,10 @@ CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read 
 FILE_NAME = "seqwrite.img"
 # The write's own monitor samples this often: a write lasts a second or two, and
 # at the campaign monitors' 1 s it got two points (one tick, then stop), too few
-# to show how dirty pages drained. 5 Hz costs about 0.7 % of one core
+# to show how dirty pages drained. 10 Hz costs about 1.4 % of one core
 # (benchmarks/bench_monitor.py: 1.4 ms a tick); the CPU split and the byte
 # totals come from the first and last sample, so they do not depend on it.
-SAMPLE_INTERVAL = 0.2
+SAMPLE_INTERVAL = 0.1
 
 
 class SeqwriteWorkload(WorkloadBase):
