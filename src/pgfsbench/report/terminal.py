@@ -212,10 +212,10 @@ def render_table(campaign: Campaign, console: Console) -> None:
             rt.add_column(name + suffix, justify="right")
         for row in table.rows:
             scale = row_scale(row)
-            cells = [_rich_cell(row.cells[t], scale, is_baseline=t == table.baseline)
+            cells = [_rich_cell(row.cells[t], scale, t == table.baseline, row.unit)
                      for t in table.targets]
             # Text objects, not markup strings: names and errors may contain "[...]".
-            rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row.unit),
+            rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row_unit(row)),
                        Text(direction_arrow(row.higher_is_better)), *cells)
         console.print(rt)
     if campaign.schedule.get("count") == "auto":
@@ -245,10 +245,12 @@ def durabilities(campaign: Campaign) -> dict:
     return {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
 
 
-def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool) -> Text:
+def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool,
+               unit: str | None = None) -> Text:
+    """A cell in ``human_unit(unit, scale)``, with ★, spread, ratio and verdict mark."""
     if cell.status != "ok":
         return Text(cell_text(cell), style="dim")
-    text = Text(format_value(cell.value, scale), style="bold green" if cell.best else "")
+    text = Text(format_value(cell.value, scale, unit), style="bold green" if cell.best else "")
     if cell.best:
         text.append(f" {BEST_MARK}", style="bold green")
     if spread := spread_text(cell):
