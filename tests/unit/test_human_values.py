@@ -17,8 +17,10 @@ from pgfsbench.report.terminal import (cell_text, format_quantity, format_ratio,
     (3_221_225_472.0, 3_221_225_472.0, "B", "3.00"),   # GiB
     (1_572_864.0, 3_221_225_472.0, "B", "0.0015"),    # a small value in a GiB row
     (56.0, 3_000_000_000.0, "B", "≈0"),                   # not zero, below the row's precision
-    (0.44, 0.44, "s", "440.0"),                        # ms, not 439.99999999999994
+    (0.44, 0.44, "s", "440"),                          # ms, not 439.99999999999994
     (0.0, 0.44, "s", "0"),
+    (0.0596, 0.1018, "s", "60"),                       # ms: whole ones from 10 ms
+    (0.0035, 0.0042, "s", "3.50"),
     (0.002, 0.002, "ms", "2.00"),                       # µs
     (2_500.0, 2_500.0, "ms", "2.50"),                  # s
     (0.8265, 0.96, "fraction", "83"),                 # %
@@ -44,7 +46,7 @@ def test_human_unit_picks_the_unit_from_the_rows_largest_value() -> None:
 
 def test_quantities_ratios_and_spreads_read_as_people_write_them() -> None:
     assert format_quantity(2_792_207_872.0, "B") == "2.60 GiB"
-    assert format_quantity(0.44, "s") == "440.0 ms"
+    assert format_quantity(0.44, "s") == "440 ms"
     assert format_quantity(0.83, "fraction") == "83%"
     assert format_quantity(None, "s") == "n/a"
     assert format_ratio(None) == "" and format_ratio(float("nan")) == ""

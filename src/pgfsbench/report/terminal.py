@@ -82,7 +82,7 @@ def format_value(value: float | None, scale: float | None = None,
     """
     if value is None or not math.isfinite(value):
         return "n/a"
-    shown = None
+    shown, factor = None, 1.0
     if unit is not None:
         shown, factor = human_unit(unit, scale)
         value = value / factor
@@ -95,7 +95,7 @@ def format_value(value: float | None, scale: float | None = None,
         return f"{value:,.0f}"
     if shown == "%":  # a share: 83%, 4.5%, 0.12%; not 83.00%
         text = f"{value:.0f}" if a >= 10 else f"{value:.1f}" if a >= 1 else f"{value:.2g}"
-    elif a >= 1000:
+    elif a >= 1000 or (a >= 10 and factor < 1):  # 0.44 s is 440 ms, not 440.0 ms
         text = f"{value:,.0f}"
     elif a >= 100:
         text = f"{value:.1f}"
@@ -117,6 +117,7 @@ def format_quantity(value: float | None, unit: str, scale: float | None = None) 
     scale = abs(value) if scale is None else scale
     shown, _ = human_unit(unit, scale)
     text = format_value(value, scale, unit)
+    text = text[:-2] if text.endswith(".0") else text  # alone, 440 ms reads better than 440.0
     return f"{text}%" if shown == "%" else f"{text} {shown}".rstrip()
 
 
