@@ -5,7 +5,7 @@ pgbench run with 40 metrics and a 60-point tps series, and of an fsync-latency
 run with 8 metrics), or times an existing one with --results, then times in
 this process:
 
-  import   importing the report code (scipy.stats and matplotlib dominate)
+  import   importing the report code (scipy.stats dominates)
   load     load_campaign from SQLite
   table    the comparison table, cold (every cell's bootstrap and every test)
   again    the same table again (shared per campaign: should be ~0)

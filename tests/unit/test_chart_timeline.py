@@ -153,12 +153,21 @@ def test_repetitions_draw_the_median_run_and_hide_the_rest(tmp_path: Path) -> No
     for target, group in _by_target(figure).items():
         shown = {t["name"] for t in group if t.get("visible", True) is True}
         hidden = {t["name"] for t in group if t.get("visible") == "legendonly"}
-        # tps rises with the round: round 2 is the median.
+        # tps rises with the round: round 2 is the median; rounds 1 and 3 share one
+        # legend entry (and one trace per panel, a gap between the runs).
         assert shown == {f"{target} (median run)"}, shown
-        assert hidden == {f"{target} · round 1", f"{target} · round 3"}
+        assert hidden == {f"{target} · other rounds (2)"}
+        assert sum(t["showlegend"] for t in group) == 2
+        tps = next(t for t in group if t["name"] in hidden and t["yaxis"] == "y"
+                   and t["mode"] != "markers")
+        assert tps["y"].count(None) == 1 and len(tps["y"]) == 2 * (DURATION - 1) + 1
+        base = 1000 + 100 * ("ext4", "xfs").index(target) + 10  # round 1's, as _build sets
+        assert tps["hovertext"][0] == f"round 1 · 1.0 s: {base:,} tx/s"
+        assert tps["hovertext"][-1].startswith("round 3 · ")
     from pgfsbench.report.charts import tps_chart
     names = {t["name"]: t.get("visible", True) for t in tps_chart(campaign)["data"]}
-    assert names["xfs (median run)"] is True and names["xfs · round 3"] == "legendonly"
+    assert names == {"ext4 (median run)": True, "ext4 · other rounds (2)": "legendonly",
+                     "xfs (median run)": True, "xfs · other rounds (2)": "legendonly"}
 
 
 def test_timeline_none_without_monitor_series(tmp_path: Path) -> None:

@@ -265,3 +265,24 @@ def test_verdicts_chart_shows_each_measurements_headline(tmp_path: Path) -> None
         ("seqwrite", "seqwrite.dd.mb_per_s")}
     tps = next(r for r in rows if r.label == "clients=8")
     assert tps.cells["xfs"].value == pytest.approx(950.0) and tps.cells["xfs"].n == 3
+
+
+def test_axes_and_hover_are_in_human_units(tmp_path: Path) -> None:
+    campaign = _build(tmp_path / "res", {"ext4": ONE, "xfs": ONE})
+    latency = fsync_latency_chart(campaign)
+    assert latency["layout"]["yaxis"]["title"]["text"] == "ms per fdatasync (log scale)"
+    ext4 = next(t for t in latency["data"] if t["name"] == "ext4")
+    assert ext4["x"] == ["p50", "p99"] and ext4["y"] == pytest.approx([0.2, 0.9])  # from µs
+    assert ext4["hovertext"] == ["p50: 0.2 ms", "p99: 0.9 ms"]
+    ticks = latency["layout"]["yaxis"]
+    assert ticks["ticktext"] == ["0.1", "0.2", "0.5", "1.00"]  # 1-2-5, no "1e-1", no "k"
+    fileio = fileio_chart(campaign)
+    assert fileio["data"][0]["x"] == ["random read 8 kB"]
+    for chart in CHARTS:
+        layout = chart(campaign)["layout"]
+        for key, ax in layout.items():
+            if key.startswith(("xaxis", "yaxis")):
+                title = ax["title"]["text"]
+                # A unit a person reads; no metric name (a setting's name is fine).
+                assert not re.search(r"\w\.\w+_", title), title
+                assert "bytes" not in title and "10^6" not in title, title

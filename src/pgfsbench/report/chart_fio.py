@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, Figure, axis, cells_of,
-                                     estimate, grouped_bars, in_plan_order, layout)
+                                     estimate, grouped_bars, in_plan_order, layout, log_ticks)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 
@@ -40,8 +40,11 @@ def _log_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]], x
               ytitle: str, unit: str) -> Figure:
     """Bars per group (x) and target (colour) on a log axis: values span decades, so
     each bar is labelled with its value (a log axis has no baseline to compare by)."""
+    ends = [v for vals in data.values() for e in vals.values()
+            for v in (e.median, e.lo, e.hi) if v is not None]
     return {"data": grouped_bars(campaign, groups, data, unit, labels=True),
-            "layout": layout(400, axis(xtitle), axis(ytitle, type="log"), barmode="group")}
+            "layout": layout(400, axis(xtitle), axis(ytitle, type="log", **log_ticks(ends)),
+                             barmode="group")}
 
 
 def fsync_latency_chart(campaign: Campaign) -> Figure | None:
@@ -50,8 +53,11 @@ def fsync_latency_chart(campaign: Campaign) -> Figure | None:
     data = collect_values(campaign, "fsync-latency", keys.get)
     if not data:
         return None
-    return _log_bars(campaign, data, list(SYNC_PERCENTILES), "percentile of fdatasync calls",
-                     "µs per fdatasync (log scale)", "µs")
+    # Stored in µs (fio's unit); drawn in ms, the unit latencies are read in.
+    ms = {t: {k: Estimate(*(None if v is None else v / 1000 for v in e[:3]), e.n)
+              for k, e in vals.items()} for t, vals in data.items()}
+    return _log_bars(campaign, ms, list(SYNC_PERCENTILES), "percentile of fdatasync calls",
+                     "ms per fdatasync (log scale)", "ms")
 
 
 def fileio_label(key: str) -> str:
@@ -79,7 +85,8 @@ def fileio_chart(campaign: Campaign) -> Figure | None:
 FIGURES = [
     FigureSpec("fsync-latency-chart", 30, "fio: latency of fdatasync after each sequential write",
                "fio, sequential writes each followed by fdatasync (the WAL's pattern): sync "
-               "latency percentiles, log scale; lower is better. "
+               "latency percentiles in ms (the table has them in µs), log scale; lower is "
+               "better. "
                + WHISKERS_CAPTION.format(what="Bars"), fsync_latency_chart),
     FigureSpec("fileio-chart", 40, "fio with O_DIRECT: throughput per access pattern",
                "fio with O_DIRECT: MB/s (10^6 bytes per second) per access pattern and block "

@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgfsbench.metrics import Series
-from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, layout,
-                                     measurement_labels, run_lines, run_name, stacked_rows,
-                                     target_colors, target_trace, warmup_seconds, whole_seconds)
+from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, joined,
+                                     layout, run_groups, stacked_rows, target_colors,
+                                     target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.report.figures import FigureSpec
+from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign, StoredRun
 from pgfsbench.workloads.seqwrite import SAMPLE_INTERVAL
 
@@ -98,46 +99,49 @@ def _timeline(campaign: Campaign, runs: list[StoredRun], panels: tuple[Panel, ..
     """``tools``: run id → the series-name prefixes to draw for it ("" for mon.*
     names as they are, "seqwrite.dd." ...), each a line style of its own."""
     colors = target_colors(campaign)
-    lines = run_lines(campaign, runs)
-    labels = measurement_labels(runs)
-    repeated = bool(lines.hidden)
+    groups = run_groups(campaign, runs)
+    repeated = any(g.others for g in groups)
     height, domains, notes = stacked_rows([p.height for p in panels],
                                           [p.title for p in panels])
     traces: list[dict] = []
-    for run, shown in lines:
-        color = colors.get(run.target, FALLBACK_COLOR)
-        base = run_name(run, labels[run.id], shown, repeated)
-        for n, prefix in enumerate(tools[run.id]):
+    for g in groups:
+        color = colors.get(g.target, FALLBACK_COLOR)
+        for n, prefix in enumerate(tools[g.median.id]):
             tool = prefix.removeprefix("seqwrite.").rstrip(".")
-            name = f"{base} {tool}" if tool else base
-            first = True
-            for p, panel in enumerate(panels):
-                for k, (series, what) in enumerate(panel.series):
-                    pts = _points(run, prefix + series)
-                    if not pts:
-                        continue
-                    t, v = zip(*pts)
-                    trace = target_trace(run.target, color, "scatter", mode="lines+markers",
-                                         x=list(t), y=list(v), legendgroup=name,
-                                         showlegend=first, yaxis=f"y{p + 1 if p else ''}")
-                    trace["name"] = name
-                    trace["line"]["dash"] = DASHES[(n + (2 if k else 0)) % len(DASHES)]
-                    trace["line"]["width"] = 1.4
-                    trace["marker"]["size"] = 3
-                    if not shown:
-                        trace["visible"] = "legendonly"
-                    traces.append(hover_text(trace, [f"{x:.1f} s: {y:,.1f} {panel.unit} {what}"
-                                                     for x, y in zip(t, v)]))
-                    first = False
-            if run.workload == "pgbench":
-                traces += _checkpoint_marks(run, color, name, shown)
+            for runs_, base in zip(([g.median], g.others), g.names(repeated)):
+                name = f"{base} {tool}" if tool else base
+                hidden = runs_ is g.others
+                first = True
+                for p, panel in enumerate(panels):
+                    for k, (series, what) in enumerate(panel.series):
+                        xs, ys, owners = joined(runs_, lambda r: _points(r, prefix + series))
+                        if not xs:
+                            continue
+                        trace = target_trace(g.target, color, "scatter", mode="lines+markers",
+                                             x=xs, y=ys, legendgroup=name, showlegend=first,
+                                             yaxis=f"y{p + 1 if p else ''}")
+                        trace["name"] = name
+                        trace["line"].update(dash=DASHES[(n + (2 if k else 0)) % len(DASHES)],
+                                             width=1 if hidden else 1.4)
+                        trace["marker"]["size"] = 3
+                        what_ = f" {what}" if len(panel.series) > 1 else ""
+                        texts = [f"{x:.1f} s: {format_value(y)} {panel.unit}{what_}"
+                                 if x is not None else "" for x, y in zip(xs, ys)]
+                        if hidden:
+                            trace.update(visible="legendonly", opacity=0.6)
+                            texts = [f"round {o.repetition} · {t}" if o else ""
+                                     for o, t in zip(owners, texts)]
+                        traces.append(hover_text(trace, texts))
+                        first = False
+                if g.median.workload == "pgbench":
+                    traces += _checkpoint_marks(runs_, color, name, hidden)
     axes = {"xaxis": axis("seconds since the run started", rangemode="tozero", anchor=
                           f"y{len(panels)}" if len(panels) > 1 else "y")}
     for p, (panel, domain) in enumerate(zip(panels, domains)):
         key = f"yaxis{p + 1 if p else ''}"
         axes[key] = axis(panel.unit, domain=list(domain), rangemode="tozero", anchor="x")
     shapes = []
-    warm = max((warmup_seconds(r) for r in lines.shown), default=0.0)
+    warm = max((warmup_seconds(g.median) for g in groups), default=0.0)
     if warm:
         shapes.append({"type": "rect", "xref": "x", "yref": "y domain", "x0": 0, "x1": warm,
                        "y0": 0, "y1": 1, "fillcolor": "#bbbbbb", "opacity": 0.3,
@@ -147,21 +151,27 @@ def _timeline(campaign: Campaign, runs: list[StoredRun], panels: tuple[Panel, ..
                              **axes)}
 
 
-def _checkpoint_marks(run: StoredRun, color: str, name: str, shown: bool) -> list[dict]:
+def _checkpoint_marks(runs: list[StoredRun], color: str, name: str,
+                      hidden: bool) -> list[dict]:
     """Triangles on the tps panel's zero line where a checkpoint finished."""
-    cp = run.series.get(CHECKPOINTS)
-    times = [t for t, v in cp.points if v] if cp else []
+    times, texts = [], []
+    for run in runs:
+        cp = run.series.get(CHECKPOINTS)
+        for t in [t for t, v in cp.points if v] if cp else []:
+            times.append(t)
+            texts.append((f"round {run.repetition} · " if hidden else "")
+                         + f"checkpoint finished by {t:.1f} s")
     if not times:
         return []
-    trace = target_trace(run.target, color, "scatter", mode="markers", x=times,
+    trace = target_trace(runs[0].target, color, "scatter", mode="markers", x=times,
                          y=[0] * len(times), legendgroup=name, showlegend=False, yaxis="y",
                          cliponaxis=False)
     trace["name"] = name
     trace["marker"] = {"symbol": "triangle-up", "size": 10, "color": color,
                        "line": {"width": 1, "color": "#ffffff"}}
-    if not shown:
+    if hidden:
         trace["visible"] = "legendonly"
-    return [hover_text(trace, [f"checkpoint finished by {t:.1f} s" for t in times])]
+    return [hover_text(trace, texts)]
 
 
 def timeline_chart(campaign: Campaign) -> Figure | None:

@@ -57,22 +57,24 @@ def verdicts_chart(campaign: Campaign) -> Figure | None:
         for t, est in ests.items():
             trace = target_trace(t, colors.get(t, FALLBACK_COLOR), "bar", orientation="h",
                                  x=[est.median], y=[t], xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                                 showlegend=t not in legend_done,
-                                 text=[format_value(est.median, scale)
-                                       + (f" (n={est.n})" if est.n > 1 else "")],
-                                 textposition="outside", cliponaxis=False)
+                                 showlegend=t not in legend_done)
             legend_done.add(t)
             if t in unsafe:
                 trace["marker"]["pattern"] = {"shape": "/", "fgcolor": "#a32424"}
             if (err := whiskers([est])) is not None:
                 trace["error_x"] = err
             note = " · not crash-safe" if t in unsafe else ""
-            traces.append(hover_text(trace, [describe(est, row.unit) + note]))
+            traces.append(hover_text(trace, [describe(est, row.unit.split(" (")[0]) + note]))
         axes[f"xaxis{suffix}"] = axis("", anchor=f"y{suffix}", rangemode="tozero",
-                                      range=[0, max(ends) * 1.3])
+                                      range=[0, max(ends) * 1.05])
+        # Each value beside its target's name, not at the bar's end where the whisker
+        # would cross it.
+        ticks = [f"{t}  {format_value(e.median, scale)}" + (f" (n={e.n})" if e.n > 1 else "")
+                 for t, e in ests.items()]
         axes[f"yaxis{suffix}"] = axis("", anchor=f"x{suffix}", domain=list(domain),
                                       autorange="reversed",  # the first target on top
-                                      categoryorder="array", categoryarray=names)
+                                      categoryorder="array", categoryarray=names,
+                                      tickvals=names, ticktext=ticks)
     return {"data": traces,
             "layout": layout(height, annotations=notes, barmode="overlay", **axes)}
 

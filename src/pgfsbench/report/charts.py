@@ -157,6 +157,18 @@ def target_trace(target: str, color: str, kind: str, **extra: Any) -> dict:
     return trace
 
 
+def log_ticks(values: Iterable[float]) -> dict:
+    """Axis ticks at 1, 2 and 5 of each decade the values span, labelled like the
+    table (1,000 rather than 1k), for a log axis; {} without positive values."""
+    positive = [v for v in values if v is not None and v > 0]
+    if not positive:
+        return {}
+    lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+    ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if min(positive) / 2 <= t <= max(positive) * 2]
+    return {"tickvals": ticks, "ticktext": [format_value(t, t) for t in ticks]}
+
+
 def hover_text(trace: dict, texts: Sequence[str]) -> dict:
     """Hover shows exactly ``texts`` (already in human units), one per point."""
     trace["hovertext"] = list(texts)
@@ -196,8 +208,11 @@ def grouped_bars(campaign: Campaign, groups: Sequence[tuple[str, str]],
         trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "bar",
                              x=xs, y=[e.median for e in ests])  # n/a: an empty slot at 0
         if any(marks):
-            trace.update(text=marks, textposition="outside", cliponaxis=False,
-                         textfont={"size": 10})
+            # Values inside the bar at its base, clear of the whisker; n/a (no bar)
+            # above the empty slot.
+            trace.update(text=marks, cliponaxis=False, insidetextanchor="start",
+                         textangle=0, textfont={"size": 10},
+                         textposition=["outside" if m == "n/a" else "inside" for m in marks])
         if (err := whiskers(ests)) is not None:
             trace["error_y"] = err
         traces.append(hover_text(trace, texts))
@@ -294,68 +309,95 @@ def measurement_labels(runs: list[StoredRun]) -> dict[int, str]:
 
 
 @dataclass
-class RunLines:
-    """Runs to draw one line each: the representative ones shown, the others hidden."""
+class RunGroup:
+    """One target's runs of one measurement: the one to draw, and its other rounds."""
 
-    shown: list[StoredRun]
-    hidden: list[StoredRun] = field(default_factory=list)
+    target: str
+    name: str  # the target, plus what tells its measurements apart ("ext4 clients=8")
+    median: StoredRun  # the median-headline repetition
+    others: list[StoredRun] = field(default_factory=list)
 
-    def __iter__(self):
-        for r in self.shown:
-            yield r, True
-        for r in self.hidden:
-            yield r, False
+    def names(self, repeated: bool) -> tuple[str, str]:
+        """Legend names of the drawn run and of the other rounds' trace."""
+        if not repeated:
+            return self.name, self.name
+        return (f"{self.name} (median run)",
+                f"{self.name} · other rounds ({len(self.others)})")
 
 
-def run_lines(campaign: Campaign, runs: list[StoredRun]) -> RunLines:
-    """The median-headline run of every target and measurement shown, the other
-    repetitions hidden (legend only); targets in plan order."""
+def run_groups(campaign: Campaign, runs: list[StoredRun]) -> list[RunGroup]:
+    """Every target and measurement of ``runs``: the median-headline run to draw and
+    the other repetitions (drawn hidden, one legend entry for all of them, so twelve
+    rounds of three targets do not bury the plot under 36 legend entries); targets in
+    plan order."""
     order = {t.name: t.position for t in campaign.targets}
-    shown = representative_runs(runs)
-    ids = {r.id for r in shown}
+    labels = measurement_labels(runs)
+    groups = []
+    for median in representative_runs(runs):
+        others = sorted((r for r in runs if r.id != median.id and r.target == median.target
+                         and (r.workload, r.label) == (median.workload, median.label)),
+                        key=lambda r: (r.repetition, r.id))
+        groups.append(RunGroup(median.target, labels[median.id], median, others))
+    return sorted(groups, key=lambda g: (order.get(g.target, 0), g.median.label, g.median.id))
 
-    def key(r: StoredRun) -> tuple:
-        return (order.get(r.target, 0), r.label, r.repetition, r.id)
-    return RunLines(sorted(shown, key=key), sorted((r for r in runs if r.id not in ids),
-                                                    key=key))
 
-
-def run_name(run: StoredRun, label: str, shown: bool, repeated: bool) -> str:
-    if not repeated:
-        return label
-    return f"{label} (median run)" if shown else f"{label} · round {run.repetition}"
+def joined(runs: Sequence[StoredRun], points_of) -> tuple[list, list, list[StoredRun | None]]:
+    """The runs' points in one trace: x, y and each point's run, a gap (None) between
+    runs so plotly draws them as separate lines."""
+    xs: list = []
+    ys: list = []
+    owners: list[StoredRun | None] = []
+    for run in runs:
+        points = points_of(run)
+        if not points:
+            continue
+        if xs:
+            xs.append(None)
+            ys.append(None)
+            owners.append(None)
+        for t, v in points:
+            xs.append(t)
+            ys.append(v)
+            owners.append(run)
+    return xs, ys, owners
 
 
 # --- the two charts this module owns -------------------------------------------------
 
 def tps_chart(campaign: Campaign) -> Figure | None:
     """Per-second tps of ok pgbench runs (whole seconds only): one line per target and
-    measurement, the median repetition; the other repetitions hidden. None without data."""
+    measurement, the median repetition; the other rounds hidden. None without data."""
     colors = target_colors(campaign)
     runs = [r for r in campaign.runs
             if r.workload == "pgbench" and r.status == "ok" and len(whole_seconds(r)) >= 1]
     if not runs:
         return None
-    lines = run_lines(campaign, runs)
-    labels = measurement_labels(runs)
-    repeated = bool(lines.hidden)
+    groups = run_groups(campaign, runs)
+    repeated = any(g.others for g in groups)
     dash_of: dict[str, dict[str, str]] = {}
     traces = []
-    for run, shown in lines:
-        dashes = dash_of.setdefault(run.target, {})
-        dash = dashes.setdefault(run.label, DASHES[len(dashes) % len(DASHES)])
-        t, v = zip(*whole_seconds(run))
-        name = run_name(run, labels[run.id], shown, repeated)
-        trace = target_trace(run.target, colors.get(run.target, FALLBACK_COLOR), "scatter",
-                             mode="lines", x=list(t), y=list(v), legendgroup=name)
-        trace["name"] = name
-        trace["line"]["dash"] = dash
-        if not shown:
-            trace["visible"] = "legendonly"
-        traces.append(hover_text(trace, [f"{x:g} s: {format_value(y)} tx/s"
-                                         for x, y in zip(t, v)]))
+    for g in groups:
+        dashes = dash_of.setdefault(g.target, {})
+        dash = dashes.setdefault(g.median.label, DASHES[len(dashes) % len(DASHES)])
+        shown_name, others_name = g.names(repeated)
+        for runs_, name in (([g.median], shown_name), (g.others, others_name)):
+            xs, ys, owners = joined(runs_, whole_seconds)
+            if not xs:
+                continue
+            trace = target_trace(g.target, colors.get(g.target, FALLBACK_COLOR), "scatter",
+                                 mode="lines", x=xs, y=ys, legendgroup=name)
+            trace["name"] = name
+            trace["line"]["dash"] = dash
+            texts = [f"{x:g} s: {format_value(y)} tx/s" if x is not None else "" for x, y in
+                     zip(xs, ys)]
+            if runs_ is g.others:
+                trace.update(visible="legendonly", opacity=0.6)
+                trace["line"]["width"] = 1
+                texts = [f"round {o.repetition} · {t}" if o else "" for o, t in
+                         zip(owners, texts)]
+            traces.append(hover_text(trace, texts))
     shapes = []
-    warm = max((warmup_seconds(r) for r in lines.shown), default=0.0)
+    warm = max((warmup_seconds(g.median) for g in groups), default=0.0)
     if warm:  # left out of tps and latency: the reader sees what was dropped
         shapes.append(warmup_band(warm))
     return {"data": traces,
