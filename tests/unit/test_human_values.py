@@ -63,7 +63,7 @@ def test_provenance_facts_and_params_never_show_reprs() -> None:
         "device: /dev/loop7; queue: none; restore_problems: none; sysctls: none"
     assert _fact(None) == "—" and _fact(True) == "yes" and _fact([]) == "none"
     assert _params({"tools": ["dd"], "direct": True, "size": "8k", "x": None}) == \
-        "tools=dd direct=true size=8k x="
+        "tools=dd direct=true size=8k"  # an unset parameter is left out
 
 
 def _table(values: dict[str, list[float]], metric: str = "pgbench.tps",

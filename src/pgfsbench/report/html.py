@@ -217,7 +217,7 @@ def _argv(argv: list[str] | None) -> str:
 
 
 def _params(params: dict) -> str:
-    return " ".join(f"{k}={_param(v)}" for k, v in params.items())
+    return " ".join(f"{k}={_param(v)}" for k, v in params.items() if _param(v) != "")
 
 
 def _param(value: object) -> str:
