@@ -22,7 +22,8 @@ from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.members import member_record
 from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_for_formatting
-from pgfsbench.provision.volume import Joined, join, stripe_mkfs_options
+from pgfsbench.plan.stripe import stripe_mkfs_options
+from pgfsbench.provision.volume import Joined, join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 from pgfsbench.provision.target import PreparedTarget
 
@@ -132,7 +133,7 @@ def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int
             commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
                                      pass_fds=tuple(fds)))
     if spec.volume is None:
-        options, _ = stripe_mkfs_options(spec, fs_recipe)
+        options, _ = stripe_mkfs_options(spec)
         layout = {"members": [c.path for c in checked]}
         if len(checked) > 1:
             layout["spanned_by"] = spec.fs

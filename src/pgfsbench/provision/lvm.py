@@ -22,13 +22,14 @@ from pgfsbench.provision.members import current_device
 LVM_ENV = {"LVM_SUPPRESS_FD_WARNINGS": "1"}
 
 
+KERNEL_FIX = "modprobe dm_mod, or boot a kernel built with CONFIG_BLK_DEV_DM"
+
+
 def unavailable_reason() -> str | None:
     """Why striped logical volumes cannot be made here, with the fix; None if they can."""
     if not _has_device_mapper():
-        return ("the running kernel has no device-mapper (no 'device-mapper' in /proc/misc, "
-                "no /sys/module/dm_mod): LVM volumes need it (modprobe dm_mod; a kernel "
-                "built without CONFIG_BLK_DEV_DM cannot: run this target on a machine "
-                "whose kernel has it)")
+        return ("the running kernel has no device-mapper, which LVM volumes need (no "
+                f"device-mapper in /proc/misc, no /sys/module/dm_mod): {KERNEL_FIX}")
     if proc.which("lvcreate") is None:
         return "lvcreate is missing: apt-get install lvm2"
     return None

@@ -20,20 +20,17 @@ from pgfsbench.provision.members import current_device
 LEVELS = {"md-raid0": "0", "md-raid1": "1", "md-raid10": "10"}
 
 
+KERNEL_FIX = "modprobe md_mod, or boot a kernel built with CONFIG_BLK_DEV_MD"
+
+
 def unavailable_reason() -> str | None:
     """Why md arrays cannot be made here, with the fix; None if they can."""
     if not Path("/proc/mdstat").exists():
-        return ("the running kernel has no md (software RAID) driver: /proc/mdstat is "
-                "absent (modprobe md_mod; a kernel built without CONFIG_BLK_DEV_MD cannot "
-                "make md arrays: run this target on a machine whose kernel has it)")
+        return ("the running kernel has no md (software RAID) driver (no /proc/mdstat): "
+                f"{KERNEL_FIX}")
     if proc.which("mdadm") is None:
         return "mdadm is missing: apt-get install mdadm"
     return None
-
-
-def data_disks(kind: str, members: int) -> int:
-    """Members whose chunks hold distinct data in one stripe (what mkfs aligns to)."""
-    return {"md-raid0": members, "md-raid1": 1, "md-raid10": members // 2}[kind]
 
 
 def create_argv(array: str, kind: str, chunk_bytes: int, members: list[str]) -> list[str]:

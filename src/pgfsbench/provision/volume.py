@@ -3,7 +3,7 @@
 Three ways: one member as it is; several members given to a filesystem that spans
 devices itself (btrfs profiles); or a volume under any filesystem: an md RAID array
 or an LVM striped volume. The stripe geometry of a volume becomes mkfs options
-(ext stride/stripe-width, xfs sunit/swidth) unless the plan set its own.
+(ext stride/stripe-width, xfs sunit/swidth; plan/stripe.py) unless the plan set its own.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pgfsbench.filesystems.recipe import Recipe
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target, Volume
+from pgfsbench.plan.stripe import stripe_mkfs_options
 from pgfsbench.provision import lvm, md
 
 
@@ -35,40 +36,13 @@ def unavailable_reason(volume: Volume | None) -> str | None:
     return lvm.unavailable_reason() if volume.kind == "lvm-stripe" else md.unavailable_reason()
 
 
-def data_disks(volume: Volume, members: int) -> int:
-    if volume.kind == "lvm-stripe":
-        return members
-    return md.data_disks(volume.kind, members)
-
-
-def stripe_mkfs_options(spec: Target, fs_recipe: Recipe) -> tuple[list[str], dict]:
-    """The plan's mkfs options with the volume's stripe geometry added, and what was done
-    (for provenance and ``plan check``)."""
-    options = list(spec.mkfs)
-    volume = spec.volume
-    if volume is None:
-        return options, {}
-    disks = data_disks(volume, spec.member_count)
-    geometry = {"stripe_bytes": volume.stripe_bytes, "data_disks": disks,
-                "stripe_width_bytes": volume.stripe_bytes * disks}
-    if fs_recipe.stripe is None:
-        return options, {**geometry, "mkfs": f"{spec.fs} takes no stripe geometry"}
-    if given := fs_recipe.stripe.given(options):
-        return options, {**geometry, "mkfs": f"the plan's own: {','.join(given)}"}
-    if disks < 2:
-        return options, {**geometry, "mkfs": "no stripe to align to (a mirror)"}
-    added = fs_recipe.stripe.add(options, volume.stripe_bytes, disks)
-    return added, {**geometry, "mkfs": "computed",
-                   "computed_options": fs_recipe.stripe.given(added)}
-
-
 def join(spec: Target, fs_recipe: Recipe, members: list[dict], ledger: Ledger,
          undo: contextlib.ExitStack, commands: list) -> Joined:
     """``members`` (member records, in order) made into what mkfs formats; a volume is
     in the ledger and undone by ``undo`` like everything else."""
     devices = [m["device"] for m in members]
     layout: dict = {"members": devices}
-    options, geometry = stripe_mkfs_options(spec, fs_recipe)
+    options, geometry = stripe_mkfs_options(spec)
     volume = spec.volume
     if volume is None:
         if len(devices) > 1:
