@@ -81,6 +81,7 @@ def attach_images(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
                   undo: contextlib.ExitStack, commands: list) -> list[dict]:
     """The target's ``images`` loop images of ``size`` each, attached; member records
     (device + image), in the ledger before each exists and undone by ``undo``."""
+    images_dir.mkdir(parents=True, exist_ok=True)
     names = [f"{spec.name}.img"] if spec.images == 1 else \
         [f"{spec.name}-{i}.img" for i in range(1, spec.images + 1)]
     members = []
