@@ -57,7 +57,7 @@ def _describe(device: str) -> list[str]:
     return notes
 
 
-def _checked_members(spec: Target, allowed: Iterable[str],
+def checked_members(spec: Target, allowed: Iterable[str],
                      wipe_signatures: bool) -> list[CheckedDevice]:
     """Every device the target names, each passing the safety check (DESIGN §5)."""
     checked = []
@@ -79,7 +79,7 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
     if not spec.member_devices or fs is None:
         raise ValueError(f"target '{name}' is not a device target")
     # Safety first: nothing below may run on a device that fails it.
-    checked = _checked_members(spec, allowed, wipe_signatures)
+    checked = checked_members(spec, allowed, wipe_signatures)
     if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
         raise UserError(f"target '{name}': option '{named[0]}' names another device, which "
                         "mkfs could write to; a device target formats only its own device: "
@@ -124,11 +124,13 @@ def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int
     # The tools open a device through our descriptor, verified just now to be the
     # device that was checked: no path is resolved in between.
     nodes = [f"/proc/self/fd/{fd}" for fd in fds]
+    several = len(checked) > 1
     for c, node in zip(checked, nodes):
-        notes.append(f"{c.path} opened as {node}: a descriptor checked to be device "
-                     f"{os.major(c.rdev)}:{os.minor(c.rdev)} just before")
+        notes.append(f"formatted through {node}: a descriptor on {c.path}, checked to be "
+                     f"device {os.major(c.rdev)}:{os.minor(c.rdev)} just before")
         if c.signatures:
-            notes.append(f"signatures on {c.path} wiped before mkfs (--wipe-signatures): "
+            notes.append("signatures wiped before mkfs (--wipe-signatures)"
+                         + (f" on {c.path}" if several else "") + ": "
                          + "; ".join(c.signatures))
             commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
                                      pass_fds=tuple(fds)))
