@@ -237,6 +237,11 @@ def test_the_table_filters_and_sorts(laptop):
         assert values == sorted(values)
         assert group == [*(v for v in group if v is not None), *(v for v in group if v is None)]
     page.click("#comparison summary")
+    assert not laptop.js("document.getElementById('comparison-details').open")
+    page.click("nav a[href='#comparison']")  # the nav link opens the table too
+    page.wait_for_function("document.getElementById('comparison-details').open")
+    page.click("#comparison summary")
+    page.evaluate("window.scrollTo(0, 0)")
 
 
 class _VisibleText(HTMLParser):
