@@ -221,6 +221,12 @@ def test_every_chart_spec_is_json_for_the_page(tmp_path: Path) -> None:
             assert raw not in text, (chart.id, raw)
 
 
+def test_a_non_finite_value_is_a_gap_not_an_invalid_page() -> None:
+    chart = Chart("x-chart", "x", "t", "c", ("a",),
+                  {"data": [{"y": [1.0, float("nan"), float("inf")]}], "layout": {}})
+    assert json.loads(chart.spec_json())["data"][0]["y"] == [1.0, None, None]
+
+
 def test_the_spec_cannot_close_its_script_element() -> None:
     chart = Chart("x-chart", "x", "t", "c", ("a",),
                   {"data": [{"name": "</script><script>alert(1)</script>"}], "layout": {}})

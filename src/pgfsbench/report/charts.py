@@ -463,7 +463,7 @@ class Chart:
 
     def spec_json(self) -> str:
         """The figure as JSON that is safe inside a <script> element."""
-        text = json.dumps(self.figure, separators=(",", ":"), allow_nan=False,
+        text = json.dumps(_finite(self.figure), separators=(",", ":"), allow_nan=False,
                           default=_json_default)
         # No "</script>" or "<!--" can end the element early: escape <, > and &.
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -476,6 +476,17 @@ class Chart:
             f'data-targets="{targets}"></div>'
             f'<script type="application/json" class="chart-spec" id="{escape(self.id)}-spec">'
             f"{self.spec_json()}</script>")
+
+
+def _finite(value: Any) -> Any:
+    """NaN and ±inf as null: JSON has neither, and plotly leaves a gap for null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _json_default(value: object) -> object:
