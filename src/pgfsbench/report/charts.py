@@ -158,15 +158,16 @@ def target_trace(target: str, color: str, kind: str, **extra: Any) -> dict:
 
 
 def log_ticks(values: Iterable[float]) -> dict:
-    """Axis ticks at 1, 2 and 5 of each decade the values span, labelled like the
-    table (1,000 rather than 1k), for a log axis; {} without positive values."""
+    """Axis ticks at 1, 2 and 5 of each decade the values span, labelled 1,000 rather
+    than 1k or 1e3, for a log axis; {} when plotly's own ticks will do."""
     positive = [v for v in values if v is not None and v > 0]
-    if not positive:
-        return {}
+    if not positive or max(positive) / min(positive) < 10:
+        return {}  # within a decade plotly's own ticks read well
     lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
     ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
     ticks = [t for t in ticks if min(positive) / 2 <= t <= max(positive) * 2]
-    return {"tickvals": ticks, "ticktext": [format_value(t, t) for t in ticks]}
+    return {"tickvals": ticks,
+            "ticktext": [f"{t:,.0f}" if t >= 1 else f"{t:.1g}" for t in ticks]}
 
 
 def hover_text(trace: dict, texts: Sequence[str]) -> dict:
