@@ -22,8 +22,8 @@ from pgfsbench.report.chart_scan import (basebackup_chart, basebackup_rates, sca
 from pgfsbench.report.chart_seqwrite import cpu_chart, seqwrite_values, throughput_chart
 from pgfsbench.report.chart_sweep import clients_chart, sweep_points
 from pgfsbench.report.chart_verdicts import headline_rows, verdicts_chart
-from pgfsbench.report.charts import (Chart, Estimate, fsync_chart, fsync_points, target_colors,
-                                     whiskers)
+from pgfsbench.report.charts import (Chart, Estimate, fsync_chart, fsync_points, log_ticks,
+                                     target_colors, whiskers)
 from pgfsbench.report.figures import all_figures, render_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import Campaign, load_campaign
@@ -221,6 +221,12 @@ def test_every_chart_spec_is_json_for_the_page(tmp_path: Path) -> None:
             assert raw not in text, (chart.id, raw)
 
 
+def test_a_non_finite_value_is_a_gap_not_an_invalid_page() -> None:
+    chart = Chart("x-chart", "x", "t", "c", ("a",),
+                  {"data": [{"y": [1.0, float("nan"), float("inf")]}], "layout": {}})
+    assert json.loads(chart.spec_json())["data"][0]["y"] == [1.0, None, None]
+
+
 def test_the_spec_cannot_close_its_script_element() -> None:
     chart = Chart("x-chart", "x", "t", "c", ("a",),
                   {"data": [{"name": "</script><script>alert(1)</script>"}], "layout": {}})
@@ -274,8 +280,12 @@ def test_axes_and_hover_are_in_human_units(tmp_path: Path) -> None:
     ext4 = next(t for t in latency["data"] if t["name"] == "ext4")
     assert ext4["x"] == ["p50", "p99"] and ext4["y"] == pytest.approx([0.2, 0.9])  # from µs
     assert ext4["hovertext"] == ["p50: 0.2 ms", "p99: 0.9 ms"]
-    ticks = latency["layout"]["yaxis"]
-    assert ticks["ticktext"] == ["0.1", "0.2", "0.5", "1.00"]  # 1-2-5, no "1e-1", no "k"
+    assert "tickvals" not in latency["layout"]["yaxis"]  # 0.2–0.9 ms: plotly's ticks do
+    assert log_ticks([150.0, 5439.0]) == {"tickvals": [100.0, 200.0, 500.0, 1000.0, 2000.0,
+                                                       5000.0, 10000.0],
+                                          "ticktext": ["100", "200", "500", "1,000", "2,000",
+                                                       "5,000", "10,000"]}
+    assert log_ticks([0.2, 9.0])["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
     fileio = fileio_chart(campaign)
     assert fileio["data"][0]["x"] == ["random read 8 kB"]
     for chart in CHARTS:

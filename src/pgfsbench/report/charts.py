@@ -158,15 +158,16 @@ def target_trace(target: str, color: str, kind: str, **extra: Any) -> dict:
 
 
 def log_ticks(values: Iterable[float]) -> dict:
-    """Axis ticks at 1, 2 and 5 of each decade the values span, labelled like the
-    table (1,000 rather than 1k), for a log axis; {} without positive values."""
+    """Axis ticks at 1, 2 and 5 of each decade the values span, labelled 1,000 rather
+    than 1k or 1e3, for a log axis; {} when plotly's own ticks will do."""
     positive = [v for v in values if v is not None and v > 0]
-    if not positive:
-        return {}
+    if not positive or max(positive) / min(positive) < 10:
+        return {}  # within a decade plotly's own ticks read well
     lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
     ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
     ticks = [t for t in ticks if min(positive) / 2 <= t <= max(positive) * 2]
-    return {"tickvals": ticks, "ticktext": [format_value(t, t) for t in ticks]}
+    return {"tickvals": ticks,
+            "ticktext": [f"{t:,.0f}" if t >= 1 else f"{t:.1g}" for t in ticks]}
 
 
 def hover_text(trace: dict, texts: Sequence[str]) -> dict:
@@ -463,7 +464,7 @@ class Chart:
 
     def spec_json(self) -> str:
         """The figure as JSON that is safe inside a <script> element."""
-        text = json.dumps(self.figure, separators=(",", ":"), allow_nan=False,
+        text = json.dumps(_finite(self.figure), separators=(",", ":"), allow_nan=False,
                           default=_json_default)
         # No "</script>" or "<!--" can end the element early: escape <, > and &.
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -476,6 +477,17 @@ class Chart:
             f'data-targets="{targets}"></div>'
             f'<script type="application/json" class="chart-spec" id="{escape(self.id)}-spec">'
             f"{self.spec_json()}</script>")
+
+
+def _finite(value: Any) -> Any:
+    """NaN and ±inf as null: JSON has neither, and plotly leaves a gap for null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _json_default(value: object) -> object:
