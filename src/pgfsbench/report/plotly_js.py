@@ -1,4 +1,4 @@
-"""plotly.js for the report's <head>: the library inlined once, and the script that
+"""plotly.js for the end of the report's <body>: the library inlined once, and the script that
 draws every chart div from its JSON spec (see charts.Chart.html)."""
 
 from __future__ import annotations
