@@ -396,6 +396,7 @@ def plan_check(
     the_plan = load_plan(plan)
     check_sizes(the_plan)
     info = describe(the_plan)
+    info["problems"] += _check_zfs_here(the_plan)
     info["problems"] += _check_settings_here(the_plan)
     if as_json:
         json.dump(info, sys.stdout, indent=2)
@@ -444,6 +445,20 @@ def plan_check(
         console.print(f"note: {escape(note)}")
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+def _check_zfs_here(plan) -> list[str]:
+    """Have the installed zfs and zpool judge the ZFS targets' properties (UserError when
+    they refuse some); a note instead when there is no ZFS here to ask."""
+    from pgfsbench.preflight import check_zfs_properties
+    from pgfsbench.provision.zfs import unavailable_reason
+
+    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
+        return []
+    if reason := unavailable_reason():
+        return [f"ZFS properties not checked against zfs: {reason}"]
+    check_zfs_properties(plan)
+    return []
 
 
 def _check_settings_here(plan) -> list[str]:

@@ -20,6 +20,7 @@ ACQUIRING = (
     "pgfsbench.provision.loop",      # file, loop
     "pgfsbench.provision.mounting",  # mount
     "pgfsbench.provision.throttle",  # cgroup
+    "pgfsbench.provision.zfs",       # zfs-daemon, zfs-pool, zfs-dataset
 )
 
 

@@ -41,6 +41,10 @@ def _unchanged(options: list[str]) -> list[str]:
     return list(options)
 
 
+def _nothing(_: dict) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True, kw_only=True)
 class Recipe:
     fs: str  # the plan's fs value and mount -t type
@@ -81,6 +85,16 @@ class Recipe:
     # Written but never run on a machine whose kernel has the filesystem: the report
     # and doctor say so until someone runs it.
     untested: bool = False
+
+    # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
+    # Made by provision/zfs.py instead of mkfs_argv + mount_argv.
+    pooled: bool = False
+    # (geometry facts) → why the filesystem as made is not crash-safe (zfs sync=disabled).
+    not_crash_safe: Callable[[dict], list[str]] = _nothing
+    # (target provenance) → what a reader must know before believing its numbers.
+    caveats: Callable[[dict], list[str]] = _nothing
+    # Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs).
+    mount_types: frozenset[str] = frozenset()
 
     @property
     def driver(self) -> str:

@@ -22,6 +22,7 @@ from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.safety import check_formattable, opened_for_formatting
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.zfs import make_pool
 
 
 def _sysfs(device: str) -> Path:
@@ -53,6 +54,26 @@ def _describe(device: str) -> list[str]:
     return notes
 
 
+def _pool_on_device(spec: Target, checked, ledger: Ledger, owner: proc.RunAs,
+                    undo: contextlib.ExitStack, commands: list, notes: list[str]
+                    ) -> PreparedTarget:
+    """ZFS on the checked device. The zfs-fuse daemon, not a child of ours, opens it, so
+    it gets the path the check resolved, verified once more to be the checked device."""
+    try:
+        with opened_for_formatting(checked) as fd:
+            if checked.signatures:
+                notes.append("signatures wiped before zpool create (--wipe-signatures): "
+                             + "; ".join(checked.signatures))
+                commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all",
+                                          f"/proc/self/fd/{fd}"], pass_fds=(fd,)))
+    except UserError as exc:
+        raise UserError(f"target '{spec.name}': {exc}") from None
+    workdir, mount, more = make_pool(spec, [checked.path], ledger, undo, owner, commands)
+    return PreparedTarget(name=spec.name, kind="device", fs=spec.fs, workdir=workdir,
+                          device=checked.path, mount=mount, commands=commands,
+                          notes=[*notes, *more])
+
+
 @contextlib.contextmanager
 def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iterable[str],
                   wipe_signatures: bool) -> Iterator[PreparedTarget]:
@@ -79,6 +100,10 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
 
     commands: list[proc.CommandResult] = []
     notes = [f"device: {checked.shown}", *_describe(device)]
+    if fs_recipe.pooled:
+        with contextlib.ExitStack() as undo:
+            yield _pool_on_device(spec, checked, ledger, owner, undo, commands, notes)
+        return
     with contextlib.ExitStack() as undo:
         try:
             with opened_for_formatting(checked) as fd:

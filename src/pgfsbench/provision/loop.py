@@ -23,6 +23,7 @@ from pgfsbench.units import size_to_mb
 from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.zfs import make_pool
 
 
 def _attach(image: Path, direct_io: bool, commands: list) -> str:
@@ -117,6 +118,14 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         device = _image_on_loop(images_dir / f"{name}.img", size_mb * 2**20, spec.direct_io,
                                 ledger, keep, undo, commands)
         log_device = None
+        if fs_recipe.pooled:  # ZFS: a pool and a dataset instead of mkfs + mount
+            workdir, mount, notes = make_pool(spec, [device], ledger, undo, owner, commands)
+            target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
+                                    device=device, mount=mount, commands=commands,
+                                    notes=[*notes, _direct_io_note("loop", device,
+                                                                   spec.direct_io)])
+            yield target
+            return
         if spec.log_size is not None:
             log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
                                         spec.direct_io, ledger, keep, undo, commands)
