@@ -12,6 +12,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipes
 from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.provision.filesystems import unavailable_reason
+from pgfsbench.provision import lvm, md
 from pgfsbench.provision.host import tool_versions
 
 DEFAULT_CAMPAIGN_FS = ("ext4", "xfs", "btrfs")  # what `make demo` compares
@@ -47,6 +48,7 @@ def checks() -> list[Check]:
                          else f"apt-get install {recipe.apt_package}",
                          required=fs in DEFAULT_CAMPAIGN_FS))
     out.append(zfs_check())
+    out += volume_checks()
     bins = None
     try:
         bins = find_binaries()
@@ -97,3 +99,17 @@ def zfs_check() -> Check:
     return Check(what, True, "zfs-fuse installed, daemon not running: a campaign with a ZFS "
                  "target starts it and stops it at the end (user space through FUSE: not "
                  "kernel ZFS speed)", required=False)
+
+
+def volume_checks() -> list[Check]:
+    """md RAID and LVM stripes (a target's ``volume``): kernel driver and tools. Only
+    plans with such a volume need them; without, those targets are skipped."""
+    out = []
+    for what, module, package in (("md RAID volumes", md, "mdadm"),
+                                  ("LVM striped volumes", lvm, "lvm2")):
+        reason = module.unavailable_reason()
+        fix = "" if reason is None else f"apt-get install {package}" if "missing" in reason \
+            else module.KERNEL_FIX + " (until then, targets with this volume are skipped)"
+        out.append(Check(what, reason is None, "kernel driver and tools present"
+                         if reason is None else reason.split(": ")[0], fix, required=False))
+    return out

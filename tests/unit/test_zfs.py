@@ -109,6 +109,8 @@ def test_a_zfs_target_in_a_plan():
     (t,) = plan.targets
     assert t.kind == "loop" and t.zfs == {"recordsize": "8K", "atime": False}
     assert t.zpool == {"ashift": 12}
+    (striped,) = _plan('fs = "zfs"\nsize = "128M"\nimages = 3').targets  # one pool over 3
+    assert striped.member_count == 3
 
 
 @pytest.mark.parametrize("target, words", [
@@ -121,6 +123,7 @@ def test_a_zfs_target_in_a_plan():
     ('fs = "zfs"\nzfs = { compression = "lz4; rm -rf /" }', "is not a property value"),
     ('fs = "zfs"\nthrottle = { write_iops = 100 }', "throttle cannot limit ZFS"),
     ('fs = "zfs"\nlog_size = "64M"', "zfs cannot use an external log device"),
+    ('fs = "zfs"\nimages = 2\nvolume = { kind = "md-raid0" }', "ZFS joins its devices itself"),
 ])
 def test_zfs_plan_errors(target, words):
     with pytest.raises(UserError) as info:

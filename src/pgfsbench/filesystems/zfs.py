@@ -276,5 +276,6 @@ RECIPES = (Recipe(
     kernel_defaults=frozenset(), geometry=geometry,
     atomic_writes=AtomicWrites("ZFS copy-on-write (a record is never overwritten in place)",
                                unless=frozenset()),
-    durability_notes={}, pooled=True, not_crash_safe=not_crash_safe, caveats=caveats,
+    durability_notes={}, spans_devices=True,  # a plain stripe over every member
+    pooled=True, not_crash_safe=not_crash_safe, caveats=caveats,
     mount_types=frozenset({"zfs", "fuse.zfs"})),)
