@@ -213,6 +213,9 @@ def _tool(argv: list[str]) -> list[str]:
 
 
 def pools() -> list[str]:
+    """Every imported pool (none when zpool is missing or gets no answer)."""
+    if proc.which("zpool") is None:
+        return []
     result = _run(zfs.LIST_POOLS_ARGV)
     return zfs.parse_pool_list(result.stdout) if result.ok else []
 
