@@ -425,8 +425,11 @@ def plan_check(
                 f"{k}={v}" for k, v in t["throttle"].items())]))
         if t["log_size"]:
             knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
+        # ZFS: pool properties where mkfs options go, dataset properties for mount's
+        made = " ".join(t["mkfs"]) or " ".join(f"{k}={v}" for k, v in t["zpool"].items())
+        mounted = t["mount"] or " ".join(f"{k}={v}" for k, v in t["zfs"].items())
         table.add_row(*map(escape, [t["name"], t["kind"], t["fs"] or "", t["where"],
-                                    " ".join(t["mkfs"]), t["mount"], knobs]),
+                                    made, mounted, knobs]),
                       f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
     console.print(table)
     runs = Table("run on each target", "params", "times", "≈ seconds each")

@@ -279,3 +279,17 @@ def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkey
     assert made == set()
     assert [r["kind"] for r in ledger.resources] == ["zfs-daemon"]
     assert ledger.resources[0]["pid"] == 4242
+
+
+def test_the_advice_makes_it_again_with_placeholders():
+    ran = [["/usr/sbin/losetup", "--find", "--show", "/r/images/z.img"],
+           ["/usr/sbin/zfs-fuse", "--pidfile", "/run/pgfsbench-zfs-fuse.pid"],
+           ["/usr/sbin/zpool", "create", "-f", "-o", "cachefile=none", "-o", "ashift=12",
+            "-m", "none", POOL, "/dev/loop3", "/dev/loop4"],
+           ["/usr/sbin/zfs", "create", "-o", "mountpoint=/tmp/pgfsbench-z-x", "-o",
+            "recordsize=8K", f"{POOL}/pgdata"]]
+    made, notes = recipe("zfs").recreate(ran, {"/dev/loop3": "DEVICE1", "/dev/loop4": "DEVICE2"},
+                                         "/var/lib/postgresql")
+    assert made == ["zpool create -o ashift=12 -m none tank DEVICE1 DEVICE2",
+                    "zfs create -o mountpoint=/var/lib/postgresql -o recordsize=8K tank/pgdata"]
+    assert "cachefile=none" in notes[0] and "no fstab line" in notes[1]

@@ -121,6 +121,10 @@ class Recipe:
     caveats: Callable[[dict], list[str]] = _nothing
     # Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs).
     mount_types: frozenset[str] = frozenset()
+    # (argvs that made it, device → placeholder, mount point) → (the commands a reader
+    # runs to make it again, notes), for the advice; None: mkfs + an fstab line.
+    recreate: Callable[[list[list[str]], dict[str, str], str],
+                       tuple[list[str], list[str]]] | None = None
 
     @property
     def driver(self) -> str:

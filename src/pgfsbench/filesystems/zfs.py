@@ -13,7 +13,9 @@ from the installed tools, never assumed.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
 from pgfsbench.filesystems.textfacts import number
@@ -250,6 +252,31 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
             GeometryReader(["zpool", "get", "all", pool], parse_zpool_get)]
 
 
+def recreate(argvs: list[list[str]], places: dict[str, str], mount_point: str
+             ) -> tuple[list[str], list[str]]:
+    """The zpool and zfs create commands as they ran, for a reader's own machine: devices
+    as placeholders, the pool named tank, mounted where the data directory goes."""
+    out, pool = [], None
+    for argv in argvs:
+        tool, verb = Path(argv[0]).name if argv else "", argv[1:2]
+        if (tool, verb) == ("zpool", ["create"]):
+            pool = next(a for a in reversed(argv) if a not in places and a != "none")
+            kept = [a for a in argv[2:] if a != "-f"]
+            kept = [a for i, a in enumerate(kept) if a != "-o" or kept[i + 1] != "cachefile=none"]
+            kept = [a for a in kept if a != "cachefile=none"]
+            out.append(shlex.join(["zpool", "create", *(places.get(a, "tank" if a == pool else a)
+                                                      for a in kept)]))
+        elif (tool, verb) == ("zfs", ["create"]) and pool:
+            args = [f"mountpoint={mount_point}" if a.startswith("mountpoint=") else a
+                    for a in argv[2:]]
+            out.append(shlex.join(["zfs", "create",
+                                   *(a.replace(pool, "tank", 1) for a in args)]))
+    notes = ["-f (overwrite without asking) and cachefile=none (pgfsbench's own, so a crash "
+             "leaves no pool to import) left out", "ZFS mounts the dataset itself "
+             "(mountpoint): no fstab line"] if out else []
+    return out, notes
+
+
 def not_crash_safe(facts: dict) -> list[str]:
     """Dataset properties that lose committed data on a crash."""
     if str(facts.get("dataset.sync", "")).lower() == "disabled":
@@ -278,4 +305,4 @@ RECIPES = (Recipe(
                                unless=frozenset()),
     durability_notes={}, spans_devices=True,  # a plain stripe over every member
     pooled=True, not_crash_safe=not_crash_safe, caveats=caveats,
-    mount_types=frozenset({"zfs", "fuse.zfs"})),)
+    mount_types=frozenset({"zfs", "fuse.zfs"}), recreate=recreate),)
