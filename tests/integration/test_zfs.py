@@ -136,3 +136,21 @@ def test_cleanup_after_a_kill_destroys_the_pool_and_stops_the_daemon(tmp_path, s
     assert mine(tmp_path) == []
     assert ledgers(state_dir) == []
     assert zfs.daemon_pids() == []
+
+
+def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path, state_dir):
+    daemon_before = zfs.daemon_pids()
+    plan = tmp_path / "plan.toml"
+    # sync = "sometimes" is refused by every zfs; lz4 and sync by zfs-fuse 0.7
+    plan.write_text(PLAN.replace('compression = "on"', 'compression = "lz4", sync = "sometimes"'))
+    for args in (["plan", "check", str(plan)],
+                 ["run", str(plan), "--results", str(tmp_path / "r")]):
+        refused = cli(*args, check=False)
+        assert refused.returncode == 2, refused
+        assert "Traceback" not in refused.stderr and refused.stderr.count("\n") == 1
+        assert "target 'zt-zfs': " in refused.stderr and "sync" in refused.stderr
+        if "this zfs has no property 'sync'" in refused.stderr:  # zfs-fuse
+            assert 'compression = "lz4": this zfs accepts on | off | lzjb' in refused.stderr
+    assert not (tmp_path / "r").exists()
+    assert mine(tmp_path) == [] and ledgers(state_dir) == []
+    assert zfs.daemon_pids() == daemon_before  # started for the check only, stopped again
