@@ -119,6 +119,9 @@ class Recipe:
     not_crash_safe: Callable[[dict], list[str]] = _nothing
     # (target provenance) → what a reader must know before believing its numbers.
     caveats: Callable[[dict], list[str]] = _nothing
+    # Pid files of a user-space daemon that does the filesystem's work (zfs-fuse): its
+    # CPU is counted with PostgreSQL's (monitor/proctree.py), not as others' load.
+    daemon_pidfiles: tuple[str, ...] = ()
     # Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs).
     mount_types: frozenset[str] = frozenset()
     # (argvs that made it, device → placeholder, mount point) → (the commands a reader

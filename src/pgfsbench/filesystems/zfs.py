@@ -21,6 +21,9 @@ from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
 from pgfsbench.filesystems.textfacts import number
 
 POOL_PREFIX = "pgfsb-"  # every pool pgfsbench makes; tests look for it
+# A zfs-fuse daemon pgfsbench starts writes its pid here (beside the Debian service's
+# /var/run/zfs-fuse.pid), so one we started is told apart from the system's.
+DAEMON_PIDFILE = "/run/pgfsbench-zfs-fuse.pid"
 DATASET = "pgdata"  # the one dataset PostgreSQL runs on, below the pool's root
 
 # Set by pgfsbench itself: the dataset mounts on a private directory, the pool is
@@ -305,4 +308,5 @@ RECIPES = (Recipe(
                                unless=frozenset()),
     durability_notes={}, spans_devices=True,  # a plain stripe over every member
     pooled=True, not_crash_safe=not_crash_safe, caveats=caveats,
-    mount_types=frozenset({"zfs", "fuse.zfs"}), recreate=recreate),)
+    mount_types=frozenset({"zfs", "fuse.zfs"}), recreate=recreate,
+    daemon_pidfiles=(DAEMON_PIDFILE, "/var/run/zfs-fuse.pid")),)  # ours; Debian's service

@@ -29,9 +29,7 @@ from pgfsbench.provision.mountinfo import MountEntry, mount_of
 from pgfsbench.provision.mounting import unmount_recorded, users_of
 
 DAEMON = "zfs-fuse"
-# Ours, beside the Debian service's /var/run/zfs-fuse.pid: a daemon we started is
-# told apart from one the system runs.
-PIDFILE = Path("/run/pgfsbench-zfs-fuse.pid")
+PIDFILE = Path(zfs.DAEMON_PIDFILE)
 TIMEOUT_S = 60
 START_WAIT_S = 15
 STOP_WAIT_S = 30  # zfs-fuse waits up to 10 s for its worker threads when told to stop
