@@ -145,7 +145,10 @@ def answering() -> Iterator[None]:
     try:
         yield
     finally:
-        _stop(pid)
+        # A campaign that began meanwhile (its checks run before the machine lock)
+        # may have made a pool on it, taking it for running: not ours to stop then.
+        if not pools():
+            _stop(pid)
 
 
 def property_tables() -> dict[str, dict[str, zfs.PropertySpec]]:
