@@ -1,5 +1,6 @@
-"""ZFS for real: zfs-fuse's daemon, a pool striped over two loop images and a dataset
-with the plan's properties, PostgreSQL on it beside ext4; then nothing left behind."""
+"""ZFS for real: zfs-fuse's daemon, a pool striped over two loop images (or on an
+allowed device) and a dataset with the plan's properties, PostgreSQL on it beside ext4;
+then nothing left behind, also after a hard kill and cleanup."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from pgfsbench.errors import UserError
+from pgfsbench.ledger import Ledger
+from pgfsbench.plan.model import Target
+from pgfsbench.proc import RunAs
 from pgfsbench.provision import zfs
+from pgfsbench.provision.device import device_target
+from pgfsbench.provision.mountinfo import mount_points
 from tests.integration.conftest import CLI, cli, export, ledgers, leftovers, wait_for_run
+from tests.integration.test_device_safety import Loops, sh
 
 pytestmark = pytest.mark.skipif(zfs.unavailable_reason() is not None,
                                 reason=f"ZFS: {zfs.unavailable_reason()}")
@@ -154,3 +162,42 @@ def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path,
     assert not (tmp_path / "r").exists()
     assert mine(tmp_path) == [] and ledgers(state_dir) == []
     assert zfs.daemon_pids() == daemon_before  # started for the check only, stopped again
+
+
+# --- a named device (--allow-format), on a loop device the test makes ------------------
+
+@pytest.fixture
+def loops(tmp_path):
+    made = Loops(tmp_path)
+    yield made
+    made.close()
+
+
+def test_a_pool_on_an_allowed_device_after_wiping_its_signature(loops, tmp_path, monkeypatch):
+    if zfs.daemon_pids():
+        pytest.skip("a zfs-fuse daemon runs already: this test needs to start it")
+    monkeypatch.setenv("PGFSBENCH_STATE_DIR", str(tmp_path / "state"))
+    ledger = Ledger.create("zfs-device", tmp_path)
+    device = loops.make(size_mb=128)
+    sh("mkfs.ext4", "-q", "-F", device)
+    spec = Target(name="zt-dev", fs="zfs", device=Path(device), zfs={"recordsize": "8K"})
+    owner = RunAs.current()
+    with pytest.raises(UserError, match="^target 'zt-dev': .* carries signatures"):
+        with device_target(spec, ledger, owner, [device], False):
+            pass
+    assert ledger.resources == [] and zfs.daemon_pids() == []  # refused before anything
+    with device_target(spec, ledger, owner, [device], True) as target:
+        wipe = target.commands[0]
+        assert Path(wipe.argv[0]).name == "wipefs" and "ext4" in wipe.stdout
+        (create,) = [c for c in target.commands if c.argv[1:2] == ("create",)
+                     and Path(c.argv[0]).name == "zpool"]
+        assert create.argv[-1] == device  # the checked path: the daemon opens it by name
+        assert target.mount.fs_type in ("fuse.zfs", "zfs") and target.devices == [device]
+        pool = create.argv[-2]
+        assert pool in zfs.pools()
+        mount_point = target.mount.mount_point
+        kinds = [r["kind"] for r in ledger.resources]
+    assert kinds == ["zfs-daemon", "zfs-pool", "zfs-dataset"]
+    assert pool not in zfs.pools() and mount_point not in mount_points()
+    assert [r["kind"] for r in ledger.resources] == ["zfs-daemon"]  # kept for the campaign
+    assert ledger.release_all() == [] and zfs.daemon_pids() == []
