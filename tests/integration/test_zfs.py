@@ -160,8 +160,13 @@ def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path,
         if "this zfs has no property 'sync'" in refused.stderr:  # zfs-fuse
             assert 'compression = "lz4": this zfs accepts on | off | lzjb' in refused.stderr
     assert not (tmp_path / "r").exists()
+    # The example plan is one this zfs takes.
+    example = Path(__file__).parents[2] / "examples" / "zfs-vs-ext4.toml"
+    checked = json.loads(cli("plan", "check", str(example), "--json").stdout)
+    targets = {t["name"]: t for t in checked["targets"]}
+    assert targets["zfs-8k"]["zfs"]["recordsize"] == "8K" and checked["problems"] == []
     assert mine(tmp_path) == [] and ledgers(state_dir) == []
-    assert zfs.daemon_pids() == daemon_before  # started for the check only, stopped again
+    assert zfs.daemon_pids() == daemon_before  # started for the checks only, stopped again
 
 
 # --- a named device (--allow-format), on a loop device the test makes ------------------
