@@ -396,6 +396,7 @@ def plan_check(
     the_plan = load_plan(plan)
     check_sizes(the_plan)
     info = describe(the_plan)
+    info["problems"] += _check_zfs_here(the_plan)
     info["problems"] += _check_settings_here(the_plan)
     info["notes"] += _layout_notes(the_plan, info)
     if as_json:
@@ -424,8 +425,11 @@ def plan_check(
                 f"{k}={v}" for k, v in t["throttle"].items())]))
         if t["log_size"]:
             knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
+        # ZFS: pool properties where mkfs options go, dataset properties for mount's
+        made = " ".join(t["mkfs"]) or " ".join(f"{k}={v}" for k, v in t["zpool"].items())
+        mounted = t["mount"] or " ".join(f"{k}={v}" for k, v in t["zfs"].items())
         table.add_row(*map(escape, [t["name"], t["kind"], t["fs"] or "", t["where"],
-                                    " ".join(t["mkfs"]), t["mount"], knobs]),
+                                    made, mounted, knobs]),
                       f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
     console.print(table)
     runs = Table("run on each target", "params", "times", "≈ seconds each")
@@ -445,6 +449,20 @@ def plan_check(
         console.print(f"note: {escape(note)}")
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+def _check_zfs_here(plan) -> list[str]:
+    """Have the installed zfs and zpool judge the ZFS targets' properties (UserError when
+    they refuse some); a note instead when there is no ZFS here to ask."""
+    from pgfsbench.preflight import check_zfs_properties
+    from pgfsbench.provision.zfs import unavailable_reason
+
+    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
+        return []
+    if reason := unavailable_reason():
+        return [f"ZFS properties not checked against zfs: {reason}"]
+    check_zfs_properties(plan)
+    return []
 
 
 def _layout_notes(plan, info: dict) -> list[str]:

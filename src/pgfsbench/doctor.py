@@ -41,10 +41,13 @@ def checks() -> list[Check]:
         reason = unavailable_reason(fs)
         untested = " (recipe untested)" if recipe.untested else ""
         out.append(Check(f"filesystem {fs}{untested}", reason is None,
-                         f"kernel support and {recipe.mkfs_tool}" if reason is None else reason,
+                         ("zpool and zfs (see ZFS below)" if recipe.pooled
+                          else f"kernel support and {recipe.mkfs_tool}")
+                         if reason is None else reason,
                          "" if reason is None or "kernel" in reason
                          else f"apt-get install {recipe.apt_package}",
                          required=fs in DEFAULT_CAMPAIGN_FS))
+    out.append(zfs_check())
     out += volume_checks()
     bins = None
     try:
@@ -66,6 +69,36 @@ def checks() -> list[Check]:
                          f"apt-get install {package}" if version is None and package
                          else ""))
     return out
+
+
+def zfs_check() -> Check:
+    """Whether zpool and zfs answer: a kernel module, or the zfs-fuse daemon (running, or
+    there for a campaign to start)."""
+    from pgfsbench.provision import zfs
+
+    what = "ZFS (zpool, zfs)"
+    if proc.which("zpool") is None or proc.which("zfs") is None:
+        return Check(what, False, "zpool/zfs not installed", "apt-get install zfs-fuse",
+                     required=False)
+    if zfs.kernel_module():
+        ok = zfs.responds()
+        return Check(what, ok, "kernel module" + ("" if ok else ", but 'zpool list' fails"),
+                     "" if ok else "check 'zpool list'", required=False)
+    pids = zfs.daemon_pids()
+    if zfs.responds():
+        return Check(what, True, f"zfs-fuse daemon running (pid {', '.join(map(str, pids))}) "
+                     "and answering; pgfsbench leaves a daemon it did not start running",
+                     required=False)
+    if pids:
+        return Check(what, False, f"zfs-fuse runs (pid {', '.join(map(str, pids))}) but "
+                     "'zpool list' gets no answer", f"kill {pids[0]} (a campaign starts a "
+                     "new one)", required=False)
+    if reason := zfs.unavailable_reason():
+        return Check(what, False, reason, "apt-get install zfs-fuse; modprobe fuse",
+                     required=False)
+    return Check(what, True, "zfs-fuse installed, daemon not running: a campaign with a ZFS "
+                 "target starts it and stops it at the end (user space through FUSE: not "
+                 "kernel ZFS speed)", required=False)
 
 
 def volume_checks() -> list[Check]:

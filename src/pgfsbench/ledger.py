@@ -137,7 +137,9 @@ class Ledger:
         words = {"mount": "mount", "loop": "loop device", "file": "image", "dir": "directory",
                  "postgres": "PostgreSQL server", "cgroup": "throttling cgroup",
                  "md": "md array", "lvm-pv": "LVM physical volume",
-                 "lvm-vg": "LVM volume group", "lvm-lv": "LVM logical volume"}
+                 "lvm-vg": "LVM volume group", "lvm-lv": "LVM logical volume",
+                 "zfs-daemon": "zfs-fuse daemon", "zfs-pool": "ZFS pool",
+                 "zfs-dataset": "ZFS dataset"}
         parts = [f"{n} {words.get(k, k)}{'s' if n > 1 else ''}" for k, n in counts.items()]
         return ", ".join(parts + named) or "nothing but its record"
 

@@ -66,3 +66,16 @@ def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> 
                 check_formattable(str(device), allowed, wipe_signatures)
             except UserError as exc:
                 raise UserError(f"target '{t.name}': {exc}") from None
+
+
+def check_zfs_properties(plan: Plan) -> None:
+    """ZFS targets' zfs and zpool properties, judged by the installed tools (zfs-fuse 0.7
+    has no lz4 and no sync property; OpenZFS has both)."""
+    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
+        return
+    from pgfsbench.provision.zfs import plan_problems, unavailable_reason
+
+    if unavailable_reason():
+        return  # no ZFS here: the targets are skipped with the reason
+    if problems := plan_problems(plan.targets):
+        raise UserError("; ".join(problems) + "; fix the target's zfs/zpool table in the plan")

@@ -22,6 +22,7 @@ ACQUIRING = (
     "pgfsbench.provision.lvm",       # lvm-pv, lvm-vg, lvm-lv
     "pgfsbench.provision.mounting",  # mount
     "pgfsbench.provision.throttle",  # cgroup
+    "pgfsbench.provision.zfs",       # zfs-daemon, zfs-pool, zfs-dataset
 )
 
 

@@ -116,6 +116,21 @@ def leftovers() -> list[str]:
     found += [f"scratch: {p}" for p in glob.glob("/var/tmp/pgfsbench-run-*")]
     found += [f"socket dir: {p}" for p in glob.glob("/tmp/pgfsb-*")]
     found += [f"cgroup: {p}" for p in glob.glob("/sys/fs/cgroup/*/pgfsbench-*")]
+    return found + zfs_leftovers()
+
+
+def zfs_leftovers() -> list[str]:
+    """ZFS pools pgfsbench made, and a zfs-fuse daemon it started, still there."""
+    from pgfsbench.filesystems.zfs import POOL_PREFIX
+    from pgfsbench.provision import zfs
+
+    found = [f"zfs pool: {p}" for p in zfs.pools() if p.startswith(POOL_PREFIX)]
+    try:
+        pid = int(zfs.PIDFILE.read_text().strip())
+    except (OSError, ValueError):
+        return found
+    if pid in zfs.daemon_pids():
+        found.append(f"process: zfs-fuse (pid {pid}) started by pgfsbench")
     return found
 
 

@@ -37,14 +37,14 @@ def _name(option: str) -> str:
 # --- every recipe declares every piece ------------------------------------------------
 
 def test_the_registry_holds_the_filesystems_pgfsbench_makes() -> None:
-    assert [r.fs for r in ALL] == ["btrfs", "ext2", "ext3", "ext4", "f2fs", "xfs"]
+    assert [r.fs for r in ALL] == ["btrfs", "ext2", "ext3", "ext4", "f2fs", "xfs", "zfs"]
     package = Path(registry.__file__).parent
     families = {p.stem for p in package.glob("*.py")} - {
         "__init__", "recipe", "registry", "mountcheck", "mountoptions", "textfacts"}
-    assert families == {"ext", "xfs", "btrfs", "f2fs"}  # a new module here is a new family
+    assert families == {"ext", "xfs", "btrfs", "f2fs", "zfs"}  # a new module: a new family
 
 
-@pytest.mark.parametrize("r", ALL, ids=lambda r: r.fs)
+@pytest.mark.parametrize("r", [r for r in ALL if not r.pooled], ids=lambda r: r.fs)
 def test_making_it(r: Recipe) -> None:
     argv = r.mkfs_argv("/dev/loop9", ["-L", "x"])
     assert argv[0] == r.mkfs_tool and argv[-1] == "/dev/loop9"
@@ -71,7 +71,9 @@ def test_its_log_device(r: Recipe) -> None:
 
 @pytest.mark.parametrize("r", ALL, ids=lambda r: r.fs)
 def test_its_mount_options_and_kernel_defaults(r: Recipe) -> None:
-    assert r.mount_options and not unknown_mount_options(r.fs, ",".join(r.mount_options))
+    # a pooled filesystem (ZFS) takes properties instead of mount options
+    assert r.mount_options or r.pooled
+    assert not unknown_mount_options(r.fs, ",".join(r.mount_options))
     # a default is an option the filesystem has
     assert {_name(d) for d in r.kernel_defaults or ()} <= _known(r)
     assert set(r.implied_by) <= _known(r)
@@ -85,9 +87,10 @@ def test_its_mount_options_and_kernel_defaults(r: Recipe) -> None:
 def test_its_geometry_reader(r: Recipe) -> None:
     if r.geometry is None:
         return
-    readers = r.geometry("/dev/loop9", "/mnt/x")
+    mounted = "tank/pgdata" if r.pooled else "/dev/loop9"  # what the mount table lists
+    readers = r.geometry(mounted, "/mnt/x")
     assert readers and all(isinstance(g, GeometryReader) for g in readers)
-    assert {"/dev/loop9", "/mnt/x"} & set(readers[0].argv)
+    assert {mounted, "/mnt/x"} & set(readers[0].argv)
     assert all(g.parse("not the tool's output\n") == {} for g in readers)
     assert r.geometry(None, None) == []
 
@@ -103,17 +106,17 @@ def test_its_durability(r: Recipe) -> None:
 
 def test_an_unknown_filesystem_names_the_known_ones_and_the_dir_target() -> None:
     with pytest.raises(UnknownFilesystem) as info:
-        recipe("zfs")
-    assert "ext4, f2fs, xfs" in str(info.value) and "dir target" in str(info.value)
-    assert registry.find("zfs") is None and registry.find(None) is None
+        recipe("ufs")
+    assert "ext4, f2fs, xfs, zfs" in str(info.value) and "dir target" in str(info.value)
+    assert registry.find("ufs") is None and registry.find(None) is None
 
 
-def test_a_plan_with_zfs_points_to_the_dir_target() -> None:
+def test_a_plan_with_an_unknown_fs_points_to_the_dir_target() -> None:
     with pytest.raises(UserError) as info:
-        parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "zfs"\n' + TAIL, "p.toml")
+        parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "ufs"\n' + TAIL, "p.toml")
     text = str(info.value)
-    assert "targets.a.fs" in text and "'zfs'" in text
-    assert "btrfs, ext2, ext3, ext4, f2fs, xfs" in text
+    assert "targets.a.fs" in text and "'ufs'" in text
+    assert "btrfs, ext2, ext3, ext4, f2fs, xfs, zfs" in text
     assert 'use a dir target: dir = "' in text
 
 

@@ -80,6 +80,24 @@ def test_without_a_server_everything_we_started_is_client(tmp_path):
     assert ProcessTree(OWN, tmp_path / "postmaster.pid", tmp_path / "proc").sample() == got
 
 
+def test_a_filesystem_daemon_counts_with_the_server(tmp_path):
+    """zfs-fuse does the filesystem's work for PostgreSQL: its CPU is ours, not others'
+    load. Its pid comes from the pid files the recipes name."""
+    root = fake_proc(tmp_path / "proc", "a")
+    (root / "4242").mkdir()
+    (root / "4242" / "stat").write_text(
+        "4242 (zfs-fuse) S 1 4242 4242 0 -1 0 0 0 0 0 300 200 0 0 20 0 30 0 1 1 1\n")
+    (tmp_path / "zfs-fuse.pid").write_text("4242\n")
+    without = ProcessTree(OWN, tmp_path / "postmaster.pid", root, daemon_pidfiles=()).sample()
+    got = ProcessTree(OWN, tmp_path / "postmaster.pid", root,
+                      daemon_pidfiles=(tmp_path / "none.pid", tmp_path / "zfs-fuse.pid")).sample()
+    assert (got.server_user, got.server_system) == (without.server_user + 300,
+                                                    without.server_system + 200)
+    assert (got.client_user, got.client_system) == (without.client_user, without.client_system)
+    assert ProcessTree(OWN, None, root).daemon_pidfiles == ()  # a fake /proc: none of the host's
+    assert Path("/run/pgfsbench-zfs-fuse.pid") in ProcessTree().daemon_pidfiles
+
+
 def test_unreadable_own_process_is_unknown_not_zero(tmp_path):
     assert ProcessTree(1, None, fake_proc(tmp_path / "proc", "a")).sample() is None
 

@@ -104,6 +104,12 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     notes = []
     mkfs = None
     recipe = find_recipe(t.fs)
+    if recipe is not None and recipe.recreate is not None:  # ZFS: zpool + zfs create
+        made, notes = recipe.recreate([[str(a) for a in c.get("argv") or []]
+                                       for c in prov.get("commands") or []], places,
+                                      MOUNT_POINT)
+        return "; ".join(made) or None, None, [*notes, f"{DEVICE}: your device(s); "
+                                               f"{MOUNT_POINT}: where the data directory goes"]
     for c in prov.get("commands") or []:
         argv = [str(a) for a in c.get("argv") or []]
         if argv and Path(argv[0]).name.startswith("mkfs"):

@@ -1,5 +1,6 @@
 """What a reader must know before believing a comparison: runs that did not measure
-storage (bound.py) and where the target is a loop image or sits on a virtual disk.
+storage (bound.py), where the target is a loop image or sits on a virtual disk, and
+what its filesystem's recipe says (ZFS through FUSE is not kernel ZFS).
 
 Pure functions of stored results, shared by the terminal, the report and the export.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pgfsbench.analysis.bound import CACHED, CPU, NOT_STORAGE, OTHER, Bound, classify
+from pgfsbench.filesystems.registry import find
 
 if TYPE_CHECKING:
     from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
@@ -79,6 +81,8 @@ def target_caveats(target: StoredTarget) -> list[str]:
         out.append(f"the loop device takes {lbs}-byte writes onto a disk with {pbs}-byte "
                    "physical sectors: smaller writes cost that disk a read-modify-write "
                    "a real device would not hide")
+    if recipe := find(target.fs):  # what the filesystem itself says (zfs-fuse: FUSE)
+        out += recipe.caveats(p)
     disk = backing or dev
     if virtual := _virtual(disk):
         out.append(f"on a virtual disk ({virtual}): its flush and latency are the "

@@ -32,7 +32,10 @@ def _off(value: str | None) -> bool:
     return value is not None and value.lower() in ("off", "false", "0", "no")
 
 
-def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str]) -> Durability:
+def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str],
+             facts: dict | None = None) -> Durability:
+    """``facts``: what the filesystem's own tools report of it (the geometry), for the
+    properties that are not mount options (zfs sync=disabled)."""
     d = Durability()
     opts = set(mount_options)
     recipe = find(fs)  # None for a directory target on a filesystem pgfsbench does not make
@@ -58,6 +61,8 @@ def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str]) -> 
     for option, note in (recipe.durability_notes.items() if recipe else ()):
         if option in opts:
             d.reasons.append(note)
+    for reason in (recipe.not_crash_safe(facts or {}) if recipe else ()):
+        d.add(UNSAFE, reason)
     return d
 
 
@@ -65,5 +70,8 @@ def target_durability(provenance: dict, fs: str) -> Durability | None:
     """Classify a stored target; None when it never got as far as being mounted."""
     if "effective_mount_options" not in provenance:
         return None
+    geometry = provenance.get("geometry")
+    facts = geometry.get("facts") if isinstance(geometry, dict) else None
     return classify(fs, list(provenance.get("effective_mount_options") or []),
-                    dict(provenance.get("postgres_settings") or {}))
+                    dict(provenance.get("postgres_settings") or {}),
+                    facts if isinstance(facts, dict) else None)

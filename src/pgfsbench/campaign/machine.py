@@ -19,7 +19,7 @@ from pgfsbench.plan.model import Target
 from pgfsbench.postgres.cluster import Cluster, running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
 from pgfsbench.preflight import (check_devices, check_dirs, check_settings, check_sizes,
-                                 target_binaries)
+                                 check_zfs_properties, target_binaries)
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.directory import directory_target
 from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
@@ -87,6 +87,7 @@ class Machine:
         check_dirs(plan)
         check_settings(plan, opts.bins_for)
         check_devices(plan, opts.allow_format, opts.wipe_signatures)
+        check_zfs_properties(plan)
 
     def pg_user(self) -> RunAs:
         return ensure_pg_user()

@@ -55,6 +55,10 @@ def _unchanged(options: list[str]) -> list[str]:
     return list(options)
 
 
+def _nothing(_: dict) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True, kw_only=True)
 class Recipe:
     fs: str  # the plan's fs value and mount -t type
@@ -107,6 +111,23 @@ class Recipe:
     # Written but never run on a machine whose kernel has the filesystem: the report
     # and doctor say so until someone runs it.
     untested: bool = False
+
+    # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
+    # Made by provision/zfs.py instead of mkfs_argv + mount_argv.
+    pooled: bool = False
+    # (geometry facts) → why the filesystem as made is not crash-safe (zfs sync=disabled).
+    not_crash_safe: Callable[[dict], list[str]] = _nothing
+    # (target provenance) → what a reader must know before believing its numbers.
+    caveats: Callable[[dict], list[str]] = _nothing
+    # Pid files of a user-space daemon that does the filesystem's work (zfs-fuse): its
+    # CPU is counted with PostgreSQL's (monitor/proctree.py), not as others' load.
+    daemon_pidfiles: tuple[str, ...] = ()
+    # Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs).
+    mount_types: frozenset[str] = frozenset()
+    # (argvs that made it, device → placeholder, mount point) → (the commands a reader
+    # runs to make it again, notes), for the advice; None: mkfs + an fstab line.
+    recreate: Callable[[list[list[str]], dict[str, str], str],
+                       tuple[list[str], list[str]]] | None = None
 
     @property
     def driver(self) -> str:

@@ -60,7 +60,7 @@ def recipe(fs: str) -> Recipe:
     if found is None:
         raise UnknownFilesystem(
             f"pgfsbench cannot make filesystem '{fs}' (it makes {', '.join(names())}); to "
-            "measure a filesystem made another way (zfs, NFS, FUSE), mount it yourself and "
+            "measure a filesystem made another way (UFS, NFS, a FUSE filesystem), mount it yourself and "
             "use a dir target: dir = \"/path/on/that/filesystem\" instead of fs")
     return found
 

@@ -3,7 +3,9 @@
 Two groups, read from /proc each tick:
 
 - ``server``: the PostgreSQL postmaster (its pid from ``postmaster.pid``; pg_ctl
-  detached it from us) and its children, the backends and auxiliary processes;
+  detached it from us) and its children, the backends and auxiliary processes, and a
+  user-space filesystem's daemon serving them (zfs-fuse: its recipe names its pid
+  files), whose CPU is the filesystem's work, not someone else's load;
 - ``client``: the pgfsbench process and everything it started (pgbench, fio, dd,
   pg_test_fsync), walked through ``/proc/<pid>/task/<tid>/children``.
 
@@ -42,9 +44,16 @@ class ProcessTree:
     """Reads our process groups' CPU ticks; ``problems`` collects what it could not read."""
 
     def __init__(self, own_pid: int | None = None, server_pidfile: Path | None = None,
-                 proc: Path = Path("/proc")) -> None:
+                 proc: Path = Path("/proc"),
+                 daemon_pidfiles: tuple[Path, ...] | None = None) -> None:
         self.own_pid = own_pid if own_pid is not None else os.getpid()
         self.server_pidfile = server_pidfile
+        if daemon_pidfiles is None:  # the real machine's: every recipe's daemon
+            from pgfsbench.filesystems.registry import recipes
+
+            daemon_pidfiles = tuple(Path(p) for r in recipes() for p in r.daemon_pidfiles
+                                    ) if proc == Path("/proc") else ()
+        self.daemon_pidfiles = daemon_pidfiles
         self._proc = proc
         self._root = str(proc)
         self._server_pid: int | None = None
@@ -84,6 +93,15 @@ class ProcessTree:
                 self._server_pid = None
         return self._server_pid
 
+    def _daemons(self) -> list[int]:
+        pids = []
+        for pidfile in self.daemon_pidfiles:
+            try:  # absent unless such a filesystem is in use: one failed open a tick
+                pids.append(int(pidfile.read_text().split()[0]))
+            except (OSError, ValueError, IndexError):
+                continue
+        return pids
+
     def _read(self, pid: int, seen: set[int]) -> tuple[int, int] | None:
         """(user, system) ticks of pid and its waited-for children; None: not readable."""
         if pid in seen or (text := self._text(pid, "stat")) is None:
@@ -107,6 +125,9 @@ class ProcessTree:
             for pid in (pm, *self._children(pm)):
                 if got := self._read(pid, seen):
                     su, ss = su + got[0], ss + got[1]
+        for pid in self._daemons():  # every thread's time is in the process's stat
+            if got := self._read(pid, seen):
+                su, ss = su + got[0], ss + got[1]
         own = self._read(self.own_pid, seen)
         if own is None:
             return None

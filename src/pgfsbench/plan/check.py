@@ -28,6 +28,7 @@ def describe(plan: Plan) -> dict:
             "volume": t.volume.model_dump() if t.volume else None,
             "stripe_geometry": geometry,
             "mkfs": mkfs, "plan_mkfs": t.mkfs, "mount": t.mount, "log_size": t.log_size,
+            "zfs": t.zfs, "zpool": t.zpool,
             "direct_io": t.direct_io, "sysctls": t.sysctls, "queue": t.queue,
             "throttle": t.throttle.model_dump(exclude_none=True) if t.throttle else {},
             "postgres_settings": plan.server_settings(t),

@@ -50,6 +50,8 @@ class Workload:
 SettingValue = str | int | float | bool
 SYSCTL_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+")  # a name, never a path
 QUEUE_KEY = re.compile(r"[a-z][a-z0-9_]*")  # a file in the device's queue directory
+ZFS_PROPERTY = re.compile(r"[a-z][a-z0-9_.:@-]*")  # a native or user (with a colon) property
+ZFS_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,_:+-]*")
 
 
 # postgresql.conf's grammar for a parameter name: an identifier, or two joined by a dot
@@ -152,8 +154,8 @@ class Target(Strict):
     """
 
     name: str = Field(pattern=NAME_PATTERN)
-    # One of the filesystem recipes (pgfsbench.filesystems). ZFS is not mkfs + mount
-    # (pools, datasets): reach it, like any filesystem without a recipe, by a dir target.
+    # One of the filesystem recipes (pgfsbench.filesystems); a filesystem without one
+    # is reached by a dir target.
     fs: str | None = None
     size: Size = "2G"
     mkfs: list[str] = []
@@ -175,6 +177,44 @@ class Target(Strict):
     postgres: Postgres = Postgres()
     pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
     throttle: Throttle | None = None
+    zfs: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": dataset properties "
+                                         "(recordsize, compression, atime, logbias, ...), "
+                                         "checked against the installed zfs")
+    zpool: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": pool properties "
+                                           "(ashift, ...), checked against the installed "
+                                           "zpool")
+
+    @model_validator(mode="after")
+    def _zfs_properties(self) -> "Target":
+        from pgfsbench.filesystems.zfs import OWNED
+
+        if not (fs := find(self.fs)) or not fs.pooled:
+            if self.zfs or self.zpool:
+                raise ValueError("zfs and zpool properties apply to fs = \"zfs\" only")
+            return self
+        if self.mkfs:
+            raise ValueError("a ZFS pool is made by zpool create, not mkfs: set pool "
+                             "properties in zpool = { ashift = 12 }")
+        if self.mount:
+            raise ValueError("ZFS takes no mount options: set dataset properties in "
+                             "zfs = { atime = \"off\", recordsize = \"8K\" }")
+        if self.volume is not None:
+            raise ValueError("ZFS joins its devices itself (a pool striped over every image "
+                             "or device): leave volume out")
+        if self.throttle is not None:
+            raise ValueError("throttle cannot limit ZFS: its I/O is issued by the ZFS "
+                             "daemon or kernel threads, outside the cgroup pgfsbench limits")
+        for tool in ("zfs", "zpool"):
+            for key, value in getattr(self, tool).items():
+                if not ZFS_PROPERTY.fullmatch(key):
+                    raise ValueError(f"{tool}: '{key}' is not a {tool} property name (like "
+                                     f"{'recordsize' if tool == 'zfs' else 'ashift'})")
+                if why := OWNED[tool].get(key):
+                    raise ValueError(f"{tool}: {key} is set by pgfsbench ({why}); remove it")
+                if isinstance(value, str) and not ZFS_VALUE.fullmatch(value):
+                    raise ValueError(f"{tool}: {key} = \"{value}\" is not a property value "
+                                     "(letters, digits and .,_:-)")
+        return self
 
     @model_validator(mode="after")
     def _kind(self) -> "Target":

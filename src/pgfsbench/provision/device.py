@@ -26,6 +26,7 @@ from pgfsbench.plan.stripe import stripe_mkfs_options
 from pgfsbench.provision.volume import Joined, join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.zfs import make_pool
 
 
 def _sysfs(device: str) -> Path:
@@ -96,6 +97,10 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
     notes = []
     for c in checked:
         notes += [f"device: {c.shown}", *_describe(c.path)]
+    if fs_recipe.pooled:
+        with contextlib.ExitStack() as undo:
+            yield _pool_on_devices(spec, checked, ledger, owner, undo, commands, notes)
+        return
     with contextlib.ExitStack() as undo:
         try:
             with contextlib.ExitStack() as held:
@@ -114,6 +119,33 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
                                 device=device, mount=mount, commands=commands, notes=notes,
                                 devices=[c.path for c in checked], layout=joined.layout)
         yield target
+
+
+def _pool_on_devices(spec: Target, checked: list[CheckedDevice], ledger: Ledger,
+                     owner: proc.RunAs, undo: contextlib.ExitStack, commands: list,
+                     notes: list[str]) -> PreparedTarget:
+    """ZFS on the checked devices. The zfs-fuse daemon, not a child of ours, opens them,
+    so it gets the paths the check resolved, verified once more to be the checked
+    devices."""
+    paths = [c.path for c in checked]
+    try:
+        with contextlib.ExitStack() as held:
+            fds = [held.enter_context(opened_for_formatting(c)) for c in checked]
+            for c, fd in zip(checked, fds):
+                if c.signatures:
+                    notes.append(f"signatures wiped on {c.path} before zpool create "
+                                 f"(--wipe-signatures): {'; '.join(c.signatures)}")
+                    commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all",
+                                              f"/proc/self/fd/{fd}"], pass_fds=(fd,)))
+    except UserError as exc:
+        raise UserError(f"target '{spec.name}': {exc}") from None
+    notes.append("the pool was made on the checked paths (the ZFS daemon opens them by "
+                 "name), verified by device number just before")
+    workdir, mount, more = make_pool(spec, paths, ledger, undo, owner, commands)
+    layout = {"members": paths, **({"spanned_by": "zfs"} if len(paths) > 1 else {})}
+    return PreparedTarget(name=spec.name, kind="device", fs=spec.fs, workdir=workdir,
+                          device=paths[0], mount=mount, commands=commands,
+                          notes=[*notes, *more], devices=paths, layout=layout)
 
 
 def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int],

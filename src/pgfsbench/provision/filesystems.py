@@ -33,6 +33,10 @@ def unavailable_reason(fs: str) -> str | None:
         r = recipe(fs)
     except UnknownFilesystem as exc:
         return str(exc)
+    if r.pooled:  # no mkfs, no kernel driver needed: zfs-fuse serves it in user space
+        from pgfsbench.provision.zfs import unavailable_reason as zfs_unavailable
+
+        return zfs_unavailable()
     if fs not in kernel_filesystems():
         return f"the running kernel ({platform.release()}) does not support {fs}"
     if proc.which(r.mkfs_tool) is None:

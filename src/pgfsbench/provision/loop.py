@@ -24,6 +24,7 @@ from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.members import member_record
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.zfs import make_pool
 from pgfsbench.provision.volume import join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 
@@ -144,24 +145,30 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         joined = join(spec, fs_recipe, members, ledger, undo, commands)
         device = joined.device
         log_device = None
-        if spec.log_size is not None:
-            log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
-                                        spec.direct_io, ledger, keep, undo, commands)
-            mount_options = _mkfs_with_log(spec, fs_recipe, device, joined.mkfs_options,
-                                           log_device, log_mb * 2**20, commands)
+        notes: list[str] = []
+        if fs_recipe.pooled:  # ZFS: a pool on every member and a dataset, not mkfs + mount
+            workdir, mount, notes = make_pool(spec, [device, *joined.more_devices], ledger,
+                                              undo, owner, commands)
         else:
-            commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(
-                device, joined.mkfs_options, joined.more_devices))))
-        for argv in fs_recipe.before_mount([device, *joined.more_devices]):
-            commands.append(proc.run(tool_path(argv)))
+            if spec.log_size is not None:
+                log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
+                                            spec.direct_io, ledger, keep, undo, commands)
+                mount_options = _mkfs_with_log(spec, fs_recipe, device, joined.mkfs_options,
+                                               log_device, log_mb * 2**20, commands)
+            else:
+                commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(
+                    device, joined.mkfs_options, joined.more_devices))))
+            for argv in fs_recipe.before_mount([device, *joined.more_devices]):
+                commands.append(proc.run(tool_path(argv)))
 
-        # Unmounted first by undo: before any volume is taken apart or loop detached.
-        workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo, owner,
-                                       commands)
+            # Unmounted first by undo: before any volume is taken apart or loop detached.
+            workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo,
+                                           owner, commands)
         target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
                                 device=device, mount=mount, commands=commands,
                                 log_device=log_device,
-                                devices=[m["device"] for m in members], layout=joined.layout)
+                                devices=[m["device"] for m in members], layout=joined.layout,
+                                notes=notes)
         for i, member in enumerate(members):
             label = "loop" if len(members) == 1 else f"loop {i + 1}"
             target.notes.append(_direct_io_note(label, member["device"], spec.direct_io))

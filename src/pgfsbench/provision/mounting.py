@@ -50,7 +50,7 @@ def _mounted(path: str) -> bool:
     return os.path.realpath(path) in mount_points()
 
 
-def _users_of(path: str) -> set[int]:
+def users_of(path: str) -> set[int]:
     """Processes with their cwd or an open file under ``path``."""
     prefix = os.path.realpath(path).rstrip("/") + "/"
     pids = set()
@@ -79,7 +79,7 @@ def unmount_recorded(res: dict) -> list[str]:
         if attempt >= 1:
             # Still busy: a tool orphaned by a killed run (pgbench, pg_test_fsync) holds
             # files on our own mount. Nothing else can be there: end it.
-            for pid in _users_of(path):
+            for pid in users_of(path):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         time.sleep(0.5 * (attempt + 1))

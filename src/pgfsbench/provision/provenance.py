@@ -15,7 +15,8 @@ from pgfsbench.provision.target import PreparedTarget
 
 def target_provenance(target: PreparedTarget, spec: Target) -> dict:
     prov = target.provenance()
-    prov["geometry"] = filesystem_geometry(target.fs, target.device,
+    # Read from what is mounted: the device, or a ZFS dataset (pool/pgdata).
+    prov["geometry"] = filesystem_geometry(target.fs, target.mount.source or target.device,
                                            target.mount.mount_point)
     if target.kind != "dir" and target.device:
         facts = device_facts(target.device)

@@ -1,0 +1,274 @@
+"""ZFS targets: the zfs-fuse daemon, a pool on the target's devices, a dataset on a
+private mount point. What the commands are is ``filesystems/zfs.py``'s; running
+them, and undoing them, is here.
+
+Without a ZFS kernel module, ``zpool`` and ``zfs`` talk to the zfs-fuse daemon. A
+campaign starts it when it is not running (in the ledger first, so ``cleanup`` stops
+it after a crash) and stops it at the end; a daemon someone else started is left
+alone. Pools are made with ``cachefile=none``: a daemon that dies takes them with it,
+and no later start imports them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.errors import UserError
+from pgfsbench.filesystems import zfs
+from pgfsbench.filesystems.registry import recipe
+from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.plan.model import Target
+from pgfsbench.provision.mountinfo import MountEntry, mount_of
+from pgfsbench.provision.mounting import unmount_recorded, users_of
+
+DAEMON = "zfs-fuse"
+PIDFILE = Path(zfs.DAEMON_PIDFILE)
+TIMEOUT_S = 60
+START_WAIT_S = 15
+STOP_WAIT_S = 30  # zfs-fuse waits up to 10 s for its worker threads when told to stop
+
+
+def _run(argv: list[str], timeout: float = TIMEOUT_S) -> proc.CommandResult:
+    return proc.run([proc.which(argv[0]) or argv[0], *argv[1:]], check=False,
+                    timeout=timeout)
+
+
+def responds() -> bool:
+    """Whether ``zpool`` works now (a kernel module, or a running zfs-fuse daemon)."""
+    if proc.which("zpool") is None:
+        return False
+    return _run(zfs.LIST_POOLS_ARGV).ok
+
+
+def kernel_module() -> bool:
+    with contextlib.suppress(OSError):
+        return "zfs" in Path("/proc/filesystems").read_text().split()
+    return False
+
+
+def unavailable_reason() -> str | None:
+    """Why no ZFS target can be made here (with the fix), or None."""
+    for tool in ("zpool", "zfs"):
+        if proc.which(tool) is None:
+            return f"{tool} is missing: apt-get install zfs-fuse (or OpenZFS's zfsutils-linux)"
+    if kernel_module() or responds():
+        return None
+    if not Path("/dev/fuse").exists():
+        return "no ZFS kernel module, and zfs-fuse needs /dev/fuse: modprobe fuse"
+    if proc.which(DAEMON) is None:
+        return "no ZFS kernel module and no zfs-fuse daemon: apt-get install zfs-fuse"
+    return None
+
+
+def daemon_pids() -> list[int]:
+    """Every zfs-fuse process on the machine, whoever started it."""
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if comm.read_text().strip() == DAEMON:
+                pids.append(int(comm.parent.name))
+    return sorted(pids)
+
+
+def _is_daemon(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == DAEMON
+    except OSError:
+        return False
+
+
+def _start_daemon() -> tuple[int, proc.CommandResult]:
+    """Start zfs-fuse (it reads /etc/zfs/zfsrc) and wait until zpool answers."""
+    PIDFILE.unlink(missing_ok=True)
+    result = _run([DAEMON, "--pidfile", str(PIDFILE)])
+    deadline = time.monotonic() + START_WAIT_S
+    while result.ok and not responds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        pid = int(PIDFILE.read_text().strip())
+    except (OSError, ValueError):
+        pid = None
+    if not result.ok or pid is None or not responds():
+        if pid is not None:
+            _stop(pid)
+        detail = (result.stderr or result.stdout).strip() or f"exit code {result.exit_code}"
+        raise UserError(f"the zfs-fuse daemon did not start ({detail}); 'pgfsbench doctor' "
+                        "says what is missing (zfs-fuse needs /dev/fuse and root)")
+    return pid, result
+
+
+def _stop(pid: int) -> bool:
+    """SIGTERM (it unmounts and exports what it holds), SIGKILL if it hangs."""
+    for sig, wait in ((signal.SIGTERM, STOP_WAIT_S), (signal.SIGKILL, 5)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while _is_daemon(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not _is_daemon(pid):
+            PIDFILE.unlink(missing_ok=True)
+            return True
+    return False
+
+
+def ensure_daemon(ledger: Ledger, commands: list) -> None:
+    """zpool answers from here on, for the rest of the campaign."""
+    if responds():
+        return  # a kernel module, someone's daemon, or the one this campaign started
+    if kernel_module():
+        raise UserError("the ZFS kernel module is loaded but zpool does not answer: "
+                        "check 'zpool list'")
+    # In the ledger before it exists; not on a target's undo stack: it serves every
+    # ZFS target of the campaign and is stopped by the campaign's final release.
+    res = ledger.add("zfs-daemon", pidfile=str(PIDFILE))
+    pid, result = _start_daemon()
+    commands.append(result)
+    res["pid"] = pid
+    ledger.save()
+
+
+@contextlib.contextmanager
+def answering() -> Iterator[None]:
+    """zpool and zfs answer inside (to read what they support): a daemon that was not
+    running is started for the duration and stopped after (nothing else is made)."""
+    if responds() or kernel_module():
+        yield
+        return
+    pid, _ = _start_daemon()
+    try:
+        yield
+    finally:
+        # A campaign that began meanwhile (its checks run before the machine lock)
+        # may have made a pool on it, taking it for running: not ours to stop then.
+        if not pools():
+            _stop(pid)
+
+
+def property_tables() -> dict[str, dict[str, zfs.PropertySpec]]:
+    """What the installed zfs and zpool can set, from their own usage text."""
+    tables = {}
+    for tool, argv in (("zfs", zfs.ZFS_PROPERTIES_ARGV), ("zpool", zfs.ZPOOL_PROPERTIES_ARGV)):
+        result = _run(argv)
+        tables[tool] = zfs.parse_property_table(result.stdout + result.stderr)
+        if not tables[tool]:
+            raise UserError(f"'{tool} get' listed no properties: {result.stderr.strip()}")
+    return tables
+
+
+def plan_problems(targets: list[Target]) -> list[str]:
+    """The zfs and zpool properties of ZFS targets that the installed tools refuse."""
+    asking = [t for t in targets if t.fs == "zfs" and (t.zfs or t.zpool)]
+    if not asking:
+        return []
+    with answering():
+        tables = property_tables()
+    return [f"target '{t.name}': {problem}" for t in asking
+            for tool, props in (("zfs", t.zfs), ("zpool", t.zpool))
+            for problem in zfs.property_problems(tool, dict(props), tables[tool])]
+
+
+# --- the target -------------------------------------------------------------------
+
+
+def make_pool(spec: Target, devices: list[str], ledger: Ledger, undo: contextlib.ExitStack,
+              owner: proc.RunAs, commands: list[proc.CommandResult]
+              ) -> tuple[Path, MountEntry, list[str]]:
+    """A pool on ``devices`` and its dataset on a new private directory; returns
+    (workdir, mount read back, notes). Each is in the ledger before it exists, and
+    undone by ``undo``: the dataset, then the pool."""
+    ensure_daemon(ledger, commands)
+    pool = zfs.pool_name(ledger.path.stem, spec.name)
+    undo.callback(ledger.release, ledger.add("zfs-pool", pool=pool))
+    commands.append(proc.run(_tool(zfs.create_pool_argv(pool, devices, dict(spec.zpool)))))
+    mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{spec.name}-")
+    os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
+    dataset = f"{pool}/{zfs.DATASET}"
+    undo.callback(ledger.release, ledger.add("zfs-dataset", dataset=dataset, path=mount_point))
+    commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
+                                                           dict(spec.zfs)))))
+    mount = mount_of(mount_point)
+    if mount.mount_point != os.path.realpath(mount_point):
+        raise UserError(f"target '{spec.name}': zfs create succeeded but {mount_point} is "
+                        "not a mount point")
+    if mount.fs_type not in recipe("zfs").mount_types:
+        raise UserError(f"target '{spec.name}': the kernel lists {mount.fs_type} at "
+                        f"{mount_point}, not ZFS")
+    workdir = Path(mount_point) / "pgfsbench"
+    workdir.mkdir()
+    os.chown(workdir, owner.uid, owner.gid)
+    notes = [f"ZFS pool {pool} on {', '.join(devices)}, dataset {dataset}",
+             "ZFS by " + ("the kernel module" if kernel_module() else
+                          "zfs-fuse (user space, through FUSE)")]
+    return workdir, mount, notes
+
+
+def _tool(argv: list[str]) -> list[str]:
+    return [proc.which(argv[0]) or argv[0], *argv[1:]]
+
+
+def pools() -> list[str]:
+    """Every imported pool (none when zpool is missing or gets no answer)."""
+    if proc.which("zpool") is None:
+        return []
+    result = _run(zfs.LIST_POOLS_ARGV)
+    return zfs.parse_pool_list(result.stdout) if result.ok else []
+
+
+@releaser("zfs-dataset")
+def destroy_dataset(res: dict) -> list[str]:
+    dataset, path = res["dataset"], res["path"]
+    if responds():
+        for attempt in range(6):
+            if not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok:
+                break  # never made, or gone
+            if _run(zfs.destroy_dataset_argv(dataset)).ok:
+                break
+            # Busy: a tool orphaned by a killed run holds files on our own dataset.
+            for pid in users_of(path):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5 * (attempt + 1))
+        else:
+            return [f"could not destroy ZFS dataset {dataset}: still busy"]
+    # Gone with its daemon, or destroyed: a dead FUSE mount may remain, and the directory.
+    return unmount_recorded({"path": path})
+
+
+@releaser("zfs-pool")
+def destroy_pool(res: dict) -> list[str]:
+    pool = res["pool"]
+    if not responds():
+        return []  # no daemon: with cachefile=none the pool is imported nowhere
+    for attempt in range(5):
+        if pool not in pools():
+            return []
+        if _run(zfs.destroy_pool_argv(pool)).ok:
+            return []
+        time.sleep(0.5 * (attempt + 1))
+    return [f"could not destroy ZFS pool {pool}: 'zpool destroy -f {pool}' keeps failing"]
+
+
+@releaser("zfs-daemon")
+def stop_daemon(res: dict) -> list[str]:
+    pid = res.get("pid")
+    if pid is None:  # crashed between starting it and recording its pid
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(Path(res["pidfile"]).read_text().strip())
+    if pid is None or not _is_daemon(pid):
+        return []
+    ours = [p for p in pools() if p.startswith(zfs.POOL_PREFIX)]
+    if ours:  # their releasers failed: stopping now would only hide them
+        return [f"zfs-fuse (pid {pid}) left running: pgfsbench's pools {', '.join(ours)} "
+                "are still imported"]
+    if pools():
+        return []  # someone's pools use it now: theirs to stop
+    if not _stop(pid):
+        return [f"could not stop zfs-fuse (pid {pid})"]
+    return []
