@@ -1,0 +1,66 @@
+"""The words for a campaign's events, shared by the live and the plain views."""
+
+from __future__ import annotations
+
+import shlex
+
+from pgfsbench.campaign import events as ev
+from pgfsbench.report.terminal import format_value
+
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+
+
+def measurement(workload: str, label: str) -> str:
+    return f"{workload} {label}".strip()
+
+
+def round_title(round_no: int, most: int) -> str:
+    if round_no == 0:
+        return "settling round"
+    return f"round {round_no}" + (f" of {most}" if most > 1 else "")
+
+
+def headline_text(h: ev.Headline) -> str:
+    """'pgbench.tps 1,234 tps'."""
+    unit = f" {h.unit}" if h.unit else ""
+    return f"{h.metric} {format_value(h.value)}{unit}"
+
+
+def run_line(e: ev.RunFinished) -> str:
+    """One finished run: its headline figure, or why it has none."""
+    what = f"{e.target}: {measurement(e.workload, e.label)}"
+    if e.status == "ok":
+        figure = headline_text(e.headline) if e.headline else "done"
+        return f"{what}: {figure} ({e.seconds:.0f} s)"
+    if e.status == "not run":
+        return f"{what}: {e.error or 'not run'}"
+    return f"{what}: {e.status}: {e.error or 'no error recorded'}"
+
+
+def run_level(e: ev.RunFinished) -> str:
+    return {"ok": "info", "not run": "warning"}.get(e.status, "error")
+
+
+def command_line(argv: tuple[str, ...]) -> str:
+    return f"$ {shlex.join(argv)}"
+
+
+def started_text(e: ev.CampaignStarted, estimate: str) -> str:
+    """What the campaign will do and for how long, in one line."""
+    targets = f"{len(e.targets)} target{'s' if len(e.targets) != 1 else ''} " \
+              f"({', '.join(e.targets)})"
+    if e.auto:
+        rounds = (f"rounds {e.min_rounds}..{e.most_rounds} until every comparison is "
+                  f"decided, or {e.max_minutes:g} min")
+    else:
+        rounds = f"{e.most_rounds} round{'s' if e.most_rounds != 1 else ''}"
+    settle = " after a settling round" if e.first_round == 0 else ""
+    return f"{targets}, {rounds}{settle}; {estimate}"
+
+
+def stopped_line(s: ev.MeasurementStopped) -> str:
+    return f"{measurement(s.workload, s.label)} stops: {s.text}"
+
+
+def note_line(e: ev.Note) -> str:
+    return e.text if e.level == "info" else f"{e.level}: {e.text}"
