@@ -38,6 +38,8 @@ class Forecast:
         self.round = self.rounds[0][0] - 1 if self.rounds else 0  # the last round ended
         self.done = 0.0  # estimated seconds of the work finished
         self.done_at = self.started  # when the last piece finished
+        self.setup = 0.0  # a visit's setup: credited when its first run starts (it is done)
+        self.total = self.total_min = 0.0
         self.total, self.total_min = self._ahead()
         self.finished = False
 
@@ -48,9 +50,15 @@ class Forecast:
             self.targets = len(event.targets)
             self.total, self.total_min = self._ahead()
         elif isinstance(event, ev.VisitStarted):
-            self._add(TARGET_SETUP_S if event.provisioning else RESTART_S)
+            self.setup = TARGET_SETUP_S if event.provisioning else RESTART_S
+        elif isinstance(event, ev.RunStarted) and self.setup:
+            self._add(self.setup)
+            self.setup = 0.0
         elif isinstance(event, ev.RunFinished):
-            self._add(self.seconds.get((event.workload, event.label), 0.0))
+            self._add(self.setup + self.seconds.get((event.workload, event.label), 0.0))
+            self.setup = 0.0
+        elif isinstance(event, ev.TargetFailed):
+            self.setup = 0.0
         elif isinstance(event, ev.RoundEnded):
             self.round = event.round
             self.running = set(event.running)
@@ -100,10 +108,11 @@ class Forecast:
 
     # --- what to show ----------------------------------------------------------
     def pace(self) -> float:
-        """Real seconds per estimated second so far (1 until there is something to go by)."""
-        if self.done < 5:
+        """Real seconds per estimated second so far: 1 (the estimate) until a tenth of
+        the work is done, then what was measured."""
+        if self.done < max(self.total * 0.1, 5):
             return 1.0
-        return max((self.done_at - self.started) / self.done, 0.05)
+        return max((self.done_at - self.started) / self.done, 0.1)
 
     def fraction(self) -> float:
         return 1.0 if self.total <= 0 else min(self.done / self.total, 1.0)

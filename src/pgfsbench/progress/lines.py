@@ -58,6 +58,11 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     return f"{targets}, {rounds}{settle}; {estimate}"
 
 
+def worth_telling(stopped) -> list:
+    """The stops a person did not plan for: a fixed count reached is no news."""
+    return [s for s in stopped if s.reason != "count"]
+
+
 def stopped_line(s: ev.MeasurementStopped) -> str:
     return f"{measurement(s.workload, s.label)} stops: {s.text}"
 

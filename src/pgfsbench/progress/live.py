@@ -137,7 +137,7 @@ class LiveProgress:
         self.say(line)
 
     def _RoundEnded(self, e: ev.RoundEnded) -> None:
-        for s in e.stopped:
+        for s in lines.worth_telling(e.stopped):
             self.say(Text(f"  {lines.stopped_line(s)}", style="cyan"))
 
     def _CampaignEnded(self, e: ev.CampaignEnded) -> None:

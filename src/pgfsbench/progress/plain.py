@@ -92,11 +92,12 @@ class PlainProgress:
 
     def _RoundEnded(self, e: ev.RoundEnded) -> None:
         f = self.forecast
+        left = "" if f.left()[1] < 1 else f", {f.left_text()}"
         self.write(f"{lines.round_title(e.round, self.most_rounds)} done: "
-                   f"{clock_text(f.elapsed())} elapsed, {f.left_text()}")
+                   f"{clock_text(f.elapsed())} elapsed{left}")
         for text in round_figures(self.finished, self.targets):
             self.write(f"  {text}")
-        for s in e.stopped:
+        for s in lines.worth_telling(e.stopped):
             self.write(f"  {lines.stopped_line(s)}")
         self.finished = []
 
@@ -121,10 +122,11 @@ def round_figures(finished: list[ev.RunFinished], targets: tuple[str, ...]) -> l
             unit = f" ({headline.unit})" if headline.unit else ""
             heading = f"{lines.measurement(workload, label)} {headline.metric}{unit}"
         order = [t for t in targets if t in runs] + [t for t in runs if t not in targets]
+        scale = max((abs(r.headline.value) for r in runs.values() if r.headline), default=None)
         cells = []
         for t in order:
             r = runs[t]
-            value = format_value(r.headline.value) if r.status == "ok" and r.headline \
+            value = format_value(r.headline.value, scale) if r.status == "ok" and r.headline \
                 else ("done" if r.status == "ok" else r.status)
             cells.append(f"{t} {value}")
         out.append(f"{heading}: {' · '.join(cells)}")

@@ -211,8 +211,9 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
                 console.print(Text(f"  ⓘ {caveat}", style="yellow"))
     for caveat in shared:
         console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
-    stops = {(m["workload"], m["label"]): m["text"]
-             for m in campaign.schedule.get("measurements", [])}
+    stops = {(m["workload"], m["label"]): m["text"]  # 'auto' only: a fixed count is no news
+             for m in campaign.schedule.get("measurements", [])
+             if campaign.schedule.get("count") == "auto" and m.get("reason") != "count"}
     workload = None
     for row in (r for r in table.rows if r.headline):
         if row.workload != workload:
