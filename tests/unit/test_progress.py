@@ -236,7 +236,7 @@ def test_the_live_view_prints_each_run_above_the_bar(lab):
             view(e)
             if isinstance(e, ev.RunStarted) and (e.target, e.round) == ("c", 2):
                 task = view.progress.tasks[0]
-                assert task.description == f"round 2 of 3 · c · {e.workload} {e.label}".strip()
+                assert task.description == f"round 2/3 · c · {e.workload} {e.label}".strip()
                 assert 0 < task.completed < task.total
                 assert view.progress.columns[-1].render(task).plain.endswith(" left")
     shown = console.file.getvalue()

@@ -77,7 +77,10 @@ class LiveProgress:
             self.progress.console.print(line, soft_wrap=True)
 
     def where(self, target: str = "", what: str = "") -> None:
-        parts = [lines.round_title(self.round, self.most_rounds), target, what]
+        """The bar's description, short enough for 80 columns: 'round 3/12 · xfs · fsync'."""
+        title = "settling" if self.round == 0 else f"round {self.round}" + (
+            f"/{self.most_rounds}" if self.most_rounds > 1 else "")
+        parts = [title, target, what]
         self.progress.update(self.task, description=" · ".join(p for p in parts if p))
 
     # --- one method per event --------------------------------------------------
