@@ -43,6 +43,13 @@ QUIET, NORMAL, VERBOSE = 0, 1, 2
 verbosity = NORMAL
 
 
+def _plan_names(incomplete: str) -> list[str]:
+    """Tab completion of a PLAN: the built-in names (a path: the shell completes files)."""
+    from pgfsbench.plan.load import builtin_names
+
+    return [n for n in builtin_names() if n.startswith(incomplete)]
+
+
 def _version(value: bool) -> None:
     if value:
         console.print(f"{PROG} {__version__}")
@@ -94,10 +101,14 @@ def user_errors(func):
 @app.command(short_help="Run a plan and write its report.")
 @user_errors
 def run(
-    plan: Annotated[str, typer.Argument(help="a built-in plan name or a plan file")] = "quick",
-    results: Annotated[Path, typer.Option("--results", help="new directory for results")] = ...,
+    plan: Annotated[str, typer.Argument(
+        help="a built-in plan name or a plan file", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))] = "quick",
+    results: Annotated[Path, typer.Option("--results", metavar="DIR",
+                                          help="new directory for results")] = ...,
     pg_bin: Annotated[Optional[Path], typer.Option(
-        "--pg-bin", help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
+        "--pg-bin", metavar="DIR",
+        help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
     allow_format: Annotated[Optional[list[str]], typer.Option(
         "--allow-format", metavar="DEVICE",
@@ -498,8 +509,9 @@ app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan chec
 @plan_app.command("check", short_help="Validate a plan; its targets, runs, space and time.")
 @user_errors
 def plan_check(
-    plan: Annotated[str, typer.Argument(help="a built-in plan name or a plan file",
-                                        metavar="PLAN")],
+    plan: Annotated[str, typer.Argument(
+        help="a built-in plan name or a plan file", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))],
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501

@@ -92,6 +92,8 @@ def test_completion_script_and_completions():
     assert words.stdout.split() == ["show"]
     options = pgfsbench(env={**env, "COMP_WORDS": "pgfsbench doctor --", "COMP_CWORD": "2"})
     assert "--json" in options.stdout.split()
+    plans = pgfsbench(env={**env, "COMP_WORDS": "pgfsbench run seed-", "COMP_CWORD": "2"})
+    assert plans.stdout.split() == [n for n in builtin_names() if n.startswith("seed-")]
 
 
 def test_quiet_and_verbose_together_is_a_usage_error():
