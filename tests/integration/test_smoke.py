@@ -49,7 +49,7 @@ def test_progress_in_a_pipe_is_plain_sparse_lines(smoke):
     start = lines.index(next(ln for ln in lines if ln.startswith("3 targets (")))
     end = lines.index(next(ln for ln in lines if ln.startswith("campaign ok after ")))
     progress = lines[start:end + 1]
-    assert re.fullmatch(r"3 targets \(ext4, xfs, btrfs\), 1 round; estimated \d+:\d\d",
+    assert re.fullmatch(r"3 targets \(ext4, xfs, btrfs\): 1 round; estimated \d+:\d\d",
                         progress[0])
     assert re.fullmatch(r"round 1 done: \d+:\d\d elapsed", progress[1])
     figures = {ln.split(" (")[0].strip(): ln for ln in progress[2:-1]}

@@ -185,7 +185,7 @@ def test_plain_lines_a_line_per_measurement_per_round_and_problems_at_once(lab):
     lines = out.getvalue().splitlines()
     assert not ANSI.search(out.getvalue()) and "\r" not in out.getvalue()
     assert err.getvalue() == ""
-    assert lines[0] == "3 targets (a, b, c), 3 rounds; estimated " + lines[0].split()[-1]
+    assert lines[0] == "3 targets (a, b, c): 3 rounds; estimated " + lines[0].split()[-1]
     assert [ln.split(":")[0] for ln in lines if "done:" in ln] == [
         "round 1 of 3 done", "round 2 of 3 done", "round 3 of 3 done"]
     # each round: one line per measurement with every target's headline, in plan order
@@ -220,8 +220,9 @@ def test_plain_lines_say_why_an_auto_measurement_stopped(lab):
     out = io.StringIO()
     replay(PlainProgress(plan, out, io.StringIO()), said)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("3 targets (a, b, c), rounds 3..10 until every comparison is "
-                               "decided, or 60 min after a settling round; estimated ")
+    assert lines[0].startswith("3 targets (a, b, c): a settling round, then 3 to 10 rounds "
+                               "until every comparison is decided or 60 min have passed; "
+                               "estimated ")
     assert "settling round done" in lines[1]
     assert "  fsync stops: decided at round 3: 3 comparisons" in lines
 
