@@ -429,8 +429,8 @@ def cleanup(wait: Annotated[bool, typer.Option(
         failed = False
         for ledger in ledgers:
             _say(f"cleaning up after run {escape(ledger.path.stem)} (pid "
-                          f"{ledger.pid}, results {escape(ledger.results_dir)}): "
-                          f"{escape(ledger.summary())}")
+                 f"{ledger.pid}, results {escape(ledger.results_dir)}): "
+                 f"{escape(ledger.summary())}")
             for problem in ledger.release_all():
                 failed = True
                 err.print(f"[red]{escape(problem)}[/]")
@@ -449,13 +449,14 @@ def _say(markup: str) -> None:
 def _commands_shown():
     """With --verbose, each external command as it starts (umount, losetup -d, ...)."""
     import contextlib
+    import shlex
 
     from pgfsbench import proc
 
     if verbosity < VERBOSE:
         return contextlib.nullcontext()
     return proc.watching(lambda argv, result: None if result is not None else console.print(
-        escape(f"  $ {' '.join(argv)}"), style="dim", soft_wrap=True))
+        escape(f"  $ {shlex.join(argv)}"), style="dim", soft_wrap=True))
 
 
 def _end_killed_campaign(results: Path) -> None:
@@ -476,8 +477,7 @@ def _end_killed_campaign(results: Path) -> None:
         return
     if ended:
         _say(f"marked the campaign in {escape(str(results))} as killed (its completed "
-                      f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its "
-                      "report")
+             f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its report")
 
 
 @app.command(short_help="List the built-in plans, or print one.")
