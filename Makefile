@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux fdisk fio sysstat passwd postgresql-15
+APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2
 RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup demo test unit integration clean

@@ -524,6 +524,7 @@ def plan_check(
     check_sizes(the_plan)
     info = describe(the_plan)
     info["problems"] += _check_settings_here(the_plan)
+    info["notes"] += _layout_notes(the_plan, info)
     if as_json:
         json.dump(info, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -531,6 +532,26 @@ def plan_check(
     render_plan_check(info, console)
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+def _layout_notes(plan, info: dict) -> list[str]:
+    """The stripe geometry given to mkfs, and volumes this machine cannot make (valid,
+    but skipped at run time)."""
+    from pgfsbench.provision.volume import unavailable_reason
+
+    notes = []
+    for t, described in zip(plan.targets, info["targets"]):
+        geometry = described["stripe_geometry"]
+        if geometry:
+            notes.append(f"target '{t.name}': {t.volume.kind} stripe {t.volume.stripe} over "
+                         f"{geometry['data_disks']} data disk(s); mkfs stripe options: "
+                         + (" ".join(geometry.get("computed_options", []))
+                            + " (computed)" if geometry["mkfs"] == "computed"
+                            else geometry["mkfs"]))
+        if reason := unavailable_reason(t.volume):
+            notes.append(f"target '{t.name}' is valid but this machine would skip it: "
+                         f"{reason}")
+    return notes
 
 
 def _check_settings_here(plan) -> list[str]:

@@ -12,6 +12,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipes
 from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.provision.filesystems import unavailable_reason
+from pgfsbench.provision import lvm, md
 from pgfsbench.provision.host import tool_versions
 
 DEFAULT_CAMPAIGN_FS = ("ext4", "xfs", "btrfs")  # what `make demo` compares
@@ -44,6 +45,7 @@ def checks() -> list[Check]:
                          "" if reason is None or "kernel" in reason
                          else f"apt-get install {recipe.apt_package}",
                          required=fs in DEFAULT_CAMPAIGN_FS))
+    out += volume_checks()
     bins = None
     try:
         bins = find_binaries()
@@ -63,4 +65,18 @@ def checks() -> list[Check]:
         out.append(Check(tool, version is not None, version or "not found",
                          f"apt-get install {package}" if version is None and package
                          else ""))
+    return out
+
+
+def volume_checks() -> list[Check]:
+    """md RAID and LVM stripes (a target's ``volume``): kernel driver and tools. Only
+    plans with such a volume need them; without, those targets are skipped."""
+    out = []
+    for what, module, package in (("md RAID volumes", md, "mdadm"),
+                                  ("LVM striped volumes", lvm, "lvm2")):
+        reason = module.unavailable_reason()
+        fix = "" if reason is None else f"apt-get install {package}" if "missing" in reason \
+            else module.KERNEL_FIX + " (until then, targets with this volume are skipped)"
+        out.append(Check(what, reason is None, "kernel driver and tools present"
+                         if reason is None else reason.split(": ")[0], fix, required=False))
     return out

@@ -135,7 +135,9 @@ class Ledger:
             elif res["kind"] != "lock":
                 counts[res["kind"]] = counts.get(res["kind"], 0) + 1
         words = {"mount": "mount", "loop": "loop device", "file": "image", "dir": "directory",
-                 "postgres": "PostgreSQL server", "cgroup": "throttling cgroup"}
+                 "postgres": "PostgreSQL server", "cgroup": "throttling cgroup",
+                 "md": "md array", "lvm-pv": "LVM physical volume",
+                 "lvm-vg": "LVM volume group", "lvm-lv": "LVM logical volume"}
         parts = [f"{n} {words.get(k, k)}{'s' if n > 1 else ''}" for k, n in counts.items()]
         return ", ".join(parts + named) or "nothing but its record"
 

@@ -61,8 +61,8 @@ def check_settings(plan: Plan, bins_for) -> None:
 def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> None:
     # device_target checks again right before mkfs, and formats only what it checked
     for t in plan.targets:
-        if t.kind == "device":
+        for device in t.member_devices:
             try:
-                check_formattable(str(t.device), allowed, wipe_signatures)
+                check_formattable(str(device), allowed, wipe_signatures)
             except UserError as exc:
                 raise UserError(f"target '{t.name}': {exc}") from None

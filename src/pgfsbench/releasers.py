@@ -18,6 +18,8 @@ ACQUIRING = (
     "pgfsbench.postgres.cluster",    # postgres
     "pgfsbench.provision.knobs",     # sysctl, sysfs
     "pgfsbench.provision.loop",      # file, loop
+    "pgfsbench.provision.md",        # md
+    "pgfsbench.provision.lvm",       # lvm-pv, lvm-vg, lvm-lv
     "pgfsbench.provision.mounting",  # mount
     "pgfsbench.provision.throttle",  # cgroup
 )

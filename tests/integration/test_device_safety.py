@@ -348,3 +348,25 @@ def test_a_node_replaced_after_the_check_is_refused(loops, ledger, tmp_path, mon
             pass
     assert ledger.resources == []
     assert _signature_count(checked) == 0 and _signature_count(victim) == 0
+
+
+def test_btrfs_over_two_allowed_devices_and_each_is_checked(loops, ledger):
+    """devices = [...]: every device passes the safety check; btrfs spans them (raid1)."""
+    first, second = loops.make(size_mb=200), loops.make(size_mb=200)
+    spec = Target(name="two", fs="btrfs", devices=[Path(first), Path(second)],
+                  mkfs=["-d", "raid1", "-m", "raid1"])
+    owner = RunAs.current()
+    with pytest.raises(UserError, match=f"{second} is not allowed to be formatted"):
+        with device_target(spec, ledger, owner, [first], False):
+            pass
+    assert _signature_count(first) == 0  # refused before anything was written
+    with device_target(spec, ledger, owner, [first, second], False) as target:
+        assert target.devices == [first, second] and target.device == first
+        mkfs = next(c for c in target.commands if Path(c.argv[0]).name == "mkfs.btrfs")
+        assert len([a for a in mkfs.argv if a.startswith("/proc/self/fd/")]) == 2
+        scan = next(c for c in target.commands if c.argv[1:3] == ("device", "scan"))
+        assert list(scan.argv[3:]) == [first, second]
+        assert target.mount.fs_type == "btrfs"
+        assert target.layout == {"members": [first, second], "spanned_by": "btrfs"}
+        mount_point = target.mount.mount_point
+    assert mount_point not in mount_points() and ledger.resources == []

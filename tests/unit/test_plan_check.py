@@ -108,3 +108,28 @@ def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
         "targets": [{"name": "a", "fs": "ext4"}], "workloads": [{"type": "fsync"}]})
     [note] = describe(plan)["notes"]
     assert "ci_width is ignored" in note
+
+
+def test_seed000_lvm_stripe_example_computes_the_seeds_stripe_options():
+    info = json.loads(pgfsbench("plan", "check", str(EXAMPLES[0].parent /
+                                "seed000-lvm-stripe.toml"), "--json").stdout)
+    by_name = {t["name"]: t for t in info["targets"]}
+    assert by_name["ext4-stripe"]["stripe_geometry"]["computed_options"] == \
+        ["stride=2", "stripe-width=6"]
+    assert by_name["xfs-stripe"]["stripe_geometry"]["computed_options"] == \
+        ["sunit=16", "swidth=48"]
+    assert by_name["xfs-stripe"]["mkfs"] == ["-b", "size=4096", "-d",
+                                             "agcount=8,sunit=16,swidth=48"]
+    assert by_name["ext4-stripe"]["image_bytes"] == 3 * 2 * 2**30
+    from pgfsbench.provision.lvm import unavailable_reason
+
+    skipped = [n for n in info["notes"] if "this machine would skip it" in n]
+    assert len(skipped) == (2 if unavailable_reason() else 0)
+
+
+def test_stripe_options_on_one_image_are_warned_about(tmp_path):
+    plan = tmp_path / "p.toml"
+    plan.write_text('name = "p"\n[[targets]]\nname = "x"\nfs = "xfs"\n'
+                    'mkfs = ["-d", "sunit=16,swidth=48"]\n[[workloads]]\ntype = "fsync"\n')
+    info = json.loads(pgfsbench("plan", "check", str(plan), "--json").stdout)
+    assert any("does nothing without a stripe" in p for p in info["problems"])

@@ -98,6 +98,9 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
         return None, None, [f"{t.name} was never mounted: no provenance to build from"]
     places = {p: name for p, name in ((prov.get("device"), DEVICE),
                                       (prov.get("log_device"), LOG_DEVICE)) if p}
+    # the other members of a filesystem over several devices (btrfs raid0 over three)
+    for i, member in enumerate(prov.get("devices") or [], start=1):
+        places.setdefault(member, f"{DEVICE}{i}")
     notes = []
     mkfs = None
     recipe = find_recipe(t.fs)

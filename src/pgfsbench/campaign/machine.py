@@ -28,6 +28,7 @@ from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.provenance import target_provenance
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.provision.throttle import throttled
+from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 
 if TYPE_CHECKING:
     from pgfsbench.campaign.run import Campaign
@@ -105,7 +106,11 @@ class Machine:
         return [Target(name="dir", dir=results_dir)]
 
     def unavailable(self, spec: Target) -> str | None:
-        return unavailable_reason(spec.fs) if spec.kind == "loop" else None
+        if spec.kind == "dir":
+            return None
+        if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
+            return reason
+        return volume_unavailable(spec.volume)
 
     @contextlib.contextmanager
     def target(self, spec: Target) -> Iterator[PreparedTarget]:

@@ -71,6 +71,60 @@ def parse_btrfs_df(text: str) -> dict:
     return facts
 
 
+# --- profiles over several devices ----------------------------------------------------
+
+# The fewest devices mkfs.btrfs (btrfs-progs 6.2) accepts for each profile: what its
+# "have N devices but M devices are required" errors say (tests/fixtures/mkfs_btrfs_error_*).
+PROFILE_MIN_DEVICES = {"single": 1, "dup": 1, "raid0": 1, "raid1": 2, "raid1c3": 3,
+                       "raid1c4": 4, "raid10": 2, "raid5": 2, "raid6": 3}
+_PROFILE_FLAGS = {"-d": "data", "--data": "data", "-m": "metadata", "--metadata": "metadata"}
+
+
+def profiles(options: list[str]) -> dict[str, str]:
+    """The -d/-m profiles mkfs options ask for: ``{"data": "raid0", "metadata": "raid1"}``."""
+    found = {}
+    for i, option in enumerate(options):
+        flag, eq, value = option.partition("=")
+        if flag in _PROFILE_FLAGS and (eq or i + 1 < len(options)):
+            found[_PROFILE_FLAGS[flag]] = (value if eq else options[i + 1]).lower()
+    return found
+
+
+def profile_problems(options: list[str], members: int) -> list[str]:
+    problems = []
+    for what, profile in profiles(options).items():
+        need = PROFILE_MIN_DEVICES.get(profile)
+        if need is None:
+            problems.append(f"btrfs has no {what} profile '{profile}' (it has "
+                            f"{', '.join(PROFILE_MIN_DEVICES)})")
+        elif members < need:
+            problems.append(f"btrfs {what} profile {profile} needs {need} devices, the target "
+                            f"has {members}: give it {need} or more images (or devices)")
+    return problems
+
+
+def scan_members(devices: list[str]) -> list[list[str]]:
+    """mkfs.btrfs registers the members under the names it was given (for a device
+    target, /proc/self/fd/N); a scan registers them by their real paths for mount."""
+    return [["btrfs", "device", "scan", *devices]] if len(devices) > 1 else []
+
+
+def parse_btrfs_show(text: str) -> dict:
+    """``btrfs filesystem show`` → ``{"total_devices": 3, "devices": "/dev/loop3 ..."}``."""
+    facts: dict = {}
+    paths = []
+    for line in text.splitlines():
+        if m := re.search(r"Total devices (\d+)", line):
+            facts["total_devices"] = int(m.group(1))
+        if m := re.match(r"\s*devid\s+(\d+)\s+size\s+(\S+)\s+used\s+(\S+)\s+path\s+(\S+)",
+                         line):
+            paths.append(m.group(4))
+            facts[f"devid.{m.group(1)}.size"] = m.group(2)
+    if paths:
+        facts["devices"] = " ".join(paths)
+    return facts
+
+
 def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader]:
     if not device:
         return []
@@ -79,12 +133,17 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
     if mount_point:  # the chunk profiles live in the trees, not the superblock
         readers.append(GeometryReader(["btrfs", "filesystem", "df", str(mount_point)],
                                       parse_btrfs_df))
+        # every member device, by path, as the kernel has them now
+        readers.append(GeometryReader(["btrfs", "filesystem", "show", str(mount_point)],
+                                      parse_btrfs_show))
     return readers
 
 
 RECIPES = (Recipe(
     fs="btrfs", mkfs_tool="mkfs.btrfs", force_flags=("-f",), apt_package="btrfs-progs",
-    min_size_mb=128, device_option_keys=frozenset({"device="}),
+    min_size_mb=128, spans_devices=True, mkfs_problems=profile_problems,
+    before_mount=scan_members,
+    device_option_keys=frozenset({"device="}),
     log_device=None, mount_options=MOUNT_OPTIONS,
     kernel_defaults=KERNEL_DEFAULTS, implied_by=IMPLIED_BY, geometry=geometry,
     atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),

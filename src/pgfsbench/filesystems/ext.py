@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe
+from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
 from pgfsbench.filesystems.textfacts import number, snake
 
 # --- making it ---------------------------------------------------------------------
@@ -13,19 +13,52 @@ from pgfsbench.filesystems.textfacts import number, snake
 NO_LAZY_INIT = ("lazy_itable_init=0", "lazy_journal_init=0")
 
 
-def without_lazy_init(options: list[str]) -> list[str]:
-    options = list(options)
-    # mke2fs keeps only the last -E, so the defaults join the plan's own -E list.
+def _extended(options: list[str]) -> tuple[int | None, list[str]]:
+    """(index of the last -E, its comma-separated list); mke2fs keeps only the last."""
     where = max((i for i, o in enumerate(options[:-1]) if o == "-E"), default=None)
-    given = options[where + 1].split(",") if where is not None else []
-    extra = [d for d in NO_LAZY_INIT if d.split("=")[0] not in
-             {g.split("=")[0] for g in given}]
+    return where, options[where + 1].split(",") if where is not None else []
+
+
+def _with_extended(options: list[str], extra: list[str]) -> list[str]:
+    """``extra`` joined to the plan's own -E list (or a new one)."""
+    options = list(options)
+    where, given = _extended(options)
     if not extra:
         return options
     if where is None:
         return [*options, "-E", ",".join(extra)]
     options[where + 1] = ",".join([*given, *extra])
     return options
+
+
+def without_lazy_init(options: list[str]) -> list[str]:
+    given = {g.split("=")[0] for g in _extended(options)[1]}
+    return _with_extended(options, [d for d in NO_LAZY_INIT if d.split("=")[0] not in given])
+
+
+# --- stripe geometry (RAID, LVM stripes) -------------------------------------------------
+
+_STRIPE_KEYS = ("stride", "stripe-width", "stripe_width")
+
+
+def stripe_given(options: list[str]) -> list[str]:
+    return [g for g in _extended(options)[1] if g.split("=")[0] in _STRIPE_KEYS]
+
+
+def with_stripe(options: list[str], stripe_bytes: int, data_disks: int) -> list[str]:
+    """stride = stripe / block size; stripe-width = stride × data disks (in blocks).
+
+    The block size is made explicit: mke2fs would pick 1024 for a small image on its
+    own, and the stride is counted in blocks.
+    """
+    if stripe_given(options) or data_disks < 2:
+        return list(options)
+    block = int(_block_size(options) or 4096)
+    if stripe_bytes < block:
+        return list(options)
+    stride = stripe_bytes // block
+    options = list(options) if _block_size(options) else [*options, "-b", str(block)]
+    return _with_extended(options, [f"stride={stride}", f"stripe-width={stride * data_disks}"])
 
 
 def _block_size(mkfs_options: list[str]) -> str | None:
@@ -136,7 +169,8 @@ def _ext(fs: str, log_device) -> Recipe:
         # -J device= at mkfs; journal_path=, journal_dev= at mount
         device_option_keys=frozenset({"device=", "journal_path=", "journal_dev="}),
         mount_options=MOUNT_OPTIONS, kernel_defaults=KERNEL_DEFAULTS, geometry=geometry,
-        atomic_writes=None, durability_notes={}, kernel_driver="ext4")
+        atomic_writes=None, durability_notes={}, kernel_driver="ext4",
+        stripe=StripeOptions(given=stripe_given, add=with_stripe))
 
 
 # ext2 has no journal to put elsewhere.

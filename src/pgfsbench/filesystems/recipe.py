@@ -8,7 +8,7 @@ given: a new filesystem has to say, for each piece, what it has or that it has n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -37,6 +37,20 @@ class AtomicWrites:
     unless: frozenset[str]  # mount options that turn it off ("nodatacow")
 
 
+@dataclass(frozen=True)
+class StripeOptions:
+    """mkfs's options for the stripe geometry of a RAID or striped volume under it."""
+
+    # mkfs options → the stripe options among them ("stride=2"): the plan set its own
+    given: Callable[[list[str]], list[str]]
+    # (mkfs options, stripe bytes, data disks) → the options with the geometry added
+    add: Callable[[list[str], int, int], list[str]]
+
+
+def _no_commands(devices: list[str]) -> list[list[str]]:
+    return []
+
+
 def _unchanged(options: list[str]) -> list[str]:
     return list(options)
 
@@ -58,6 +72,18 @@ class Recipe:
     # external log or journal; mkfs.btrfs formats every device it is given), and
     # mount would use it. A plan may not give them (plan/fsoptions.py).
     device_option_keys: frozenset[str]
+
+    # One filesystem over several devices by itself (btrfs -d/-m profiles): mkfs gets
+    # every member. Otherwise several members need a volume (md, LVM) under it.
+    spans_devices: bool = False
+    # (every device mkfs was given) → commands to run before mounting (btrfs: make the
+    # kernel know all the members by their real paths).
+    before_mount: Callable[[list[str]], list[list[str]]] = _no_commands
+    # How mkfs is told the stripe under it (ext stride, xfs sunit); None: it takes none.
+    stripe: StripeOptions | None = None
+    # (mkfs options, member count) → what is wrong with them (btrfs profiles that need
+    # more devices than the target has); checked by the plan.
+    mkfs_problems: Callable[[list[str], int], list[str]] | None = None
 
     # --- mounting it (plan/model.py, filesystems/mountcheck.py) ---
     mount_options: frozenset[str]  # option names beyond the generic VFS ones
@@ -86,9 +112,14 @@ class Recipe:
     def driver(self) -> str:
         return self.kernel_driver or self.fs
 
-    def mkfs_argv(self, device: str, options: list[str]) -> list[str]:
-        """The mkfs command; its tool is a bare name for provision to find on the PATH."""
-        return [self.mkfs_tool, *self.force_flags, *self.mkfs_defaults(list(options)), device]
+    def mkfs_argv(self, device: str, options: list[str],
+                  more_devices: Sequence[str] = ()) -> list[str]:
+        """The mkfs command; its tool is a bare name for provision to find on the PATH.
+        ``more_devices``: the other members of a filesystem that spans devices."""
+        if more_devices and not self.spans_devices:
+            raise ValueError(f"{self.fs} is made on one device")
+        return [self.mkfs_tool, *self.force_flags, *self.mkfs_defaults(list(options)), device,
+                *more_devices]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
         return ["mount", "-t", self.fs, *(["-o", options] if options else []),

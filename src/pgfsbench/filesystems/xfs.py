@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe
+from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
 from pgfsbench.filesystems.textfacts import number
 
 
@@ -12,6 +12,38 @@ def external_log(mkfs_options: list[str], log_device: str, log_bytes: int) -> Lo
     return LogSetup(before_mkfs=[],
                     mkfs_options=[*mkfs_options, "-l", f"logdev={log_device},size={log_bytes}"],
                     mount_options=[f"logdev={log_device}"])
+
+
+# --- stripe geometry (RAID, LVM stripes) -------------------------------------------------
+
+_STRIPE_KEYS = ("sunit", "swidth", "su", "sw")
+
+
+def _data_options(options: list[str]) -> list[str]:
+    return [sub for i, o in enumerate(options[:-1]) if o == "-d"
+            for sub in options[i + 1].split(",")]
+
+
+def stripe_given(options: list[str]) -> list[str]:
+    return [sub for sub in _data_options(options) if sub.split("=")[0] in _STRIPE_KEYS]
+
+
+def with_stripe(options: list[str], stripe_bytes: int, data_disks: int) -> list[str]:
+    """sunit = stripe in 512-byte sectors, swidth = sunit × data disks (mkfs.xfs -d).
+
+    Seed 000's 8 KiB × 3 stripe is sunit=16,swidth=48. Joined to the plan's last -d
+    (mkfs.xfs refuses a suboption given twice, not two -d).
+    """
+    if stripe_given(options) or data_disks < 2:
+        return list(options)
+    sunit = stripe_bytes // 512
+    extra = f"sunit={sunit},swidth={sunit * data_disks}"
+    options = list(options)
+    where = max((i for i, o in enumerate(options[:-1]) if o == "-d"), default=None)
+    if where is None:
+        return [*options, "-d", extra]
+    options[where + 1] = f"{options[where + 1]},{extra}"
+    return options
 
 
 MOUNT_OPTIONS = frozenset({
@@ -80,4 +112,4 @@ RECIPES = (Recipe(
     min_size_mb=300, device_option_keys=frozenset({"logdev=", "rtdev="}),
     log_device=external_log, mount_options=MOUNT_OPTIONS,
     kernel_defaults=KERNEL_DEFAULTS, geometry=geometry, atomic_writes=None,
-    durability_notes={}),)
+    durability_notes={}, stripe=StripeOptions(given=stripe_given, add=with_stripe)),)

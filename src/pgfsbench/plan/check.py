@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pgfsbench.plan.estimate import budget_seconds, target_needs, workload_seconds
-from pgfsbench.plan.model import Plan
+from pgfsbench.plan.model import Plan, Target
+from pgfsbench.plan.stripe import idle_stripe_options, stripe_mkfs_options
 from pgfsbench.schedule import Schedule
 from pgfsbench.units import size_to_bytes
 
@@ -18,10 +19,15 @@ def describe(plan: Plan) -> dict:
                 f"target '{t.name}': its workloads write up to "
                 f"{needs['workload_peak_bytes'] / 2**20:.0f} MB on a {t.size} filesystem; "
                 "give it a larger size")
+        if warning := idle_stripe_options(t):
+            problems.append(warning)
+        mkfs, geometry = stripe_mkfs_options(t)
         targets.append({
-            "name": t.name, "kind": t.kind, "fs": t.fs,
-            "where": str(t.dir or t.device or "") or f"loop image {t.size}",
-            "mkfs": t.mkfs, "mount": t.mount, "log_size": t.log_size,
+            "name": t.name, "kind": t.kind, "fs": t.fs, "where": _where(t),
+            "members": t.member_count,
+            "volume": t.volume.model_dump() if t.volume else None,
+            "stripe_geometry": geometry,
+            "mkfs": mkfs, "plan_mkfs": t.mkfs, "mount": t.mount, "log_size": t.log_size,
             "direct_io": t.direct_io, "sysctls": t.sysctls, "queue": t.queue,
             "throttle": t.throttle.model_dump(exclude_none=True) if t.throttle else {},
             "postgres_settings": plan.server_settings(t),
@@ -65,3 +71,15 @@ def describe(plan: Plan) -> dict:
         "problems": problems,
         "notes": notes,
     }
+
+
+def _where(t: Target) -> str:
+    if t.dir is not None:
+        return str(t.dir)
+    where = " ".join(map(str, t.member_devices)) or (
+        f"loop image {t.size}" if t.images == 1 else f"{t.images} loop images of {t.size}")
+    if t.volume is not None:
+        where += f", {t.volume.kind} (stripe {t.volume.stripe})"
+    elif t.member_count > 1:
+        where += f", spanned by {t.fs}"
+    return where

@@ -31,7 +31,7 @@ def target_needs(plan: Plan, target: Target) -> dict:
         peak = max(peak, tables + k.disk_bytes(w, tables))
         if k.loads_tables is not None:
             tables = k.loads_tables(w)
-    image = size_to_bytes(target.size) + (size_to_bytes(target.log_size)
+    image = size_to_bytes(target.size) * target.images + (size_to_bytes(target.log_size)
                                           if target.log_size else 0)
     return {"image_bytes": image if target.kind == "loop" else 0,
             "workload_peak_bytes": base + peak}

@@ -111,13 +111,44 @@ class Throttle(Strict):
         return self
 
 
+VOLUME_KINDS = ("lvm-stripe", "md-raid0", "md-raid1", "md-raid10")
+
+
+class Volume(Strict):
+    """Several members (loop images or devices) joined into one block device before
+    mkfs: an LVM striped logical volume or a Linux md RAID array."""
+
+    kind: Literal["lvm-stripe", "md-raid0", "md-raid1", "md-raid10"]
+    stripe: Size = Field("64K", description="stripe (LVM -I) or chunk (mdadm --chunk) size: "
+                                            "a power of two from 4K")
+
+    @field_validator("stripe")
+    @classmethod
+    def _stripe_power_of_two(cls, v: str) -> str:
+        from pgfsbench.units import size_to_bytes
+
+        n = size_to_bytes(v)
+        if n < 4096 or n & (n - 1):
+            raise ValueError(f"stripe '{v}' must be a power of two of at least 4K (4K, 8K, "
+                             "64K, 512K...)")
+        return v
+
+    @property
+    def stripe_bytes(self) -> int:
+        from pgfsbench.units import size_to_bytes
+
+        return size_to_bytes(self.stripe)
+
+
 class Target(Strict):
     """One variant to measure.
 
-    Where it lives: a loop image (``fs`` + ``size``), a block device named by the
-    plan (``device``, formatted only with ``--allow-format``), or an existing
-    directory (``dir``, never formatted). What it is: mkfs arguments, mount
-    options, an external log device, and OS settings applied while it runs.
+    Where it lives: loop images (``fs`` + ``size``, ``images`` of them), block devices
+    named by the plan (``device`` or ``devices``, formatted only with
+    ``--allow-format``), or an existing directory (``dir``, never formatted). Several
+    members are joined by the filesystem itself (btrfs) or by a ``volume`` (md RAID,
+    LVM stripe). What it is: mkfs arguments, mount options, an external log device,
+    and OS settings applied while it runs.
     """
 
     name: str = Field(pattern=NAME_PATTERN)
@@ -129,6 +160,11 @@ class Target(Strict):
     mount: str = ""
     dir: Path | None = None
     device: Path | None = None
+    devices: list[Path] = Field([], description="several block devices (each needs "
+                                                "--allow-format), joined by btrfs or a volume")
+    images: int = Field(1, ge=1, le=16, description="loop images of `size` each")
+    volume: Volume | None = Field(None, description="join the members into one block "
+                                                    "device first: LVM stripe or md RAID")
     log_size: Size | None = Field(None, description="external log/journal device of this size "
                                                     "(xfs logdev, ext3/ext4 journal device)")
     direct_io: bool = Field(True, description="loop device direct I/O (bypass the host cache)")
@@ -142,8 +178,9 @@ class Target(Strict):
 
     @model_validator(mode="after")
     def _kind(self) -> "Target":
-        if self.dir is not None and self.device is not None:
+        if self.dir is not None and (self.device is not None or self.devices):
             raise ValueError("set either dir or device, not both")
+        self._check_members()
         if self.dir is None and self.fs is None:
             raise ValueError("set fs (a loop image or device target) or dir (an existing "
                              "directory)")
@@ -173,6 +210,52 @@ class Target(Strict):
                              "external log, set log_size): remove the option")
         return self
 
+    def _check_members(self) -> None:
+        """Several members (images, devices): who joins them, and what cannot apply."""
+        if self.device is not None and self.devices:
+            raise ValueError("set device (one) or devices (several), not both")
+        if len(set(map(str, self.devices))) != len(self.devices):
+            raise ValueError("devices names the same device twice")
+        if self.images > 1 and (self.device is not None or self.devices or self.dir):
+            raise ValueError("images makes loop images: not with device, devices or dir")
+        if self.dir is not None and self.volume is not None:
+            raise ValueError("a dir target is an existing mount: volume cannot apply")
+        n = self.member_count
+        fs = find(self.fs)
+        # mkfs sees one device on a volume, every member otherwise
+        if fs is not None and fs.mkfs_problems is not None and \
+                (problems := fs.mkfs_problems(list(self.mkfs), 1 if self.volume else n)):
+            raise ValueError(problems[0])
+        if self.volume is not None and self.volume.kind == "md-raid10" and n % 2:
+            raise ValueError(f"volume md-raid10 mirrors pairs of members: give it an even "
+                             f"number (it has {n})")
+        if self.volume is not None and n < 2:
+            raise ValueError(f"volume {self.volume.kind} joins several members: set images "
+                             "= 2 or more (or name several devices)")
+        if n < 2:
+            return
+        spans = fs is not None and fs.spans_devices
+        if self.volume is None and not spans:
+            raise ValueError(f"{self.fs} lives on one block device: to put it on {n} members "
+                             "add volume = { kind = \"lvm-stripe\" } (or md-raid0, "
+                             "md-raid1, md-raid10), or use a filesystem that spans devices "
+                             f"itself ({', '.join(r.fs for r in recipes() if r.spans_devices)})")
+        if self.queue or self.throttle is not None:
+            raise ValueError("queue and throttle settings apply to one device: not to a "
+                             f"target on {n} members")
+
+    @property
+    def member_count(self) -> int:
+        """How many loop images or devices the target is made on."""
+        if self.dir is not None:
+            return 0
+        return len(self.devices) or (1 if self.device is not None else self.images)
+
+    @property
+    def member_devices(self) -> list[Path]:
+        """The named block devices (device or devices), empty for loop and dir targets."""
+        return list(self.devices) or ([self.device] if self.device is not None else [])
+
     @field_validator("fs")
     @classmethod
     def _fs_has_a_recipe(cls, v: str | None) -> str | None:
@@ -194,7 +277,7 @@ class Target(Strict):
     def kind(self) -> str:
         if self.dir is not None:
             return "dir"
-        return "device" if self.device is not None else "loop"
+        return "device" if self.member_devices else "loop"
 
     @property
     def size_mb(self) -> int:

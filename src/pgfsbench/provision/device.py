@@ -20,7 +20,11 @@ from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
-from pgfsbench.provision.safety import check_formattable, opened_for_formatting
+from pgfsbench.provision.members import member_record
+from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_for_formatting
+from pgfsbench.plan.stripe import stripe_mkfs_options
+from pgfsbench.provision.volume import Joined, join
+from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 from pgfsbench.provision.target import PreparedTarget
 
 
@@ -53,55 +57,100 @@ def _describe(device: str) -> list[str]:
     return notes
 
 
+def checked_members(spec: Target, allowed: Iterable[str],
+                     wipe_signatures: bool) -> list[CheckedDevice]:
+    """Every device the target names, each passing the safety check (DESIGN §5)."""
+    checked = []
+    for given in map(str, spec.member_devices):
+        try:
+            checked.append(check_formattable(given, allowed, wipe_signatures))
+        except UserError as exc:
+            raise UserError(f"target '{spec.name}': {exc}") from None
+    if len({c.rdev for c in checked}) != len(checked):
+        raise UserError(f"target '{spec.name}': devices names one device twice (by two "
+                        "names): name each device once")
+    return checked
+
+
 @contextlib.contextmanager
 def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iterable[str],
                   wipe_signatures: bool) -> Iterator[PreparedTarget]:
     name, fs = spec.name, spec.fs
-    if spec.device is None or fs is None:
+    if not spec.member_devices or fs is None:
         raise ValueError(f"target '{name}' is not a device target")
-    given = str(spec.device)
     # Safety first: nothing below may run on a device that fails it.
-    try:
-        checked = check_formattable(given, allowed, wipe_signatures)
-    except UserError as exc:
-        raise UserError(f"target '{name}': {exc}") from None
+    checked = checked_members(spec, allowed, wipe_signatures)
     if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
         raise UserError(f"target '{name}': option '{named[0]}' names another device, which "
                         "mkfs could write to; a device target formats only its own device: "
                         "remove the option")
-    if reason := unavailable_reason(fs):
+    if reason := unavailable_reason(fs) or volume_unavailable(spec.volume):
         raise UserError(f"target '{name}': {reason}")
     fs_recipe = recipe(fs)
-    device = checked.path  # resolved once, by the check: the plan's name is not looked up again
-    if (size_mb := device_size_mb(device)) < fs_recipe.min_size_mb:
-        raise UserError(f"target '{name}': {given} has {size_mb} MB, {fs} needs at least "
-                        f"{fs_recipe.min_size_mb} MB; name a larger device")
+    for c in checked:  # resolved once, by the check: the plan's name is not looked up again
+        if (size_mb := device_size_mb(c.path)) < fs_recipe.min_size_mb:
+            raise UserError(f"target '{name}': {c.given} has {size_mb} MB, {fs} needs at "
+                            f"least {fs_recipe.min_size_mb} MB; name a larger device")
 
     commands: list[proc.CommandResult] = []
-    notes = [f"device: {checked.shown}", *_describe(device)]
+    notes = []
+    for c in checked:
+        notes += [f"device: {c.shown}", *_describe(c.path)]
     with contextlib.ExitStack() as undo:
         try:
-            with opened_for_formatting(checked) as fd:
-                # The tools open the device through our descriptor, verified just now to
-                # be the device that was checked: no path is resolved in between.
-                node = f"/proc/self/fd/{fd}"
-                notes.append(f"formatted through {node}: a descriptor on {device}, checked "
-                             f"to be device {os.major(checked.rdev)}:{os.minor(checked.rdev)} "
-                             "just before")
-                if checked.signatures:
-                    notes.append("signatures wiped before mkfs (--wipe-signatures): "
-                                 + "; ".join(checked.signatures))
-                    commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
-                                             pass_fds=(fd,)))
-                # The recipe's force flags are safe here: the check above is stricter than
-                # mkfs's own (single -F of mke2fs still refuses a mounted device).
-                commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(node, spec.mkfs)),
-                                         pass_fds=(fd,)))
+            with contextlib.ExitStack() as held:
+                fds = [held.enter_context(opened_for_formatting(c)) for c in checked]
+                joined = _format(spec, fs_recipe, checked, fds, ledger, undo, commands, notes)
         except UserError as exc:
             raise UserError(f"target '{name}': {exc}") from None
 
+        for argv in fs_recipe.before_mount([c.path for c in checked]
+                                           if spec.volume is None else [joined.device]):
+            commands.append(proc.run(tool_path(argv)))
+        device = checked[0].path if spec.volume is None else joined.device
         workdir, mount = mount_private(name, fs, device, spec.mount, ledger, undo, owner,
                                        commands)
         target = PreparedTarget(name=name, kind="device", fs=fs, workdir=workdir,
-                                device=device, mount=mount, commands=commands, notes=notes)
+                                device=device, mount=mount, commands=commands, notes=notes,
+                                devices=[c.path for c in checked], layout=joined.layout)
         yield target
+
+
+def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int],
+            ledger: Ledger, undo: contextlib.ExitStack, commands: list,
+            notes: list[str]) -> Joined:
+    """Wipe (if allowed), join and mkfs the checked devices while their descriptors,
+    verified to be the checked devices, are held open."""
+    # The tools open a device through our descriptor, verified just now to be the
+    # device that was checked: no path is resolved in between.
+    nodes = [f"/proc/self/fd/{fd}" for fd in fds]
+    several = len(checked) > 1
+    for c, node in zip(checked, nodes):
+        notes.append(f"formatted through {node}: a descriptor on {c.path}, checked to be "
+                     f"device {os.major(c.rdev)}:{os.minor(c.rdev)} just before")
+        if c.signatures:
+            notes.append("signatures wiped before mkfs (--wipe-signatures)"
+                         + (f" on {c.path}" if several else "") + ": "
+                         + "; ".join(c.signatures))
+            commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
+                                     pass_fds=tuple(fds)))
+    if spec.volume is None:
+        options, _ = stripe_mkfs_options(spec)
+        layout = {"members": [c.path for c in checked]}
+        if len(checked) > 1:
+            layout["spanned_by"] = spec.fs
+        # The recipe's force flags are safe here: the check above is stricter than
+        # mkfs's own (single -F of mke2fs still refuses a mounted device).
+        commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(nodes[0], options, nodes[1:])),
+                                 pass_fds=tuple(fds)))
+        return Joined(nodes[0], nodes[1:], options, layout)
+    # mdadm and LVM find their members by /dev path (LVM filters devices by name), not
+    # through a descriptor: they get the paths the check resolved, which the descriptors
+    # opened just now (without following links) showed to be the checked devices.
+    notes.append("the volume was made on the checked paths (mdadm and LVM look devices "
+                 "up by name), verified by device number just before")
+    joined = join(spec, fs_recipe, [member_record(c.path, None) for c in checked], ledger,
+                  undo, commands)
+    commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(joined.device,
+                                                           joined.mkfs_options))))
+    return joined

@@ -22,7 +22,10 @@ from pgfsbench.plan.model import Target
 from pgfsbench.units import size_to_mb
 from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
+from pgfsbench.provision.members import member_record
 from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.volume import join
+from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
 
 
 def _attach(image: Path, direct_io: bool, commands: list) -> str:
@@ -62,16 +65,37 @@ def _refuse_device_options(spec: Target) -> None:
                         "the log device itself: remove it and set log_size instead")
 
 
-def _mkfs_with_log(spec: Target, fs_recipe: Recipe, device: str, log_device: str,
-                   log_bytes: int, commands: list) -> str:
+def _mkfs_with_log(spec: Target, fs_recipe: Recipe, device: str, mkfs_options: list[str],
+                   log_device: str, log_bytes: int, commands: list) -> str:
     """mkfs ``device`` with its log on ``log_device``; returns the mount options to use."""
     if fs_recipe.log_device is None:  # the plan refuses it already
         raise UserError(f"target '{spec.name}': {spec.fs} cannot use an external log device")
-    setup = fs_recipe.log_device(list(spec.mkfs), log_device, log_bytes)
+    setup = fs_recipe.log_device(mkfs_options, log_device, log_bytes)
     for argv in setup.before_mkfs:
         commands.append(proc.run(tool_path(argv)))
     commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(device, setup.mkfs_options))))
     return ",".join([*(o for o in spec.mount.split(",") if o), *setup.mount_options])
+
+
+def attach_images(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
+                  undo: contextlib.ExitStack, commands: list) -> list[dict]:
+    """The target's ``images`` loop images of ``size`` each, attached; member records
+    (device + image), in the ledger before each exists and undone by ``undo``."""
+    images_dir.mkdir(parents=True, exist_ok=True)
+    names = [f"{spec.name}.img"] if spec.images == 1 else \
+        [f"{spec.name}-{i}.img" for i in range(1, spec.images + 1)]
+    members = []
+    for image_name in names:
+        image = images_dir / image_name
+        device = _image_on_loop(image, spec.size_mb * 2**20, spec.direct_io, ledger, keep,
+                                undo, commands)
+        members.append(member_record(device, str(image)))
+    return members
+
+
+def images_free_mb_needed(spec: Target) -> int:
+    log_mb = size_to_mb(spec.log_size) if spec.log_size else 0
+    return spec.size_mb * spec.images + log_mb
 
 
 def loop_direct_io(device: str) -> bool | None:
@@ -94,7 +118,7 @@ def _direct_io_note(label: str, device: str, asked: bool) -> str:
 def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
                 owner: proc.RunAs) -> Iterator[PreparedTarget]:
     name, fs, size_mb = spec.name, spec.fs, spec.size_mb
-    mkfs_options, mount_options = spec.mkfs, spec.mount
+    mount_options = spec.mount
     reason = unavailable_reason(fs)
     if reason:
         raise UserError(f"target '{name}': {reason}")
@@ -106,34 +130,43 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
     log_mb = size_to_mb(spec.log_size) if spec.log_size else 0
     if spec.log_size is not None and log_mb < 1:
         raise UserError(f"target '{name}': log_size {spec.log_size} is under 1 MB")
+    if reason := volume_unavailable(spec.volume):
+        raise UserError(f"target '{name}': {reason}")
     images_dir.mkdir(parents=True, exist_ok=True)
     free_mb = os.statvfs(images_dir).f_bavail * os.statvfs(images_dir).f_frsize // 2**20
-    if free_mb < size_mb + log_mb:
+    if free_mb < (need_mb := images_free_mb_needed(spec)):
         raise UserError(f"target '{name}': {images_dir} has {free_mb} MB free, the image"
-                        f"{'s need' if log_mb else ' needs'} {size_mb + log_mb} MB; free space "
-                        "or make the plan's image smaller")
+                        f"{'s need' if need_mb > size_mb else ' needs'} {need_mb} MB; free "
+                        "space or make the plan's image smaller")
     commands: list[proc.CommandResult] = []
     with contextlib.ExitStack() as undo:
-        device = _image_on_loop(images_dir / f"{name}.img", size_mb * 2**20, spec.direct_io,
-                                ledger, keep, undo, commands)
+        members = attach_images(spec, images_dir, ledger, keep, undo, commands)
+        joined = join(spec, fs_recipe, members, ledger, undo, commands)
+        device = joined.device
         log_device = None
         if spec.log_size is not None:
             log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
                                         spec.direct_io, ledger, keep, undo, commands)
-            mount_options = _mkfs_with_log(spec, fs_recipe, device, log_device, log_mb * 2**20,
-                                           commands)
+            mount_options = _mkfs_with_log(spec, fs_recipe, device, joined.mkfs_options,
+                                           log_device, log_mb * 2**20, commands)
         else:
-            commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(device, mkfs_options))))
+            commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(
+                device, joined.mkfs_options, joined.more_devices))))
+        for argv in fs_recipe.before_mount([device, *joined.more_devices]):
+            commands.append(proc.run(tool_path(argv)))
 
-        # Unmounted first by undo: before either loop is detached.
+        # Unmounted first by undo: before any volume is taken apart or loop detached.
         workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo, owner,
                                        commands)
         target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
                                 device=device, mount=mount, commands=commands,
-                                log_device=log_device)
-        for label, dev in (("loop", device), ("log loop", log_device)):
-            if dev is not None:
-                target.notes.append(_direct_io_note(label, dev, spec.direct_io))
+                                log_device=log_device,
+                                devices=[m["device"] for m in members], layout=joined.layout)
+        for i, member in enumerate(members):
+            label = "loop" if len(members) == 1 else f"loop {i + 1}"
+            target.notes.append(_direct_io_note(label, member["device"], spec.direct_io))
+        if log_device is not None:
+            target.notes.append(_direct_io_note("log loop", log_device, spec.direct_io))
         yield target
 
 

@@ -12,7 +12,7 @@ from pgfsbench.provision.mountinfo import MountEntry
 @dataclass
 class PreparedTarget:
     name: str
-    kind: str  # "loop" or "dir"
+    kind: str  # "loop", "device" or "dir"
     fs: str  # the filesystem asked for, or the one found under a directory target
     workdir: Path  # a directory on the target's filesystem that pgfsbench owns
     device: str | None
@@ -20,6 +20,12 @@ class PreparedTarget:
     commands: list[CommandResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     log_device: str | None = None  # an external log/journal device (xfs logdev, ext4 journal)
+    # Every member the target is made on (loop devices or named devices), in order;
+    # ``device`` is what was formatted and mounted (the first member, an md array, an LV).
+    devices: list[str] = field(default_factory=list)
+    # How the members were joined: the volume and its stripe geometry, the computed mkfs
+    # options (provision/volume.py).
+    layout: dict = field(default_factory=dict)
 
     def provenance(self) -> dict:
         return {
@@ -27,6 +33,9 @@ class PreparedTarget:
             "fs": self.fs,
             "device": self.device,
             "log_device": self.log_device,
+            "devices": self.devices or ([self.device] if self.device and self.kind != "dir"
+                                        else []),
+            "layout": self.layout,
             "workdir": str(self.workdir),
             "mounted_fs_type": self.mount.fs_type,
             "mount_point": self.mount.mount_point,
