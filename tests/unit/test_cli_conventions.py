@@ -81,8 +81,8 @@ def test_compare_help_keeps_its_brackets():
 
 def test_completion_script_and_completions():
     # the shell is detected from the one we run in (typer's --show-completion)
-    shown = subprocess.run(["bash", "-c", f"{sys.executable} -m pgfsbench --show-completion bash; "
-                                          "true"], capture_output=True, text=True)
+    command = f"{sys.executable} -m pgfsbench --show-completion bash; true"
+    shown = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "complete -o default -F _pgfsbench_completion pgfsbench" in shown.stdout
     assert "_PGFSBENCH_COMPLETE=complete_bash" in shown.stdout
