@@ -18,18 +18,62 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pgfsbench import exits
+from pgfsbench import __version__, exits
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
+PROG = "pgfsbench"
+# -h everywhere; help text printed as written (typer's rich markup would swallow any
+# "[...]" in it, such as "[verdicts]"); completion for bash, zsh, fish and PowerShell.
 app = typer.Typer(
     help="pgfsbench: which filesystem, mkfs/mount options and OS settings to run "
          "PostgreSQL on, measured side by side.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+
+# How much the commands say (--quiet / --verbose, before the command): QUIET, only
+# errors and the result (the verdicts, the report's path); VERBOSE, also every visit,
+# run and external command as it starts.
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+verbosity = NORMAL
+
+
+def _plan_names(incomplete: str) -> list[str]:
+    """Tab completion of a PLAN: the built-in names (a path: the shell completes files)."""
+    from pgfsbench.plan.load import builtin_names
+
+    return [n for n in builtin_names() if n.startswith(incomplete)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="only errors and the result (the verdicts, the report's path); "
+                              "give it before the command: pgfsbench -q run ...")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="also say each target visit, run and external command "
+                                "(mkfs, mount, pgbench, ...) as it starts")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True,
+        help="print the version and exit")] = False,
+) -> None:
+    """pgfsbench: which filesystem, mkfs/mount options and OS settings to run PostgreSQL on, measured side by side."""  # noqa: E501
+    global verbosity
+    if quiet and verbose:
+        err.print("[red]error:[/] --quiet and --verbose: choose one")
+        raise typer.Exit(exits.USAGE)
+    verbosity = QUIET if quiet else VERBOSE if verbose else NORMAL
 
 
 def user_errors(func):
@@ -54,13 +98,17 @@ def user_errors(func):
     return wrapper
 
 
-@app.command()
+@app.command(short_help="Run a plan and write its report.")
 @user_errors
 def run(
-    plan: Annotated[str, typer.Argument(help="a built-in plan name or a plan file")] = "quick",
-    results: Annotated[Path, typer.Option("--results", help="new directory for results")] = ...,
+    plan: Annotated[str, typer.Argument(
+        help="a built-in plan name or a plan file", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))] = "quick",
+    results: Annotated[Path, typer.Option("--results", metavar="DIR",
+                                          help="new directory for results")] = ...,
     pg_bin: Annotated[Optional[Path], typer.Option(
-        "--pg-bin", help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
+        "--pg-bin", metavar="DIR",
+        help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
     allow_format: Annotated[Optional[list[str]], typer.Option(
         "--allow-format", metavar="DEVICE",
@@ -72,23 +120,30 @@ def run(
         "--wait", help="if another campaign runs on this machine, start when it ends "
                        "(default: refuse)")] = False,
 ) -> None:
-    """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html."""  # noqa: E501
+    """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html.
+
+    On a terminal a progress bar shows the round, target and workload, the time elapsed
+    and what is left, with each run's headline figure as it finishes; otherwise (a log,
+    CI) one line per measurement after each round. At the end: the verdicts, the
+    headline figures, the advice and the report's path.
+    """  # noqa: E501
     from pgfsbench.campaign.options import Options
     from pgfsbench.campaign.run import Campaign
     from pgfsbench.plan.load import load_plan
     from pgfsbench.postgres.binaries import find_binaries
-    from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
     the_plan = load_plan(plan)
     bins = find_binaries(pg_bin)
     results = results.resolve()
-    console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
-    console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
-                  f"{escape(str(results))}")
+    if verbosity > QUIET:
+        console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
+        console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
+                      f"{escape(str(results))}")
     try:
         options = Options(results, bins, keep, tuple(allow_format or ()), wipe_signatures, wait)
-        status = Campaign(the_plan, options, console.print).run()
+        with _progress_view(the_plan) as view:
+            status = Campaign(the_plan, options, view).run()
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if (results / "results.db").is_file():
@@ -104,8 +159,9 @@ def run(
                   f"free space, then 'pgfsbench report {escape(str(results))}'", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
     campaign = load_campaign(results)
-    render_table(campaign, console)
-    _print_advice(campaign)
+    _print_summary(campaign, results)
+    if verbosity > QUIET:
+        _print_advice(campaign)
     try:
         console.print(f"report: {_write_report(results, campaign)}")
     except UserError as exc:
@@ -115,6 +171,28 @@ def run(
         err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
                   soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
+
+
+def _progress_view(plan):
+    """How a running campaign is shown: a live bar on a terminal, plain lines otherwise
+    (a log, CI), only problems with --quiet. A context manager yielding the observer."""
+    import contextlib
+
+    from pgfsbench.progress.live import LiveProgress
+    from pgfsbench.progress.plain import PlainProgress
+
+    if console.is_terminal and verbosity > QUIET:
+        return LiveProgress(plan, console, verbosity)
+    return contextlib.nullcontext(PlainProgress(plan, sys.stdout, sys.stderr, verbosity))
+
+
+def _print_summary(campaign, results: Path) -> None:
+    """The answer first (--quiet: the verdict lines alone)."""
+    from pgfsbench.report.terminal import render_summary
+
+    hint = (f"every metric: pgfsbench show {results} --full; with charts and provenance: "
+            "the report")
+    render_summary(campaign, console, hint, brief=verbosity == QUIET)
 
 
 def _print_advice(campaign) -> None:
@@ -157,21 +235,41 @@ def _write_report_quietly(results: Path) -> None:
         err.print(f"(no report: {escape(str(exc))})")
 
 
-@app.command()
+@app.command(short_help="(Re)write a results directory's report.html.")
 @user_errors
 def report(
-    results: Annotated[Path, typer.Argument(help="a results directory")],
+    results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="write the report here instead of RESULTS/report.html (for "
-                               "a read-only results directory)")] = None,
+        "--output", "-o", metavar="FILE",
+        help="write the report here instead of RESULTS/report.html (for a read-only "
+             "results directory)")] = None,
 ) -> None:
-    """(Re)write RESULTS/report.html from the stored results alone."""
+    """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""  # noqa: E501
+    from pgfsbench.store.read import load_campaign
+
+    campaign = load_campaign(results)
+    if verbosity > QUIET:
+        _print_summary(campaign, results)
+    console.print(f"report: {_write_report(results, campaign, output)}")
+
+
+@app.command(short_help="Print a results directory's summary, or every metric.")
+@user_errors
+def show(
+    results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
+    full: Annotated[bool, typer.Option(
+        "--full", help="every metric of every measurement, side by side, one section per "
+                       "workload (wide: best at 120 columns or more)")] = False,
+) -> None:
+    """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""  # noqa: E501
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
     campaign = load_campaign(results)
-    render_table(campaign, console)
-    console.print(f"report: {_write_report(results, campaign, output)}")
+    if full:
+        render_table(campaign, console)
+    else:
+        _print_summary(campaign, results)
 
 
 def _format_help(kind: str) -> str:
@@ -182,7 +280,7 @@ def _format_help(kind: str) -> str:
     return f"output format: {', '.join(names(kind))}"
 
 
-@app.command()
+@app.command(short_help="Print every run and the comparison (JSON, ...).")
 @user_errors
 def export(
     results: Annotated[Path, typer.Argument(help="a results directory")],
@@ -197,7 +295,7 @@ def export(
     output.write(EXPORT, load_campaign(results), sys.stdout)
 
 
-@app.command()
+@app.command(short_help="What to apply: mkfs, fstab, OS and PostgreSQL settings.")
 @user_errors
 def advise(
     results: Annotated[Path, typer.Argument(help="a results directory")],
@@ -218,7 +316,7 @@ def advise(
     sys.stdout.write(render(make_advice(load_campaign(results), target)))
 
 
-@app.command()
+@app.command(short_help="Compare targets or results directories, benchstat style.")
 @user_errors
 def compare(
     results: Annotated[list[Path], typer.Argument(help="one or more results directories")],
@@ -273,24 +371,42 @@ def compare(
     output.write(COMPARISON, Comparison(table, rows, lines, title), sys.stdout)
 
 
-@app.command()
+@app.command(short_help="What this machine can do, and how to fix what is missing.")
 @user_errors
-def doctor() -> None:
+def doctor(as_json: Annotated[bool, typer.Option(
+        "--json", help="machine-readable: every check with its state, detail and fix; "
+                       "the same exit code")] = False) -> None:
     """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""  # noqa: E501
     from pgfsbench.doctor import checks
 
-    table = Table("check", "", "detail", "fix")
     found = checks()
+    missing = any(c.required and not c.ok for c in found)
+    if as_json:
+        json.dump({"ok": not missing, "checks": [
+            {"check": c.what, "ok": c.ok, "required": c.required,
+             "state": _check_state(c), "detail": c.detail, "fix": c.fix or None}
+            for c in found]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif verbosity > QUIET or missing:
+        _doctor_table([c for c in found if verbosity > QUIET or not c.ok])
+    if missing:
+        raise typer.Exit(exits.INCOMPLETE)
+
+
+def _check_state(c) -> str:
+    return "ok" if c.ok else "missing" if c.required else "optional"
+
+
+def _doctor_table(found) -> None:
+    table = Table("check", "", "detail", "fix")
     for c in found:
         state = "[green]ok[/]" if c.ok else "[red]missing[/]" if c.required \
             else "[yellow]optional[/]"
         table.add_row(escape(c.what), state, escape(c.detail), escape(c.fix))
     console.print(table)
-    if any(c.required and not c.ok for c in found):
-        raise typer.Exit(exits.INCOMPLETE)
 
 
-@app.command()
+@app.command(short_help="Undo what a crashed or killed run left behind.")
 @user_errors
 def cleanup(wait: Annotated[bool, typer.Option(
         "--wait", help="if a campaign runs on this machine, clean up when it ends "
@@ -303,17 +419,18 @@ def cleanup(wait: Annotated[bool, typer.Option(
     releasers.load_all()  # the dead runs' ledgers may hold any kind of resource
     # Holding the machine lock: no campaign starts (and records 'before' values)
     # while a dead one's settings are being restored.
-    with machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait, console.print,
-                      why=CLEANUP_WHY):
+    with _commands_shown(), machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait,
+                                         console.print, why=CLEANUP_WHY):
         ledgers = stale_ledgers()
         if not ledgers:
-            console.print("nothing to clean up")
+            if verbosity > QUIET:
+                console.print("nothing to clean up")
             return
         failed = False
         for ledger in ledgers:
-            console.print(f"cleaning up after run {escape(ledger.path.stem)} (pid "
-                          f"{ledger.pid}, results {escape(ledger.results_dir)}): "
-                          f"{escape(ledger.summary())}")
+            _say(f"cleaning up after run {escape(ledger.path.stem)} (pid "
+                 f"{ledger.pid}, results {escape(ledger.results_dir)}): "
+                 f"{escape(ledger.summary())}")
             for problem in ledger.release_all():
                 failed = True
                 err.print(f"[red]{escape(problem)}[/]")
@@ -321,6 +438,25 @@ def cleanup(wait: Annotated[bool, typer.Option(
             _end_killed_campaign(Path(ledger.results_dir))
     if failed:
         raise typer.Exit(exits.INCOMPLETE)
+
+
+def _say(markup: str) -> None:
+    """What a command does, unless --quiet."""
+    if verbosity > QUIET:
+        console.print(markup)
+
+
+def _commands_shown():
+    """With --verbose, each external command as it starts (umount, losetup -d, ...)."""
+    import contextlib
+    import shlex
+
+    from pgfsbench import proc
+
+    if verbosity < VERBOSE:
+        return contextlib.nullcontext()
+    return proc.watching(lambda argv, result: None if result is not None else console.print(
+        escape(f"  $ {shlex.join(argv)}"), style="dim", soft_wrap=True))
 
 
 def _end_killed_campaign(results: Path) -> None:
@@ -340,16 +476,18 @@ def _end_killed_campaign(results: Path) -> None:
                   f"{escape(str(exc))}[/]")
         return
     if ended:
-        console.print(f"marked the campaign in {escape(str(results))} as killed (its completed "
-                      f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its "
-                      "report")
+        _say(f"marked the campaign in {escape(str(results))} as killed (its completed "
+             f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its report")
 
 
-@app.command()
+@app.command(short_help="List the built-in plans, or print one.")
 @user_errors
 def plans(show: Annotated[Optional[str], typer.Option(
-        "--show", help="print this built-in plan's file, to copy and edit")] = None) -> None:
-    """List the built-in plans, or print one of them."""
+        "--show", metavar="NAME",
+        help="print this built-in plan's file, to copy and edit")] = None) -> None:
+    """List the built-in plans, each with its budget and estimated duration, or print one of them."""  # noqa: E501
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import budget_text
     from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
 
     if show is not None:
@@ -360,36 +498,25 @@ def plans(show: Annotated[Optional[str], typer.Option(
     for name in builtin_names():
         the_plan = load_plan(name)
         console.print(f"[bold]{name}[/]: {escape(the_plan.description)}")
-        console.print(f"  [dim]budget: {escape(budget_text(the_plan))}[/]")
+        console.print(f"  [dim]budget: {escape(budget_text(the_plan, describe(the_plan)))}[/]")
 
 
-def budget_text(plan) -> str:
-    """What a plan may take: its rounds and time cap, and the estimated duration."""
-    from pgfsbench.plan.check import describe
-
-    d = describe(plan)
-    reps = plan.repetitions
-    low, high = d["estimated_seconds"] / 60, d["estimated_seconds_max"] / 60
-    if reps.count == "auto":
-        rounds = (f"until decided, rounds {reps.min}..{reps.max} or {reps.max_minutes:g} min"
-                  + (" (+1 settling round)" if d["budget"]["settling_round"] else ""))
-    else:
-        rounds = f"{reps.count} round{'s' if reps.count != 1 else ''}"
-    return f"{rounds}; estimated {low:.0f} to {high:.0f} min on 2 cores"
+plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True,
+                       rich_markup_mode=None)
+app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan check).")
 
 
-plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True)
-app.add_typer(plan_app, name="plan")
-
-
-@plan_app.command("check")
+@plan_app.command("check", short_help="Validate a plan; its targets, runs, space and time.")
 @user_errors
 def plan_check(
-    plan: Annotated[str, typer.Argument(help="a built-in plan name or a plan file")],
+    plan: Annotated[str, typer.Argument(
+        help="a built-in plan name or a plan file", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))],
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
     from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import render_plan_check
     from pgfsbench.plan.load import load_plan
     from pgfsbench.preflight import check_sizes
 
@@ -403,50 +530,7 @@ def plan_check(
         json.dump(info, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    reps = info["repetitions"]
-    console.print(f"plan [bold]{escape(info['name'])}[/] is valid: {len(info['targets'])} "
-                  f"targets, {info['total_runs']} runs in all "
-                  + ("(at most: repetitions are 'auto')" if reps["count"] == "auto" else ""))
-    budget = info["budget"]
-    console.print(f"repetitions: {reps['count']} ({reps['order']} order, "
-                  f"{'a fresh target each round' if reps['fresh'] else 'targets reused'})"
-                  + ("; a settling round first (run on every target, not counted)"
-                     if budget["settling_round"] else ""))
-    if reps["count"] == "auto":
-        console.print(f"auto: comparisons tested after each round from round "
-                      f"{budget['first_look']}, every target in every round until all are "
-                      f"decided; budget: {budget['most_rounds']} rounds, "
-                      f"{budget['max_minutes']:g} min")
-    table = Table("target", "kind", "fs", "where", "mkfs", "mount", "OS settings", "needs")
-    for t in info["targets"]:
-        knobs = ", ".join(f"{k}={v}" for k, v in {**t["sysctls"], **t["queue"]}.items())
-        if t["throttle"]:
-            knobs = ", ".join(filter(None, [knobs, "throttle " + ", ".join(
-                f"{k}={v}" for k, v in t["throttle"].items())]))
-        if t["log_size"]:
-            knobs = ", ".join(filter(None, [f"external log {t['log_size']}", knobs]))
-        # ZFS: pool properties where mkfs options go, dataset properties for mount's
-        made = " ".join(t["mkfs"]) or " ".join(f"{k}={v}" for k, v in t["zpool"].items())
-        mounted = t["mount"] or " ".join(f"{k}={v}" for k, v in t["zfs"].items())
-        table.add_row(*map(escape, [t["name"], t["kind"], t["fs"] or "", t["where"],
-                                    made, mounted, knobs]),
-                      f"{t['workload_peak_bytes'] / 2**20:,.0f} MB")
-    console.print(table)
-    runs = Table("run on each target", "params", "times", "≈ seconds each")
-    for r in info["runs_per_target"]:
-        params = " ".join(f"{k}={v}" for k, v in r["params"].items() if v is not None)
-        runs.add_row(r["workload"], escape(params),
-                     f"{r['repetitions']}" + (" + 1 settling" if r["settling"] else ""),
-                     f"{r['estimated_seconds']:.0f}")
-    console.print(runs)
-    console.print(f"host disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB "
-                  "(sparse: only what is written is used); estimated duration: "
-                  f"{info['estimated_seconds'] / 60:.0f} min"
-                  + (f" (all decided at the first look) to "
-                     f"{info['estimated_seconds_max'] / 60:.0f} min (the budget spent)"
-                     if info["estimated_seconds_max"] != info["estimated_seconds"] else ""))
-    for note in info["notes"]:
-        console.print(f"note: {escape(note)}")
+    render_plan_check(info, console)
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
 
@@ -503,7 +587,7 @@ def _check_settings_here(plan) -> list[str]:
 
 def main() -> None:
     try:
-        app()
+        app(prog_name=PROG)
     except Exception as exc:  # a bug of ours: one line, the traceback kept, exit 3
         if os.environ.get("PGFSBENCH_DEBUG"):
             raise

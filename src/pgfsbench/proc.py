@@ -6,11 +6,13 @@ duration) so the report can show exactly what produced a number.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,28 @@ class RunAs:
         return cls.lookup(pwd.getpwuid(os.getuid()).pw_name)
 
 
+# Told of every command as it starts (result None) and as it ends: how --verbose shows
+# the commands a campaign runs without each caller printing them.
+CommandWatcher = Callable[[tuple[str, ...], "CommandResult | None"], None]
+_watchers: list[CommandWatcher] = []
+
+
+@contextlib.contextmanager
+def watching(watcher: CommandWatcher) -> Iterator[None]:
+    """Call ``watcher(argv, None)`` before each command ``run`` starts, and
+    ``watcher(argv, result)`` when it ends, while the block runs."""
+    _watchers.append(watcher)
+    try:
+        yield
+    finally:
+        _watchers.remove(watcher)
+
+
+def _tell(argv: tuple[str, ...], result: "CommandResult | None") -> None:
+    for watcher in list(_watchers):
+        watcher(argv, result)
+
+
 def _env_for(user: RunAs | None, extra: dict[str, str] | None) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
@@ -85,6 +109,7 @@ def run(
     kwargs: dict = {}
     if as_user is not None and os.geteuid() == 0 and as_user.uid != 0:
         kwargs.update(user=as_user.uid, group=as_user.gid, extra_groups=[])
+    _tell(argv, None)
     started = time.monotonic()
     proc = subprocess.run(
         argv,
@@ -100,6 +125,7 @@ def run(
     )
     result = CommandResult(argv, proc.returncode, proc.stdout, proc.stderr,
                            time.monotonic() - started)
+    _tell(argv, result)
     if check and not result.ok:
         raise CommandFailed(result)
     return result

@@ -31,6 +31,30 @@ def test_every_target_has_fsync_init_and_tps(smoke):
     assert "report:" in run.stdout
 
 
+def test_progress_in_a_pipe_is_plain_sparse_lines(smoke):
+    """Not a terminal (a log, CI): no colour, no cursor moves, no bar; what runs, the
+    figures of each measurement side by side after the round, and the end."""
+    _, run, _ = smoke
+    out = run.stdout
+    assert "\x1b[" not in out and "\r" not in out and "━" not in out
+    lines = out.splitlines()
+    start = lines.index(next(ln for ln in lines if ln.startswith("3 targets (")))
+    end = lines.index(next(ln for ln in lines if ln.startswith("campaign ok after ")))
+    progress = lines[start:end + 1]
+    assert re.fullmatch(r"3 targets \(ext4, xfs, btrfs\): 1 round; estimated \d+:\d\d",
+                        progress[0])
+    assert re.fullmatch(r"round 1 done: \d+:\d\d elapsed", progress[1])
+    figures = {ln.split(" (")[0].strip(): ln for ln in progress[2:-1]}
+    assert set(figures) == {"fsync fsync.fdatasync_8k.ops_per_s",
+                            "pgbench-init pgbench_init.elapsed_s",
+                            "pgbench clients=2 pgbench.tps"}
+    for line in figures.values():  # every target's headline, in plan order
+        assert re.search(r": ext4 [\d,.]+ · xfs [\d,.]+ · btrfs [\d,.]+$", line), line
+    assert re.fullmatch(r"campaign ok after \d+:\d\d: 9 runs", progress[-1])
+    # then the answer: the verdicts first
+    assert lines[end + 1].startswith("smoke · ") and lines[end + 2].startswith("verdicts ─")
+
+
 def _log_transactions(results: Path, run: dict) -> int:
     """Committed transactions counted straight from the kept pgbench logs."""
     count = 0

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench import ledger as ledger_mod
+from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.options import Options
 from pgfsbench.campaign.run import Campaign
 from pgfsbench.errors import CommandFailed, Interrupted, UserError
@@ -179,7 +180,7 @@ def lab(tmp_path, monkeypatch):
 
     def run(plan_text: str, workloads: FakeWorkloads | None = None, *, results: str = "r",
             refuse: dict[str, str] | None = None, unavailable: dict[str, str] | None = None):
-        said: list[str] = []
+        said: list = []  # the events it told, in order
         machines: list[FakeMachine] = []
 
         def machine(campaign):
@@ -235,7 +236,7 @@ def test_rounds_interleave_targets_as_the_schedule_says(lab, tmp_path, fresh):
         # made once and kept; loaded once (pgbench-init has repetitions = 1)
         assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
         assert Counter(t for t, w, *_ in ran if w == "pgbench-init") == {"a": 1, "b": 1, "c": 1}
-        assert any("b[/]: reusing the xfs target" in s for s in campaign.said)
+        assert ev.VisitStarted("b", 2, "loop", "xfs", provisioning=False) in campaign.said
     targets = {t.name: (t.status, t.provenance.get("postgres_version")) for t in stored.targets}
     assert targets == {"a": ("ok", "17.0"), "b": ("ok", "17.0"), "c": ("ok", "17.0")}
     # each provisioning command is kept with its output, per round when there are rounds
@@ -266,8 +267,10 @@ def test_a_failing_workload_is_recorded_and_the_campaign_goes_on(lab, tmp_path):
     assert ran[("a", "fsync", 3)] == ("failed", "internal error: RuntimeError('a bug of ours')")
     (tb,) = (tmp_path / "r/artifacts/a/round-03").glob("*-fsync/traceback.txt")
     assert "a bug of ours" in tb.read_text()
-    assert "  [red]b: fsync failed: pg_test_fsync exited 1: could not open: No space[/]" \
-        in campaign.said
+    (told,) = [e for e in campaign.said if isinstance(e, ev.RunFinished)
+               and (e.target, e.workload, e.round) == ("b", "fsync", 2)]
+    assert (told.status, told.error, told.headline) == (
+        "failed", "pg_test_fsync exited 1: could not open: No space", None)
     assert {t.name: t.status for t in load_campaign(tmp_path / "r").targets} == {
         "a": "ok", "b": "ok", "c": "ok"}
     nothing_left(campaign, tmp_path)
@@ -288,7 +291,8 @@ def test_a_target_that_cannot_be_provisioned_is_recorded_and_the_rest_run(lab, t
     # every visit of a fresh target loads its tables again
     assert [(w, n) for _, w, n, status, _ in runs(tmp_path / "r") if status == "ok"] == [
         (w, n) for n in (1, 2, 3) for w in ("fsync", "pgbench-init", "pgbench")]
-    assert "[red]b: failed: mount: wrong fs type[/]" in campaign.said
+    assert ev.TargetFailed("b", 1, "mount: wrong fs type") in campaign.said
+    assert ev.TargetSkipped("c", "the running kernel does not support btrfs") in campaign.said
     assert campaign.fake.made == {"a": 3}
     nothing_left(campaign, tmp_path)
 
@@ -430,7 +434,8 @@ def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling
         ("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
     assert {s["target"]: s["text"] for s in sched["stops"] if s["workload"] == "pgbench"} \
         == {t: f"decided at round {stop}: 3 comparisons (n={stop})" for t in "abc"}
-    assert "[bold]settling round[/] (run, not counted): a, b, c" in campaign.said
+    (settling,) = [e for e in campaign.said if isinstance(e, ev.RoundStarted) and e.round == 0]
+    assert sorted(settling.targets) == ["a", "b", "c"]
     nothing_left(campaign, tmp_path)
 
 

@@ -42,7 +42,7 @@ def test_user_errors_exit_2_with_one_line(tmp_path):
 def test_a_bug_is_one_line_exit_3_and_a_kept_traceback(monkeypatch, capsys):
     from pgfsbench import cli
 
-    def broken_app():
+    def broken_app(**kwargs):
         raise RuntimeError("kaboom")
 
     monkeypatch.delenv("PGFSBENCH_DEBUG", raising=False)

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager, Protocol
 
-from rich.markup import escape
-
+from pgfsbench.campaign.events import Note
 from pgfsbench.plan.model import Target
 from pgfsbench.postgres.cluster import Cluster, running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
@@ -100,11 +99,11 @@ class Machine:
         plan, results_dir = self.campaign.plan, self.campaign.options.results_dir
         if can_use_loop_devices():
             return list(plan.targets)
-        self.campaign.say(
-            "[yellow]Not running as root (or no loop devices): cannot make filesystems. "
-            f"Falling back to a directory target on {escape(str(results_dir))}'s own "
+        self.campaign.emit(Note(
+            "Not running as root (or no loop devices): cannot make filesystems. "
+            f"Falling back to a directory target on {results_dir}'s own "
             "filesystem: no filesystem comparison is possible. Run as root to compare "
-            "filesystems.[/]")
+            "filesystems.", "warning"))
         return [Target(name="dir", dir=results_dir)]
 
     def unavailable(self, spec: Target) -> str | None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench.postgres.binaries import PgBinaries
-
-Say = Callable[[str], None]  # takes rich markup: dynamic text must be escaped
 
 
 @dataclass

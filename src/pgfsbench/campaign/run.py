@@ -4,7 +4,8 @@ It holds the run's context (plan, options, ledger, store, PostgreSQL user,
 schedule) and walks it: rounds → targets → workloads, recording each outcome.
 What touches the machine comes from a provisioner (``machine.py``) and how a
 workload runs from ``run_workload``; both are constructor parameters, so a unit
-test drives rounds, failures and interrupts with fakes.
+test drives rounds, failures and interrupts with fakes. What happens is told to
+an observer as events (``events.py``); how they are shown is the caller's choice.
 """
 
 from __future__ import annotations
@@ -19,19 +20,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.markup import escape
+from rich.text import Text
 
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.bound import bound_metrics
 from pgfsbench.analysis.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
+from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.machine import Machine, Provisioner
-from pgfsbench.campaign.options import Options, Say
+from pgfsbench.campaign.options import Options
 from pgfsbench.campaign.signals import signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
 from pgfsbench.machine_lock import machine_lock
-from pgfsbench.metrics import WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
@@ -61,18 +63,19 @@ class TargetState:
 
 
 class Campaign:
-    """One run of ``plan``: ``Campaign(plan, options, say).run()`` returns its status.
+    """One run of ``plan``: ``Campaign(plan, options, observe).run()`` returns its status.
 
+    ``observe(event)`` is told what happens (``events.py``), commands included;
     ``machine(campaign)`` makes the provisioner (the real ``Machine`` by default);
     ``run_workload(ctx, workload)`` measures one workload (its type's runner).
     """
 
-    def __init__(self, plan: Plan, options: Options, say: Say, *,
+    def __init__(self, plan: Plan, options: Options, observe: ev.Observer = ev.ignore, *,
                  machine: Callable[["Campaign"], Provisioner] = Machine,
                  run_workload: Runner = run_workload) -> None:
         self.plan = plan
         self.options = options
-        self.say = say
+        self.emit = observe
         self.machine = machine(self)
         self.run_workload = run_workload
         # Set while it runs:
@@ -84,6 +87,16 @@ class Campaign:
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
 
+    def say(self, markup: str) -> None:
+        """A free-form message (rich markup, as messages were once printed): a Note, its
+        level read from its colour."""
+        level = "error" if "[red" in markup else "warning" if "[yellow" in markup else "info"
+        self.emit(ev.Note(Text.from_markup(markup).plain, level))
+
+    def _command(self, argv: tuple[str, ...], result) -> None:
+        self.emit(ev.CommandStarted(argv) if result is None
+                  else ev.CommandFinished(argv, result.exit_code, result.seconds))
+
     def run(self) -> str:
         """Run every target of the plan; returns the campaign status: 'ok' (every run
         completed), 'partial' (some did) or 'failed' (none did)."""
@@ -93,8 +106,9 @@ class Campaign:
         results_dir = self.options.results_dir
         check_new_results_dir(results_dir)
         self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-        with signals_unwind_once(), \
-                machine_lock(self.id, "campaign", self.options.wait, self.say,
+        with signals_unwind_once(), proc.watching(self._command), \
+                machine_lock(self.id, "campaign", self.options.wait,
+                             lambda text: self.emit(ev.Note(text)),
                              plan=self.plan.name, results=str(results_dir)) as lock:
             refuse_leftovers()
             self.ledger = Ledger.create(self.id, results_dir)
@@ -115,9 +129,11 @@ class Campaign:
                 problems = self.ledger.release_all()
                 self.ledger.close()
                 for p in problems:
-                    self.say(f"[red]cleanup: {escape(p)}[/] (run 'pgfsbench cleanup' to retry)")
+                    self.emit(ev.Note(f"cleanup: {p} (run 'pgfsbench cleanup' to retry)",
+                                      "error"))
                 if self.store is not None:
                     self._record_end(status)
+                self.emit(ev.CampaignEnded(status))
         return status
 
     def _record_end(self, status: str) -> None:
@@ -130,8 +146,8 @@ class Campaign:
                 store.release_reserve()
                 store.end_campaign(status)
         except ResultsUnwritable as exc:
-            self.say(f"[red]could not record the campaign's end ({escape(status)}): "
-                     f"{escape(str(exc))}[/]")
+            self.emit(ev.Note(f"could not record the campaign's end ({status}): {exc}",
+                              "error"))
         finally:
             store.close()
 
@@ -144,13 +160,18 @@ class Campaign:
                                          spec.model_dump(mode="json"))
             if reason := self.machine.unavailable(spec):
                 store.set_target(target_id, "skipped", reason)
-                self.say(f"[yellow]{spec.name}: skipped: {escape(reason)}[/]")
+                self.emit(ev.TargetSkipped(spec.name, reason))
                 continue
             self.specs[spec.name] = spec
             states[spec.name] = TargetState(target_id)
         schedule = self.schedule = Schedule(self.plan.repetitions, list(self.specs),
                                             self.plan.measurements(), self.plan.verdicts)
         rounds = schedule.max_rounds()
+        reps = self.plan.repetitions
+        self.emit(ev.CampaignStarted(self.id, self.plan.name, tuple(self.specs),
+                                     schedule.first_round, rounds, schedule.auto,
+                                     reps.min if schedule.auto else rounds,
+                                     reps.max_minutes if schedule.auto else None))
         # Reused targets stay provisioned across rounds; the ledger still undoes them.
         with contextlib.ExitStack() as kept:
             try:
@@ -159,18 +180,16 @@ class Campaign:
                               if not states[t].failed]
                     if not active:
                         break
-                    if round_no == 0:
-                        self.say(f"[bold]settling round[/] (run, not counted): "
-                                 f"{', '.join(active)}")
-                    elif rounds > 1:
-                        self.say(f"[bold]round {round_no}[/] of at most {rounds}: "
-                                 f"{', '.join(active)}")
-                    for name in schedule.order(round_no, active):
+                    order = schedule.order(round_no, active)
+                    self.emit(ev.RoundStarted(round_no, rounds, tuple(order)))
+                    for name in order:
                         self._visit(name, round_no, rounds, kept)
                         if states[name].failed:
                             schedule.drop(name, round_no)
+                    stopped_before = set(schedule.stops)
                     schedule.end_round(round_no)
                     store.set_schedule(schedule.describe())
+                    self._round_ended(round_no, stopped_before)
             except (Interrupted, KeyboardInterrupt):
                 # Every target visited so far stopped short of its rounds, not just this one.
                 for st in states.values():
@@ -183,6 +202,16 @@ class Campaign:
             if not st.failed:
                 store.set_target(st.target_id, "ok")
 
+    def _round_ended(self, round_no: int, stopped_before: set) -> None:
+        schedule = self.schedule
+        stopped = tuple(ev.MeasurementStopped(w, label, stop.reason, stop.text())
+                        for (w, label), stop in schedule.stops.items()
+                        if (w, label) not in stopped_before)
+        running = tuple((m.type, m.label()) for m in schedule.measurements
+                        if (m.type, m.label()) not in schedule.stops)
+        live = tuple(t for t in schedule.targets if t not in schedule.failed)
+        self.emit(ev.RoundEnded(round_no, stopped, running, live))
+
     def _visit(self, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack) -> None:
         """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
         spec, st, store = self.specs[name], self.states[name], self.store
@@ -193,16 +222,14 @@ class Campaign:
         try:
             with contextlib.ExitStack() as visit:
                 target = st.target
+                self.emit(ev.VisitStarted(spec.name, round_no, spec.kind, fs, target is None))
                 if target is None:
-                    self.say(f"[bold]{spec.name}[/]: provisioning {spec.kind} target ({fs})")
                     stack = visit if self.plan.repetitions.fresh else kept
                     target = stack.enter_context(self.machine.target(spec))
                     self._keep_commands(st.target_id, target, tdir)
                     if not self.plan.repetitions.fresh:
                         st.target = target
                     st.init_failed = False  # a fresh filesystem has nothing loaded yet
-                else:
-                    self.say(f"[bold]{spec.name}[/]: reusing the {fs} target")
                 settings = visit.enter_context(self.machine.os_settings(spec, target))
                 first = st.provenance is None
                 if first:
@@ -217,13 +244,13 @@ class Campaign:
                     st.provenance.update(prov_pg)
                     store.set_target(st.target_id, "running", provenance=st.provenance)
             for problem in settings["os_settings"].get("restore_problems", []):
-                self.say(f"[red]{spec.name}: could not restore {escape(str(problem))}[/]")
+                self.emit(ev.Note(f"{spec.name}: could not restore {problem}", "error"))
         except (CommandFailed, UserError, OSError, subprocess.TimeoutExpired) as exc:
             store.raise_if_unwritable(exc)
             # One target's failure (a tool that failed or hung) is recorded; the rest go on.
             st.failed = True
             store.set_target(st.target_id, "failed", str(exc))
-            self.say(f"[red]{spec.name}: failed: {escape(str(exc))}[/]")
+            self.emit(ev.TargetFailed(spec.name, round_no, str(exc)))
         except (Interrupted, KeyboardInterrupt):
             store.set_target(st.target_id, "interrupted", "interrupted")
             raise
@@ -256,16 +283,18 @@ class Campaign:
                                          schedule.repetition(workload, round_no))
                 if workload.type == "pgbench" and st.init_failed:
                     # Its tables would be missing or half loaded: a number from it would lie.
-                    store.finish_run(run_id, "failed",
-                                     "not run: pgbench-init failed on this target")
+                    why = "not run: pgbench-init failed on this target"
+                    store.finish_run(run_id, "failed", why)
                     schedule.record(spec.name, workload, None, ok=False, round_no=round_no)
+                    self.emit(ev.RunFinished(spec.name, workload.type, workload.label(),
+                                             round_no, "not run", 0.0, error=why))
                     continue
                 ctx = RunContext(target, cluster, self.ledger,
                                  tdir / f"{index:02d}-{workload.type}")
-                self.say(f"  {target.name}: {workload.type} {escape(workload.label())}...")
+                self.emit(ev.RunStarted(spec.name, workload.type, workload.label(), round_no))
                 watch = functools.partial(monitors_for, self.plan.monitors, target.device,
                                           backing, cluster)
-                result = self._run_one(st.target_id, run_id, ctx, workload, watch)
+                result = self._run_one(st.target_id, run_id, ctx, workload, watch, round_no)
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(spec.name, workload, _headline_value(workload, result),
@@ -273,12 +302,17 @@ class Campaign:
         return provenance_pg
 
     def _run_one(self, target_id: int, run_id: int, ctx: RunContext, workload,
-                 watch: Callable) -> WorkloadResult | None:
+                 watch: Callable, round_no: int) -> WorkloadResult | None:
         """Run one workload with its monitors and record it, whatever happens; its result,
         or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
         timeline."""
-        store, say = self.store, self.say
-        name = f"{ctx.target.name}: {workload.type}"
+        store, started = self.store, time.monotonic()
+
+        def finished(status: str, error: str | None = None,
+                     result: WorkloadResult | None = None) -> None:
+            self.emit(ev.RunFinished(ctx.target.name, workload.type, workload.label(),
+                                     round_no, status, time.monotonic() - started,
+                                     _headline(workload, result), error))
         try:
             with watch(time.monotonic()) as monitors:
                 result = self.run_workload(ctx, workload)
@@ -292,14 +326,16 @@ class Campaign:
             result.metrics += bound_metrics(workload.type, params, result.metrics, series)
         except Interrupted:
             store.finish_run(run_id, "interrupted", "interrupted by a signal")
+            finished("interrupted", "interrupted by a signal")
             raise
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", "interrupted (Ctrl-C)")
+            finished("interrupted", "interrupted (Ctrl-C)")
             raise
         except (CommandFailed, UserError, ValueError, OSError, subprocess.TimeoutExpired) as exc:
             store.raise_if_unwritable(exc)  # our own results disk full: nothing more can be kept
             store.finish_run(run_id, "failed", str(exc))
-            say(f"  [red]{name} failed: {escape(str(exc))}[/]")
+            finished("failed", str(exc))
             return None
         except Exception as exc:  # a bug of ours: keep the traceback, go on
             try:
@@ -311,22 +347,32 @@ class Campaign:
                 raise
             store.add_artifact("traceback", tb, target_id=target_id, run_id=run_id)
             store.finish_run(run_id, "failed", f"internal error: {exc!r}")
-            say(f"  [red]{name} failed (internal error): {escape(repr(exc))}[/]")
+            finished("failed", f"internal error: {exc!r}")
             return None
         finally:
             for a in ctx.kept:  # tool outputs: they explain a failure too
                 store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
                                    command=a.command, exit_code=a.exit_code)
         store.add_result(run_id, target_id, result)  # with its status 'ok'
+        finished("ok", result=result)
         return result
 
 
-def _headline_value(workload, result: WorkloadResult | None) -> float | None:
+def _headline(workload, result: WorkloadResult | None) -> ev.Headline | None:
+    """The run's headline metric, when it measured one."""
     if result is None:
         return None
-    values = {m.name: m.value for m in result.metrics}
-    name = headline_metric(workload.type, workload.model_dump(mode="json"), values)
-    return values.get(name) if name else None
+    metrics: dict[str, Metric] = {m.name: m for m in result.metrics}
+    name = headline_metric(workload.type, workload.model_dump(mode="json"), metrics)
+    m = metrics.get(name) if name else None
+    if m is None or m.value is None:
+        return None
+    return ev.Headline(m.name, m.value, m.unit, m.higher_is_better)
+
+
+def _headline_value(workload, result: WorkloadResult | None) -> float | None:
+    headline = _headline(workload, result)
+    return headline.value if headline else None
 
 
 def refuse_leftovers() -> None:

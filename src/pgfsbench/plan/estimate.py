@@ -37,11 +37,13 @@ def target_needs(plan: Plan, target: Target) -> dict:
             "workload_peak_bytes": base + peak}
 
 
-def round_seconds(plan: Plan, auto_rounds: int | None = None) -> list[float]:
-    """Each round's seconds over every target, as the campaign's schedule runs them,
-    the settling round (reused targets) first: a fresh target pays its setup (and
-    pgbench its load) again each round; a reused one only restarts PostgreSQL. An
-    'auto' plan runs ``auto_rounds`` (default: its max)."""
+def round_visits(plan: Plan, auto_rounds: int | None = None
+                 ) -> list[tuple[int, float, list[WorkloadBase]]]:
+    """One target's visit in each round, as the campaign's schedule runs them, the
+    settling round (reused targets) first: (round, setup seconds, the measurements it
+    runs). A fresh target pays its setup (and pgbench its load) again each round; a
+    reused one only restarts PostgreSQL. An 'auto' plan runs ``auto_rounds`` (default:
+    its max)."""
     from pgfsbench.schedule import Schedule
 
     reps = plan.repetitions
@@ -56,8 +58,14 @@ def round_seconds(plan: Plan, auto_rounds: int | None = None) -> list[float]:
         visit = schedule.visit("t", round_no)
         for w in visit:  # so a reused target is known to hold its tables next round
             schedule.record("t", w, None, ok=True, round_no=round_no)
-        out.append((setup + sum(workload_seconds(w) for w in visit)) * len(plan.targets))
+        out.append((round_no, setup, visit))
     return out
+
+
+def round_seconds(plan: Plan, auto_rounds: int | None = None) -> list[float]:
+    """Each round's seconds over every target (see ``round_visits``)."""
+    return [(setup + sum(workload_seconds(w) for w in visit)) * len(plan.targets)
+            for _, setup, visit in round_visits(plan, auto_rounds)]
 
 
 def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:

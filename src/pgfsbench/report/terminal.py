@@ -1,5 +1,9 @@
-"""The comparison table in the terminal, and the text formatting both reports share.
+"""The campaign in the terminal, and the text formatting both reports share.
 
+``render_summary`` leads with the answer and fits 80 columns: the verdict lines,
+then each measurement's headline metric, one section per workload, with a row
+per target (the targets grow down, not across, so no name or figure wraps).
+``render_table`` is the full side-by-side table of every metric, on request.
 The formatting helpers live here rather than in ``html.py`` so the CLI can
 print a table without importing jinja2 and plotly.
 """
@@ -10,12 +14,13 @@ import math
 from dataclasses import dataclass
 
 from rich.console import Console
+from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.durability import SAFE, target_durability
-from pgfsbench.analysis.table import Cell, Row, comparison_table
+from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
@@ -211,7 +216,13 @@ def render_table(campaign: Campaign, console: Console) -> None:
         for name in table.targets:
             suffix = " (baseline)" if name == table.baseline else ""
             rt.add_column(name + suffix, justify="right")
+        group = None
         for row in table.rows:
+            if (row.workload, row.label) != group:  # a section per measurement: mon.* rows
+                if group is not None:                # belong to the workload above them
+                    rt.add_section()
+                group = (row.workload, row.label)
+                rt.add_row(Text(f"{row.workload} {row.label}".strip(), style="bold underline"))
             scale = row_scale(row)
             cells = [_rich_cell(row.cells[t], scale, t == table.baseline, row.unit)
                      for t in table.targets]
@@ -219,6 +230,11 @@ def render_table(campaign: Campaign, console: Console) -> None:
             rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row_unit(row)),
                        Text(direction_arrow(row.higher_is_better)), *cells)
         console.print(rt)
+    _full_footer(campaign, table, console)
+
+
+def _full_footer(campaign: Campaign, table: Table, console: Console) -> None:
+    """Below the full table: why each cell stopped, the verdicts, caveats and notices."""
     if campaign.schedule.get("count") == "auto":
         for stop in campaign.schedule.get("stops", []):
             console.print(Text(f"{stop['target']} {stop['workload']} {stop['label']}: "
@@ -240,6 +256,104 @@ def render_table(campaign: Campaign, console: Console) -> None:
     for n in notices(campaign):
         style = "red" if n.level == "error" else "yellow"
         console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
+
+
+def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
+                   brief: bool = False) -> None:
+    """The answer first, readable at 80 columns: the verdict lines (caveats shared by
+    every measurement said once), then each measurement's headline row, a section per
+    workload, then what was skipped or failed. ``full_hint`` says how to get the rest;
+    ``brief``: the verdict lines and their warnings alone (``--quiet``)."""
+    table = comparison_table(campaign)
+    if brief:
+        for v in verdict_lines(table, durabilities(campaign)):
+            console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
+            if v.warning:
+                console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
+        return
+    console.print(Text(f"{campaign.plan_name} · {campaign.id} · {campaign.status}",
+                       style="bold") + Text(f" · {_shape(campaign, table)}"))
+    if not table.rows:
+        console.print(Text("No metrics recorded.", style="yellow"))
+    lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
+    shared = [c for c in (lines[0].caveats if lines else [])
+              if len(lines) > 1 and all(c in v.caveats for v in lines)]
+    if lines:
+        console.print(Rule("verdicts", align="left", style="dim"))
+    for v in lines:
+        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
+        if v.warning:
+            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
+        for caveat in v.caveats:
+            if caveat not in shared:
+                console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    for caveat in shared:
+        console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
+    stops = {(m["workload"], m["label"]): m["text"]  # 'auto' only: a fixed count is no news
+             for m in campaign.schedule.get("measurements", [])
+             if campaign.schedule.get("count") == "auto" and m.get("reason") != "count"}
+    workload = None
+    for row in (r for r in table.rows if r.headline):
+        if row.workload != workload:
+            workload = row.workload
+            console.print(Rule(workload, align="left", style="dim"))
+        for part in _headline_block(row, table, stops.get((row.workload, row.label))):
+            console.print(part)
+    for n in notices(campaign):
+        style = "red" if n.level == "error" else "yellow"
+        console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
+    if full_hint:
+        console.print(Text(full_hint, style="dim"))
+
+
+def _shape(campaign: Campaign, table: Table) -> str:
+    """'3 targets, 9 rounds, 81 runs'."""
+    rounds = campaign.schedule.get("rounds") or max(
+        (r.repetition for r in campaign.runs), default=0)
+    parts = [f"{len(table.targets)} target{'s' if len(table.targets) != 1 else ''}"]
+    if rounds > 1:
+        parts.append(f"{rounds} rounds")
+    parts.append(f"{len(campaign.runs)} run{'s' if len(campaign.runs) != 1 else ''}")
+    return ", ".join(parts)
+
+
+def _headline_block(row: Row, table: Table, stop: str | None) -> list:
+    """One headline row: its measurement, metric and direction, why it stopped, and a
+    small table with a line per target (median, CI and n, ratio to the baseline and its
+    verdict)."""
+    label = f"{row.label} · " if row.label else ""
+    direction = {True: "higher is better", False: "lower is better"}.get(
+        row.higher_is_better, "no direction")
+    title = Text(f"{label}{row.metric}", style="bold") + Text(
+        f" ({row.unit}, {direction})" if row.unit else f" ({direction})", style="dim")
+    rt = RichTable(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
+    rt.add_column("  target", no_wrap=True)
+    rt.add_column("median", justify="right", no_wrap=True)
+    rt.add_column("95% CI, n", no_wrap=True, style="dim")
+    rt.add_column(f"vs {table.baseline}" if table.baseline else "", no_wrap=True)
+    scale = row_scale(row)
+    for name in table.targets:
+        cell = row.cells[name]
+        if cell.status != "ok":
+            value = Text(cell_text(cell), style="dim")
+        else:
+            value = Text(format_value(cell.value, scale),
+                         style="bold green" if cell.best else "")
+            if cell.best:
+                value.append(f" {BEST_MARK}", style="bold green")
+        versus = Text()
+        if name == table.baseline:
+            versus.append("baseline", style="dim")
+        elif cell.ratio is not None:
+            versus.append(format_ratio(cell.ratio), style="cyan")
+            if cell.verdict is not None and cell.verdict.kind != "na":
+                versus.append(f" {cell.verdict.kind}", style=_VERDICT_STYLE.get(
+                    cell.verdict.kind, ""))
+        rt.add_row(Text(f"  {name}"), value, spread_text(cell), versus)
+    return [title] + ([Text(f"  {stop}", style="dim")] if stop else []) + [rt]
+
+
+_VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}
 
 
 def durabilities(campaign: Campaign) -> dict:

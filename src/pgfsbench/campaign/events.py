@@ -1,0 +1,146 @@
+"""What a running campaign tells its observer: structured events, never text to print.
+
+The campaign emits; the command line chooses how to show them (a live progress
+bar on a terminal, sparse plain lines in a log, nothing with ``--quiet``), and a
+unit test records them. Each event is a frozen dataclass of plain values, so a
+view can be written (and tested) without a campaign.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something to tell the user that no event below says (a fallback taken, a wait)."""
+
+    text: str  # plain text, not markup
+    level: str = "info"  # "info", "warning" or "error"
+
+
+@dataclass(frozen=True)
+class CampaignStarted:
+    """The targets that will run (after the skipped ones) and the rounds planned."""
+
+    id: str
+    plan: str
+    targets: tuple[str, ...]
+    first_round: int  # 0 when a settling round runs first
+    most_rounds: int  # 'auto': at most
+    auto: bool  # stops when every headline comparison is decided, or at the budget
+    min_rounds: int = 0  # 'auto': the first look
+    max_minutes: float | None = None  # 'auto': the time budget
+
+
+@dataclass(frozen=True)
+class TargetSkipped:
+    target: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    round: int  # 0: the settling round (run, not counted)
+    most_rounds: int
+    targets: tuple[str, ...]  # in the order they are visited
+
+
+@dataclass(frozen=True)
+class VisitStarted:
+    """A target's visit in a round: made afresh (``provisioning``) or reused."""
+
+    target: str
+    round: int
+    kind: str  # loop, device, dir
+    fs: str
+    provisioning: bool
+
+
+@dataclass(frozen=True)
+class TargetFailed:
+    """The target could not be provisioned or set up: no more visits."""
+
+    target: str
+    round: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    target: str
+    workload: str
+    label: str
+    round: int
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one metric a measurement's verdict is about, as this run measured it."""
+
+    metric: str
+    value: float
+    unit: str
+    higher_is_better: bool | None
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    target: str
+    workload: str
+    label: str
+    round: int
+    status: str  # "ok", "failed", "not run", "interrupted"
+    seconds: float
+    headline: Headline | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class MeasurementStopped:
+    workload: str
+    label: str
+    reason: str  # the schedule's: "count", "decided", "max rounds", "budget", ...
+    text: str  # why, in words
+
+
+@dataclass(frozen=True)
+class RoundEnded:
+    """A round ended (0: the settling round): the measurements that stopped after it, and
+    those that go on (with the targets still measured), so a view can shrink what
+    remains."""
+
+    round: int
+    stopped: tuple[MeasurementStopped, ...]
+    running: tuple[tuple[str, str], ...]  # (workload, label) still to measure
+    targets: tuple[str, ...]  # the targets still measured
+
+
+@dataclass(frozen=True)
+class CommandStarted:
+    """An external command (mkfs, mount, pgbench, ...) about to run."""
+
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CommandFinished:
+    argv: tuple[str, ...]
+    exit_code: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CampaignEnded:
+    status: str  # "ok", "partial", "failed", "interrupted"
+
+
+Event = (Note | CampaignStarted | TargetSkipped | RoundStarted | VisitStarted | TargetFailed
+         | RunStarted | RunFinished | RoundEnded | CommandStarted | CommandFinished
+         | CampaignEnded)
+Observer = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """An observer that shows nothing."""

@@ -1,0 +1,177 @@
+"""The conventions people expect of a CLI: --version, -h everywhere, help text shown as
+written, shell completion, global --quiet/--verbose, doctor --json, a human plan check."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pgfsbench import __version__, doctor
+from pgfsbench.cli import app
+from pgfsbench.plan.load import builtin_names
+
+ROOT = Path(__file__).parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "quick_demo_results.db.gz"
+
+
+def pgfsbench(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pgfsbench", *args], capture_output=True,
+                          text=True, **kwargs)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), prog_name="pgfsbench")
+
+
+def commands(group: click.Group, path=()):
+    """Every command path: ('run',), ('plan', 'check'), ..."""
+    for name, command in group.commands.items():
+        yield path + (name,), command
+        if isinstance(command, click.Group):
+            yield from commands(command, path + (name,))
+
+
+ALL = list(commands(typer.main.get_command(app)))
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    results = tmp_path_factory.mktemp("demo") / "r"
+    results.mkdir()
+    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
+        shutil.copyfileobj(packed, db)
+    return results
+
+
+def test_version():
+    result = pgfsbench("--version")
+    assert result.returncode == 0 and result.stdout == f"pgfsbench {__version__}\n"
+
+
+@pytest.mark.parametrize("path", [()] + [p for p, _ in ALL], ids=lambda p: " ".join(p) or "-")
+def test_dash_h_is_help_everywhere_and_loses_no_bracketed_text(path):
+    short, long = invoke(*path, "-h"), invoke(*path, "--help")
+    assert short.exit_code == long.exit_code == 0, short.output
+    assert short.output == long.output
+    assert short.output.startswith(f"Usage: pgfsbench {' '.join(path)}".rstrip())
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    flat = " ".join(short.output.split())
+    for param in command.params:  # each option's help as written, "[verdicts]" and all
+        if getattr(param, "help", None):
+            assert " ".join(param.help.split()) in flat, (path, param.name)
+    assert "-h, --help" in short.output
+
+
+def test_compare_help_keeps_its_brackets():
+    assert "the plan's [verdicts] baseline" in " ".join(invoke("compare", "-h").output.split())
+
+
+def test_completion_script_and_completions():
+    # the shell is detected from the one we run in (typer's --show-completion)
+    command = f"{sys.executable} -m pgfsbench --show-completion bash; true"
+    shown = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "complete -o default -F _pgfsbench_completion pgfsbench" in shown.stdout
+    assert "_PGFSBENCH_COMPLETE=complete_bash" in shown.stdout
+    # what the script asks for, answered: commands, then a command's options
+    env = {**os.environ, "_PGFSBENCH_COMPLETE": "complete_bash"}
+    words = pgfsbench(env={**env, "COMP_WORDS": "pgfsbench sh", "COMP_CWORD": "1"})
+    assert words.stdout.split() == ["show"]
+    options = pgfsbench(env={**env, "COMP_WORDS": "pgfsbench doctor --", "COMP_CWORD": "2"})
+    assert "--json" in options.stdout.split()
+    plans = pgfsbench(env={**env, "COMP_WORDS": "pgfsbench run seed-", "COMP_CWORD": "2"})
+    assert plans.stdout.split() == [n for n in builtin_names() if n.startswith("seed-")]
+
+
+def test_quiet_and_verbose_together_is_a_usage_error():
+    result = pgfsbench("-q", "-v", "doctor")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --quiet and --verbose: choose one"
+
+
+@pytest.mark.parametrize("required, code", [(True, 1), (False, 0)])
+def test_doctor_json_has_the_same_checks_and_exit_code(monkeypatch, required, code):
+    monkeypatch.setattr(doctor, "checks", lambda: [
+        doctor.Check("root", True, "running as root"),
+        doctor.Check("filesystem zz", False, "no kernel support", "modprobe zz",
+                     required=required)])
+    text, as_json = invoke("doctor"), invoke("doctor", "--json")
+    assert text.exit_code == as_json.exit_code == code
+    assert json.loads(as_json.output) == {"ok": not required, "checks": [
+        {"check": "root", "ok": True, "required": True, "state": "ok",
+         "detail": "running as root", "fix": None},
+        {"check": "filesystem zz", "ok": False, "required": required,
+         "state": "missing" if required else "optional", "detail": "no kernel support",
+         "fix": "modprobe zz"}]}
+    # quiet: nothing when all is well, the missing pieces when not
+    quiet = invoke("-q", "doctor")
+    assert quiet.exit_code == code
+    assert ("filesystem zz" in quiet.output) == required and "root" not in quiet.output
+
+
+def test_doctor_json_on_this_machine_matches_the_table():
+    text = pgfsbench("doctor", env={**os.environ, "COLUMNS": "300"})
+    as_json = pgfsbench("doctor", "--json")
+    assert text.returncode == as_json.returncode
+    found = json.loads(as_json.stdout)
+    assert found["ok"] == (as_json.returncode == 0)
+    assert [c["check"] for c in found["checks"]] == [
+        ln.split("│")[1].strip() for ln in text.stdout.splitlines()
+        if ln.count("│") == 5 and ln.split("│")[1].strip() not in ("", "check")]
+
+
+def test_show_report_and_quiet_over_stored_results(demo, tmp_path):
+    summary = invoke("show", str(demo))
+    assert summary.exit_code == 0
+    assert summary.output.splitlines()[1].startswith("verdicts ─")
+    assert f"every metric: pgfsbench show {demo} --full" in " ".join(summary.output.split())
+    full = invoke("show", str(demo), "--full")
+    assert full.exit_code == 0 and len(full.output.splitlines()) > 5 * len(
+        summary.output.splitlines())
+    assert "mon.cpu.busy_" in full.output and "mon." not in summary.output
+    brief = invoke("-q", "show", str(demo))
+    assert brief.exit_code == 0 and brief.output.startswith("fsync-latency: inconclusive")
+    html = tmp_path / "r.html"
+    quiet = invoke("-q", "report", str(demo), "-o", str(html))
+    assert quiet.exit_code == 0 and quiet.output == f"report: {html}\n" and html.is_file()
+    loud = invoke("report", str(demo), "-o", str(html))
+    assert loud.output.startswith("quick · ") and loud.output.endswith(f"report: {html}\n")
+
+
+def test_show_refuses_a_directory_without_results(tmp_path):
+    result = pgfsbench("show", str(tmp_path))
+    assert result.returncode == 2 and "holds no results" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+REPR = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\['|\{\}|\w+=(\s|$)")
+
+
+@pytest.mark.parametrize("plan", builtin_names() + sorted(
+    str(p) for p in (ROOT / "examples").glob("*.toml")), ids=lambda p: Path(p).stem)
+def test_plan_check_speaks_plan_files_not_python(plan):
+    result = invoke("plan", "check", plan)
+    assert result.exit_code == 0, result.output
+    assert not REPR.search(result.output), REPR.search(result.output)
+    assert "runs on each target" in result.output
+
+
+def test_plan_check_shows_values_as_a_plan_writes_them():
+    result = invoke("plan", "check", "seed-seqwrite")
+    assert "tools=dd,fio" in result.output and "tag=" not in result.output
+    plans = invoke("plans")
+    assert plans.exit_code == 0
+    assert "  budget: until decided, rounds 3..12 or 9 min" in plans.output

@@ -1,0 +1,87 @@
+"""The terminal summary leads with the answer and reads at 80 columns; the full table on
+request. Over a stored real campaign: the default `quick` plan as `make demo` ran it
+(ext4, xfs, btrfs, 10 rounds), its per-second series and artifacts left out to keep the
+fixture small (the summary reads neither)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pgfsbench.analysis.table import comparison_table
+from pgfsbench.report.terminal import render_summary, render_table
+from pgfsbench.store.read import load_campaign
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    results = tmp_path_factory.mktemp("demo") / "r"
+    results.mkdir()
+    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
+        shutil.copyfileobj(packed, db)
+    return results
+
+
+def shown(render, campaign, width=80, **kwargs) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    render(campaign, console, **kwargs)
+    return [ln.rstrip() for ln in console.file.getvalue().splitlines()]
+
+
+def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
+    campaign = load_campaign(demo)
+    lines = shown(render_summary, campaign, full_hint="every metric: show --full")
+    full = shown(render_table, campaign)
+    assert max(len(ln) for ln in lines) <= 80
+    # bounded: the answer, not a firehose (the full table is over 450 lines here)
+    assert len(lines) <= 70 and len(full) > 450
+    assert lines[0].startswith("quick · 20261124-225759-551643 · ok · 3 targets, 10 rounds, "
+                               "81 runs")
+    # the verdicts first, then a section per workload, each headed
+    verdicts = lines.index(next(ln for ln in lines if ln.startswith("verdicts ─")))
+    sections = [ln.split(" ─")[0] for ln in lines if ln.endswith("──") and " ─" in ln]
+    assert sections == ["verdicts", "fsync-latency", "pgbench", "fsync", "pgbench-init"]
+    first_section = lines.index(next(ln for ln in lines if ln.startswith("fsync-latency ─")))
+    assert verdicts == 1 and any(ln.startswith("pgbench clients=4: inconclusive: decided: ")
+                                 for ln in lines[verdicts:first_section])
+    # every headline metric whole on one line; no monitor row in the summary
+    table = comparison_table(campaign)
+    for row in (r for r in table.rows if r.headline):
+        assert any(row.metric in ln for ln in lines), row.metric
+    assert not [ln for ln in lines if "mon." in ln or "bound." in ln]
+    # a line per target under each headline, with its median, CI, n and verdict
+    assert "  btrfs     1,242  ±18% n=10  ×0.54 worse" in lines
+    assert "  ext4      2,374  ±29% n=10  baseline" in lines
+    # why an 'auto' measurement stopped, under its heading
+    assert "  budget: 9 min reached at round 10, 1 of 3 comparisons undecided" in lines
+    # a caveat every measurement shares is said once, not once per verdict
+    assert sum("on a virtual disk (virtio)" in ln for ln in lines) == 1
+    assert lines[-1] == "every metric: show --full"
+
+
+def test_the_brief_summary_is_the_verdicts_alone(demo):
+    lines = shown(render_summary, load_campaign(demo), brief=True)
+    titles = [ln.split(":")[0] for ln in lines if not ln.startswith(" ") and ": " in ln
+              and ln.split(":")[0] in ("fsync-latency", "pgbench clients=4", "fsync",
+                                       "pgbench-init")]
+    assert titles == ["fsync-latency", "pgbench clients=4", "fsync", "pgbench-init"]
+    assert len(lines) < 25 and not [ln for ln in lines if "─" in ln or "ⓘ" in ln]
+
+
+def test_the_full_table_heads_each_measurement(demo):
+    lines = shown(render_table, load_campaign(demo), width=200)
+    heads = [ln.split("│")[1].strip() for ln in lines
+             if ln.count("│") > 3 and ln.split("│")[2].strip() == ""
+             and ln.split("│")[1].strip()]
+    # mon.* rows follow the measurement they belong to, under its heading
+    assert heads == ["fsync-latency", "pgbench clients=4", "fsync", "pgbench-init"]
+    rows = [ln.split("│")[1].strip() for ln in lines if ln.count("│") > 3]
+    assert rows.count("mon.cpu.busy_s") == 3  # fsync-latency, fsync, pgbench-init
+    assert rows.index("mon.cpu.busy_s") > rows.index("fsync-latency")
