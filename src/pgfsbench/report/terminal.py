@@ -324,8 +324,9 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     label = f"{row.label} · " if row.label else ""
     direction = {True: "higher is better", False: "lower is better"}.get(
         row.higher_is_better, "no direction")
+    unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
     title = Text(f"{label}{row.metric}", style="bold") + Text(
-        f" ({row.unit}, {direction})" if row.unit else f" ({direction})", style="dim")
+        f" ({unit}, {direction})" if unit else f" ({direction})", style="dim")
     rt = RichTable(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     rt.add_column("  target", no_wrap=True)
     rt.add_column("median", justify="right", no_wrap=True)
@@ -337,7 +338,7 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
         if cell.status != "ok":
             value = Text(cell_text(cell), style="dim")
         else:
-            value = Text(format_value(cell.value, scale),
+            value = Text(format_value(cell.value, scale, row.unit),
                          style="bold green" if cell.best else "")
             if cell.best:
                 value.append(f" {BEST_MARK}", style="bold green")
