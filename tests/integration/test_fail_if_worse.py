@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench import exits
-from tests.integration.conftest import cli, export, leftovers, run_plan
+from tests.integration.conftest import cli, export, run_plan
 
 PLAN = """
 name = "gate"
@@ -89,7 +89,3 @@ def test_the_fast_contender_passes_against_the_slow_baseline(results) -> None:
     assert result.returncode == exits.OK, (result.stdout, result.stderr)
     assert "no contender is significantly worse than the baseline slow" in result.stderr
     assert result.stdout.startswith("{")  # stdout stays the document
-
-
-def test_nothing_left_behind(results) -> None:
-    assert leftovers() == []
