@@ -88,7 +88,7 @@ class Gate:
             lines.append(f"  not failing: {len(self.within)} worse but not shown to be beyond "
                          f"{limit}: " + "; ".join(f.describe() for f in self.within))
         if self.inconclusive:
-            lines.append(f"  not failing: {len(self.inconclusive)} inconclusive (more rounds "
+            lines.append(f"  not failing: {len(self.inconclusive)} inconclusive (more runs "
                          "would tell): " + ", ".join(f"{f.title} {f.target}"
                                                      for f in self.inconclusive))
         if self.undecided:
