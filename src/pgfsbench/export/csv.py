@@ -101,9 +101,11 @@ def _param_columns(campaign: Campaign) -> list[str]:
 
 
 def _flatten(params: dict, prefix: str = "") -> dict[str, Any]:
-    """Nested parameters as dotted names: one column each."""
+    """Nested parameters as dotted names: one column each (``type`` is the workload)."""
     out: dict[str, Any] = {}
     for k, v in params.items():
+        if not prefix and k == "type":
+            continue
         if isinstance(v, dict):
             out |= _flatten(v, f"{prefix}{k}.")
         else:
