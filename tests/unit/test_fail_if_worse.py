@@ -42,7 +42,8 @@ def _store(results: Path, campaign_id: str, targets: dict[str, float], rounds: i
             if noisy:  # wild swings: nothing can be decided
                 jitter = 1.6 if (r + pos) % 2 else 0.6
             tps = DRIFT[r - 1] * factor * jitter
-            run = store.start_run(tid, "pgbench", {"clients": 4}, repetition=r)
+            run = store.start_run(tid, "pgbench", {"type": "pgbench", "clients": 4},
+                                  repetition=r)
             store.add_result(run, tid, WorkloadResult([
                 Metric("pgbench.tps", tps, "tx/s", True),
                 Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False),
