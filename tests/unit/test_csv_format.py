@@ -77,6 +77,8 @@ def test_export_csv_round_trips_every_stored_number(request, which) -> None:
             assert row["run_status"] == run.status and row["settling"] == "no"
             assert "param.type" not in row  # the workload column says it
             for k, v in run.params.items():
+                if k == "type":
+                    continue
                 want = "" if isinstance(v, float) and not math.isfinite(v) else str(v)
                 assert row[f"param.{k}"] == want
 
