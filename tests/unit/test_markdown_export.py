@@ -65,3 +65,17 @@ def test_numbers(value, text) -> None:
 def test_free_form_values() -> None:
     assert _plain({"fio": "fio-3.33", "x": None, "on": True}) == "fio: fio-3.33, on: yes"
     assert _plain(["dd", 2.5]) == "dd, 2.5" and _plain(None) == ""
+
+
+def test_a_campaign_without_runs(tmp_path) -> None:
+    from pgfsbench.store.db import Store
+
+    store = Store.create(tmp_path / "r")
+    store.start_campaign("c-0", "p", {"name": "p"}, {}, "0.1.0")
+    store.add_target("x", 0, "loop", "ext4", {})
+    store.end_campaign("interrupted")
+    store.close()
+    md = _markdown(tmp_path / "r")
+    assert "| status | interrupted |" in md and "| x | loop | ext4 | pending |" in md
+    assert "No measurement has a value: nothing to compare." in md
+    assert "No run was recorded." in md

@@ -78,8 +78,10 @@ def campaign_markdown(campaign: Campaign) -> str:
     durability = {t.name: target_durability(t.provenance, t.fs) for t in c.targets}
     table = comparison_table(campaign)
     lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    rows = select_rows(table, None)
     out += ["", "## Verdicts and headline comparison", "",
-            comparison_markdown(table, select_rows(table, None), lines).rstrip("\n")]
+            comparison_markdown(table, rows, lines).rstrip("\n") if rows
+            else "No measurement has a value: nothing to compare."]
     out += ["", "## Targets", "",
             "| target | kind | fs | status | mount options | crash safety | note |",
             "|---|---|---|---|---|---|---|"]
@@ -92,6 +94,8 @@ def campaign_markdown(campaign: Campaign) -> str:
     out += ["", "## Measurements", "",
             "Each cell: the value of every counted round (`r3 1,234`); a settling round "
             "(`r0`) runs first and is never counted; n/a: unsupported here.", ""]
+    if not c.runs:
+        out += ["No run was recorded.", ""]
     for (workload, label), runs in _measurements(c.runs).items():
         out += _measurement(workload, label, runs, [t.name for t in c.targets])
     return "\n".join(out) + "\n"
