@@ -332,9 +332,16 @@ def compare(
     noise: Annotated[Optional[float], typer.Option(
         help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
              "'equivalent' means shown to lie within it")] = None,
+    fail_if_worse: Annotated[Optional[str], typer.Option(
+        "--fail-if-worse", metavar="PERCENT",
+        help="for CI: exit 4 when a contender is marked worse than the baseline (significant, "
+             "beyond the noise margin) and its whole 95% CI is worse by more than PERCENT, "
+             "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
+             "fail. The rows checked are the ones shown (--metric)")] = None,
 ) -> None:
     """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. Targets of one campaign are compared within its rounds (paired); directories whose rounds do not correspond, as independent samples."""  # noqa: E501
     from pgfsbench.analysis.combine import combined_source
+    from pgfsbench.analysis.regressions import gate, parse_threshold
     from pgfsbench.analysis.table import build_table
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.export.formats import pick
@@ -344,6 +351,7 @@ def compare(
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, COMPARISON)
+    threshold = None if fail_if_worse is None else parse_threshold(fail_if_worse)
     if alpha is not None and not 0 < alpha < 0.5:
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
     if noise is not None and not 0 <= noise < 1:
@@ -369,6 +377,13 @@ def compare(
 
         fill_verdict_caveats(lines, campaigns[0])
     output.write(COMPARISON, Comparison(table, rows, lines, title), sys.stdout)
+    if threshold is not None:  # after the comparison: the job's log shows the evidence
+        sys.stdout.flush()
+        verdict = gate(table, rows, threshold)
+        err.print(escape(verdict.summary()), style=None if verdict.ok else "red",
+                  soft_wrap=True)
+        if not verdict.ok:
+            raise typer.Exit(exits.WORSE)
 
 
 @app.command(short_help="What this machine can do, and how to fix what is missing.")

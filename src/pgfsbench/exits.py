@@ -14,6 +14,8 @@ INCOMPLETE = 1  # it ran, but not everything completed: a run failed; a target w
 USAGE = 2  # nothing was done: a bad plan or option, a missing tool, not root, another
 #            campaign running, a results directory that cannot take results
 INTERNAL = 3  # a bug in pgfsbench: one line, the traceback saved to a file
+WORSE = 4  # compare --fail-if-worse: a contender is significantly worse than the baseline
+#            by more than the threshold (the comparison itself was written in full)
 INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells do
 
 

@@ -74,7 +74,14 @@ def run_plan(directory: Path, plan_text: str, *args: str
 
 
 def export(results: Path) -> dict:
-    return json.loads(cli("export", str(results), "--format", "json").stdout)
+    """The JSON export of ``results``, checked against the schema shipped in the package."""
+    import jsonschema
+
+    from pgfsbench.export.json import schema
+
+    doc = json.loads(cli("export", str(results), "--format", "json").stdout)
+    jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
+    return doc
 
 
 def loops_backed_by(image: Path) -> list[str]:

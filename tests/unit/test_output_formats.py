@@ -65,8 +65,8 @@ def test_every_format_is_reachable_from_each_command_it_writes(results, name, ki
 
 
 def test_the_builtin_formats_are_the_ones_of_today() -> None:
-    assert formats.names(EXPORT) == ["json"]
-    assert formats.names(COMPARISON) == ["text", "markdown", "json"]
+    assert formats.names(EXPORT) == ["markdown", "json", "csv"]
+    assert formats.names(COMPARISON) == ["text", "markdown", "json", "csv"]
     json_out = formats.FORMATS["json"]
     assert (json_out.extension, json_out.media_type) == ("json", "application/json")
 
@@ -79,7 +79,7 @@ def test_each_command_lists_its_formats_in_its_help() -> None:
 
 def test_an_unknown_format_names_the_available_ones(results) -> None:
     _assert_refused(cli("compare", str(results), "--format", "xml"),
-                    "unknown comparison format 'xml' (available: text, markdown, json)")
+                    "unknown comparison format 'xml' (available: text, markdown, json, csv)")
 
 
 # --- a toy format, declared and registered here ----------------------------------------
@@ -109,9 +109,9 @@ def toys(monkeypatch):
 
 
 def test_a_registered_format_is_offered_by_both_commands(toys) -> None:
-    assert "output format: json, toy" in cli("export", "--help").stdout
-    assert "output format: text, markdown, json, toy, toy-cmp" in cli("compare",
-                                                                      "--help").stdout
+    assert "output format: markdown, json, csv, toy" in cli("export", "--help").stdout
+    assert "output format: text, markdown, json, csv, toy, toy-cmp" in cli(
+        "compare", "--help").stdout
 
 
 def test_a_registered_format_writes_through_the_real_cli(toys, results) -> None:
@@ -127,7 +127,8 @@ def test_a_registered_format_writes_through_the_real_cli(toys, results) -> None:
 
 def test_a_format_without_a_kind_is_refused_by_that_command(toys, results) -> None:
     _assert_refused(cli("export", str(results), "--format", "toy-cmp"),
-                    "the toy-cmp format does not write an export (export formats: json, toy)")
+                    "the toy-cmp format does not write an export (export formats: markdown, json, "
+                    "csv, toy)")
     assert cli("compare", str(results), "--format", "toy-cmp").exit_code == 0
 
 

@@ -8,7 +8,7 @@ its help, so format modules keep their top-level imports light (no analysis, no 
 from __future__ import annotations
 
 from pgfsbench.errors import UserError
-from pgfsbench.export import json, markdown, text
+from pgfsbench.export import csv, json, markdown, text
 from pgfsbench.export.output import KINDS, OutputFormat
 
 FORMATS: dict[str, OutputFormat] = {}  # by name, in the order the help lists them
@@ -49,5 +49,5 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-for _module in (text, markdown, json):
+for _module in (text, markdown, json, csv):
     register(_module.FORMAT)

@@ -1,5 +1,11 @@
 """The JSON format: a stored campaign, or a comparison, as plain machine-readable data.
 
+Every document starts with ``schema_version``, ``pgfsbench_version`` (of the program
+that wrote it) and ``kind`` ("export" or "comparison"); its layout is the JSON Schema
+``export/schema.json`` shipped in the package (``schema()``), checked by the tests.
+``SCHEMA_VERSION`` goes up when a field is removed or changes meaning; new fields
+do not change it.
+
 Times are epoch seconds as stored (lossless; convert where shown). Values that
 are unsupported or not finite become null: JSON has no NaN, and unsupported
 is not zero.
@@ -9,8 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pgfsbench import __version__
 from pgfsbench.analysis.durability import target_durability
 from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
 
@@ -20,12 +28,21 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
     from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 
+SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).with_name("schema.json")
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) every document this format writes follows."""
+    return json.loads(SCHEMA_FILE.read_text())
+
+
 def write_campaign(campaign: Campaign, out: TextIO) -> None:
     _dump(campaign_data(campaign), out)
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
-    _dump(comparison_data(comparison.table, comparison.rows, comparison.verdicts), out)
+    _dump(comparison_document(comparison), out)
 
 
 FORMAT = OutputFormat("json", "json", "application/json",
@@ -37,9 +54,20 @@ def _dump(data: dict[str, Any], out: TextIO) -> None:
     out.write("\n")
 
 
+def _header(kind: str) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "pgfsbench_version": __version__, "kind": kind}
+
+
+def comparison_document(comparison: Comparison) -> dict[str, Any]:
+    """What ``compare --format json`` writes."""
+    return {**_header(COMPARISON), "title": comparison.title,
+            **comparison_data(comparison.table, comparison.rows, comparison.verdicts)}
+
+
 def campaign_data(campaign: Campaign) -> dict[str, Any]:
     fs_of = {t.name: t.fs for t in campaign.targets}
     return {
+        **_header(EXPORT),
         "campaign": {
             "id": campaign.id,
             "plan": campaign.plan_name,

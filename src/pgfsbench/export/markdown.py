@@ -1,21 +1,35 @@
-"""The Markdown format: a comparison as a GitHub-flavoured table, its verdicts and footer."""
+"""The Markdown format (GitHub-flavoured): a comparison as a table with its verdicts and
+footer; a stored campaign as a document to paste in an issue or a wiki: what ran where,
+the verdicts and headline comparison, the targets, then every measurement's metrics with
+each round's value per target (``r3 1,234``), and the runs that failed.
+
+No Python reprs: nothing is an empty cell, flags are yes/no, numbers are grouped.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+import math
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.export.output import COMPARISON, Comparison, OutputFormat
+from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
     from pgfsbench.analysis.verdicts import VerdictLine
+    from pgfsbench.store.read import Campaign, StoredRun
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
     out.write(comparison_markdown(comparison.table, comparison.rows, comparison.verdicts))
 
 
-FORMAT = OutputFormat("markdown", "md", "text/markdown", {COMPARISON: write_comparison})
+def write_campaign(campaign: Campaign, out: TextIO) -> None:
+    out.write(campaign_markdown(campaign))
+
+
+FORMAT = OutputFormat("markdown", "md", "text/markdown", {EXPORT: write_campaign,
+                                                          COMPARISON: write_comparison})
 
 
 def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> str:
@@ -45,3 +59,128 @@ def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLin
             out += [f"  - ⓘ {caveat}" for caveat in v.caveats]
     out += ["", f"_{footer(table)}_", ""]
     return "\n".join(out)
+
+
+def campaign_markdown(campaign: Campaign) -> str:
+    from pgfsbench.analysis.caveats import fill_verdict_caveats
+    from pgfsbench.analysis.durability import target_durability
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.report.compare import select_rows
+
+    c = campaign
+    out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", "",
+           "| | |", "|---|---|",
+           _tr("status", c.status), _tr("started", _time(c.started)),
+           _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
+           _tr("pgfsbench", c.version)]
+    out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
+    durability = {t.name: target_durability(t.provenance, t.fs) for t in c.targets}
+    table = comparison_table(campaign)
+    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    rows = select_rows(table, None)
+    out += ["", "## Verdicts and headline comparison", "",
+            comparison_markdown(table, rows, lines).rstrip("\n") if rows
+            else "No measurement has a value: nothing to compare."]
+    out += ["", "## Targets", "",
+            "| target | kind | fs | status | mount options | crash safety | note |",
+            "|---|---|---|---|---|---|---|"]
+    for t in c.targets:
+        d = durability[t.name]
+        safety = f"{d.level}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") if d else ""
+        out.append(_row([t.name, t.kind, t.fs, t.status,
+                         ", ".join(t.provenance.get("effective_mount_options") or []),
+                         safety, t.reason or ""]))
+    out += ["", "## Measurements", "",
+            "Each cell: the value of every counted round (`r3 1,234`); a settling round "
+            "(`r0`) runs first and is never counted; n/a: unsupported here.", ""]
+    if not c.runs:
+        out += ["No run was recorded.", ""]
+    for (workload, label), runs in _measurements(c.runs).items():
+        out += _measurement(workload, label, runs, [t.name for t in c.targets])
+    return "\n".join(out) + "\n"
+
+
+def _measurements(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
+    """Runs by measurement (workload, label), in the order first run, rounds in order."""
+    out: dict[tuple[str, str], list[StoredRun]] = {}
+    for r in sorted(runs, key=lambda r: r.id):
+        out.setdefault((r.workload, r.label), []).append(r)
+    for group in out.values():
+        group.sort(key=lambda r: (r.repetition, r.id))
+    return out
+
+
+def _measurement(workload: str, label: str, runs: list[StoredRun],
+                 targets: list[str]) -> list[str]:
+    targets = [t for t in targets if any(r.target == t for r in runs)]
+    params = ", ".join(f"{k}={_plain(v)}" for k, v in runs[0].params.items()
+                       if v not in (None, "") and k != "type")
+    out = [f"### {workload} {label}".rstrip(), ""]
+    if params:
+        out += [f"Parameters: {params}", ""]
+    metrics: dict[str, tuple[str, bool | None]] = {}  # name → unit, direction
+    values: dict[tuple[str, str], list[str]] = {}  # (metric, target) → "r1 123"
+    for r in runs:
+        for m in r.metrics:
+            metrics.setdefault(m.name, (m.unit, m.higher_is_better))
+            values.setdefault((m.name, r.target), []).append(f"r{r.repetition} {_number(m.value)}")
+    if metrics:
+        out += ["| metric | unit | better | " + " | ".join(targets) + " |",
+                "|---|---|---|" + "---|" * len(targets)]
+        for name, (unit, higher) in metrics.items():
+            out.append(_row([f"`{name}`", unit, _better(higher)]
+                            + [" · ".join(values.get((name, t), [])) for t in targets]))
+        out.append("")
+    failed = [r for r in runs if r.status != "ok"]
+    if failed:
+        out += [f"- {r.target} round {r.repetition}: {r.status}"
+                + (f": {r.error}" if r.error else "") for r in failed] + [""]
+    return out
+
+
+def _tr(key: str, value: str) -> str:
+    return _row([key, value])
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+
+def _better(higher_is_better: bool | None) -> str:
+    return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
+
+
+def _number(value: float | None) -> str:
+    """Grouped, six significant digits: 12,345.7 / 0.000123; n/a for nothing."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
+def _plain(value: Any) -> str:
+    """A free-form value (a parameter, a host fact) without Python reprs."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items() if v not in (None, ""))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _time(epoch: float | None) -> str:
+    if epoch is None:
+        return "not ended"
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _took(started: float | None, ended: float | None) -> str:
+    if started is None or ended is None:
+        return ""
+    minutes, seconds = divmod(round(ended - started), 60)
+    return f" (took {minutes} min {seconds} s)" if minutes else f" (took {seconds} s)"

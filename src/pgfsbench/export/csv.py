@@ -1,0 +1,133 @@
+"""The CSV format: tidy tables a spreadsheet or ``csv.DictReader`` loads as they are.
+
+``export``: one row per run × metric (a run without metrics, one that failed, is one
+row with the metric cells empty), its parameters one ``param.NAME`` column each.
+``compare``: one row per measurement × contender, with both sides' medians, CIs and n,
+the ratio with its CI, the mark and the decision (the verdict sentences are prose:
+text, Markdown and JSON carry them).
+
+Cells hold plain values: numbers as Python writes them back losslessly (``float(cell)``
+is the stored value), a unit in its own column, yes/no for flags, and an empty cell
+for nothing (unsupported, not finite, not applicable), never ``None`` or ``nan``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from typing import TYPE_CHECKING, Any, TextIO
+
+from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
+
+if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
+    from pgfsbench.analysis.table import Cell, Row
+    from pgfsbench.store.read import Campaign
+
+EXPORT_COLUMNS = ["campaign", "plan", "target", "fs", "workload", "label", "round",
+                  "settling", "run_status", "run_error"]  # then param.*, then METRIC_COLUMNS
+METRIC_COLUMNS = ["metric", "value", "unit", "direction"]
+COMPARISON_COLUMNS = [
+    "workload", "label", "metric", "unit", "direction", "headline",
+    "baseline", "baseline_status", "baseline_median", "baseline_ci_low", "baseline_ci_high",
+    "baseline_n",
+    "contender", "contender_status", "contender_median", "contender_ci_low",
+    "contender_ci_high", "contender_n",
+    "ratio", "ratio_ci_low", "ratio_ci_high", "design", "p_value", "p_adjusted",
+    "mark", "decision", "reason"]
+
+
+def write_campaign(campaign: Campaign, out: TextIO) -> None:
+    params = _param_columns(campaign)
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(EXPORT_COLUMNS + [f"param.{p}" for p in params] + METRIC_COLUMNS)
+    fs_of = {t.name: t.fs for t in campaign.targets}
+    for r in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
+        flat = _flatten(r.params)
+        head = [campaign.id, campaign.plan_name, r.target, fs_of.get(r.target), r.workload,
+                r.label, r.repetition, r.repetition == 0, r.status, r.error,
+                *(flat.get(p) for p in params)]
+        if not r.metrics:
+            w.writerow(cell(v) for v in head + [None] * len(METRIC_COLUMNS))
+        for m in r.metrics:
+            w.writerow(cell(v) for v in head + [m.name, m.value, m.unit,
+                                                direction(m.higher_is_better)])
+
+
+def write_comparison(comparison: Comparison, out: TextIO) -> None:
+    table = comparison.table
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(COMPARISON_COLUMNS)
+    contenders = [t for t in table.targets if t != table.baseline]
+    for row in comparison.rows:
+        base = row.cells[table.baseline] if table.baseline is not None else None
+        # One column only: its figures all the same, with no contender.
+        for target in contenders or [None]:
+            w.writerow(cell(v) for v in comparison_row(row, table.baseline, base, target))
+
+
+FORMAT = OutputFormat("csv", "csv", "text/csv", {EXPORT: write_campaign,
+                                                 COMPARISON: write_comparison})
+
+
+def comparison_row(row: Row, baseline: str | None, base: Cell | None,
+                   target: str | None) -> list[Any]:
+    other = row.cells[target] if target is not None else None
+    c = other.comparison if other is not None else None
+    v = other.verdict if other is not None else None
+    return [row.workload, row.label, row.metric, row.unit, direction(row.higher_is_better),
+            row.headline,
+            baseline, *_side(base),
+            target, *_side(other),
+            c.ratio if c else None, c.ci_low if c else None, c.ci_high if c else None,
+            ("paired" if c.paired is not None else "unpaired") if c else None,
+            c.p_value if c else None, other.p_adjusted if other is not None else None,
+            v.mark if v else None, v.kind if v else None, v.reason if v else None]
+
+
+def _side(c: Cell | None) -> list[Any]:
+    """status, median, CI low and high, n of one column's cell."""
+    if c is None:
+        return [None] * 5
+    low, high = c.ci if c.ci else (None, None)
+    return [c.status, c.value, low, high, c.n]
+
+
+def _param_columns(campaign: Campaign) -> list[str]:
+    """Every parameter any run has, in the order first seen."""
+    seen: dict[str, None] = {}
+    for r in campaign.runs:
+        seen.update(dict.fromkeys(_flatten(r.params)))
+    return list(seen)
+
+
+def _flatten(params: dict, prefix: str = "") -> dict[str, Any]:
+    """Nested parameters as dotted names: one column each (``type`` is the workload)."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if not prefix and k == "type":
+            continue
+        if isinstance(v, dict):
+            out |= _flatten(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def direction(higher_is_better: bool | None) -> str:
+    """higher or lower is better; empty for informational figures (a count, a size)."""
+    return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
+
+
+def cell(value: Any) -> str:
+    """A value as a CSV cell: lossless numbers, yes/no, empty for nothing."""
+    if hasattr(value, "item"):  # a numpy scalar: its repr would be np.float64(...)
+        value = value.item()
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ""
+    if isinstance(value, (list, tuple)):
+        return " ".join(cell(v) for v in value)
+    return str(value)

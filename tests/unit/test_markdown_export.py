@@ -1,0 +1,81 @@
+"""`export --format markdown`: the whole campaign as a readable document, no Python reprs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pgfsbench.cli import app
+from pgfsbench.export.markdown import _number, _plain
+from tests.unit.test_export import RUN_ERROR, SKIP_REASON, build_results
+from tests.unit.test_fail_if_worse import ROUNDS, _store
+
+REPRS = re.compile(r"\b(None|True|False|nan|inf)\b|\{\}|\[\]|\[['\"]|np\.")
+
+
+def _markdown(path: Path) -> str:
+    result = CliRunner().invoke(app, ["export", str(path), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert not REPRS.search(result.stdout), REPRS.search(result.stdout)
+    return result.stdout
+
+
+def test_a_campaign_with_failures_reads_as_a_document(tmp_path) -> None:
+    md = _markdown(build_results(tmp_path / "r"))
+    assert md.startswith("# pgfsbench: filesystems (campaign c-42)\n")
+    assert "| status | ok |" in md and "| host kernel | 6.8.0 |" in md
+    for section in ("## Verdicts and headline comparison", "## Targets", "## Measurements"):
+        assert section in md
+    assert f"| zfs | dir | zfs | skipped |  |  | {SKIP_REASON} |" in md
+    assert "| xfs | loop | xfs | ok | rw, noatime | safe |  |" in md
+    assert f"- btrfs round 1: failed: {RUN_ERROR}" in md
+    assert "| `pgbench.tps` | tx/s | higher | r1 900 | r1 901 |  |" in md  # btrfs failed
+    assert "| `pgbench.transactions` | tx |  | r1 4,500 |" in md  # no direction: empty
+    # unsupported and infinite: n/a, never a number or a repr
+    assert "| `fsync.fsync_writethrough_8k.ops_per_s` | ops/s | higher | r1 n/a |" in md
+    assert "| `pgbench_init.vacuum_s` | s | lower | r1 n/a |" in md
+    assert "Parameters: clients=8, rate=n/a" in md
+    # every table row has as many cells as its header
+    for block in md.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln.startswith("|")]
+        if lines:
+            assert len({ln.count(" | ") for ln in lines if not ln.startswith("|--")}) == 1, block
+
+
+def test_every_round_of_every_target_is_there(tmp_path) -> None:
+    path = _store(tmp_path / "rep", "c-rep", {"base": 1.0, "slow": 0.85}, ROUNDS)
+    md = _markdown(path)
+    [row] = [ln for ln in md.splitlines() if ln.startswith("| `pgbench.tps`")]
+    base, slow = row.strip("| ").split(" | ")[3:5]
+    assert [v.split()[0] for v in base.split(" · ")] == [f"r{r}" for r in range(1, ROUNDS + 1)]
+    assert slow.split(" · ")[0] == "r1 852.55"
+    assert "slow" in md.split("## Verdicts")[1].split("## Targets")[0]
+
+
+@pytest.mark.parametrize("value,text", [(None, "n/a"), (float("nan"), "n/a"), (3.0, "3"),
+                                        (1234567.0, "1,234,567"), (0.000123456789, "0.000123457"),
+                                        (12345.678, "12,345.7")])
+def test_numbers(value, text) -> None:
+    assert _number(value) == text
+
+
+def test_free_form_values() -> None:
+    assert _plain({"fio": "fio-3.33", "x": None, "on": True}) == "fio: fio-3.33, on: yes"
+    assert _plain(["dd", 2.5]) == "dd, 2.5" and _plain(None) == ""
+
+
+def test_a_campaign_without_runs(tmp_path) -> None:
+    from pgfsbench.store.db import Store
+
+    store = Store.create(tmp_path / "r")
+    store.start_campaign("c-0", "p", {"name": "p"}, {}, "0.1.0")
+    store.add_target("x", 0, "loop", "ext4", {})
+    store.end_campaign("interrupted")
+    store.close()
+    md = _markdown(tmp_path / "r")
+    assert "| status | interrupted |" in md and "| x | loop | ext4 | pending |" in md
+    assert "No measurement has a value: nothing to compare." in md
+    assert "No run was recorded." in md
