@@ -20,6 +20,7 @@ class Summary:
     uuid: str
     id: str
     source: str  # the results directory, or the store it was read from
+    results_dir: str  # where its results.db and artifacts are (on the host it ran on)
     host: dict  # identity: hostname, machine id, kernel, CPU, memory, devices
     plan: str
     started: float
@@ -42,7 +43,8 @@ def verdict_word(line: VerdictLine) -> str:
 
 
 def summarize(campaign: Campaign, source: str) -> Summary:
-    summary = Summary(campaign.uuid, campaign.id, source, host_identity(campaign),
+    summary = Summary(campaign.uuid, campaign.id, source, str(campaign.results_dir),
+                      host_identity(campaign),
                       campaign.plan_name, campaign.started, campaign.ended, campaign.status,
                       campaign.schema_version, [t.name for t in campaign.targets])
     try:

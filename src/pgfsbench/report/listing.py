@@ -37,7 +37,8 @@ def list_text(summaries: list[Summary], console: Console) -> None:
         head.append(f"  {_when(s.started)}  took {_duration(s.duration_s)}  on {host}")
         # Text objects: names and paths may contain "[...]", which is markup to rich.
         console.print(head)
-        console.print(Text(f"  {s.uuid}  from {s.source}", style="dim"))
+        where = s.results_dir + ("" if s.source == s.results_dir else "  (from the store)")
+        console.print(Text(f"  {s.uuid}  {where}", style="dim"))
         verdicts = "; ".join(f"{v.title}: {verdict_word(v)}" for v in s.verdicts) \
             or s.problem or "no verdicts"
         console.print(Text(f"  {verdicts}"))
@@ -46,7 +47,8 @@ def list_text(summaries: list[Summary], console: Console) -> None:
 
 def summary_data(s: Summary) -> dict:
     return {
-        "uuid": s.uuid, "id": s.id, "source": s.source, "plan": s.plan,
+        "uuid": s.uuid, "id": s.id, "source": s.source, "results_dir": s.results_dir,
+        "plan": s.plan,
         "started": s.started, "ended": s.ended, "duration_s": s.duration_s,
         "status": s.status, "schema_version": s.schema_version, "host": s.host,
         "targets": s.targets,
