@@ -91,6 +91,9 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
     assert set(from_dir["host"]["devices"]) == {"ext4", "xfs", "btrfs"}
     assert [v["measurement"] for v in from_dir["verdicts"]] == [
         "fsync", "pgbench-init", "pgbench clients=2"]
+    # The host is a column of the store too (history by host comes next).
+    assert sql(store_url, "SELECT hostname, machine_id FROM campaign WHERE uuid = %s",
+               campaign.uuid) == [(campaign.host["hostname"], campaign.host["machine_id"])]
     # Every row made it, and reads back the same.
     stored = load_campaign(store_url, campaign.uuid)
     assert dataclasses.asdict(stored) == dataclasses.asdict(campaign)

@@ -121,6 +121,8 @@ def read_rows(results_dir: Path, series: bool = True) -> CampaignRows:
     """The rows of the campaign in ``results_dir`` (UserError if it holds none)."""
     store = Store.open(results_dir)
     try:
+        # One read transaction: a consistent snapshot even while the campaign writes.
+        store.conn.execute("BEGIN")
         return read_sqlite(store.conn, series)
     except LookupError:
         raise UserError(f"{results_dir} holds no campaign yet (an empty results.db)") from None
