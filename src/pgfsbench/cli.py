@@ -339,12 +339,21 @@ def list_(
         raise UserError(f"unknown list format '{format}' (available: {', '.join(FORMATS)})")
     if not results and not store:
         raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    skipped = []
+
+    def skip(why: str) -> None:
+        skipped.append(why)
+        err.print(f"[yellow]skipped: {escape(why)}[/]", soft_wrap=True)
+
     summaries = [summarize(c, source) for c, source in
-                 campaigns(results or [], check_store_url(store) if store else None)]
+                 campaigns(results or [], check_store_url(store) if store else None,
+                           skip=skip)]
     if format == "json":
         list_json(summaries, sys.stdout)
     else:
         list_text(summaries, console)
+    if skipped:
+        raise typer.Exit(exits.INCOMPLETE)
 
 
 @app.command()

@@ -174,3 +174,21 @@ def test_store_urls_are_checked_and_never_show_a_password() -> None:
     with pytest.raises(UserError) as refused:
         check_store_url("mysql://u:s3cret@h/db")
     assert "s3cret" not in str(refused.value)
+
+
+def test_a_folder_of_results_lists_what_it_can_read(tmp_path: Path) -> None:
+    legacy_results(tmp_path / "all" / "old")
+    newer = Store.create(tmp_path / "all" / "newer")
+    newer.start_campaign("c2", "p", {"name": "p"}, {}, "0")
+    newer.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    newer.close()
+    result = subprocess.run([sys.executable, "-m", "pgfsbench", "list", str(tmp_path / "all"),
+                             "--format", "json"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr  # listed, but not everything
+    [listed] = json.loads(result.stdout)
+    assert (listed["id"], listed["plan"], listed["status"]) == (
+        "20250101-120000-abcdef", "smoke", "ok")
+    assert listed["host"]["hostname"] == "old-host" and listed["schema_version"] == 1
+    assert listed["host"]["devices"] == {"ext4": {"device": "/dev/sda", "model": "DISK",
+                                                  "serial": "S1"}}
+    assert "skipped:" in result.stderr and "newer than this pgfsbench" in result.stderr
