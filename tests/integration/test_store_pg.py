@@ -204,8 +204,10 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
             "is not a PostgreSQL URL" in run.stderr
     assert not (tmp_path / "never").exists()  # refused before anything ran
     env = {**os.environ, "PGFSBENCH_STORE": UNREACHABLE}
-    run = cli("list", check=False, env=env)
-    assert run.returncode == 2 and "cannot reach the results store" in run.stderr
+    for args in (["list"], ["run", "smoke", "--results", str(tmp_path / "never")]):
+        run = cli(*args, check=False, env=env)
+        assert run.returncode == 2 and "cannot reach the results store" in run.stderr
+    assert not (tmp_path / "never").exists()
 
 
 def test_a_store_lost_mid_campaign_costs_no_result(store_url, tmp_path, state_dir):
