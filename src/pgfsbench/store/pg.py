@@ -11,6 +11,7 @@ killed by ``cleanup``) replaces what the store held of it, whole.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -67,7 +68,9 @@ class PgStore:
         params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         params.setdefault("application_name", "pgfsbench")
         try:
-            conn = psycopg.connect(**params)
+            # Autocommit: every write is an explicit transaction(), never nested in an
+            # implicit one a read left open.
+            conn = psycopg.connect(**params, autocommit=True)
         except psycopg.Error as exc:
             raise UserError(f"cannot reach the results store {shown(url)}: "
                             f"{_first_line(exc)}; check the URL and that the server "
@@ -181,9 +184,24 @@ class PgStore:
                         + ", ".join(f"{u} ({i})" for u, i in rows[:5]) + "; give more of it")
 
     def rows(self, uuid: str, series: bool = True) -> tuple[CampaignRows, Path]:
+        """Every row of one campaign, read from one snapshot (an import replacing it
+        meanwhile is seen whole or not at all)."""
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            found = self._rows(uuid, series)
+        except BaseException:
+            with contextlib.suppress(psycopg.Error):
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        return found
+
+    def _rows(self, uuid: str, series: bool) -> tuple[CampaignRows, Path]:
         cur = self.conn.cursor(row_factory=dict_row)
         campaign = cur.execute(f"SELECT {', '.join(CAMPAIGN)}, results_dir FROM campaign "
                                "WHERE uuid = %s", (uuid,)).fetchone()
+        if campaign is None:
+            raise UserError(f"no campaign {uuid} in the results store {shown(self.url)}")
         campaign["uuid"] = str(campaign["uuid"])
         results_dir = Path(campaign.pop("results_dir"))
         tables = {}
