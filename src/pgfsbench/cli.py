@@ -113,22 +113,23 @@ def run(
     campaign = load_campaign(results)
     render_table(campaign, console)
     _print_advice(campaign)
+    stored = _store_campaign(results, store) if store else True
     try:
         console.print(f"report: {_write_report(results, campaign)}")
     except UserError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
-    if store:
-        _store_campaign(results, store)
     if status != "ok":
         err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
                   soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
+    if not stored:
+        raise typer.Exit(exits.INCOMPLETE)
 
 
-def _store_campaign(results: Path, url: str) -> None:
-    """Import the ended campaign into the results store; if that fails, say so (exit 1):
-    the results directory keeps everything and can be imported later."""
+def _store_campaign(results: Path, url: str) -> bool:
+    """Import the ended campaign into the results store; if that fails, say so (the run
+    then exits 1): the results directory keeps everything and can be imported later."""
     from pgfsbench.store.importing import StoreFailed, shown, store_campaign
 
     try:
@@ -138,9 +139,10 @@ def _store_campaign(results: Path, url: str) -> None:
                   f"{escape(str(exc))}; its results are kept in {escape(str(results))}: "
                   f"'pgfsbench import {escape(str(results))} --store URL' adds them later",
                   soft_wrap=True)
-        raise typer.Exit(exits.INCOMPLETE)
+        return False
     console.print(f"stored in the results store {escape(shown(url))} as campaign "
                   f"{done.uuid}")
+    return True
 
 
 def _print_advice(campaign) -> None:
