@@ -192,3 +192,21 @@ def test_a_folder_of_results_lists_what_it_can_read(tmp_path: Path) -> None:
     assert listed["host"]["devices"] == {"ext4": {"device": "/dev/sda", "model": "DISK",
                                                   "serial": "S1"}}
     assert "skipped:" in result.stderr and "newer than this pgfsbench" in result.stderr
+
+
+def test_import_checks_every_directory_before_it_connects(tmp_path: Path) -> None:
+    """A directory this version cannot read is refused before any store is touched (the
+    store here does not even exist: the refusal names the directory, not the store)."""
+    legacy_results(tmp_path / "old")
+    newer = Store.create(tmp_path / "newer")
+    newer.start_campaign("c2", "p", {"name": "p"}, {}, "0")
+    newer.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    newer.close()
+    result = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "import", str(tmp_path / "old"),
+         str(tmp_path / "newer"), "--store", "postgresql://u@/x?host=/nonexistent&port=1"],
+        capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "newer than this pgfsbench reads" in result.stderr and str(tmp_path / "newer") \
+        in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -36,6 +36,8 @@ def import_dirs(paths: list[Path], url: str, say: Say) -> list[Imported]:
     directory is checked before anything is imported (UserError); if the store fails
     part way, StoreFailed says which were imported (they stay) and which were not."""
     dirs = results_dirs(paths)
+    for d in dirs:  # readable by this version, and holding a campaign (else UserError)
+        read_rows(d, series=False)
     done: list[Imported] = []
     with PgStore.connect(check_store_url(url)) as pg:
         for n, d in enumerate(dirs):
