@@ -210,3 +210,21 @@ def test_import_checks_every_directory_before_it_connects(tmp_path: Path) -> Non
     assert "newer than this pgfsbench reads" in result.stderr and str(tmp_path / "newer") \
         in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_cleanup_ends_a_killed_campaign_of_an_older_version(tmp_path: Path) -> None:
+    """'cleanup' opens the killed campaign's results for writing: an older file is
+    migrated, then marked killed, and keeps its UUID."""
+    results = legacy_results(tmp_path / "old")
+    db = sqlite3.connect(results / "results.db")
+    db.execute("UPDATE campaign SET status = 'running', ended = NULL")
+    db.execute("UPDATE runs SET status = 'running', ended = NULL")
+    db.commit()
+    db.close()
+    before = load_campaign(results).uuid
+    store = Store.open(results, writable=True)
+    assert store.end_if_killed() is True
+    store.close()
+    campaign = load_campaign(results)
+    assert (campaign.status, campaign.uuid, campaign.schema_version) == ("killed", before, 1)
+    assert [r.status for r in campaign.runs] == ["interrupted"]
