@@ -119,6 +119,10 @@ def run(
     wait: Annotated[bool, typer.Option(
         "--wait", help="if another campaign runs on this machine, start when it ends "
                        "(default: refuse)")] = False,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL",
+        help="also import the campaign into this PostgreSQL results store when it ends "
+             "(postgresql://...; default: $PGFSBENCH_STORE)")] = None,
 ) -> None:
     """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html.
 
@@ -136,6 +140,9 @@ def run(
     the_plan = load_plan(plan)
     bins = find_binaries(pg_bin)
     results = results.resolve()
+    if store:  # an unreachable store is refused before anything runs
+        from pgfsbench.store.importing import check_store
+        check_store(store)
     if verbosity > QUIET:
         console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
         console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
@@ -162,6 +169,7 @@ def run(
     _print_summary(campaign, results)
     if verbosity > QUIET:
         _print_advice(campaign)
+    stored = _store_campaign(results, store) if store else True
     try:
         console.print(f"report: {_write_report(results, campaign)}")
     except UserError as exc:
@@ -171,6 +179,26 @@ def run(
         err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
                   soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
+    if not stored:
+        raise typer.Exit(exits.INCOMPLETE)
+
+
+def _store_campaign(results: Path, url: str) -> bool:
+    """Import the ended campaign into the results store; if that fails, say so (the run
+    then exits 1): the results directory keeps everything and can be imported later."""
+    from pgfsbench.store.importing import StoreFailed, shown, store_campaign
+
+    try:
+        done = store_campaign(results, url)
+    except (UserError, StoreFailed) as exc:
+        err.print(f"[red]error:[/] the campaign is not in the results store: "
+                  f"{escape(str(exc))}; its results are kept in {escape(str(results))}: "
+                  f"'pgfsbench import {escape(str(results))} --store URL' adds them later",
+                  soft_wrap=True)
+        return False
+    console.print(f"stored in the results store {escape(shown(url))} as campaign "
+                  f"{done.uuid}")
+    return True
 
 
 def _progress_view(plan):
@@ -384,6 +412,63 @@ def compare(
                   soft_wrap=True)
         if not verdict.ok:
             raise typer.Exit(exits.WORSE)
+
+
+STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
+
+
+@app.command("import")
+@user_errors
+def import_(
+    results: Annotated[list[Path], typer.Argument(
+        help="results directories, or directories holding them")],
+    store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
+                                       help=STORE_HELP)] = ...,
+) -> None:
+    """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""  # noqa: E501
+    from pgfsbench.store.importing import StoreFailed, import_dirs
+
+    try:
+        import_dirs(results, store, lambda line: console.print(escape(line), soft_wrap=True))
+    except StoreFailed as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(exits.INCOMPLETE)
+
+
+@app.command("list")
+@user_errors
+def list_(
+    results: Annotated[Optional[list[Path]], typer.Argument(
+        help="results directories, or directories holding them")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> None:
+    """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""  # noqa: E501
+    from pgfsbench.analysis.summary import summarize
+    from pgfsbench.report.listing import FORMATS, list_json, list_text
+    from pgfsbench.store.sources import campaigns
+    from pgfsbench.store.url import check_store_url
+
+    if format not in FORMATS:
+        raise UserError(f"unknown list format '{format}' (available: {', '.join(FORMATS)})")
+    if not results and not store:
+        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    skipped = []
+
+    def skip(why: str) -> None:
+        skipped.append(why)
+        err.print(f"[yellow]skipped: {escape(why)}[/]", soft_wrap=True)
+
+    summaries = [summarize(c, source) for c, source in
+                 campaigns(results or [], check_store_url(store) if store else None,
+                           skip=skip)]
+    if format == "json":
+        list_json(summaries, sys.stdout)
+    else:
+        list_text(summaries, console)
+    if skipped:
+        raise typer.Exit(exits.INCOMPLETE)
 
 
 @app.command(short_help="What this machine can do, and how to fix what is missing.")

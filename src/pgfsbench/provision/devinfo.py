@@ -66,6 +66,10 @@ def _facts_of(sysdir: Path) -> dict:
     for attr in ("model", "vendor"):
         if text := _read(hw / "device" / attr):
             facts[attr] = text
+    # What names this very disk across boots and hosts (a store keeps many hosts' runs).
+    for attr in ("serial", "wwid"):
+        if text := _read(hw / attr) or _read(hw / "device" / attr):
+            facts[attr] = text
     if dm_name := _read(sysdir / "dm" / "name"):
         facts["dm_name"] = dm_name
         try:

@@ -36,6 +36,27 @@ def _mem_total_mb() -> int:
     return 0
 
 
+def machine_id() -> str | None:
+    """The installation's stable id (systemd's; dbus's on older systems): the key that
+    tells two hosts apart when their hostnames match (clones, containers)."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return None
+
+
+def os_release() -> str | None:
+    """PRETTY_NAME from /etc/os-release ("Debian GNU/Linux 12 (bookworm)")."""
+    try:
+        return platform.freedesktop_os_release().get("PRETTY_NAME")
+    except OSError:
+        return None
+
+
 def git_revision() -> str | None:
     here = Path(__file__).resolve().parent
     try:
@@ -74,6 +95,9 @@ def pg_build_options(bindir: str | Path) -> str | None:
 def host_facts(bins: PgBinaries | None) -> dict:
     return {
         "hostname": platform.node(),
+        "machine_id": machine_id(),
+        "os": os_release(),
+        "arch": platform.machine(),
         "kernel": platform.release(),
         "kernel_cmdline": Path("/proc/cmdline").read_text().strip(),
         "cpu": _cpu_model(),

@@ -18,11 +18,14 @@ import json
 import os
 import sqlite3
 import time
+import uuid
 from importlib import resources
 from pathlib import Path
 
 from pgfsbench.errors import ResultsUnwritable, UserError
 from pgfsbench.metrics import WorkloadResult
+from pgfsbench.store.version import (SCHEMA_VERSION, migrate_sqlite, refuse_newer,
+                                     sqlite_version)
 
 DB_NAME = "results.db"
 RESERVE_NAME = ".pgfsbench-reserve"
@@ -84,6 +87,7 @@ class Store:
             _make_reserve(results_dir / RESERVE_NAME)
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
             conn.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (OSError, sqlite3.Error) as exc:
             why = exc.strerror if isinstance(exc, OSError) else str(exc)
             raise UserError(f"cannot create results in {results_dir}: {why}; give --results "
@@ -92,6 +96,8 @@ class Store:
 
     @classmethod
     def open(cls, results_dir: Path, writable: bool = False) -> "Store":
+        """Open existing results: one from a newer pgfsbench is refused (UserError); an
+        older one is read as it is, and migrated to this version when ``writable``."""
         path = results_dir / DB_NAME
         if not path.is_file():
             raise UserError(f"{results_dir} holds no results ({DB_NAME} not found); "
@@ -101,8 +107,14 @@ class Store:
             conn = sqlite3.connect(f"file:{path}?mode={mode}", uri=True, isolation_level=None,
                                    timeout=BUSY_SECONDS)
             conn.execute("SELECT count(*) FROM campaign").fetchone()  # readable at all?
+            refuse_newer(sqlite_version(conn), str(path))
+            if writable:
+                migrate_sqlite(conn)
         except sqlite3.Error as exc:
             raise UserError(f"cannot read {path}: {exc}") from None
+        except UserError:
+            conn.close()
+            raise
         conn.row_factory = sqlite3.Row
         return cls(results_dir, conn)
 
@@ -135,8 +147,10 @@ class Store:
     def start_campaign(self, campaign_id: str, plan_name: str, plan: dict, host: dict,
                        version: str) -> None:
         self.conn.execute(
-            "INSERT INTO campaign VALUES (?,?,?,?,?,?,NULL,'running',NULL)",
-            (campaign_id, plan_name, json.dumps(plan), json.dumps(host), version, time.time()))
+            "INSERT INTO campaign (id, plan_name, plan_json, host_json, pgfsbench_version, "
+            "started, status, uuid, schema_version) VALUES (?,?,?,?,?,?,'running',?,?)",
+            (campaign_id, plan_name, json.dumps(plan), json.dumps(host), version, time.time(),
+             str(uuid.uuid4()), SCHEMA_VERSION))
 
     @_writes
     def set_schedule(self, schedule: dict) -> None:

@@ -1,4 +1,5 @@
-"""Reading a results directory back into plain data for analysis and reports."""
+"""Reading a campaign back into plain data for analysis and reports, from a results
+directory or from a PostgreSQL store (``load_campaign(source)``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pgfsbench.store.db import Store
+from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, Series
+from pgfsbench.store.db import Store
+from pgfsbench.store.rows import CampaignRows, read_sqlite
+from pgfsbench.store.url import is_store_url
+from pgfsbench.store.version import SCHEMA_VERSION
 
 
 @dataclass
@@ -62,49 +67,81 @@ class Campaign:
     targets: list[StoredTarget]
     runs: list[StoredRun]
     schedule: dict = field(default_factory=dict)  # repetitions: order, seed, stop reasons
-
-
-def _get(row, column: str, default):
-    """A column results from older versions lack."""
-    return row[column] if column in row.keys() else default
+    uuid: str = ""  # its key in every store (derived for campaigns recorded before it)
+    schema_version: int = SCHEMA_VERSION  # the layout it was recorded with
+    # Kept with the run, not per run: the provisioning commands, the server logs.
+    target_artifacts: dict[str, list[StoredArtifact]] = field(default_factory=dict)
 
 
 def _direction(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-def load_campaign(results_dir: Path) -> Campaign:
+def _artifact(r: dict) -> StoredArtifact:
+    return StoredArtifact(r["kind"], r["path"],
+                          json.loads(r["command_json"]) if r["command_json"] else None,
+                          r["exit_code"])
+
+
+def campaign_from_rows(rows: CampaignRows, results_dir: Path) -> Campaign:
+    """The campaign that ``rows`` hold; its artifacts are under ``results_dir``."""
+    targets = [
+        StoredTarget(r["id"], r["name"], r["position"], r["kind"], r["fs"], r["status"],
+                     r["reason"], json.loads(r["spec_json"]),
+                     json.loads(r["provenance_json"] or "{}"))
+        for r in rows.targets
+    ]
+    names = {t.id: t.name for t in targets}
+    runs = {r["id"]: StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
+                               r["repetition"], json.loads(r["params_json"]), r["status"],
+                               r["error"], r["started"], r["ended"])
+            for r in rows.runs}
+    for r in rows.metrics:
+        runs[r["run_id"]].metrics.append(
+            Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]),
+                   r["note"]))
+    for r in rows.series:
+        series = runs[r["run_id"]].series.setdefault(r["name"], Series(r["name"], r["unit"]))
+        series.points.append((r["t"], r["value"]))
+    by_target: dict[str, list[StoredArtifact]] = {}
+    for r in rows.artifacts:
+        if r["run_id"] is not None:
+            runs[r["run_id"]].artifacts.append(_artifact(r))
+        elif r["target_id"] is not None:
+            by_target.setdefault(names[r["target_id"]], []).append(_artifact(r))
+    c = rows.campaign
+    return Campaign(results_dir, c["id"], c["plan_name"], json.loads(c["plan_json"]),
+                    json.loads(c["host_json"]), c["pgfsbench_version"], c["status"],
+                    c["started"], c["ended"], targets, list(runs.values()),
+                    json.loads(c["schedule_json"] or "{}"), c["uuid"], c["schema_version"],
+                    by_target)
+
+
+def read_rows(results_dir: Path, series: bool = True) -> CampaignRows:
+    """The rows of the campaign in ``results_dir`` (UserError if it holds none)."""
     store = Store.open(results_dir)
     try:
-        c = store.conn
-        row = c.execute("SELECT * FROM campaign").fetchone()
-        targets = [
-            StoredTarget(r["id"], r["name"], r["position"], r["kind"], r["fs"], r["status"],
-                         r["reason"], json.loads(r["spec_json"]),
-                         json.loads(r["provenance_json"] or "{}"))
-            for r in c.execute("SELECT * FROM targets ORDER BY position")
-        ]
-        names = {t.id: t.name for t in targets}
-        runs = {}
-        for r in c.execute("SELECT * FROM runs ORDER BY id"):
-            runs[r["id"]] = StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
-                                      _get(r, "repetition", 1), json.loads(r["params_json"]),
-                                      r["status"],
-                                      r["error"], r["started"], r["ended"])
-        for r in c.execute("SELECT * FROM metrics ORDER BY run_id, rowid"):
-            runs[r["run_id"]].metrics.append(
-                Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]),
-                       r["note"]))
-        for r in c.execute("SELECT * FROM series ORDER BY run_id, name, t"):
-            series = runs[r["run_id"]].series.setdefault(r["name"], Series(r["name"], r["unit"]))
-            series.points.append((r["t"], r["value"]))
-        for r in c.execute("SELECT * FROM artifacts WHERE run_id IS NOT NULL ORDER BY id"):
-            runs[r["run_id"]].artifacts.append(StoredArtifact(
-                r["kind"], r["path"], json.loads(r["command_json"]) if r["command_json"] else None,
-                r["exit_code"]))
-        return Campaign(results_dir, row["id"], row["plan_name"], json.loads(row["plan_json"]),
-                        json.loads(row["host_json"]), row["pgfsbench_version"], row["status"],
-                        row["started"], row["ended"], targets, list(runs.values()),
-                        json.loads(_get(row, "schedule_json", None) or "{}"))
+        # One read transaction: a consistent snapshot even while the campaign writes.
+        store.conn.execute("BEGIN")
+        return read_sqlite(store.conn, series)
+    except LookupError:
+        raise UserError(f"{results_dir} holds no campaign yet (an empty results.db)") from None
     finally:
         store.close()
+
+
+def load_campaign(source: Path | str, campaign: str | None = None,
+                  series: bool = True) -> Campaign:
+    """A campaign from a results directory, or from a PostgreSQL store: ``source`` a
+    ``postgresql://`` URL and ``campaign`` its UUID (or id, or a unique prefix of
+    either). ``series=False`` skips the per-second series (a listing needs none)."""
+    if isinstance(source, str) and is_store_url(source):
+        from pgfsbench.store.pg import PgStore
+
+        if campaign is None:
+            raise UserError("a campaign in a results store is named by its UUID or id: "
+                            "'pgfsbench list --store URL' lists them")
+        with PgStore.connect(source) as pg:
+            return pg.load_campaign(campaign, series)
+    results_dir = Path(source)
+    return campaign_from_rows(read_rows(results_dir, series), results_dir)

@@ -1,3 +1,4 @@
+-- Schema version 2 (store/version.py); PRAGMA user_version is set when it is created.
 CREATE TABLE IF NOT EXISTS campaign (
     id TEXT PRIMARY KEY,
     plan_name TEXT NOT NULL,
@@ -7,7 +8,9 @@ CREATE TABLE IF NOT EXISTS campaign (
     started REAL NOT NULL,
     ended REAL,
     status TEXT NOT NULL,  -- running, ok, partial, failed, interrupted, killed
-    schedule_json TEXT  -- repetitions: order, seed, fresh, and why each cell stopped
+    schedule_json TEXT,  -- repetitions: order, seed, fresh, and why each cell stopped
+    uuid TEXT NOT NULL UNIQUE,  -- its key in every store, across hosts (id is for people)
+    schema_version INTEGER NOT NULL  -- the layout it was written with (store/version.py)
 );
 CREATE TABLE IF NOT EXISTS targets (
     id INTEGER PRIMARY KEY,

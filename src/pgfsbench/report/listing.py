@@ -1,0 +1,64 @@
+"""``pgfsbench list``: one line per campaign (text), or every fact of each (JSON)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from pgfsbench.analysis.summary import Summary, verdict_word
+
+FORMATS = ("text", "json")
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    minutes, s = divmod(round(seconds), 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{s:02d}s"
+
+
+def list_text(summaries: list[Summary], console: Console) -> None:
+    """Three lines a campaign: what and where; its UUID and source; its verdicts."""
+    for s in summaries:
+        host = s.host.get("hostname") or "?"
+        if s.host.get("machine_id"):
+            host += f" ({s.host['machine_id'][:8]})"
+        head = Text(s.id, style="bold")
+        head.append(f"  {s.plan}  ")
+        head.append(s.status, style="green" if s.status == "ok" else "yellow")
+        head.append(f"  {_when(s.started)}  took {_duration(s.duration_s)}  on {host}")
+        # Text objects: names and paths may contain "[...]", which is markup to rich.
+        console.print(head)
+        where = s.results_dir + ("" if s.source == s.results_dir else "  (from the store)")
+        console.print(Text(f"  {s.uuid}  {where}", style="dim"))
+        verdicts = "; ".join(f"{v.title}: {verdict_word(v)}" for v in s.verdicts) \
+            or s.problem or "no verdicts"
+        console.print(Text(f"  {verdicts}"))
+    console.print(f"{len(summaries)} campaign{'s' if len(summaries) != 1 else ''}")
+
+
+def summary_data(s: Summary) -> dict:
+    return {
+        "uuid": s.uuid, "id": s.id, "source": s.source, "results_dir": s.results_dir,
+        "plan": s.plan,
+        "started": s.started, "ended": s.ended, "duration_s": s.duration_s,
+        "status": s.status, "schema_version": s.schema_version, "host": s.host,
+        "targets": s.targets,
+        "verdicts": [{"measurement": v.title, "metric": v.metric, "kind": v.kind,
+                      "winner": v.winner, "text": v.text, "warning": v.warning or None}
+                     for v in s.verdicts],
+        "problem": s.problem or None,
+    }
+
+
+def list_json(summaries: list[Summary], out: TextIO) -> None:
+    json.dump([summary_data(s) for s in summaries], out, indent=2)
+    out.write("\n")

@@ -1,0 +1,219 @@
+"""The PostgreSQL results store: many campaigns, from many hosts, in one database.
+
+It holds what results directories hold (their results.db rows; the artifacts stay
+on disk, named by the campaign's directory), keyed by each campaign's UUID.
+A campaign is imported in one transaction: an interrupted import leaves every
+campaign already imported whole, and the one it was on absent. Importing the
+same campaign again changes nothing if its directory is unchanged; a directory
+that changed since (a campaign that was still running, then ended; one marked
+killed by ``cleanup``) replaces what the store held of it, whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.string import TextLoader
+
+from pgfsbench.errors import UserError
+from pgfsbench.store.read import Campaign, campaign_from_rows
+from pgfsbench.store.rows import CAMPAIGN, TABLES, CampaignRows
+from pgfsbench.store.url import shown
+from pgfsbench.store.version import SCHEMA_VERSION, refuse_newer
+
+CONNECT_TIMEOUT_S = 10
+SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
+ORDER = {"targets": "position, id", "runs": "id", "metrics": "run_id, seq",
+         "series": "run_id, name, t", "artifacts": "id"}
+
+
+class StoreFailed(Exception):
+    """The store went away (or refused a write) while importing: what was committed
+    before stays; the campaign being imported is not in it."""
+
+
+@dataclass
+class Imported:
+    uuid: str
+    campaign_id: str
+    action: str  # "imported", "unchanged" or "updated"
+    before: str = ""  # updated: what the store held (status, runs, when imported)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class PgStore:
+    def __init__(self, url: str, conn: psycopg.Connection):
+        self.url = url
+        self.conn = conn
+
+    @classmethod
+    def connect(cls, url: str) -> "PgStore":
+        """Connect, and create the schema in an empty database (UserError if the store
+        cannot be reached or is newer than this program)."""
+        try:
+            params = psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            raise UserError(f"--store {shown(url)}: not a valid PostgreSQL URL: "
+                            f"{_first_line(exc)}") from None
+        params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+        params.setdefault("application_name", "pgfsbench")
+        try:
+            # Autocommit: every write is an explicit transaction(), never nested in an
+            # implicit one a read left open.
+            conn = psycopg.connect(**params, autocommit=True)
+        except psycopg.Error as exc:
+            raise UserError(f"cannot reach the results store {shown(url)}: "
+                            f"{_first_line(exc)}; check the URL and that the server "
+                            "runs (the results directories stay importable later with "
+                            "'pgfsbench import DIR --store URL')") from None
+        conn.adapters.register_loader("json", TextLoader)  # the JSON as it was recorded
+        store = cls(url, conn)
+        try:
+            store._ensure_schema()
+        except psycopg.Error as exc:
+            conn.close()
+            raise UserError(f"cannot set up the results store {shown(url)}: "
+                            f"{_first_line(exc)} (the user needs CREATE on the database "
+                            "the first time)") from None
+        except UserError:
+            conn.close()
+            raise
+        return store
+
+    def __enter__(self) -> "PgStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _ensure_schema(self) -> None:
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            exists = self.conn.execute(
+                "SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[0]
+            if exists:
+                row = self.conn.execute("SELECT max(version) FROM pgfsbench_schema").fetchone()
+                version = row[0] or 0
+                refuse_newer(version, f"the results store {shown(self.url)}")
+                if version == SCHEMA_VERSION:
+                    return
+            # Empty, or older: the script only adds what is missing.
+            self.conn.execute(resources.files(__package__).joinpath("schema_pg.sql")
+                              .read_text())
+            self.conn.execute("DELETE FROM pgfsbench_schema")
+            self.conn.execute("INSERT INTO pgfsbench_schema VALUES (%s)", (SCHEMA_VERSION,))
+
+    # --- writing ---------------------------------------------------------------
+    def import_rows(self, rows: CampaignRows, results_dir: Path) -> Imported:
+        """Import one campaign in one transaction (StoreFailed if the store fails)."""
+        c = rows.campaign
+        digest = rows.digest()
+        try:
+            with self.conn.transaction():
+                # Two imports of one campaign at once: the second waits, then sees it.
+                self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (rows.uuid,))
+                held = self.conn.execute(
+                    "SELECT source_digest, status, imported_at, results_dir, "
+                    "(SELECT count(*) FROM runs WHERE campaign_uuid = %s) "
+                    "FROM campaign WHERE uuid = %s", (rows.uuid, rows.uuid)).fetchone()
+                if held and held[0] == digest:
+                    return Imported(rows.uuid, c["id"], "unchanged")
+                before = ""
+                if held:
+                    before = (f"{held[1]}, {held[4]} runs, from {held[3]}, imported "
+                              f"{held[2]:%Y-%m-%d %H:%M %Z}")
+                    self.conn.execute("DELETE FROM campaign WHERE uuid = %s", (rows.uuid,))
+                self._insert(rows, results_dir, digest)
+        except psycopg.Error as exc:
+            raise StoreFailed(f"{shown(self.url)}: {_first_line(exc)}") from exc
+        return Imported(rows.uuid, c["id"], "updated" if held else "imported", before)
+
+    def _insert(self, rows: CampaignRows, results_dir: Path, digest: str) -> None:
+        c = rows.campaign
+        host = json.loads(c["host_json"])
+        self.conn.execute(
+            f"INSERT INTO campaign ({', '.join(CAMPAIGN)}, hostname, machine_id, "
+            f"results_dir, source_digest) VALUES ({', '.join(['%s'] * (len(CAMPAIGN) + 4))})",
+            [c[k] for k in CAMPAIGN] + [host.get("hostname"), host.get("machine_id"),
+                                        str(results_dir.resolve()), digest])
+        for name, columns in TABLES.items():
+            extra = ("seq",) if name == "metrics" else ()
+            with self.conn.cursor().copy(
+                    f"COPY {name} (campaign_uuid, {', '.join(columns + extra)}) "
+                    "FROM STDIN") as copy:
+                for seq, row in enumerate(rows.table(name)):
+                    copy.write_row([rows.uuid, *(row[k] for k in columns),
+                                    *((seq,) if extra else ())])
+
+    # --- reading ---------------------------------------------------------------
+    def campaigns(self) -> list[dict]:
+        """Every campaign's row (without the JSON bodies' weight), oldest first."""
+        cur = self.conn.cursor(row_factory=dict_row)
+        return [{**r, "uuid": str(r["uuid"])} for r in cur.execute(
+            "SELECT uuid, id, plan_name, hostname, machine_id, started, ended, status, "
+            "results_dir FROM campaign ORDER BY started, uuid")]
+
+    def find(self, name: str) -> str:
+        """The UUID of the campaign ``name`` names: its UUID or id, or a unique prefix
+        of either (UserError if none or several)."""
+        rows = self.conn.execute(
+            "SELECT uuid::text, id FROM campaign WHERE uuid::text = %s OR id = %s",
+            (name.lower(), name)).fetchall() or self.conn.execute(
+            "SELECT uuid::text, id FROM campaign WHERE uuid::text LIKE %s OR id LIKE %s",
+            (name.lower().replace("%", r"\%") + "%", name.replace("%", r"\%") + "%")
+        ).fetchall()
+        if len(rows) == 1:
+            return rows[0][0]
+        if not rows:
+            raise UserError(f"no campaign '{name}' in the results store {shown(self.url)} "
+                            "('pgfsbench list --store URL' lists them)")
+        raise UserError(f"'{name}' names {len(rows)} campaigns in the results store: "
+                        + ", ".join(f"{u} ({i})" for u, i in rows[:5]) + "; give more of it")
+
+    def rows(self, uuid: str, series: bool = True) -> tuple[CampaignRows, Path]:
+        """Every row of one campaign, read from one snapshot (an import replacing it
+        meanwhile is seen whole or not at all)."""
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            found = self._rows(uuid, series)
+        except BaseException:
+            with contextlib.suppress(psycopg.Error):
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        return found
+
+    def _rows(self, uuid: str, series: bool) -> tuple[CampaignRows, Path]:
+        cur = self.conn.cursor(row_factory=dict_row)
+        campaign = cur.execute(f"SELECT {', '.join(CAMPAIGN)}, results_dir FROM campaign "
+                               "WHERE uuid = %s", (uuid,)).fetchone()
+        if campaign is None:
+            raise UserError(f"no campaign {uuid} in the results store {shown(self.url)}")
+        campaign["uuid"] = str(campaign["uuid"])
+        results_dir = Path(campaign.pop("results_dir"))
+        tables = {}
+        for name, columns in TABLES.items():
+            if name == "series" and not series:
+                tables[name] = []
+                continue
+            tables[name] = cur.execute(
+                f"SELECT {', '.join(columns)} FROM {name} WHERE campaign_uuid = %s "
+                f"ORDER BY {ORDER[name]}", (uuid,)).fetchall()
+        return CampaignRows(campaign, **tables), results_dir
+
+    def load_campaign(self, name: str, series: bool = True) -> Campaign:
+        rows, results_dir = self.rows(self.find(name), series)
+        return campaign_from_rows(rows, results_dir)

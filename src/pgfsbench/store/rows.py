@@ -1,0 +1,97 @@
+"""A campaign as stored rows, whichever store holds it.
+
+Both stores (the SQLite file of a results directory, the PostgreSQL store) read a
+campaign into ``CampaignRows``, with the columns of the current schema version:
+what an older file lacks is filled as its readers always took it. Loading
+(``read.py``), importing (``pg.py``) and the import's change check (``digest``)
+all work on this one form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from pgfsbench.store.version import legacy_uuid, sqlite_version
+
+# The columns of each table, in the current schema, in the order rows are kept.
+CAMPAIGN = ("id", "uuid", "schema_version", "plan_name", "plan_json", "host_json",
+            "pgfsbench_version", "started", "ended", "status", "schedule_json")
+TARGETS = ("id", "name", "position", "kind", "fs", "spec_json", "status", "reason",
+           "provenance_json")
+RUNS = ("id", "target_id", "workload", "label", "repetition", "params_json", "status",
+        "error", "started", "ended")
+METRICS = ("run_id", "name", "value", "unit", "higher_is_better", "note")
+SERIES = ("run_id", "name", "unit", "t", "value")
+ARTIFACTS = ("id", "target_id", "run_id", "kind", "path", "command_json", "exit_code")
+TABLES = {"targets": TARGETS, "runs": RUNS, "metrics": METRICS, "series": SERIES,
+          "artifacts": ARTIFACTS}
+# What an older file lacks, as its readers took it.
+DEFAULTS = {"label": "", "repetition": 1, "schedule_json": None}
+
+
+@dataclass
+class CampaignRows:
+    campaign: dict
+    targets: list[dict]
+    runs: list[dict]
+    metrics: list[dict]  # in the order they were recorded
+    series: list[dict]  # by run, name, t
+    artifacts: list[dict]
+
+    def table(self, name: str) -> list[dict]:
+        return getattr(self, name)
+
+    @property
+    def uuid(self) -> str:
+        return self.campaign["uuid"]
+
+    def digest(self) -> str:
+        """What the campaign holds, as one hash: an import tells a changed directory
+        from the one it already holds by it."""
+        h = hashlib.sha256()
+        h.update(json.dumps([self.campaign[c] for c in CAMPAIGN]).encode())
+        for name, columns in TABLES.items():
+            for row in self.table(name):
+                h.update(json.dumps([row[c] for c in columns]).encode())
+                h.update(b"\n")
+            h.update(b"\f")
+        return h.hexdigest()
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(self.table(name)) for name in TABLES}
+
+
+def _select(conn: sqlite3.Connection, table: str, columns: tuple[str, ...],
+            order: str, with_rows: bool = True) -> list[dict]:
+    have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    picked = ", ".join(c if c in have else "NULL" for c in columns)
+    rows = [dict(zip(columns, r)) for r in
+            conn.execute(f"SELECT {picked} FROM {table} ORDER BY {order}")] \
+        if with_rows else []
+    for c in columns:
+        if c not in have and c in DEFAULTS:
+            for row in rows:
+                row[c] = DEFAULTS[c]
+    return rows
+
+
+def read_sqlite(conn: sqlite3.Connection, series: bool = True) -> CampaignRows:
+    """Every row of the campaign in a results.db of any version this program reads;
+    ``series=False`` leaves the per-second series out (a listing needs none)."""
+    [campaign] = _select(conn, "campaign", CAMPAIGN, "id") or [None]
+    if campaign is None:
+        raise LookupError("the results hold no campaign yet")
+    if campaign["uuid"] is None:  # recorded before campaigns had one
+        campaign["uuid"] = legacy_uuid(campaign["id"], campaign["started"])
+    if campaign["schema_version"] is None:
+        campaign["schema_version"] = sqlite_version(conn)
+    return CampaignRows(
+        campaign,
+        _select(conn, "targets", TARGETS, "position, id"),
+        _select(conn, "runs", RUNS, "id"),
+        _select(conn, "metrics", METRICS, "run_id, rowid"),
+        _select(conn, "series", SERIES, "run_id, name, t, rowid", with_rows=series),
+        _select(conn, "artifacts", ARTIFACTS, "id"))

@@ -1,0 +1,235 @@
+"""The PostgreSQL results store, on a real server: a real campaign stored by
+``run --store``, imported again (no duplicates), listed from both stores, a
+directory from before schema versioning, a failing import, an unreachable store,
+and a store lost in the middle of a campaign."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgfsbench.store.read import load_campaign
+from pgfsbench.store.version import legacy_uuid
+from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_run
+from tests.integration.pg_server import pg_server
+
+V1_SCHEMA = Path(__file__).parent.parent / "fixtures" / "store" / "results_schema_v1.sql"
+UNREACHABLE = "postgresql://postgres@/results?host=/nonexistent-pgfsbench-store&port=1"
+TINY = """
+name = "tiny"
+description = "one target, fsync only: long enough to lose the store while it runs"
+
+[[targets]]
+name = "ext4"
+fs = "ext4"
+size = "300M"
+
+[[workloads]]
+type = "fsync"
+seconds = 1
+"""
+
+
+# Module scope, not session: the server must be gone before other modules look for
+# leftover PostgreSQL processes.
+@pytest.fixture(scope="module")
+def store_url():
+    with pg_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, state_dir, store_url):
+    """The smoke plan run once, stored into the store as it ends."""
+    results = tmp_path_factory.mktemp("store-smoke") / "r"
+    run = cli("run", "smoke", "--results", str(results), "--store", store_url)
+    return results, run
+
+
+def sql(url: str, query: str, *args) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(query, args).fetchall()
+
+
+def listed(*args: str) -> list[dict]:
+    return json.loads(cli("list", *args, "--format", "json").stdout)
+
+
+def copy_results(results: Path, dest: Path, *statements: str) -> Path:
+    """A copy of a results directory's results.db, changed by ``statements``."""
+    dest.mkdir(parents=True)
+    shutil.copyfile(results / "results.db", dest / "results.db")
+    db = sqlite3.connect(dest / "results.db")
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return dest
+
+
+def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url):
+    results, run = smoke
+    campaign = load_campaign(results)
+    assert "stored in the results store" in run.stdout and campaign.uuid in run.stdout
+    [from_dir] = listed(str(results))
+    from_store = [c for c in listed("--store", store_url) if c["uuid"] == campaign.uuid]
+    assert len(from_store) == 1
+    assert from_dir["source"] == str(results) and from_store[0]["source"] == store_url
+    assert {**from_dir, "source": None} == {**from_store[0], "source": None}
+    assert from_dir["status"] == "ok" and from_dir["plan"] == "smoke"
+    assert from_dir["host"]["machine_id"] == Path("/etc/machine-id").read_text().strip()
+    assert set(from_dir["host"]["devices"]) == {"ext4", "xfs", "btrfs"}
+    assert [v["measurement"] for v in from_dir["verdicts"]] == [
+        "fsync", "pgbench-init", "pgbench clients=2"]
+    # The host is a column of the store too (history by host comes next).
+    assert sql(store_url, "SELECT hostname, machine_id FROM campaign WHERE uuid = %s",
+               campaign.uuid) == [(campaign.host["hostname"], campaign.host["machine_id"])]
+    # Every row made it, and reads back the same.
+    stored = load_campaign(store_url, campaign.uuid)
+    assert dataclasses.asdict(stored) == dataclasses.asdict(campaign)
+    db = sqlite3.connect(results / "results.db")
+    for table in ("targets", "runs", "metrics", "series", "artifacts"):
+        [(here,)] = db.execute(f"SELECT count(*) FROM {table}").fetchall()
+        [(there,)] = sql(store_url, f"SELECT count(*) FROM {table} WHERE campaign_uuid = %s",
+                         campaign.uuid)
+        assert here == there > 0, table
+    db.close()
+    # The text list, from both, with the same verdicts.
+    text = cli("list", str(results), "--store", store_url).stdout
+    assert text.count(campaign.id) == 2 and "(from the store)" in text
+
+
+def test_importing_again_changes_nothing(smoke, store_url):
+    results, _ = smoke
+    campaign_uuid = load_campaign(results).uuid
+    before = sql(store_url, "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s",
+                 campaign_uuid)
+    again = cli("import", str(results), "--store", store_url)
+    assert "already imported, unchanged" in again.stdout
+    assert sql(store_url, "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s",
+               campaign_uuid) == before
+    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s",
+               campaign_uuid) == [(len(load_campaign(results).runs),)]
+
+
+def test_a_changed_directory_replaces_what_the_store_held(smoke, store_url, tmp_path):
+    results, _ = smoke
+    campaign_uuid = load_campaign(results).uuid
+    changed = copy_results(results, tmp_path / "changed",
+                           "UPDATE campaign SET status = 'killed'",
+                           "DELETE FROM series WHERE run_id = (SELECT max(id) FROM runs)")
+    out = cli("import", str(changed), "--store", store_url).stdout
+    assert "updated: the directory changed since it was imported" in out
+    assert f"the store held: ok, {len(load_campaign(results).runs)} runs, from {results}" in out
+    assert sql(store_url, "SELECT status, results_dir FROM campaign WHERE uuid = %s",
+               campaign_uuid) == [("killed", str(changed))]
+    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == \
+        {**dataclasses.asdict(load_campaign(changed)), "results_dir": changed}
+    # And back: the store follows the directory, whole, never a mix of the two.
+    assert "updated" in cli("import", str(results), "--store", store_url).stdout
+    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == \
+        dataclasses.asdict(load_campaign(results))
+
+
+def test_a_directory_from_before_schema_versions_imports(smoke, store_url, tmp_path):
+    """A results.db with the schema the code before versioning made (kept as SQL)."""
+    results, _ = smoke
+    old = tmp_path / "old"
+    old.mkdir()
+    db = sqlite3.connect(old / "results.db")
+    db.executescript(V1_SCHEMA.read_text())
+    db.execute("ATTACH ? AS new", (str(results / "results.db"),))
+    db.execute("INSERT INTO campaign SELECT id, plan_name, plan_json, host_json, "
+               "pgfsbench_version, started, ended, status, schedule_json FROM new.campaign")
+    for table in ("targets", "runs", "metrics", "series", "artifacts"):
+        db.execute(f"INSERT INTO {table} SELECT * FROM new.{table} ORDER BY rowid")
+    db.commit()
+    db.close()
+    legacy = load_campaign(old)
+    row = sqlite3.connect(old / "results.db").execute("SELECT id, started FROM campaign")
+    assert legacy.uuid == legacy_uuid(*row.fetchone()) and legacy.schema_version == 1
+    assert "imported" in cli("import", str(old), "--store", store_url).stdout
+    assert "unchanged" in cli("import", str(old), "--store", store_url).stdout
+    [entry] = [c for c in listed("--store", store_url) if c["uuid"] == legacy.uuid]
+    assert entry["schema_version"] == 1 and entry["status"] == "ok"
+    assert dataclasses.asdict(load_campaign(store_url, legacy.uuid)) == \
+        dataclasses.asdict(legacy)
+    assert sqlite3.connect(old / "results.db").execute(
+        "PRAGMA user_version").fetchone() == (0,)  # importing reads, never migrates
+
+
+def test_a_failing_import_keeps_what_was_committed_before_it(smoke, store_url, tmp_path):
+    results, _ = smoke
+    uuids = [str(uuid.uuid4()) for _ in range(3)]
+    good, bad, last = (
+        copy_results(results, tmp_path / "good", f"UPDATE campaign SET uuid = '{uuids[0]}'"),
+        # A run whose target is missing: the store refuses it part way through the copy.
+        copy_results(results, tmp_path / "bad", f"UPDATE campaign SET uuid = '{uuids[1]}'",
+                     "UPDATE runs SET target_id = 99 WHERE id = (SELECT max(id) FROM runs)"),
+        copy_results(results, tmp_path / "last", f"UPDATE campaign SET uuid = '{uuids[2]}'"))
+    run = cli("import", str(good), str(bad), str(last), "--store", store_url, check=False)
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert f"{good}: imported" in run.stdout
+    assert f"importing {bad} failed" in run.stderr and "Traceback" not in run.stderr
+    assert "the 1 campaign(s) imported before it are kept" in run.stderr
+    assert f"not imported: {bad}, {last}" in run.stderr
+    held = {u for (u,) in sql(store_url, "SELECT uuid::text FROM campaign")}
+    assert uuids[0] in held and not {uuids[1], uuids[2]} & held
+    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s", uuids[1]) \
+        == [(0,)]  # nothing of the failed one: its transaction rolled back whole
+
+
+def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
+    results, _ = smoke
+    for args in (["import", str(results), "--store", UNREACHABLE],
+                 ["list", "--store", UNREACHABLE],
+                 ["run", "smoke", "--results", str(tmp_path / "never"), "--store",
+                  UNREACHABLE],
+                 ["import", str(results), "--store", "mysql://u:pw@h/db"]):
+        run = cli(*args, check=False)
+        assert run.returncode == 2, (args, run.stderr)
+        assert "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert "cannot reach the results store" in run.stderr or \
+            "is not a PostgreSQL URL" in run.stderr
+    assert not (tmp_path / "never").exists()  # refused before anything ran
+    env = {**os.environ, "PGFSBENCH_STORE": UNREACHABLE}
+    for args in (["list"], ["run", "smoke", "--results", str(tmp_path / "never")]):
+        run = cli(*args, check=False, env=env)
+        assert run.returncode == 2 and "cannot reach the results store" in run.stderr
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_store_lost_mid_campaign_costs_no_result(store_url, tmp_path, state_dir):
+    plan = tmp_path / "tiny.toml"
+    plan.write_text(TINY)
+    results = tmp_path / "r"
+    with contextlib.ExitStack() as stack:
+        lost = stack.enter_context(pg_server())
+        run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results),
+                                "--store", lost], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        wait_for_run(run, results, "workload = 'fsync'", 120)
+    # The store's server is stopped and removed now; the campaign goes on.
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 1, (out, err)
+    assert "the campaign is not in the results store" in err
+    assert f"'pgfsbench import {results} --store URL' adds them later" in err
+    campaign = load_campaign(results)
+    assert campaign.status == "ok" and [r.status for r in campaign.runs] == ["ok"]
+    # Later, into a store that is there:
+    assert f"{results}: imported" in cli("import", str(results), "--store", store_url).stdout
+    assert load_campaign(store_url, campaign.id).uuid == campaign.uuid
+    # Cleaned up as always (other campaigns may run on this machine: only ours counts).
+    assert ledgers(state_dir) == []
+    assert [x for x in leftovers() if str(results) in x] == []
