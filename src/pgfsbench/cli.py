@@ -311,8 +311,9 @@ def _format_help(kind: str) -> str:
 @app.command(short_help="Print every run and the comparison (JSON, ...).")
 @user_errors
 def export(
-    results: Annotated[Path, typer.Argument(help="a results directory")],
-    format: Annotated[str, typer.Option("--format", help=_format_help("export"))] = "json",
+    results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help=_format_help("export"))] = "json",
 ) -> None:
     """Print every run with its target, workload, parameters and metrics."""
     from pgfsbench.export.formats import pick
@@ -326,12 +327,13 @@ def export(
 @app.command(short_help="What to apply: mkfs, fstab, OS and PostgreSQL settings.")
 @user_errors
 def advise(
-    results: Annotated[Path, typer.Argument(help="a results directory")],
+    results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     target: Annotated[Optional[str], typer.Option(
-        "--target", help="advise for this target (default: the crash-safe target that won "
+        "--target", metavar="NAME", help="advise for this target (default: the crash-safe target that won "
                          "the most verdicts, else the baseline)")] = None,
     format: Annotated[str, typer.Option(
-        "--format", help="output format: text, conf (a postgresql.conf snippet), json")] = "text",
+        "--format", metavar="FORMAT",
+        help="output format: text, conf (a postgresql.conf snippet), json")] = "text",
 ) -> None:
     """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""  # noqa: E501
     from pgfsbench.analysis.advice import advise as make_advice
@@ -347,18 +349,20 @@ def advise(
 @app.command(short_help="Compare targets or results directories, benchstat style.")
 @user_errors
 def compare(
-    results: Annotated[list[Path], typer.Argument(help="one or more results directories")],
+    results: Annotated[list[Path], typer.Argument(help="one or more results directories",
+                                                  metavar="RESULTS")],
     baseline: Annotated[Optional[str], typer.Option(
-        "--baseline", help="the column the others are compared with (default: the plan's "
+        "--baseline", metavar="NAME", help="the column the others are compared with (default: the plan's "
                            "[verdicts] baseline, else the first target)")] = None,
     metric: Annotated[Optional[str], typer.Option(
-        "--metric", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
+        "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
     format: Annotated[str, typer.Option(
-        "--format", help=_format_help("comparison"))] = "text",
-    alpha: Annotated[Optional[float], typer.Option(help="significance level")] = None,
+        "--format", metavar="FORMAT", help=_format_help("comparison"))] = "text",
+    alpha: Annotated[Optional[float], typer.Option(metavar="ALPHA",
+                                                   help="significance level")] = None,
     noise: Annotated[Optional[float], typer.Option(
-        help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
+        metavar="FRACTION", help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
              "'equivalent' means shown to lie within it")] = None,
     fail_if_worse: Annotated[Optional[str], typer.Option(
         "--fail-if-worse", metavar="PERCENT",
@@ -421,7 +425,7 @@ STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_
 @user_errors
 def import_(
     results: Annotated[list[Path], typer.Argument(
-        help="results directories, or directories holding them")],
+        help="results directories, or directories holding them", metavar="DIR")],
     store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
                                        help=STORE_HELP)] = ...,
 ) -> None:
@@ -439,10 +443,11 @@ def import_(
 @user_errors
 def list_(
     results: Annotated[Optional[list[Path]], typer.Argument(
-        help="results directories, or directories holding them")] = None,
+        help="results directories, or directories holding them", metavar="DIR")] = None,
     store: Annotated[Optional[str], typer.Option(
         "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
-    format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help="text or json")] = "text",
 ) -> None:
     """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""  # noqa: E501
     from pgfsbench.analysis.summary import summarize
