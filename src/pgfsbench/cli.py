@@ -161,10 +161,15 @@ def run(
         console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
         console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
                       f"{escape(str(results))}")
+    from pgfsbench.campaign.resume import NothingToResume
+
     try:
         options = Options(results, bins, keep, tuple(allow_format or ()), wipe_signatures, wait)
         with _progress_view(the_plan) as view:
             status = Campaign(the_plan, options, view, resume=resume is not None).run()
+    except NothingToResume as done:  # it ended while this one waited for the lock
+        console.print(f"nothing to resume: {escape(str(done))}", soft_wrap=True)
+        return
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if (results / "results.db").is_file():
@@ -266,7 +271,7 @@ def _print_advice(campaign) -> None:
 
 def _what_failed(campaign) -> str:
     """One line: which runs and targets did not complete."""
-    bad_runs = [r for r in campaign.runs if r.status != "ok"]
+    bad_runs = [r for r in campaign.runs if r.status not in ("ok", "superseded")]
     parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] \
         if bad_runs else []
     parts += [f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")
