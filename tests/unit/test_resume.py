@@ -291,3 +291,29 @@ def test_a_killed_campaign_is_resumed_after_cleanup(lab, tmp_path):
     assert [(r.target, r.workload, r.repetition) for r in killed_run] == \
         [(killed_run[0].target, "pgbench", 2)]
     nothing_left(resumed, tmp_path)
+
+
+def test_a_changed_stored_plan_is_refused(lab, tmp_path):
+    _, outcome = lab(PLAN.format(fresh="true"),
+                     FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()}))
+    assert isinstance(outcome, KeyboardInterrupt)
+    assert load_campaign(tmp_path / "r").schedule["plan_sha256"]
+    db = sqlite3.connect(tmp_path / "r" / "results.db")
+    db.execute("UPDATE campaign SET plan_json = replace(plan_json, '\"seconds\": 1', "
+               "'\"seconds\": 9')")
+    db.commit()
+    with pytest.raises(UserError, match="does not match the hash recorded"):
+        stored_plan(tmp_path / "r")
+
+
+def test_the_progress_forecast_of_a_resumed_campaign_counts_only_what_is_left():
+    from pgfsbench.campaign import events as ev
+    from pgfsbench.progress.forecast import Forecast
+
+    plan = parse_plan(PLAN.format(fresh="true"), "fake")
+    whole, resumed = Forecast(plan, clock=lambda: 0.0), Forecast(plan, clock=lambda: 0.0)
+    started = ev.CampaignStarted("x", "fake", ("a", "b", "c"), 1, 3, False)
+    whole.observe(started)
+    resumed.observe(ev.CampaignStarted("x", "fake", ("a", "b", "c"), 3, 3, False,
+                                       resumed_at=3))
+    assert resumed.total == pytest.approx(whole.total / 3)

@@ -239,7 +239,9 @@ class Campaign:
         self.emit(ev.CampaignStarted(self.id, self.plan.name, tuple(self.specs),
                                      first, rounds, schedule.auto,
                                      reps.min if schedule.auto else rounds,
-                                     reps.max_minutes if schedule.auto else None))
+                                     reps.max_minutes if schedule.auto else None,
+                                     self.point.from_round if self.point else 0))
+        store.set_schedule(schedule.describe())  # the seed, before anything runs
         # Reused targets stay provisioned across rounds; the ledger still undoes them.
         with contextlib.ExitStack() as kept:
             try:

@@ -8,7 +8,7 @@ import time
 def resumed_text(resume: dict) -> str:
     """One resumption (``schedule["resumes"]``, recorded by campaign/resume.py)."""
     at = resume.get("at")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "?"
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at)) if at else "?"
     settle = ", after a settling round on the re-made targets" \
         if resume.get("settling_again") else ""
     return (f"{when}: resumed ({resume.get('previous_status')}) from round "
