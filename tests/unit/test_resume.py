@@ -317,3 +317,21 @@ def test_the_progress_forecast_of_a_resumed_campaign_counts_only_what_is_left():
     resumed.observe(ev.CampaignStarted("x", "fake", ("a", "b", "c"), 3, 3, False,
                                        resumed_at=3))
     assert resumed.total == pytest.approx(whole.total / 3)
+
+
+@pytest.mark.parametrize("fresh", ["true", "false"])
+def test_a_campaign_stopped_after_its_last_round_resumes_to_its_end_running_nothing(
+        lab, tmp_path, fresh):
+    """Killed during its final teardown: every round had ended."""
+    _, status = lab(PLAN.format(fresh=fresh))
+    assert status == "ok"
+    before = load_campaign(tmp_path / "r")
+    db = sqlite3.connect(tmp_path / "r" / "results.db")
+    db.execute("UPDATE campaign SET status='interrupted', ended=NULL")
+    db.commit()
+    resumed, status = lab(None)
+    assert status == "ok"
+    after = load_campaign(tmp_path / "r")
+    assert len(after.runs) == len(before.runs) and resumed.fake.made == {}
+    assert after.schedule["resumes"][0]["superseded_runs"] == 0
+    nothing_left(resumed, tmp_path)

@@ -25,9 +25,9 @@ from pydantic import ValidationError
 
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.errors import UserError
-from pgfsbench.ledger import state_dir, Ledger
+from pgfsbench.ledger import Ledger, state_dir
 from pgfsbench.plan.model import Plan
-from pgfsbench.schedule import SETTLING, Schedule, Stop
+from pgfsbench.schedule import Schedule, Stop
 from pgfsbench.store.read import Campaign as Stored
 from pgfsbench.store.read import load_campaign
 
@@ -225,6 +225,3 @@ def _replay(schedule: Schedule, round_no: int, names: list[str]) -> list[str]:
     del schedule.visits[-len(got):]  # already recorded
     return got
 
-
-__all__ = ["NothingToResume", "ResumePoint", "SETTLING", "check_same_plan", "plan_hash",
-           "restore", "resume_point", "spent_seconds", "stored_plan"]

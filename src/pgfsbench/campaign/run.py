@@ -206,7 +206,7 @@ class Campaign:
                                             seed=stored.schedule.get("seed"))
         schedule.plan_sha256 = plan_hash(stored.plan)
         restore(schedule, point)
-        for name, failed_round in schedule.failed.items():
+        for name in schedule.failed:
             self.states[name].failed = True
         first = point.first_round(schedule)
         superseded = store.resume_campaign(point.from_round, settling_again=first == 0)
@@ -225,8 +225,9 @@ class Campaign:
         for fact, (then, now) in point.host_changes.items():
             self.emit(ev.Note(f"{fact} changed since the campaign started: {then} -> {now}",
                               "warning"))
-        rounds = ([SETTLING] if point.settle_again else []) \
-            + list(range(first, schedule.max_rounds() + 1))
+        rounds = list(range(first, schedule.max_rounds() + 1))
+        if point.settle_again and rounds:  # nothing to settle for when no round is left
+            rounds = [SETTLING] + rounds
         self._walk(rounds)
 
     def _walk(self, round_numbers) -> None:

@@ -175,7 +175,8 @@ class Store:
             cur = self.conn.execute(
                 "UPDATE runs SET status='superseded', error=? || ' (was ' || status || "
                 "COALESCE(': ' || error, '') || ')' WHERE status != 'superseded' AND "
-                "(repetition >= ? OR (repetition = 0 AND ?) OR status IN ('running', 'interrupted'))",
+                "(repetition >= ? OR (repetition = 0 AND ?) "
+                "OR status IN ('running', 'interrupted'))",
                 (why, from_round, int(settling_again)))
             self.conn.execute("UPDATE campaign SET status='running', ended=NULL")
         return cur.rowcount
