@@ -81,10 +81,12 @@ def round_orders(results: Path) -> dict[int, list[str]]:
 
 FIXED = [PLAN.format(fresh="true"), PLAN.format(fresh="false"),
          PLAN.format(fresh="false\nsettle = false"),
-         PLAN.format(fresh="true\norder = \"random\"")]
+         PLAN.format(fresh="true\norder = \"random\""),
+         PLAN.format(fresh="false\norder = \"random\"")]
 
 
-@pytest.mark.parametrize("plan", FIXED, ids=["fresh", "reused", "reused-unsettled", "random"])
+@pytest.mark.parametrize("plan", FIXED, ids=["fresh", "reused", "reused-unsettled", "random",
+                                             "reused-random"])
 @pytest.mark.parametrize("where", [("a", "fsync", 1), ("c", "pgbench", 2),
                                    ("b", "fsync", 3), ("a", "pgbench", 0)],
                          ids=["round1", "round2", "round3", "settling"])
