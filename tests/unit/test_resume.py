@@ -337,3 +337,33 @@ def test_a_campaign_stopped_after_its_last_round_resumes_to_its_end_running_noth
     assert len(after.runs) == len(before.runs) and resumed.fake.made == {}
     assert after.schedule["resumes"][0]["superseded_runs"] == 0
     nothing_left(resumed, tmp_path)
+
+
+def test_the_command_line_resumes_nothing_that_ended_and_refuses_what_it_cannot(lab,
+                                                                               tmp_path):
+    _, status = lab(PLAN.format(fresh="true"))
+    assert status == "ok"
+    _, outcome = lab(PLAN.format(fresh="true"),
+                     FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()}), results="cut")
+    assert isinstance(outcome, KeyboardInterrupt)
+    other = tmp_path / "other.toml"
+    other.write_text(PLAN.format(fresh="false"))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "pgfsbench", "run", *args],
+                              capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "300"})
+
+    done = cli("--resume", str(tmp_path / "r"))
+    assert done.returncode == 0 and "nothing to resume" in done.stdout, done
+    assert "ended 'ok'" in done.stdout
+    for args, words in [
+        (["--resume", str(tmp_path / "cut"), "--results", str(tmp_path / "x")], "not both"),
+        ([], "give --results DIR for a new campaign, or --resume DIR"),
+        (["--resume", str(tmp_path / "none")], "holds no results"),
+        ([str(other), "--resume", str(tmp_path / "cut")], "differs from the one the campaign"),
+    ]:
+        refused = cli(*args)
+        assert refused.returncode == 2 and words in refused.stderr, (args, refused)
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert load_campaign(tmp_path / "cut").status == "interrupted"  # nothing changed

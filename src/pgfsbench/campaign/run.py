@@ -29,6 +29,7 @@ from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
+from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.campaign.signals import signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
@@ -38,7 +39,6 @@ from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.target import PreparedTarget
-from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.schedule import SETTLING, Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
 from pgfsbench.workloads import registry
