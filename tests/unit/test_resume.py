@@ -367,3 +367,23 @@ def test_the_command_line_resumes_nothing_that_ended_and_refuses_what_it_cannot(
         assert refused.returncode == 2 and words in refused.stderr, (args, refused)
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert load_campaign(tmp_path / "cut").status == "interrupted"  # nothing changed
+
+
+@pytest.mark.parametrize("fresh", ["true", "false"])
+def test_a_resumed_campaign_interrupted_again_resumes_again(lab, tmp_path, fresh):
+    plan = PLAN.format(fresh=fresh)
+    _, first = lab(plan, FakeWorkloads({("b", "pgbench", 1): Interrupted(signal.SIGTERM)}))
+    assert isinstance(first, Interrupted)
+    _, second = lab(None, FakeWorkloads({("c", "fsync", 3): KeyboardInterrupt()}))
+    assert isinstance(second, KeyboardInterrupt)
+    assert load_campaign(tmp_path / "r").status == "interrupted"
+    resumed, status = lab(None)
+    assert status == "ok"
+    stored = load_campaign(tmp_path / "r")
+    assert [(r["from_round"], r["previous_status"]) for r in stored.schedule["resumes"]] == [
+        (1, "interrupted"), (3, "interrupted")]
+    _, whole = lab(plan, results="whole")
+    assert counted(tmp_path / "r") == counted(tmp_path / "whole")
+    assert max(counted(tmp_path / "r").values()) == 1
+    assert (tmp_path / "r/artifacts/resume-2").is_dir()
+    nothing_left(resumed, tmp_path)
