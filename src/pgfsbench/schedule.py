@@ -70,7 +70,8 @@ class Schedule:
     measurements: list[WorkloadBase]
     verdicts: Verdicts = field(default_factory=Verdicts)  # alpha and noise of the decisions
     seed: int | None = None  # random order: the plan's, a resumed campaign's, or chosen
-    clock: Callable[[], float] = time.monotonic
+    # time.monotonic as it is when the schedule is made (a test may replace it)
+    clock: Callable[[], float] = field(default_factory=lambda: time.monotonic)
     started: float | None = None
     visits: list[tuple[int, str]] = field(default_factory=list)
     samples: dict[Cell, dict[int, float]] = field(default_factory=dict)  # round → headline
