@@ -155,7 +155,7 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     assert status == "interrupted", (hosts / "beta.log").read_text()
     alpha_dir = str(collected / "alpha")
     assert list(stored(store)) == [alpha_dir], out
-    [alpha_uuid] = [u for u, _ in stored(store).values()]
+    [(alpha_uuid, alpha_imported)] = stored(store).values()
     # As if the playbook had been stopped before collecting alpha: the controller's
     # copy is gone; alpha's finished campaign on the host is all there is.
     shutil.rmtree(collected / "alpha")
@@ -168,7 +168,8 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     assert [p.name for p in hosts.glob("beta.interrupted-*")] != [], out
     held = stored(store)
     assert sorted(held) == [alpha_dir, str(collected / "beta")], held
-    assert held[alpha_dir][0] == alpha_uuid  # the same campaign, not a rerun
+    # The same campaign, not a rerun, and its import untouched (collected again alike).
+    assert held[alpha_dir] == (alpha_uuid, alpha_imported)
     assert (collected / "alpha" / "results.db").is_file()  # collected again from the host
     assert campaign_status(hosts / "beta") == ("ok", 0)
 
