@@ -64,7 +64,7 @@ def ratio(cell: dict | None, base: dict | None) -> str:
     return f"×{cell['median'] / base['median']:.2f}"
 
 
-def report(store: str, root: Path, hosts: list[str]) -> str:
+def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
     listed = json.loads(pgfsbench("list", "--store", store, "--format", "json"))
     in_store = {c["results_dir"]: c for c in listed}
     lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
@@ -101,7 +101,7 @@ def report(store: str, root: Path, hosts: list[str]) -> str:
                          " | ".join(shown(c) for c in row) + " | " +
                          " | ".join(ratio(c, row[0]) for c in row[1:]) + " |")
     lines += ["", "## The store's listing", "", "```",
-              pgfsbench("list", "--store", store).rstrip(), "```", ""]
+              listing.rstrip(), "```", ""]
     return "\n".join(lines)
 
 
@@ -112,8 +112,9 @@ def main() -> None:
                         help="the directory holding each host's collected campaign")
     parser.add_argument("hosts", nargs="+", help="inventory host names, baseline first")
     args = parser.parse_args()
-    text = report(args.store, args.results, args.hosts)
-    (args.results / "fleet-list.txt").write_text(pgfsbench("list", "--store", args.store))
+    listing = pgfsbench("list", "--store", args.store)
+    (args.results / "fleet-list.txt").write_text(listing)
+    text = report(args.store, args.results, args.hosts, listing)
     out = args.results / "fleet-report.md"
     out.write_text(text)
     print(text)

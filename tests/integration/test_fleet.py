@@ -34,6 +34,18 @@ REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = REPO / "fleet" / "site.yml"
 ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
 HOSTS = ("alpha", "beta")
+# A host whose plan names a filesystem there is none of: it fails, and the fleet goes on.
+BROKEN_PLAN = """
+name = "broken"
+
+[[targets]]
+name = "nowhere"
+fs = "nofs"
+size = "300M"
+
+[[workloads]]
+type = "fsync"
+"""
 PLAN = """
 name = "fleet-tiny"
 description = "one ext4 target, one short pgbench"
@@ -65,11 +77,14 @@ pytestmark = pytest.mark.skipif(
 def fleet(tmp_path_factory, state_dir, store_url) -> dict:
     root = tmp_path_factory.mktemp("fleet")
     (root / "plan.toml").write_text(PLAN)
+    (root / "broken.toml").write_text(BROKEN_PLAN)
     (root / "inventory.ini").write_text(
-        "[bench]\n" + "".join(f"{h} ansible_connection=local\n" for h in HOSTS) +
-        "\n[bench:vars]\nansible_python_interpreter=/usr/bin/python3\n")
+        f"[bench]\nbroken ansible_connection=local plan={root / 'broken.toml'}\n" +
+        "".join(f"{h} ansible_connection=local\n" for h in HOSTS) +
+        f"\n[bench:vars]\nansible_python_interpreter=/usr/bin/python3\n"
+        f"plan={root / 'plan.toml'}\n")
     variables = {
-        "store": store_url, "plan": str(root / "plan.toml"),
+        "store": store_url,
         "pgfsbench_home": str(root / "install"),
         "pgfsbench_results_root": str(root / "hosts"),
         "fleet_collect_dir": str(root / "controller"),
@@ -162,9 +177,13 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     (collected / "alpha.tar").unlink()
 
     # 2. Again: alpha is not run again, beta's interrupted campaign is set aside (kept on
-    # the host) and run afresh; both end in the store once.
+    # the host) and run afresh; both end in the store once. The broken host fails the
+    # fleet run, named with pgfsbench's reason, after the others and the report.
     code, out = finish(playbook(fleet))
-    assert code == 0, out
+    assert code == 2, out
+    failed = "\n".join(line for line in out.splitlines() if "fleet run incomplete" in line)
+    assert "broken: Run the plan" in failed and "nofs" in failed, failed
+    assert "alpha" not in failed and "beta" not in failed, failed
     assert [p.name for p in hosts.glob("beta.interrupted-*")] != [], out
     held = stored(store)
     assert sorted(held) == [alpha_dir, str(collected / "beta")], held
@@ -175,7 +194,7 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
 
     # 3. Once more: nothing runs, nothing is imported again.
     code, out = finish(playbook(fleet))
-    assert code == 0, out
+    assert code == 2 and "fleet run incomplete: broken" in out, out
     assert stored(store) == held
     recap = {line.split()[0]: line for line in out.splitlines() if " changed=" in line}
     for host in HOSTS:
@@ -185,6 +204,7 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     report = (collected / "fleet-report.md").read_text()
     for host in HOSTS:
         assert f"| {host} | " in report, report
+    assert "| broken | no campaign collected |" in report, report
     for uuid, _ in held.values():
         assert uuid in report, report
     [tps] = [line for line in report.splitlines() if "| pgbench.tps | ext4 |" in line]
