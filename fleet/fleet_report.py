@@ -69,7 +69,7 @@ def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
     in_store = {c["results_dir"]: c for c in listed}
     lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
              f"Collected under {root}.", "", "## Hosts", "",
-             "| host | campaign | status | plan | started on | in the store |",
+             "| host | campaign | status | plan | hostname it reported | UUID in the store |",
              "|---|---|---|---|---|---|"]
     cells: dict[str, dict] = {}
     for host in hosts:
