@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.provision.filesystems import unavailable_reason
+from tests.integration.pg_server import pg_server
 
 CLI = [sys.executable, "-m", "pgfsbench"]
 
@@ -54,6 +55,14 @@ def smoke(tmp_path_factory, state_dir):
     before = leftovers()
     run = cli("run", "smoke", "--results", str(results))
     return results, run, before
+
+
+# Module scope, not session: the server must be gone before other modules look for
+# leftover PostgreSQL processes.
+@pytest.fixture(scope="module")
+def store_url():
+    with pg_server() as url:
+        yield url
 
 
 def cli(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:

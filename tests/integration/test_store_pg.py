@@ -40,14 +40,6 @@ seconds = 1
 """
 
 
-# Module scope, not session: the server must be gone before other modules look for
-# leftover PostgreSQL processes.
-@pytest.fixture(scope="module")
-def store_url():
-    with pg_server() as url:
-        yield url
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, state_dir, store_url):
     """The smoke plan run once, stored into the store as it ends."""

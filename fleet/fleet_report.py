@@ -1,0 +1,125 @@
+"""The fleet report: the store's listing, and each target's headline metric on every host.
+
+    fleet_report.py --store URL --results DIR HOST...
+
+DIR/HOST is the campaign the playbook collected from HOST (fleet/tasks/collect.yml).
+Writes DIR/fleet-list.txt (`pgfsbench list --store URL`) and DIR/fleet-report.md, and
+prints the report. Everything comes from pgfsbench's own JSON (`list --format json`,
+`export --format json`), so this script computes nothing the project does not.
+
+Across hosts the figures are shown side by side with the ratio of medians to the first
+host's: campaigns on different hosts share no rounds, so there is no paired CI here.
+That is the pairing `compare` (same target across campaigns) to come; when it lands,
+the comparison section becomes its output for the collected directories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PGFSBENCH = [sys.executable, "-m", "pgfsbench"]
+
+
+def pgfsbench(*args: str) -> str:
+    # Wide: the listing's lines are not wrapped to a terminal's 80 columns.
+    done = subprocess.run([*PGFSBENCH, *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+    if done.returncode != 0:
+        sys.exit(f"pgfsbench {' '.join(args)} failed ({done.returncode}): "
+                 f"{done.stderr.strip()}")
+    return done.stdout
+
+
+def headline_cells(export: dict) -> dict[tuple[str, str, str], dict]:
+    """(measurement, metric, target) -> the comparison's cell (median, CI, n) and unit."""
+    cells = {}
+    for row in export["comparison"]["rows"]:
+        if not row["headline"]:
+            continue
+        for target, cell in row["cells"].items():
+            measurement = f"{row['workload']} {row['label']}".strip()
+            cells[(measurement, row["metric"], target)] = {**cell, "unit": row["unit"],
+                                                           "direction": row["direction"]}
+    return cells
+
+
+def shown(cell: dict | None) -> str:
+    if not cell or cell.get("median") is None:
+        return "—"
+    text = f"{cell['median']:.4g} {cell['unit']}"
+    if cell.get("ci95"):
+        low, high = cell["ci95"]
+        text += f" [{low:.4g}, {high:.4g}]"
+    return text + f" (n={cell['n']})"
+
+
+def ratio(cell: dict | None, base: dict | None) -> str:
+    if not cell or not base or not cell.get("median") or not base.get("median"):
+        return "—"
+    return f"×{cell['median'] / base['median']:.2f}"
+
+
+def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
+    listed = json.loads(pgfsbench("list", "--store", store, "--format", "json"))
+    in_store = {c["results_dir"]: c for c in listed}
+    lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
+             f"Collected under {root}.", "", "## Hosts", "",
+             "| host | campaign | status | plan | hostname it reported | UUID in the store |",
+             "|---|---|---|---|---|---|"]
+    cells: dict[str, dict] = {}
+    for host in hosts:
+        directory = root / host
+        if not (directory / "results.db").is_file():
+            lines.append(f"| {host} | no campaign collected | | | | |")
+            continue
+        export = json.loads(pgfsbench("export", str(directory), "--format", "json"))
+        campaign, stored = export["campaign"], in_store.get(str(directory))
+        lines.append(f"| {host} | {campaign['id']} | {campaign['status']} | "
+                     f"{campaign['plan']} | {campaign['host'].get('hostname', '?')} | "
+                     f"{stored['uuid'] if stored else 'NO: import it'} |")
+        cells[host] = headline_cells(export)
+    keys = sorted({k for per_host in cells.values() for k in per_host})
+    compared = [h for h in hosts if h in cells]
+    lines += ["", "## Headline metrics across hosts", ""]
+    if not keys:
+        lines.append("No headline metric to compare (no collected campaign).")
+    else:
+        base = compared[0]
+        lines += [f"Median [95% CI] over the rounds of each host's campaign; ratio of "
+                  f"medians to {base} (unpaired: the hosts share no rounds).", "",
+                  "| measurement | metric | target | " + " | ".join(compared) + " | " +
+                  " | ".join(f"{h} vs {base}" for h in compared[1:]) + " |",
+                  "|---|---|---|" + "---|" * (2 * len(compared) - 1)]
+        for key in keys:
+            row = [cells[h].get(key) for h in compared]
+            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " +
+                         " | ".join(shown(c) for c in row) + " | " +
+                         " | ".join(ratio(c, row[0]) for c in row[1:]) + " |")
+    lines += ["", "## The store's listing", "", "```",
+              listing.rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="the fleet's results store URL")
+    parser.add_argument("--results", required=True, type=Path,
+                        help="the directory holding each host's collected campaign")
+    parser.add_argument("hosts", nargs="+", help="inventory host names, baseline first")
+    args = parser.parse_args()
+    listing = pgfsbench("list", "--store", args.store)
+    (args.results / "fleet-list.txt").write_text(listing)
+    text = report(args.store, args.results, args.hosts, listing)
+    out = args.results / "fleet-report.md"
+    out.write_text(text)
+    print(text)
+    print(f"fleet report: {out}")
+
+
+if __name__ == "__main__":
+    main()
