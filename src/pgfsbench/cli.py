@@ -728,6 +728,10 @@ def _check_settings_here(plan) -> list[str]:
 def main() -> None:
     try:
         app(prog_name=PROG)
+    except BrokenPipeError:  # stdout's reader went away (| head, a killed pipe): not a bug
+        # What is left to print goes nowhere, not into another error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(exits.INCOMPLETE)
     except Exception as exc:  # a bug of ours: one line, the traceback kept, exit 3
         if os.environ.get("PGFSBENCH_DEBUG"):
             raise

@@ -179,7 +179,8 @@ def lab(tmp_path, monkeypatch):
     (tmp_path / "targets").mkdir()
 
     def run(plan_text: str, workloads: FakeWorkloads | None = None, *, results: str = "r",
-            refuse: dict[str, str] | None = None, unavailable: dict[str, str] | None = None):
+            refuse: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
+            observer=None):
         said: list = []  # the events it told, in order
         machines: list[FakeMachine] = []
 
@@ -189,7 +190,7 @@ def lab(tmp_path, monkeypatch):
             return machines[-1]
 
         campaign = Campaign(parse_plan(plan_text, "fake"), Options(tmp_path / results, BINS),
-                            said.append, machine=machine,
+                            observer or said.append, machine=machine,
                             run_workload=workloads or FakeWorkloads())
         campaign.said, campaign.fake = said, machines[0]
         try:
@@ -273,6 +274,28 @@ def test_a_failing_workload_is_recorded_and_the_campaign_goes_on(lab, tmp_path):
         "failed", "pg_test_fsync exited 1: could not open: No space", None)
     assert {t.name: t.status for t in load_campaign(tmp_path / "r").targets} == {
         "a": "ok", "b": "ok", "c": "ok"}
+    nothing_left(campaign, tmp_path)
+
+
+def test_a_display_that_breaks_costs_no_result(lab, tmp_path):
+    """stdout a pipe whose reader went away (Ansible's, on Ctrl-C): the campaign goes on,
+    records every run and tears down as usual; nothing more is shown."""
+    shown = []
+
+    def closed_pipe(event):
+        shown.append(event)
+        if len(shown) > 3:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    plan = PLAN.format(fresh="false\nsettle = false")
+    campaign, status = lab(plan, observer=closed_pipe)
+    assert status == "ok"
+    assert len(shown) == 4
+    ran = runs(tmp_path / "r")
+    assert {s for *_, s, _ in ran} == {"ok"}
+    _, whole = lab(plan, results="whole")  # the same campaign, shown to the end
+    assert whole == "ok" and [r[:3] for r in ran] == [r[:3] for r in runs(tmp_path / "whole")]
+    assert {t.status for t in load_campaign(tmp_path / "r").targets} == {"ok"}
     nothing_left(campaign, tmp_path)
 
 

@@ -143,5 +143,24 @@ Event = (Note | CampaignStarted | TargetSkipped | RoundStarted | VisitStarted | 
 Observer = Callable[[Event], None]
 
 
+def shielded(observe: Observer) -> Observer:
+    """``observe``, unable to cost the campaign a result: when showing an event fails on
+    output (stdout a pipe whose reader went away, as under Ansible on Ctrl-C; a full
+    log disk), nothing more is shown and the campaign goes on and tears down as usual.
+    Everything shown is also stored, so nothing is lost but the display."""
+    broken = False
+
+    def emit(event: Event) -> None:
+        nonlocal broken
+        if broken:
+            return
+        try:
+            observe(event)
+        except OSError:  # BrokenPipeError, EIO, ENOSPC: the display's, not the run's
+            broken = True
+
+    return emit
+
+
 def ignore(event: Event) -> None:
     """An observer that shows nothing."""

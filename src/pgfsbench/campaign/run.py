@@ -81,7 +81,7 @@ class Campaign:
         self.options = options
         self.resuming = resume
         self.point: ResumePoint | None = None  # where it resumes, once known
-        self.emit = observe
+        self.emit = ev.shielded(observe)
         self.machine = machine(self)
         self.run_workload = run_workload
         # Set while it runs:
