@@ -346,14 +346,28 @@ def advise(
     sys.stdout.write(render(make_advice(load_campaign(results), target)))
 
 
-@app.command(short_help="Compare targets or results directories, benchstat style.")
+@app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
 @user_errors
 def compare(
-    results: Annotated[list[Path], typer.Argument(help="one or more results directories",
-                                                  metavar="RESULTS")],
+    results: Annotated[list[str], typer.Argument(
+        help="one results directory (its targets compared), or two campaigns, baseline then "
+             "contender: results directories or, with --store, campaign UUIDs/ids",
+        metavar="RESULTS")],
     baseline: Annotated[Optional[str], typer.Option(
-        "--baseline", metavar="NAME", help="the column the others are compared with (default: the plan's "
-                           "[verdicts] baseline, else the first target)")] = None,
+        "--baseline", metavar="NAME", help="one campaign: the column the others are compared "
+                           "with (default: the plan's [verdicts] baseline, else the first target)"
+                           )] = None,
+    pair: Annotated[Optional[list[str]], typer.Option(
+        "--pair", metavar="BASE=CONTENDER",
+        help="two campaigns: compare the baseline's target BASE with the contender's "
+             "CONTENDER (repeatable; other targets pair by name)")] = None,
+    allow_different: Annotated[bool, typer.Option(
+        "--allow-different", help="two campaigns: compare them even though their key "
+        "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
+        "warning in the output (default: refuse)")] = False,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", metavar="URL", help="read campaigns named by UUID or id from this "
+        "PostgreSQL results store")] = None,
     metric: Annotated[Optional[str], typer.Option(
         "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
@@ -371,16 +385,13 @@ def compare(
              "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
              "fail. The rows checked are the ones shown (--metric)")] = None,
 ) -> None:
-    """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. Targets of one campaign are compared within its rounds (paired); directories whose rounds do not correspond, as independent samples."""  # noqa: E501
-    from pgfsbench.analysis.combine import combined_source
+    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Two campaigns: baseline vs contender, each target paired with the same target (or --pair) of the other, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
     from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.analysis.table import build_table
-    from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.export.formats import pick
-    from pgfsbench.export.output import COMPARISON, Comparison
+    from pgfsbench.export.output import COMPARISON
     from pgfsbench.plan.model import Verdicts
-    from pgfsbench.report.compare import select_rows
-    from pgfsbench.store.read import load_campaign
+    from pgfsbench.store.sources import load_named
+    from pgfsbench.store.url import check_store_url
 
     output = pick(format, COMPARISON)
     threshold = None if fail_if_worse is None else parse_threshold(fail_if_worse)
@@ -388,34 +399,62 @@ def compare(
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
     if noise is not None and not 0 <= noise < 1:
         raise UserError(f"--noise must be between 0 and 1, not {noise}")
-    campaigns = [load_campaign(r) for r in results]
-    source, durability = combined_source(campaigns)
-    if baseline is not None and baseline not in source.columns:
-        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
-                        f"{', '.join(source.columns)})")
+    if len(results) > 2:
+        raise UserError(f"compare takes one campaign (its targets compared) or two (baseline "
+                        f"and contender), not {len(results)}")
+    campaigns = load_named(results, check_store_url(store) if store else None)
     settings = campaigns[0].plan.get("verdicts") or {}
-    if baseline is None and settings.get("baseline") in source.columns:
-        baseline = settings["baseline"]
-    table = build_table(source, baseline,
-                        alpha if alpha is not None else settings.get("alpha", Verdicts().alpha),
-                        noise if noise is not None else settings.get("noise", Verdicts().noise))
-    rows = select_rows(table, metric)
-    if not rows:
-        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
-    title = " vs ".join(c.plan_name for c in campaigns)
-    lines = verdict_lines(table, durability)
-    if len(campaigns) == 1:  # columns are its target names: its runs' caveats apply
-        from pgfsbench.analysis.caveats import fill_verdict_caveats
+    alpha = alpha if alpha is not None else settings.get("alpha", Verdicts().alpha)
+    noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
+    if len(campaigns) == 1:
+        if pair or allow_different:
+            raise UserError("--pair and --allow-different compare two campaigns: give a "
+                            "baseline and a contender")
+        comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
+    else:
+        from pgfsbench.analysis.pairing import pairing, parse_pairs
+        from pgfsbench.report.cross_compare import cross_comparison
 
-        fill_verdict_caveats(lines, campaigns[0])
-    output.write(COMPARISON, Comparison(table, rows, lines, title), sys.stdout)
+        if baseline is not None:
+            raise UserError("--baseline picks a column of one campaign; with two, the first "
+                            "is the baseline (pair targets with --pair BASE=CONTENDER)")
+        paired = pairing(*campaigns, parse_pairs(pair or []), allow_different)
+        for warning in paired.warnings:
+            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        comparison = cross_comparison(paired, alpha, noise, metric)
+    if not comparison.rows:
+        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
+    output.write(COMPARISON, comparison, sys.stdout)
     if threshold is not None:  # after the comparison: the job's log shows the evidence
         sys.stdout.flush()
-        verdict = gate(table, rows, threshold)
+        verdict = gate(comparison.table, comparison.rows, threshold)
         err.print(escape(verdict.summary()), style=None if verdict.ok else "red",
                   soft_wrap=True)
         if not verdict.ok:
             raise typer.Exit(exits.WORSE)
+
+
+def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
+                  metric: str | None):
+    """One campaign's targets compared within its rounds."""
+    from pgfsbench.analysis.caveats import fill_verdict_caveats
+    from pgfsbench.analysis.durability import target_durability
+    from pgfsbench.analysis.table import campaign_source, build_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.export.output import Comparison
+    from pgfsbench.report.compare import select_rows
+
+    source = campaign_source(campaign)
+    if baseline is not None and baseline not in source.columns:
+        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
+                        f"{', '.join(source.columns)})")
+    settings = campaign.plan.get("verdicts") or {}
+    if baseline is None and settings.get("baseline") in source.columns:
+        baseline = settings["baseline"]
+    table = build_table(source, baseline, alpha, noise)
+    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    return Comparison(table, select_rows(table, metric), lines, campaign.plan_name)
 
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"

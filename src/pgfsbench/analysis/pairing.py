@@ -1,0 +1,136 @@
+"""Baseline campaign against contender campaign, Rally-style: each target paired.
+
+The same target name in both campaigns is a pair (``ext4`` before vs ``ext4``
+after), unless the command line maps it (``--pair ext4=ext4-new``). The table has
+two columns, the baseline campaign and the contender campaign; each row is one
+pair × measurement × metric (its label starts with the pair). Statistics are the
+table's unpaired route (Mann-Whitney U, bootstrap CI of the ratio of medians):
+round 3 of one campaign and round 3 of another are different blocks, so there is
+no pairing by round across campaigns. Before any of that, the campaigns' key
+provenance is checked (``provenance_check.py``): a difference refuses the
+comparison unless it is explicitly allowed, and then it is carried as a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from pgfsbench.analysis.cells import CellKey, collect, failed_measurements
+from pgfsbench.analysis.provenance_check import Difference, differences
+from pgfsbench.analysis.table import Source, Table, build_table
+from pgfsbench.errors import UserError
+from pgfsbench.store.read import Campaign
+
+
+@dataclass
+class Pairing:
+    """What a cross-campaign table compares, and what differs between the two sides."""
+
+    baseline: Campaign
+    contender: Campaign
+    names: tuple[str, str]  # the two columns
+    pairs: list[tuple[str, str]]  # (baseline target, contender target)
+    differences: list[Difference] = field(default_factory=list)
+    allowed: bool = False  # key differences were allowed (--allow-different)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Key differences (only there when allowed): every output shows them."""
+        return [f"compared despite a different {d.text()}" for d in self.differences if d.key]
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"differs: {d.text()}" for d in self.differences if not d.key]
+
+
+def parse_pairs(texts: list[str]) -> dict[str, str]:
+    """``--pair BASE=CONTENDER`` options as a mapping (UserError for a malformed one)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        base, sep, cont = text.partition("=")
+        if not sep or not base.strip() or not cont.strip():
+            raise UserError(f"--pair takes BASELINE_TARGET=CONTENDER_TARGET, e.g. "
+                            f"'ext4=ext4-new' (not '{text}')")
+        if base.strip() in out:
+            raise UserError(f"--pair: target '{base.strip()}' is paired twice")
+        out[base.strip()] = cont.strip()
+    return out
+
+
+def pair_label(pair: tuple[str, str]) -> str:
+    return pair[0] if pair[0] == pair[1] else f"{pair[0]}→{pair[1]}"
+
+
+def _ran(campaign: Campaign) -> list[str]:
+    return [t.name for t in campaign.targets if t.status != "skipped"]
+
+
+def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str]) -> list[tuple[str, str]]:
+    """The mapping's pairs, then every other target of the same name in both."""
+    b_names, c_names = _ran(base), _ran(cont)
+    for b, c in mapping.items():
+        if b not in b_names:
+            raise UserError(f"--pair {b}={c}: the baseline has no target '{b}' (it has: "
+                            f"{', '.join(b_names) or 'none'})")
+        if c not in c_names:
+            raise UserError(f"--pair {b}={c}: the contender has no target '{c}' (it has: "
+                            f"{', '.join(c_names) or 'none'})")
+    pairs = list(mapping.items())
+    pairs += [(t, t) for t in b_names if t not in mapping and t in c_names
+              and t not in mapping.values()]
+    if not pairs:
+        raise UserError(f"the two campaigns have no target in common (baseline: "
+                        f"{', '.join(b_names)}; contender: {', '.join(c_names)}): pair them "
+                        "with --pair BASELINE_TARGET=CONTENDER_TARGET")
+    return pairs
+
+
+def column_names(base: Campaign, cont: Campaign) -> tuple[str, str]:
+    """The two columns: each campaign's directory name, told apart when they are alike."""
+    a = base.results_dir.name or base.id
+    b = cont.results_dir.name or cont.id
+    if a == b:
+        a, b = f"{a}@{base.uuid[:8] or base.id}", f"{b}@{cont.uuid[:8] or cont.id}"
+        if a == b:  # the same campaign given twice
+            a, b = f"{a}#1", f"{b}#2"
+    return a, b
+
+
+def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = None,
+            allow_different: bool = False) -> Pairing:
+    """The pairs and the provenance check: UserError listing every key difference
+    unless ``allow_different``."""
+    pairs = pair_targets(base, cont, mapping or {})
+    found = differences(base, cont, pairs)
+    if (key := [d for d in found if d.key]) and not allow_different:
+        raise UserError("refusing to compare campaigns whose key provenance differs: "
+                        + "; ".join(d.text() for d in key)
+                        + " (compare like with like, or pass --allow-different to compare "
+                        "them anyway with a warning)")
+    return Pairing(base, cont, column_names(base, cont), pairs, found, allow_different)
+
+
+def paired_source(p: Pairing) -> Source:
+    """The two campaigns as a two-column source, one row per pair × measurement."""
+    cells = {}
+    failed = set()
+    for side, campaign in enumerate((p.baseline, p.contender)):
+        column = p.names[side]
+        # Each side its own block: rounds never pair across campaigns (nor across the
+        # same campaign given twice, whose two sides are compared as samples).
+        block = f"{campaign.uuid or campaign.id}/{side}"
+        collected = collect(campaign)
+        for pair in p.pairs:
+            target, label = pair[side], pair_label(pair)
+            for key, samples in collected.items():
+                if key.target == target:
+                    cells[CellKey(column, key.workload, f"{label} {key.label}".strip(),
+                                  key.metric)] = replace(samples, block=block)
+            failed |= {(column, w, f"{label} {lbl}".strip())
+                       for t, w, lbl in failed_measurements(campaign) if t == target}
+    return Source(list(p.names), cells, failed, None)
+
+
+def paired_table(p: Pairing, alpha: float, noise: float) -> Table:
+    """Baseline column first; each contender cell judged against it (unpaired route)."""
+    return build_table(paired_source(p), p.names[0], alpha, noise)
