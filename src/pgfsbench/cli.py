@@ -515,6 +515,55 @@ def list_(
         raise typer.Exit(exits.INCOMPLETE)
 
 
+@app.command(short_help="A metric of a target over campaigns, with regression marks.")
+@user_errors
+def history(
+    results: Annotated[Optional[list[Path]], typer.Argument(
+        help="results directories, or directories holding them", metavar="DIR")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    target: Annotated[Optional[str], typer.Option(
+        "--target", metavar="NAME", help="only this target (default: every target)")] = None,
+    metric: Annotated[Optional[str], typer.Option(
+        "--metric", metavar="GLOB", help="metric name or glob (default: each measurement's "
+                                         "headline metric)")] = None,
+    plan: Annotated[Optional[str], typer.Option(
+        "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help="text, json or csv")] = "text",
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
+                                       "of each metric over the campaigns")] = None,
+) -> None:
+    """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""  # noqa: E501
+    from pgfsbench.analysis.history import history as build_history
+    from pgfsbench.report.history import FORMATS, write_csv, write_json, write_text
+    from pgfsbench.store.sources import campaigns
+    from pgfsbench.store.url import check_store_url
+
+    if format not in FORMATS:
+        raise UserError(f"unknown history format '{format}' (available: {', '.join(FORMATS)})")
+    if not results and not store:
+        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    if html is not None and not html.parent.is_dir():
+        raise UserError(f"--html {html}: no directory {html.parent}")
+    found = list(campaigns(results or [], check_store_url(store) if store else None,
+                           skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]",
+                                                      soft_wrap=True)))
+    series = build_history(found, target, metric, plan)
+    if format == "json":
+        write_json(series, sys.stdout)
+    elif format == "csv":
+        write_csv(series, sys.stdout)
+    else:
+        write_text(series, console)
+    if html is not None:
+        from pgfsbench.report.chart_history import write_history_page
+
+        write_history_page(series, html)
+        err.print(f"wrote {escape(str(html))}", soft_wrap=True)
+
+
 @app.command(short_help="What this machine can do, and how to fix what is missing.")
 @user_errors
 def doctor(as_json: Annotated[bool, typer.Option(

@@ -65,8 +65,9 @@ def _ran(campaign: Campaign) -> list[str]:
     return [t.name for t in campaign.targets if t.status != "skipped"]
 
 
-def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str]) -> list[tuple[str, str]]:
-    """The mapping's pairs, then every other target of the same name in both."""
+def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str],
+                 by_name: bool = True) -> list[tuple[str, str]]:
+    """The mapping's pairs, then (``by_name``) every other target of the same name in both."""
     b_names, c_names = _ran(base), _ran(cont)
     for b, c in mapping.items():
         if b not in b_names:
@@ -76,7 +77,7 @@ def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str]) -> lis
             raise UserError(f"--pair {b}={c}: the contender has no target '{c}' (it has: "
                             f"{', '.join(c_names) or 'none'})")
     pairs = list(mapping.items())
-    pairs += [(t, t) for t in b_names if t not in mapping and t in c_names
+    pairs += [(t, t) for t in b_names if by_name and t not in mapping and t in c_names
               and t not in mapping.values()]
     if not pairs:
         raise UserError(f"the two campaigns have no target in common (baseline: "
@@ -97,10 +98,10 @@ def column_names(base: Campaign, cont: Campaign) -> tuple[str, str]:
 
 
 def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = None,
-            allow_different: bool = False) -> Pairing:
+            allow_different: bool = False, by_name: bool = True) -> Pairing:
     """The pairs and the provenance check: UserError listing every key difference
-    unless ``allow_different``."""
-    pairs = pair_targets(base, cont, mapping or {})
+    unless ``allow_different``. ``by_name=False``: the mapping's pairs only."""
+    pairs = pair_targets(base, cont, mapping or {}, by_name)
     found = differences(base, cont, pairs)
     if (key := [d for d in found if d.key]) and not allow_different:
         raise UserError("refusing to compare campaigns whose key provenance differs: "
