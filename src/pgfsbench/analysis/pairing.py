@@ -90,10 +90,10 @@ def column_names(base: Campaign, cont: Campaign) -> tuple[str, str]:
     """The two columns: each campaign's directory name, told apart when they are alike."""
     a = base.results_dir.name or base.id
     b = cont.results_dir.name or cont.id
+    if a == b and (base.uuid or base.id) == (cont.uuid or cont.id):  # one campaign twice
+        return f"{a}#1", f"{b}#2"
     if a == b:
-        a, b = f"{a}@{base.uuid[:8] or base.id}", f"{b}@{cont.uuid[:8] or cont.id}"
-        if a == b:  # the same campaign given twice
-            a, b = f"{a}#1", f"{b}#2"
+        return f"{a}@{base.uuid[:8] or base.id}", f"{b}@{cont.uuid[:8] or cont.id}"
     return a, b
 
 
