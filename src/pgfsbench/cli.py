@@ -244,11 +244,12 @@ def _what_failed(campaign) -> str:
     return "; ".join(parts) + ("; the report lists each" if parts else "")
 
 
-def _write_report(results: Path, campaign=None, output: Path | None = None) -> Path:
+def _write_report(results: Path, campaign=None, output: Path | None = None,
+                  history: list | None = None) -> Path:
     from pgfsbench.report.html import write_report
 
     try:
-        return write_report(results, campaign, output)
+        return write_report(results, campaign, output, history)
     except OSError as exc:
         where = output or results
         raise UserError(f"cannot write the report in {where}: {exc.strerror}; the results "
@@ -271,14 +272,24 @@ def report(
         "--output", "-o", metavar="FILE",
         help="write the report here instead of RESULTS/report.html (for a read-only "
              "results directory)")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", metavar="URL", help="add a history section: this campaign after the "
+        "earlier campaigns of its plan in this PostgreSQL results store")] = None,
 ) -> None:
     """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""  # noqa: E501
     from pgfsbench.store.read import load_campaign
+    from pgfsbench.store.url import check_store_url
 
+    url = check_store_url(store) if store else None
     campaign = load_campaign(results)
+    history = None
+    if url is not None:
+        from pgfsbench.report.history_section import campaign_history
+
+        history = campaign_history(campaign, url)
     if verbosity > QUIET:
         _print_summary(campaign, results)
-    console.print(f"report: {_write_report(results, campaign, output)}")
+    console.print(f"report: {_write_report(results, campaign, output, history)}")
 
 
 @app.command(short_help="Print a results directory's summary, or every metric.")

@@ -111,3 +111,16 @@ def test_a_recipe_difference_is_refused(nights) -> None:
     allowed = cli("compare", str(first), str(second), "--pair", "ext4=xfs",
                   "--allow-different", "--format", "markdown")
     assert "⚠ **compared despite a different ext4→xfs: fs: ext4" in allowed.stdout
+
+
+def test_the_report_shows_the_history_from_the_store(nights) -> None:
+    first, second, url = nights
+    page = second / "history-report.html"
+    cli("report", str(second), "--store", url, "--output", str(page))
+    html = page.read_text()
+    section = html[html.index('<section id="history">'):html.index('<section id="comparison">')]
+    assert load_campaign(first).id in section and load_campaign(second).id in section
+    assert 'data-mark="−"' in section and 'data-chart="history"' in section
+    # the first night has no predecessor: no section
+    cli("report", str(first), "--store", url, "--output", str(page))
+    assert '<section id="history">' not in page.read_text()

@@ -131,3 +131,18 @@ def test_bad_input_is_one_line(nightly, args, message) -> None:
 def test_nothing_to_read_from() -> None:
     result = cli("history")
     assert result.exit_code == 2 and "give results directories, or --store" in result.stderr
+
+
+def test_the_report_shows_the_history_it_is_given(nightly) -> None:
+    from pgfsbench.report.html import render_report
+
+    n3 = load_campaign(nightly / "n3")
+    found = [(c, s) for c, s in campaigns([nightly], None) if c.id in ("c-n1", "c-n2")]
+    series = history(found + [(n3, "n3")], plan="nightly")
+    page = render_report(n3, series)
+    section = page[page.index('<section id="history">'):page.index('<section id="comparison">')]
+    assert "ext4 @ db1: pgbench pgbench.tps" in section
+    assert section.count("<tr><td>") == 6  # 3 campaigns × ext4, xfs
+    assert 'data-mark="−"' in section and "×0.800" in section
+    assert 'data-chart="history"' in section
+    assert '<section id="history">' not in render_report(n3)

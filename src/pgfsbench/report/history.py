@@ -121,3 +121,17 @@ def write_csv(series: list[Series], out: TextIO) -> None:
                 ci[0], ci[1], d["n"], d["previous"], vs.get("ratio"), rci[0], rci[1],
                 vs.get("p_adjusted"), vs.get("mark"), vs.get("verdict"), vs.get("reason"),
                 d["note"]])
+
+
+def point_texts(s: Series) -> list[dict[str, str]]:
+    """Each point's cells as the text table shows them (the report's history section)."""
+    scale = max(p.cell.value for p in s.points)
+    out = []
+    for p in s.points:
+        ratio, mark = diff_text(p.against) if p.against is not None else ("", "")
+        out.append({"started": when(p.campaign.started), "campaign": p.campaign.id,
+                    "value": _value(p, scale), "n": str(p.cell.n),
+                    "versus": f"{ratio} {mark}".strip() or p.note
+                    or ("" if p.previous else "—"),
+                    "mark": mark[:1]})
+    return out
