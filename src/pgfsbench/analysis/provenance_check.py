@@ -61,8 +61,9 @@ def differences(base: Campaign, cont: Campaign,
     for b_name, c_name in pairs:
         bt, ct = _target(base, b_name), _target(cont, c_name)
         who = b_name if b_name == c_name else f"{b_name}→{c_name}"
-        differ(f"{who}: PostgreSQL version", (bt.provenance or {}).get("postgres_version"),
-               (ct.provenance or {}).get("postgres_version"), True)
+        versions = [(t.provenance or {}).get("postgres_version") for t in (bt, ct)]
+        if None not in versions:  # a target that failed before its server started: no data
+            differ(f"{who}: PostgreSQL version", *versions, True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
         differ(f"{who}: PostgreSQL settings",
