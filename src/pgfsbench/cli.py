@@ -361,8 +361,9 @@ def advise(
 @user_errors
 def compare(
     results: Annotated[list[str], typer.Argument(
-        help="one results directory (its targets compared), or two campaigns, baseline then "
-             "contender: results directories or, with --store, campaign UUIDs/ids",
+        help="one results directory (its targets compared), or several campaigns, the "
+             "baseline then its contenders (e.g. one per host): results directories or, "
+             "with --store, campaign UUIDs/ids",
         metavar="RESULTS")],
     baseline: Annotated[Optional[str], typer.Option(
         "--baseline", metavar="NAME", help="one campaign: the column the others are compared "
@@ -396,7 +397,7 @@ def compare(
              "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
              "fail. The rows checked are the ones shown (--metric)")] = None,
 ) -> None:
-    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Two campaigns: baseline vs contender, each target paired with the same target (or --pair) of the other, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
+    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
     from pgfsbench.analysis.regressions import gate, parse_threshold
     from pgfsbench.export.formats import pick
     from pgfsbench.export.output import COMPARISON
@@ -410,29 +411,27 @@ def compare(
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
     if noise is not None and not 0 <= noise < 1:
         raise UserError(f"--noise must be between 0 and 1, not {noise}")
-    if len(results) > 2:
-        raise UserError(f"compare takes one campaign (its targets compared) or two (baseline "
-                        f"and contender), not {len(results)}")
     campaigns = load_named(results, check_store_url(store) if store else None)
     settings = campaigns[0].plan.get("verdicts") or {}
     alpha = alpha if alpha is not None else settings.get("alpha", Verdicts().alpha)
     noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
     if len(campaigns) == 1:
         if pair or allow_different:
-            raise UserError("--pair and --allow-different compare two campaigns: give a "
+            raise UserError("--pair and --allow-different compare campaigns: give a "
                             "baseline and a contender")
         comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
     else:
-        from pgfsbench.analysis.pairing import pairing, parse_pairs
+        from pgfsbench.analysis.pairing import pairings, parse_pairs
         from pgfsbench.report.cross_compare import cross_comparison
 
         if baseline is not None:
-            raise UserError("--baseline picks a column of one campaign; with two, the first "
-                            "is the baseline (pair targets with --pair BASE=CONTENDER)")
-        paired = pairing(*campaigns, parse_pairs(pair or []), allow_different)
-        for warning in paired.warnings:
+            raise UserError("--baseline picks a column of one campaign; with several, the "
+                            "first is the baseline (pair targets with --pair BASE=CONTENDER)")
+        group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []),
+                         allow_different)
+        comparison = cross_comparison(group, alpha, noise, metric)
+        for warning in comparison.warnings:
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-        comparison = cross_comparison(paired, alpha, noise, metric)
     if not comparison.rows:
         raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
     output.write(COMPARISON, comparison, sys.stdout)

@@ -148,8 +148,8 @@ def test_allowed_differences_are_warned_in_every_format(tmp_path, before_after) 
     jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
     assert len(doc["warnings"]) == 1 and doc["warnings"][0].startswith(warning)
     assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender"]
-    assert doc["pairs"] == [{"baseline": "ext4", "contender": "ext4"},
-                            {"baseline": "xfs", "contender": "xfs"}]
+    assert doc["pairs"] == [{"baseline": "ext4", "contender": "ext4", "column": "other"},
+                            {"baseline": "xfs", "contender": "xfs", "column": "other"}]
     rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv").stdout)))
     assert rows and all(r["warnings"].startswith(warning) for r in rows)
 
@@ -175,11 +175,33 @@ def test_every_format_and_the_gate_across_campaigns(before_after) -> None:
 def test_bad_combinations_are_user_errors(before_after) -> None:
     before, after = map(str, before_after)
     for args, message in [
-        ((before, after, before), "compare takes one campaign"),
-        ((before, "--pair", "ext4=xfs"), "--pair and --allow-different compare two"),
-        ((before, after, "--baseline", "ext4"), "with two, the first is the baseline"),
+        ((before, "--pair", "ext4=xfs"), "--pair and --allow-different compare campaigns"),
+        ((before, after, "--baseline", "ext4"), "with several, the first is the baseline"),
         ((before, after, "--pair", "zfs=ext4"), "the baseline has no target 'zfs'"),
         ((before, "c-x", "--store", "mysql://x"), "is not a PostgreSQL URL"),
     ]:
         result = cli("compare", *args)
         assert result.exit_code == 2 and message in result.stderr, (args, result.output)
+
+
+def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> None:
+    """One campaign per host: the first host's is the baseline, every other a column."""
+    before, after = before_after
+    third = stored(tmp_path / "db3", {"ext4": 1.0, "xfs": 1.2}, host="db3", started=3000)
+    doc = json.loads(cli("compare", str(before), str(after), str(third), "--format",
+                         "json").stdout)
+    jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
+    assert doc["columns"] == ["before", "after", "db3"]
+    assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender", "contender"]
+    assert {p["column"] for p in doc["pairs"]} == {"after", "db3"}
+    [tps] = [r for r in doc["rows"] if r["label"] == "ext4" and r["metric"] == "pgbench.tps"]
+    assert tps["cells"]["after"]["vs_baseline"]["verdict"] == "worse"
+    assert tps["cells"]["db3"]["vs_baseline"]["verdict"] == "equivalent"
+    assert any(n.startswith("db3: differs: host hostname: db1") for n in doc["notes"])
+    gate = cli("compare", str(before), str(third), str(after), "--fail-if-worse", "10%")
+    assert gate.exit_code == exits.WORSE and "ext4 pgbench.tps: after ×0.80" in gate.stderr
+    # one contender whose recipe differs refuses the whole comparison
+    odd = stored(tmp_path / "odd", {"ext4": 1.0, "xfs": 1.2}, specs={"xfs": {"fs": "btrfs"}})
+    refused = cli("compare", str(before), str(after), str(odd))
+    assert refused.exit_code == 2 and "odd: refusing to compare" in refused.stderr
+    assert "xfs: fs: ext4 (baseline) vs btrfs (contender)" in refused.stderr

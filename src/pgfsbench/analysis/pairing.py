@@ -28,7 +28,7 @@ class Pairing:
 
     baseline: Campaign
     contender: Campaign
-    names: tuple[str, str]  # the two columns
+    names: tuple[str, ...]  # the two columns (baseline, contender)
     pairs: list[tuple[str, str]]  # (baseline target, contender target)
     differences: list[Difference] = field(default_factory=list)
     allowed: bool = False  # key differences were allowed (--allow-different)
@@ -86,15 +86,17 @@ def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str],
     return pairs
 
 
-def column_names(base: Campaign, cont: Campaign) -> tuple[str, str]:
-    """The two columns: each campaign's directory name, told apart when they are alike."""
-    a = base.results_dir.name or base.id
-    b = cont.results_dir.name or cont.id
-    if a == b and (base.uuid or base.id) == (cont.uuid or cont.id):  # one campaign twice
-        return f"{a}#1", f"{b}#2"
-    if a == b:
-        return f"{a}@{base.uuid[:8] or base.id}", f"{b}@{cont.uuid[:8] or cont.id}"
-    return a, b
+def column_names(*campaigns: Campaign) -> tuple[str, ...]:
+    """One column per campaign: its directory name, told apart when two are alike (by
+    UUID prefix; the same campaign given twice, by position)."""
+    names = [c.results_dir.name or c.id for c in campaigns]
+    if len(set(names)) < len(names):
+        names = [n if names.count(n) == 1 else f"{n}@{c.uuid[:8] or c.id}"
+                 for n, c in zip(names, campaigns)]
+    if len(set(names)) < len(names):
+        names = [n if names.count(n) == 1 else f"{n}#{i}"
+                 for i, n in enumerate(names, start=1)]
+    return tuple(names)
 
 
 def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = None,
@@ -111,27 +113,50 @@ def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = Non
     return Pairing(base, cont, column_names(base, cont), pairs, found, allow_different)
 
 
-def paired_source(p: Pairing) -> Source:
-    """The two campaigns as a two-column source, one row per pair × measurement."""
+def pairings(base: Campaign, contenders: list[Campaign], mapping: dict[str, str] | None = None,
+             allow_different: bool = False) -> list[Pairing]:
+    """The baseline against each contender (a fleet: one campaign per host), every
+    campaign its own column; each contender checked against the baseline."""
+    names = column_names(base, *contenders)
+    out = []
+    for cont, name in zip(contenders, names[1:]):
+        try:
+            p = pairing(base, cont, mapping, allow_different)
+        except UserError as exc:
+            if len(contenders) == 1:
+                raise
+            raise UserError(f"{name}: {exc}") from None
+        p.names = (names[0], name)
+        out.append(p)
+    return out
+
+
+def paired_source(p: Pairing | list[Pairing]) -> Source:
+    """The campaigns as a source, one column each (the baseline's first), one row per
+    pair × measurement; several pairings share the baseline's column."""
+    group = p if isinstance(p, list) else [p]
     cells = {}
     failed = set()
-    for side, campaign in enumerate((p.baseline, p.contender)):
-        column = p.names[side]
-        # Each side its own block: rounds never pair across campaigns (nor across the
-        # same campaign given twice, whose two sides are compared as samples).
-        block = f"{campaign.uuid or campaign.id}/{side}"
-        collected = collect(campaign)
-        for pair in p.pairs:
-            target, label = pair[side], pair_label(pair)
-            for key, samples in collected.items():
-                if key.target == target:
-                    cells[CellKey(column, key.workload, f"{label} {key.label}".strip(),
-                                  key.metric)] = replace(samples, block=block)
-            failed |= {(column, w, f"{label} {lbl}".strip())
-                       for t, w, lbl in failed_measurements(campaign) if t == target}
-    return Source(list(p.names), cells, failed, None)
+    for one in group:
+        for side, campaign in enumerate((one.baseline, one.contender)):
+            column = one.names[side]
+            # Each side its own block: rounds never pair across campaigns (nor across the
+            # same campaign given twice, whose two sides are compared as samples).
+            block = f"{campaign.uuid or campaign.id}/{column}"
+            collected = collect(campaign)
+            for pair in one.pairs:
+                target, label = pair[side], pair_label(pair)
+                for key, samples in collected.items():
+                    if key.target == target:
+                        cells[CellKey(column, key.workload, f"{label} {key.label}".strip(),
+                                      key.metric)] = replace(samples, block=block)
+                failed |= {(column, w, f"{label} {lbl}".strip())
+                           for t, w, lbl in failed_measurements(campaign) if t == target}
+    columns = [group[0].names[0]] + [one.names[1] for one in group]
+    return Source(columns, cells, failed, None)
 
 
-def paired_table(p: Pairing, alpha: float, noise: float) -> Table:
+def paired_table(p: Pairing | list[Pairing], alpha: float, noise: float) -> Table:
     """Baseline column first; each contender cell judged against it (unpaired route)."""
-    return build_table(paired_source(p), p.names[0], alpha, noise)
+    source = paired_source(p)
+    return build_table(source, source.columns[0], alpha, noise)

@@ -5,7 +5,7 @@ row with the metric cells empty), its parameters one ``param.NAME`` column each.
 ``compare``: one row per measurement × contender, with both sides' medians, CIs and n,
 the ratio with its CI, the mark and the decision (the verdict sentences are prose:
 text, Markdown and JSON carry them), and on every row the key provenance differences a
-comparison of two campaigns was allowed despite (``warnings``, "; "-joined; empty when
+comparison of campaigns was allowed despite (``warnings``, "; "-joined; empty when
 none): a spreadsheet cannot miss them.
 
 Cells hold plain values: numbers as Python writes them back losslessly (``float(cell)``

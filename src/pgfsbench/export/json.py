@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
     from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 
-# 2: compare of two campaigns pairs targets (columns are the campaigns, row labels
+# 2: compare of several campaigns pairs targets (columns are the campaigns, row labels
 # start with the target pair) instead of one column per directory/target.
 SCHEMA_VERSION = 2
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
@@ -64,9 +64,10 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
     """What ``compare --format json`` writes."""
     doc = {**_header(COMPARISON), "title": comparison.title,
            **comparison_data(comparison.table, comparison.rows, comparison.verdicts)}
-    if comparison.campaigns:  # baseline campaign vs contender campaign
+    if comparison.campaigns:  # a baseline campaign vs contender campaigns
         doc["campaigns"] = [_clean(c) for c in comparison.campaigns]
-        doc["pairs"] = [{"baseline": b, "contender": c} for b, c in comparison.pairs]
+        doc["pairs"] = [{"baseline": b, "contender": c, "column": col}
+                        for b, c, col in comparison.pairs]
     doc["warnings"] = list(comparison.warnings)
     doc["notes"] = list(comparison.notes)
     return doc

@@ -1,8 +1,9 @@
-"""``pgfsbench compare BASELINE CONTENDER``: two campaigns as one Comparison.
+"""``pgfsbench compare BASELINE CONTENDER...``: campaigns as one Comparison.
 
 The pairing and the provenance check are ``analysis/pairing.py``; here, what the
-output formats get: the table's rows, the verdicts, a title naming both sides,
-the facts of each side, and the warnings and notes every format shows.
+output formats get: the table's rows, the verdicts, a title naming the sides,
+the facts of each side, and the warnings and notes every format shows (each
+prefixed with its contender's column when there are several).
 """
 
 from __future__ import annotations
@@ -20,14 +21,26 @@ def side_facts(role: str, column: str, c: Campaign) -> dict:
             "results_dir": str(c.results_dir)}
 
 
-def cross_comparison(p: Pairing, alpha: float, noise: float, metric: str | None) -> Comparison:
-    table = paired_table(p, alpha, noise)
+def _side(c: Campaign, column: str) -> str:
+    return f"{column} ({c.plan_name}, {c.host.get('hostname', '?')})"
+
+
+def cross_comparison(group: list[Pairing], alpha: float, noise: float,
+                     metric: str | None) -> Comparison:
+    table = paired_table(group, alpha, noise)
     rows = select_rows(table, metric)
-    b, c = p.names
-    title = (f"baseline {b} ({p.baseline.plan_name}, {p.baseline.host.get('hostname', '?')}) "
-             f"vs contender {c} ({p.contender.plan_name}, "
-             f"{p.contender.host.get('hostname', '?')})")
-    return Comparison(table, rows, verdict_lines(table, {}), title,
-                      (side_facts("baseline", b, p.baseline),
-                       side_facts("contender", c, p.contender)),
-                      tuple(p.pairs), tuple(p.warnings), tuple(p.notes))
+    first = group[0]
+    several = len(group) > 1
+    title = (f"baseline {_side(first.baseline, first.names[0])} vs contender"
+             f"{'s' if several else ''} "
+             + ", ".join(_side(p.contender, p.names[1]) for p in group))
+    facts = [side_facts("baseline", first.names[0], first.baseline)]
+    facts += [side_facts("contender", p.names[1], p.contender) for p in group]
+
+    def who(p: Pairing, text: str) -> str:
+        return f"{p.names[1]}: {text}" if several else text
+
+    return Comparison(table, rows, verdict_lines(table, {}), title, tuple(facts),
+                      tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
+                      tuple(who(p, w) for p in group for w in p.warnings),
+                      tuple(who(p, n) for p in group for n in p.notes))
