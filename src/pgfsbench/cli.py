@@ -371,10 +371,10 @@ def compare(
                            )] = None,
     pair: Annotated[Optional[list[str]], typer.Option(
         "--pair", metavar="BASE=CONTENDER",
-        help="two campaigns: compare the baseline's target BASE with the contender's "
+        help="across campaigns: compare the baseline's target BASE with each contender's "
              "CONTENDER (repeatable; other targets pair by name)")] = None,
     allow_different: Annotated[bool, typer.Option(
-        "--allow-different", help="two campaigns: compare them even though their key "
+        "--allow-different", help="across campaigns: compare them even though their key "
         "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
         "warning in the output (default: refuse)")] = False,
     store: Annotated[Optional[str], typer.Option(
