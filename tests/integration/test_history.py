@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,34 @@ def test_the_report_shows_the_history_from_the_store(nights) -> None:
     # the first night has no predecessor: no section
     cli("report", str(first), "--store", url, "--output", str(page))
     assert '<section id="history">' not in page.read_text()
+
+
+def test_the_history_page_draws_in_a_browser(nights, tmp_path) -> None:
+    """--html on the real campaigns, opened in chromium: one trace per target, whiskers."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("needs chromium (apt-get install chromium; 'make test' installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright")
+    first, second, _ = nights
+    page_file = tmp_path / "history.html"
+    cli("history", str(first), str(second), "--metric", "pgbench.tps", "--html",
+        str(page_file))
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_file.as_uri())
+            page.wait_for_selector("div.chart .main-svg", timeout=30000)
+            names = page.evaluate("[...document.querySelector('div.chart').data]"
+                                  ".map(t => t.name)")
+            whiskers = page.evaluate("document.querySelectorAll('div.chart .errorbar').length")
+            symbols = page.evaluate("document.querySelector('div.chart').data[0]"
+                                    ".marker.symbol")
+        finally:
+            browser.close()
+    assert not errors
+    assert sorted(n.split(" @ ")[0] for n in names) == ["ext4", "xfs"]
+    assert whiskers == 4  # 2 campaigns × 2 targets, each with a CI
+    assert symbols == ["circle", "x"]  # ext4 (first, in name order): the second night worse
