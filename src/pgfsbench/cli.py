@@ -101,11 +101,16 @@ def user_errors(func):
 @app.command(short_help="Run a plan and write its report.")
 @user_errors
 def run(
-    plan: Annotated[str, typer.Argument(
-        help="a built-in plan name or a plan file", metavar="PLAN",
-        autocompletion=lambda incomplete: _plan_names(incomplete))] = "quick",
-    results: Annotated[Path, typer.Option("--results", metavar="DIR",
-                                          help="new directory for results")] = ...,
+    plan: Annotated[Optional[str], typer.Argument(
+        help="a built-in plan name or a plan file (default: quick; with --resume: the "
+             "plan the campaign recorded)", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))] = None,
+    results: Annotated[Optional[Path], typer.Option("--results", metavar="DIR",
+                                                    help="new directory for results")] = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        "--resume", metavar="DIR",
+        help="continue the interrupted or killed campaign in DIR: its recorded plan, "
+             "schedule and seed, from the first round that did not end")] = None,
     pg_bin: Annotated[Optional[Path], typer.Option(
         "--pg-bin", metavar="DIR",
         help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
@@ -137,7 +142,16 @@ def run(
     from pgfsbench.postgres.binaries import find_binaries
     from pgfsbench.store.read import load_campaign
 
-    the_plan = load_plan(plan)
+    if (results is None) == (resume is None):
+        raise UserError("give --results DIR for a new campaign, or --resume DIR to continue "
+                        "one (not both)")
+    if resume is not None:
+        results = resume.resolve()
+        the_plan = _resumed_plan(results, plan)
+        if the_plan is None:
+            return
+    else:
+        the_plan = load_plan(plan or "quick")
     bins = find_binaries(pg_bin)
     results = results.resolve()
     if store:  # an unreachable store is refused before anything runs
@@ -147,10 +161,15 @@ def run(
         console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
         console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
                       f"{escape(str(results))}")
+    from pgfsbench.campaign.resume import NothingToResume
+
     try:
         options = Options(results, bins, keep, tuple(allow_format or ()), wipe_signatures, wait)
         with _progress_view(the_plan) as view:
-            status = Campaign(the_plan, options, view).run()
+            status = Campaign(the_plan, options, view, resume=resume is not None).run()
+    except NothingToResume as done:  # it ended while this one waited for the lock
+        console.print(f"nothing to resume: {escape(str(done))}", soft_wrap=True)
+        return
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if (results / "results.db").is_file():
@@ -181,6 +200,22 @@ def run(
         raise typer.Exit(exits.INCOMPLETE)
     if not stored:
         raise typer.Exit(exits.INCOMPLETE)
+
+
+def _resumed_plan(results: Path, plan: str | None):
+    """The plan the campaign in ``results`` recorded (a PLAN given must be the same), or
+    None when it ran to its end: there is nothing to resume (said; exit 0)."""
+    from pgfsbench.campaign.resume import NothingToResume, check_same_plan, stored_plan
+    from pgfsbench.plan.load import load_plan
+
+    try:
+        stored = stored_plan(results)
+    except NothingToResume as done:
+        console.print(f"nothing to resume: {escape(str(done))}", soft_wrap=True)
+        return None
+    if plan is not None:
+        check_same_plan(load_plan(plan), stored, results)
+    return stored
 
 
 def _store_campaign(results: Path, url: str) -> bool:
@@ -236,7 +271,7 @@ def _print_advice(campaign) -> None:
 
 def _what_failed(campaign) -> str:
     """One line: which runs and targets did not complete."""
-    bad_runs = [r for r in campaign.runs if r.status != "ok"]
+    bad_runs = [r for r in campaign.runs if r.status not in ("ok", "superseded")]
     parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] \
         if bad_runs else []
     parts += [f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")

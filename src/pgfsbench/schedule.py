@@ -69,7 +69,7 @@ class Schedule:
     targets: list[str]
     measurements: list[WorkloadBase]
     verdicts: Verdicts = field(default_factory=Verdicts)  # alpha and noise of the decisions
-    seed: int = 0
+    seed: int | None = None  # random order: the plan's, a resumed campaign's, or chosen
     clock: Callable[[], float] = time.monotonic
     started: float | None = None
     visits: list[tuple[int, str]] = field(default_factory=list)
@@ -80,10 +80,16 @@ class Schedule:
     decisions: dict = field(default_factory=dict)  # the latest look's, by comparison
     last_round: int = 0
     loaded: dict[str, int | None] = field(default_factory=dict)  # target → its tables' init
+    resumes: list[dict] = field(default_factory=list)  # each resumption (campaign/resume.py)
+    resettling: bool = False  # a resumed campaign's round 0: it settles re-made targets only
+    reloads_uncounted: bool = False  # reused targets re-made on resume: a reload counts 0
+    plan_sha256: str = ""  # the recorded plan's hash (campaign/resume.py checks it)
 
     def __post_init__(self) -> None:
-        if self.reps.order == "random":
+        if self.seed is None and self.reps.order == "random":
             self.seed = self.reps.seed if self.reps.seed is not None else secrets.randbelow(2**31)
+        elif self.seed is None:
+            self.seed = 0
         self._rng = random.Random(self.seed)
         if self.started is None:
             self.started = self.clock()
@@ -103,26 +109,36 @@ class Schedule:
         return SETTLING if self.settling else 1
 
     # --- what runs -------------------------------------------------------------
-    def order(self, round_no: int, active: list[str]) -> list[str]:
-        """Targets of one round: rotated one step per round, or shuffled (seeded)."""
+    def order(self, round_no: int, active: list[str], record: bool = True) -> list[str]:
+        """Targets of one round: rotated one step per round, or shuffled (seeded).
+        ``record=False`` only looks: the seeded sequence and the visits stay as they are."""
         names = [t for t in self.targets if t in active]
         if self.reps.order == "random":
+            state = self._rng.getstate()
             self._rng.shuffle(names)
+            if not record:
+                self._rng.setstate(state)
         elif names:
             k = (round_no - 1) % len(names)
             names = names[k:] + names[:k]
-        self.visits += [(round_no, n) for n in names]
+        if record:
+            self.visits += [(round_no, n) for n in names]
         return names
 
     def loads_once_in_settling(self, m: WorkloadBase) -> bool:
         """A load that runs once: its run in the settling round is the one that counts
         (the load is its own measurement, not disturbed by a load before it)."""
-        return self.settling and m.type == "pgbench-init" and self.reps.fixed(m) == 1
+        return (self.settling and not self.resettling and m.type == "pgbench-init"
+                and self.reps.fixed(m) == 1)
 
     def repetition(self, m: WorkloadBase, round_no: int) -> int:
         """The repetition a run of ``m`` in ``round_no`` is stored as (0: settling)."""
         if round_no == SETTLING:
             return 1 if self.loads_once_in_settling(m) else SETTLING
+        if self.reloads_uncounted and (m.type, m.label()) in self.stops:
+            # A resumed campaign re-made a reused target: the load it needs again is not
+            # one of the measurement's counted runs (those completed before).
+            return SETTLING
         return round_no
 
     def wanted(self, target: str, round_no: int) -> list[WorkloadBase]:
@@ -191,6 +207,15 @@ class Schedule:
             self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
         # A failed run adds nothing: its round is simply missing from the pairs.
 
+    def restore_sample(self, target: str, m: WorkloadBase, repetition: int,
+                       headline: float | None) -> None:
+        """A counted run stored by an earlier session of a resumed campaign."""
+        cell = (target, m.type, m.label())
+        if headline is not None and math.isfinite(headline):
+            self.samples.setdefault(cell, {})[repetition] = headline
+        else:
+            self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
+
     def drop(self, target: str, round_no: int) -> None:
         """The target cannot be measured any more (provisioning failed)."""
         self.failed.setdefault(target, round_no)
@@ -242,6 +267,7 @@ class Schedule:
             "count": self.reps.count,
             "order": self.reps.order,
             "seed": self.seed if self.reps.order == "random" else None,
+            **({"plan_sha256": self.plan_sha256} if self.plan_sha256 else {}),
             "fresh": self.reps.fresh,
             "settle": self.settling,  # round 0 ran (or would run) uncounted
             "design": ({"alpha": d.alpha, "noise": d.noise, "first_look": d.first_look,
@@ -255,6 +281,7 @@ class Schedule:
                              for (w, lbl), s in self.stops.items()],
             "decisions": [_decision(k, v) for k, v in self.decisions.items()],
             "stops": self._cell_stops(),
+            **({"resumes": self.resumes} if self.resumes else {}),
         }
 
     def _cell_stops(self) -> list[dict]:

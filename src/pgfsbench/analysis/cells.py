@@ -43,6 +43,8 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
     cells: dict[CellKey, Samples] = {}
     failed: dict[tuple[str, str, str], int] = {}
     for run in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
+        if run.status == "superseded":  # run again when the campaign was resumed
+            continue
         if run.status != "ok":
             if run.repetition != 0:  # a failed settling visit costs no sample
                 key3 = (run.target, run.workload, run.label)
@@ -68,5 +70,5 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
 def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     """(target, workload, label) of every run that failed or was interrupted."""
     return {(r.target, r.workload, r.label) for r in campaign.runs
-            if r.status not in ("ok", "running")}
+            if r.status not in ("ok", "running", "superseded")}
 

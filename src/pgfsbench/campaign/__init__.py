@@ -14,5 +14,7 @@ happens (error, Ctrl-C, SIGTERM) the ledger undoes what was acquired.
 - ``machine.py``: the real machine it provisions on (targets, OS settings,
   PostgreSQL), injected so unit tests can pass a fake one;
 - ``options.py``: what the command line decides; ``signals.py``: how a
-  signal becomes an exception that unwinds every cleanup.
+  signal becomes an exception that unwinds every cleanup;
+- ``resume.py``: where an interrupted or killed campaign resumes (``run --resume``),
+  from what it recorded.
 """

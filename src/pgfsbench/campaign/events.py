@@ -32,6 +32,7 @@ class CampaignStarted:
     auto: bool  # stops when every headline comparison is decided, or at the budget
     min_rounds: int = 0  # 'auto': the first look
     max_minutes: float | None = None  # 'auto': the time budget
+    resumed_at: int = 0  # a resumed campaign: the first counted round it runs (0: not one)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
+from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.campaign.signals import signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
@@ -38,7 +39,7 @@ from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.target import PreparedTarget
-from pgfsbench.schedule import Schedule
+from pgfsbench.schedule import SETTLING, Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
 from pgfsbench.workloads import registry
 from pgfsbench.workloads.base import RunContext
@@ -60,6 +61,7 @@ class TargetState:
     provenance: dict | None = None  # from the first visit
     failed: bool = False  # provisioning failed: no more visits
     init_failed: bool = False  # its pgbench tables are not (completely) loaded
+    remade: bool = False  # resumed: its next provisioning is recorded as a re-make
 
 
 class Campaign:
@@ -68,13 +70,17 @@ class Campaign:
     ``observe(event)`` is told what happens (``events.py``), commands included;
     ``machine(campaign)`` makes the provisioner (the real ``Machine`` by default);
     ``run_workload(ctx, workload)`` measures one workload (its type's runner).
+    ``resume=True`` continues the interrupted or killed campaign recorded in the
+    results directory (``resume.py``); ``plan`` is then the plan it recorded.
     """
 
     def __init__(self, plan: Plan, options: Options, observe: ev.Observer = ev.ignore, *,
                  machine: Callable[["Campaign"], Provisioner] = Machine,
-                 run_workload: Runner = run_workload) -> None:
+                 run_workload: Runner = run_workload, resume: bool = False) -> None:
         self.plan = plan
         self.options = options
+        self.resuming = resume
+        self.point: ResumePoint | None = None  # where it resumes, once known
         self.emit = observe
         self.machine = machine(self)
         self.run_workload = run_workload
@@ -104,23 +110,33 @@ class Campaign:
         # results directory that cannot take results.
         self.machine.preflight()
         results_dir = self.options.results_dir
-        check_new_results_dir(results_dir)
-        self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        if self.resuming:
+            self.id = stored_plan_id(results_dir)
+        else:
+            check_new_results_dir(results_dir)
+            self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         with signals_unwind_once(), proc.watching(self._command), \
                 machine_lock(self.id, "campaign", self.options.wait,
                              lambda text: self.emit(ev.Note(text)),
                              plan=self.plan.name, results=str(results_dir)) as lock:
             refuse_leftovers()
+            host = self.machine.host_facts()
+            if self.resuming:  # holding the lock: the campaign cannot be running now
+                self.point = resume_point(results_dir, host, self.options.bins.version)
             self.ledger = Ledger.create(self.id, results_dir)
             self.ledger.add("lock", path=str(lock), holder=self.id)
             status = "failed"
             try:
                 self.user = self.machine.pg_user()
-                self.store = Store.create(results_dir)
-                self.store.start_campaign(self.id, self.plan.name,
-                                          self.plan.model_dump(mode="json"),
-                                          self.machine.host_facts(), __version__)
-                self._run_rounds(self.machine.targets())
+                if self.point is None:
+                    self.store = Store.create(results_dir)
+                    self.store.start_campaign(self.id, self.plan.name,
+                                              self.plan.model_dump(mode="json"), host,
+                                              __version__)
+                    self._run_rounds(self.machine.targets())
+                else:
+                    self.store = Store.reopen(results_dir)
+                    self._resume_rounds()
                 status = self.store.outcome()
             except (Interrupted, KeyboardInterrupt):
                 status = "interrupted"
@@ -164,23 +180,85 @@ class Campaign:
                 continue
             self.specs[spec.name] = spec
             states[spec.name] = TargetState(target_id)
+        self.schedule = Schedule(self.plan.repetitions, list(self.specs),
+                                 self.plan.measurements(), self.plan.verdicts)
+        self.schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
+        self._walk(range(self.schedule.first_round, self.schedule.max_rounds() + 1))
+
+    def _resume_rounds(self) -> None:
+        """Continue the recorded campaign: its targets as recorded, its schedule restored
+        (seed, order, samples, stops), from the first round that did not end."""
+        point, store = self.point, self.store
+        stored = point.campaign
+        for t in stored.targets:
+            if t.status == "skipped":
+                self.emit(ev.TargetSkipped(t.name, t.reason or "skipped"))
+                continue
+            spec = Target.model_validate(t.spec)
+            if t.status != "failed" and (reason := self.machine.unavailable(spec)):
+                raise UserError(f"target '{t.name}' cannot be made here any more ({reason}): "
+                                "the campaign cannot be resumed on this machine as it is")
+            self.specs[t.name] = spec
+            self.states[t.name] = TargetState(t.id, provenance=t.provenance or None,
+                                              remade=bool(t.provenance))
         schedule = self.schedule = Schedule(self.plan.repetitions, list(self.specs),
-                                            self.plan.measurements(), self.plan.verdicts)
+                                            self.plan.measurements(), self.plan.verdicts,
+                                            seed=stored.schedule.get("seed"))
+        schedule.plan_sha256 = plan_hash(stored.plan)
+        restore(schedule, point)
+        for name in schedule.failed:
+            self.states[name].failed = True
+        first = point.first_round(schedule)
+        superseded = store.resume_campaign(point.from_round, settling_again=first == 0)
+        schedule.resumes.append({
+            "at": time.time(), "from_round": point.from_round, "first_round": first,
+            "settling_again": point.settle_again, "superseded_runs": superseded,
+            "spent_minutes": round(point.spent_s / 60, 3), "previous_status": stored.status,
+            "pgfsbench_version": __version__, "host_changes": point.host_changes})
+        store.set_schedule(schedule.describe())
+        self.emit(ev.Note(
+            f"resuming campaign {self.id} ({stored.status}) at round {point.from_round}"
+            + (" after a settling round" if point.settle_again else "")
+            + f": {superseded} earlier run(s) of that round or cut short are kept, not "
+            f"counted; {point.spent_s / 60:.1f} min already spent count toward the budget; "
+            "every target is provisioned again"))
+        for fact, (then, now) in point.host_changes.items():
+            self.emit(ev.Note(f"{fact} changed since the campaign started: {then} -> {now}",
+                              "warning"))
+        rounds = list(range(first, schedule.max_rounds() + 1))
+        if point.settle_again and rounds:  # nothing to settle for when no round is left
+            rounds = [SETTLING] + rounds
+        self._walk(rounds)
+
+    def _walk(self, round_numbers) -> None:
+        """Visit the targets of each round in ``round_numbers``, interleaved, until the
+        schedule is done; records the schedule after every round."""
+        store, states, schedule = self.store, self.states, self.schedule
         rounds = schedule.max_rounds()
         reps = self.plan.repetitions
+        first = round_numbers[0] if len(round_numbers) else schedule.first_round
         self.emit(ev.CampaignStarted(self.id, self.plan.name, tuple(self.specs),
-                                     schedule.first_round, rounds, schedule.auto,
+                                     first, rounds, schedule.auto,
                                      reps.min if schedule.auto else rounds,
-                                     reps.max_minutes if schedule.auto else None))
+                                     reps.max_minutes if schedule.auto else None,
+                                     self.point.from_round if self.point else 0))
+        store.set_schedule(schedule.describe())  # the seed, before anything runs
         # Reused targets stay provisioned across rounds; the ledger still undoes them.
         with contextlib.ExitStack() as kept:
             try:
-                for round_no in range(schedule.first_round, rounds + 1):
-                    active = [t for t in schedule.active_targets(round_no)
+                for i, round_no in enumerate(round_numbers):
+                    resettle = self.point is not None and round_no == SETTLING \
+                        and self.point.settle_again and i == 0
+                    schedule.resettling = resettle
+                    # A resumed settling round settles for the round after it, in its order.
+                    due = round_numbers[i + 1] if resettle else round_no
+                    active = [t for t in schedule.active_targets(due)
                               if not states[t].failed]
                     if not active:
                         break
-                    order = schedule.order(round_no, active)
+                    order = schedule.order(due, active, record=not resettle)
+                    if resettle:
+                        schedule.visits += [(SETTLING, n) for n in order]
                     self.emit(ev.RoundStarted(round_no, rounds, tuple(order)))
                     for name in order:
                         self._visit(name, round_no, rounds, kept)
@@ -216,7 +294,10 @@ class Campaign:
         """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
         spec, st, store = self.specs[name], self.states[name], self.store
         fs = spec.fs or "dir"
-        tdir = self.options.results_dir / "artifacts" / spec.name
+        tdir = self.options.results_dir / "artifacts"
+        if self.point is not None:  # the first session's artifacts stay as they were
+            tdir = tdir / f"resume-{self.point.session}"
+        tdir = tdir / spec.name
         if rounds > 1 or self.schedule.settling:
             tdir = tdir / f"round-{round_no:02d}"  # round-00: the settling round
         try:
@@ -230,6 +311,8 @@ class Campaign:
                     if not self.plan.repetitions.fresh:
                         st.target = target
                     st.init_failed = False  # a fresh filesystem has nothing loaded yet
+                    if st.remade:
+                        self._record_remade(spec, st, target, round_no)
                 settings = visit.enter_context(self.machine.os_settings(spec, target))
                 first = st.provenance is None
                 if first:
@@ -254,6 +337,24 @@ class Campaign:
         except (Interrupted, KeyboardInterrupt):
             store.set_target(st.target_id, "interrupted", "interrupted")
             raise
+
+    def _record_remade(self, spec: Target, st: TargetState, target: PreparedTarget,
+                       round_no: int) -> None:
+        """A resumed campaign made the target again: a new filesystem, which may differ
+        from the one measured before; its provenance says at which round."""
+        st.remade = False
+        fresh = self.machine.provenance(spec, target)
+        remade = {"round": round_no, "session": self.point.session,
+                  "settling_again": round_no == SETTLING,
+                  "why": "the campaign was resumed: the target was provisioned again "
+                         "(a new mkfs)"}
+        changed = sorted(k for k, v in fresh.items()
+                         if k in st.provenance and st.provenance[k] != v)
+        if changed:
+            remade["differs_in"] = changed
+        st.provenance = {**st.provenance,
+                         "remade": [*st.provenance.get("remade", []), remade]}
+        self.store.set_target(st.target_id, "running", provenance=st.provenance)
 
     def _keep_commands(self, target_id: int, target: PreparedTarget, tdir: Path) -> None:
         """Keep each provisioning command (losetup, mkfs, mount) with its output."""
@@ -373,6 +474,13 @@ def _headline(workload, result: WorkloadResult | None) -> ev.Headline | None:
 def _headline_value(workload, result: WorkloadResult | None) -> float | None:
     headline = _headline(workload, result)
     return headline.value if headline else None
+
+
+def stored_plan_id(results_dir: Path) -> str:
+    """The readable id of the campaign recorded in ``results_dir``."""
+    from pgfsbench.store.read import load_campaign
+
+    return load_campaign(results_dir, series=False).id
 
 
 def refuse_leftovers() -> None:

@@ -79,6 +79,9 @@ def campaign_markdown(campaign: Campaign) -> str:
            _tr("status", c.status), _tr("started", _time(c.started)),
            _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
            _tr("pgfsbench", c.version)]
+    from pgfsbench.report.resumes import resumed_text
+
+    out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
     out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
     durability = {t.name: target_durability(t.provenance, t.fs) for t in c.targets}
     table = comparison_table(campaign)
@@ -127,6 +130,8 @@ def _measurement(workload: str, label: str, runs: list[StoredRun],
     metrics: dict[str, tuple[str, bool | None]] = {}  # name → unit, direction
     values: dict[tuple[str, str], list[str]] = {}  # (metric, target) → "r1 123"
     for r in runs:
+        if r.status == "superseded":  # run again on resume: listed below, not a value
+            continue
         for m in r.metrics:
             metrics.setdefault(m.name, (m.unit, m.higher_is_better))
             values.setdefault((m.name, r.target), []).append(f"r{r.repetition} {_number(m.value)}")

@@ -48,6 +48,8 @@ class Forecast:
         if isinstance(event, ev.CampaignStarted):
             self.started = self.done_at = self.clock()
             self.targets = len(event.targets)
+            if event.resumed_at > 1:  # the rounds before it ended in an earlier session
+                self.round = max(self.round, event.resumed_at - 1)
             self.total, self.total_min = self._ahead()
         elif isinstance(event, ev.VisitStarted):
             self.setup = TARGET_SETUP_S if event.provisioning else RESTART_S

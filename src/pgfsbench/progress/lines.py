@@ -57,6 +57,8 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     else:
         rounds = f"{e.most_rounds} round{'s' if e.most_rounds != 1 else ''}"
     settle = "a settling round, then " if e.first_round == 0 else ""
+    if e.resumed_at:
+        rounds = f"resumed at round {e.resumed_at} of {rounds}"
     return f"{targets}: {settle}{rounds}; {estimate}"
 
 

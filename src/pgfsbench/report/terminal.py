@@ -179,7 +179,9 @@ def verdict_mark(cell: Cell) -> str:
 
 def notices(campaign: Campaign) -> list[Notice]:
     """Skipped or failed targets, mount options the kernel ignored or changed, failed runs,
-    and an unfinished campaign."""
+    a resumed or unfinished campaign."""
+    from pgfsbench.report.resumes import resumed_text
+
     out: list[Notice] = []
     if campaign.status != "ok":
         out.append(Notice("warning", "campaign",
@@ -196,8 +198,10 @@ def notices(campaign: Campaign) -> list[Notice]:
             out.append(Notice("warning" if t.status == "skipped" else "error",
                               f"target {t.name} ({t.fs})",
                               f"{t.status}: {t.reason or 'no reason recorded'}"))
+    for resume in campaign.schedule.get("resumes", []):
+        out.append(Notice("warning", "campaign resumed", resumed_text(resume)))
     for r in campaign.runs:
-        if r.status not in ("ok", "running"):
+        if r.status not in ("ok", "running", "superseded"):
             out.append(Notice("error", f"run {r.id} ({r.target}, {r.workload})",
                               f"{r.status}: {r.error or 'no error recorded'}"))
     return out

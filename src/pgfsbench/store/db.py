@@ -118,6 +118,18 @@ class Store:
         conn.row_factory = sqlite3.Row
         return cls(results_dir, conn)
 
+    @classmethod
+    def reopen(cls, results_dir: Path) -> "Store":
+        """Open a campaign's results to resume it: writable, with its reserve made again."""
+        store = cls.open(results_dir, writable=True)
+        try:
+            _make_reserve(results_dir / RESERVE_NAME)
+        except OSError as exc:
+            store.close()
+            raise UserError(f"cannot write to {results_dir}: {exc.strerror}; free space "
+                            "there, then resume") from None
+        return store
+
     def close(self) -> None:
         self.conn.close()
 
@@ -153,6 +165,23 @@ class Store:
              str(uuid.uuid4()), SCHEMA_VERSION))
 
     @_writes
+    def resume_campaign(self, from_round: int, settling_again: bool = False) -> int:
+        """Mark the campaign running again; the runs that will be run again (those of
+        ``from_round`` on, the settling round's when it runs again from the start, and
+        any cut short) become 'superseded': kept, never counted. Returns how many."""
+        why = f"run again when the campaign was resumed at round {from_round}"
+        with self.conn:
+            self.conn.execute("BEGIN")
+            cur = self.conn.execute(
+                "UPDATE runs SET status='superseded', error=? || ' (was ' || status || "
+                "COALESCE(': ' || error, '') || ')' WHERE status != 'superseded' AND "
+                "(repetition >= ? OR (repetition = 0 AND ?) "
+                "OR status IN ('running', 'interrupted'))",
+                (why, from_round, int(settling_again)))
+            self.conn.execute("UPDATE campaign SET status='running', ended=NULL")
+        return cur.rowcount
+
+    @_writes
     def set_schedule(self, schedule: dict) -> None:
         self.conn.execute("UPDATE campaign SET schedule_json=?", (json.dumps(schedule),))
 
@@ -176,7 +205,8 @@ class Store:
     def outcome(self) -> str:
         """How a campaign that ran to its end went, from what is recorded: 'ok' when
         every target and run completed, 'partial' when some runs did, else 'failed'."""
-        runs = dict(self.conn.execute("SELECT status, count(*) FROM runs GROUP BY status"))
+        runs = dict(self.conn.execute("SELECT status, count(*) FROM runs WHERE status != "
+                                      "'superseded' GROUP BY status"))
         targets = dict(self.conn.execute(
             "SELECT status, count(*) FROM targets GROUP BY status"))
         ok = runs.get("ok", 0)
