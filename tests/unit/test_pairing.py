@@ -205,3 +205,16 @@ def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> 
     refused = cli("compare", str(before), str(after), str(odd))
     assert refused.exit_code == 2 and "odd: refusing to compare" in refused.stderr
     assert "xfs: fs: ext4 (baseline) vs btrfs (contender)" in refused.stderr
+
+
+def test_columns_are_told_apart(tmp_path, before_after) -> None:
+    from pgfsbench.analysis.pairing import column_names
+
+    before = load_campaign(before_after[0])
+    twice = column_names(before, load_campaign(before_after[0]))
+    assert twice == ("before#1", "before#2")  # the same campaign given twice
+    other = load_campaign(stored(tmp_path / "before", {"ext4": 1.0}))
+    assert column_names(before, other) == (f"before@{before.uuid[:8]}",
+                                           f"before@{other.uuid[:8]}")
+    after = load_campaign(before_after[1])
+    assert column_names(before, after, before) == ("before#1", "after", "before#3")

@@ -89,14 +89,12 @@ def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str],
 def column_names(*campaigns: Campaign) -> tuple[str, ...]:
     """One column per campaign: its directory name, told apart when two are alike (by
     UUID prefix; the same campaign given twice, by position)."""
-    names = [c.results_dir.name or c.id for c in campaigns]
-    if len(set(names)) < len(names):
-        names = [n if names.count(n) == 1 else f"{n}@{c.uuid[:8] or c.id}"
-                 for n, c in zip(names, campaigns)]
-    if len(set(names)) < len(names):
-        names = [n if names.count(n) == 1 else f"{n}#{i}"
-                 for i, n in enumerate(names, start=1)]
-    return tuple(names)
+    dirs = [c.results_dir.name or c.id for c in campaigns]
+    names = [n if dirs.count(n) == 1 else f"{n}@{c.uuid[:8] or c.id}"
+             for n, c in zip(dirs, campaigns)]
+    # Still alike: the same campaign given twice; its directory name and position.
+    return tuple(n if names.count(n) == 1 else f"{d}#{i}"
+                 for i, (n, d) in enumerate(zip(names, dirs), start=1))
 
 
 def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = None,
