@@ -279,11 +279,12 @@ def _what_failed(campaign) -> str:
     return "; ".join(parts) + ("; the report lists each" if parts else "")
 
 
-def _write_report(results: Path, campaign=None, output: Path | None = None) -> Path:
+def _write_report(results: Path, campaign=None, output: Path | None = None,
+                  history: list | None = None) -> Path:
     from pgfsbench.report.html import write_report
 
     try:
-        return write_report(results, campaign, output)
+        return write_report(results, campaign, output, history)
     except OSError as exc:
         where = output or results
         raise UserError(f"cannot write the report in {where}: {exc.strerror}; the results "
@@ -306,14 +307,24 @@ def report(
         "--output", "-o", metavar="FILE",
         help="write the report here instead of RESULTS/report.html (for a read-only "
              "results directory)")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", metavar="URL", help="add a history section: this campaign after the "
+        "earlier campaigns of its plan in this PostgreSQL results store")] = None,
 ) -> None:
     """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""  # noqa: E501
     from pgfsbench.store.read import load_campaign
+    from pgfsbench.store.url import check_store_url
 
+    url = check_store_url(store) if store else None
     campaign = load_campaign(results)
+    history = None
+    if url is not None:
+        from pgfsbench.report.history_section import campaign_history
+
+        history = campaign_history(campaign, url)
     if verbosity > QUIET:
         _print_summary(campaign, results)
-    console.print(f"report: {_write_report(results, campaign, output)}")
+    console.print(f"report: {_write_report(results, campaign, output, history)}")
 
 
 @app.command(short_help="Print a results directory's summary, or every metric.")
@@ -381,14 +392,29 @@ def advise(
     sys.stdout.write(render(make_advice(load_campaign(results), target)))
 
 
-@app.command(short_help="Compare targets or results directories, benchstat style.")
+@app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
 @user_errors
 def compare(
-    results: Annotated[list[Path], typer.Argument(help="one or more results directories",
-                                                  metavar="RESULTS")],
+    results: Annotated[list[str], typer.Argument(
+        help="one results directory (its targets compared), or several campaigns, the "
+             "baseline then its contenders (e.g. one per host): results directories or, "
+             "with --store, campaign UUIDs/ids",
+        metavar="RESULTS")],
     baseline: Annotated[Optional[str], typer.Option(
-        "--baseline", metavar="NAME", help="the column the others are compared with (default: the plan's "
-                           "[verdicts] baseline, else the first target)")] = None,
+        "--baseline", metavar="NAME", help="one campaign: the column the others are compared "
+                           "with (default: the plan's [verdicts] baseline, else the first target)"
+                           )] = None,
+    pair: Annotated[Optional[list[str]], typer.Option(
+        "--pair", metavar="BASE=CONTENDER",
+        help="across campaigns: compare the baseline's target BASE with each contender's "
+             "CONTENDER (repeatable; other targets pair by name)")] = None,
+    allow_different: Annotated[bool, typer.Option(
+        "--allow-different", help="across campaigns: compare them even though their key "
+        "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
+        "warning in the output (default: refuse)")] = False,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", metavar="URL", help="read campaigns named by UUID or id from this "
+        "PostgreSQL results store")] = None,
     metric: Annotated[Optional[str], typer.Option(
         "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
@@ -406,16 +432,13 @@ def compare(
              "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
              "fail. The rows checked are the ones shown (--metric)")] = None,
 ) -> None:
-    """Compare targets (within one results directory or across several) with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. Targets of one campaign are compared within its rounds (paired); directories whose rounds do not correspond, as independent samples."""  # noqa: E501
-    from pgfsbench.analysis.combine import combined_source
+    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
     from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.analysis.table import build_table
-    from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.export.formats import pick
-    from pgfsbench.export.output import COMPARISON, Comparison
+    from pgfsbench.export.output import COMPARISON
     from pgfsbench.plan.model import Verdicts
-    from pgfsbench.report.compare import select_rows
-    from pgfsbench.store.read import load_campaign
+    from pgfsbench.store.sources import load_named
+    from pgfsbench.store.url import check_store_url
 
     output = pick(format, COMPARISON)
     threshold = None if fail_if_worse is None else parse_threshold(fail_if_worse)
@@ -423,34 +446,60 @@ def compare(
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
     if noise is not None and not 0 <= noise < 1:
         raise UserError(f"--noise must be between 0 and 1, not {noise}")
-    campaigns = [load_campaign(r) for r in results]
-    source, durability = combined_source(campaigns)
-    if baseline is not None and baseline not in source.columns:
-        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
-                        f"{', '.join(source.columns)})")
+    campaigns = load_named(results, check_store_url(store) if store else None)
     settings = campaigns[0].plan.get("verdicts") or {}
-    if baseline is None and settings.get("baseline") in source.columns:
-        baseline = settings["baseline"]
-    table = build_table(source, baseline,
-                        alpha if alpha is not None else settings.get("alpha", Verdicts().alpha),
-                        noise if noise is not None else settings.get("noise", Verdicts().noise))
-    rows = select_rows(table, metric)
-    if not rows:
-        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
-    title = " vs ".join(c.plan_name for c in campaigns)
-    lines = verdict_lines(table, durability)
-    if len(campaigns) == 1:  # columns are its target names: its runs' caveats apply
-        from pgfsbench.analysis.caveats import fill_verdict_caveats
+    alpha = alpha if alpha is not None else settings.get("alpha", Verdicts().alpha)
+    noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
+    if len(campaigns) == 1:
+        if pair or allow_different:
+            raise UserError("--pair and --allow-different compare campaigns: give a "
+                            "baseline and a contender")
+        comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
+    else:
+        from pgfsbench.analysis.pairing import pairings, parse_pairs
+        from pgfsbench.report.cross_compare import cross_comparison
 
-        fill_verdict_caveats(lines, campaigns[0])
-    output.write(COMPARISON, Comparison(table, rows, lines, title), sys.stdout)
+        if baseline is not None:
+            raise UserError("--baseline picks a column of one campaign; with several, the "
+                            "first is the baseline (pair targets with --pair BASE=CONTENDER)")
+        group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []),
+                         allow_different)
+        comparison = cross_comparison(group, alpha, noise, metric)
+        for warning in comparison.warnings:
+            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if not comparison.rows:
+        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
+    output.write(COMPARISON, comparison, sys.stdout)
     if threshold is not None:  # after the comparison: the job's log shows the evidence
         sys.stdout.flush()
-        verdict = gate(table, rows, threshold)
+        verdict = gate(comparison.table, comparison.rows, threshold)
         err.print(escape(verdict.summary()), style=None if verdict.ok else "red",
                   soft_wrap=True)
         if not verdict.ok:
             raise typer.Exit(exits.WORSE)
+
+
+def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
+                  metric: str | None):
+    """One campaign's targets compared within its rounds."""
+    from pgfsbench.analysis.caveats import fill_verdict_caveats
+    from pgfsbench.analysis.durability import target_durability
+    from pgfsbench.analysis.table import campaign_source, build_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.export.output import Comparison
+    from pgfsbench.report.compare import select_rows
+
+    source = campaign_source(campaign)
+    if baseline is not None and baseline not in source.columns:
+        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
+                        f"{', '.join(source.columns)})")
+    settings = campaign.plan.get("verdicts") or {}
+    if baseline is None and settings.get("baseline") in source.columns:
+        baseline = settings["baseline"]
+    table = build_table(source, baseline, alpha, noise)
+    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    return Comparison(table, select_rows(table, metric), lines, campaign.plan_name)
 
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
@@ -509,6 +558,55 @@ def list_(
         list_text(summaries, console)
     if skipped:
         raise typer.Exit(exits.INCOMPLETE)
+
+
+@app.command(short_help="A metric of a target over campaigns, with regression marks.")
+@user_errors
+def history(
+    results: Annotated[Optional[list[Path]], typer.Argument(
+        help="results directories, or directories holding them", metavar="DIR")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    target: Annotated[Optional[str], typer.Option(
+        "--target", metavar="NAME", help="only this target (default: every target)")] = None,
+    metric: Annotated[Optional[str], typer.Option(
+        "--metric", metavar="GLOB", help="metric name or glob (default: each measurement's "
+                                         "headline metric)")] = None,
+    plan: Annotated[Optional[str], typer.Option(
+        "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help="text, json or csv")] = "text",
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
+                                       "of each metric over the campaigns")] = None,
+) -> None:
+    """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""  # noqa: E501
+    from pgfsbench.analysis.history import history as build_history
+    from pgfsbench.report.history import FORMATS, write_csv, write_json, write_text
+    from pgfsbench.store.sources import campaigns
+    from pgfsbench.store.url import check_store_url
+
+    if format not in FORMATS:
+        raise UserError(f"unknown history format '{format}' (available: {', '.join(FORMATS)})")
+    if not results and not store:
+        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    if html is not None and not html.parent.is_dir():
+        raise UserError(f"--html {html}: no directory {html.parent}")
+    found = list(campaigns(results or [], check_store_url(store) if store else None,
+                           skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]",
+                                                      soft_wrap=True)))
+    series = build_history(found, target, metric, plan)
+    if format == "json":
+        write_json(series, sys.stdout)
+    elif format == "csv":
+        write_csv(series, sys.stdout)
+    else:
+        write_text(series, console)
+    if html is not None:
+        from pgfsbench.report.chart_history import write_history_page
+
+        write_history_page(series, html)
+        err.print(f"wrote {escape(str(html))}", soft_wrap=True)
 
 
 @app.command(short_help="What this machine can do, and how to fix what is missing.")

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from pgfsbench.analysis.cells import CellKey, collect
-from pgfsbench.analysis.combine import combined_source
-from pgfsbench.analysis.table import build_table, comparison_table
+from pgfsbench.analysis.pairing import paired_table, pairing
+from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts import WINNER, verdict_lines
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.report.html import write_report
@@ -60,19 +60,15 @@ def test_the_settling_round_is_counted_but_never_a_sample(tmp_path: Path) -> Non
 def test_rounds_of_different_campaigns_are_not_paired(tmp_path: Path) -> None:
     one = load_campaign(_campaign(tmp_path / "one", "c1"))
     two = load_campaign(_campaign(tmp_path / "two", "c2", fresh=True))
-    source, _ = combined_source([one, two])
-    assert source.design is None
-    table = build_table(source, "one/fdatasync", 0.05, 0.02)
-    row = table.rows[0]
-    assert row.cells["one/fsync"].comparison.paired is not None  # same campaign: paired
-    other = row.cells["two/fdatasync"].comparison
+    table = paired_table(pairing(one, two), 0.05, 0.02)
+    assert table.targets == ["one", "two"] and table.design.first_look == 1
+    other = table.rows[0].cells["two"].comparison
     assert other.paired is None and other.n_base == 8  # another campaign: independent
-    assert table.paired and table.unpaired
-    # the same campaign given twice keeps its rounds
-    again, _ = combined_source([one, load_campaign(tmp_path / "one")])
-    assert again.design is not None
-    twin = build_table(again, None, 0.05, 0.02).rows[0].cells
-    assert all(c.comparison is None or c.comparison.paired is not None for c in twin.values())
+    assert table.unpaired and not table.paired
+    # the same campaign given twice: two sides, never paired by round either
+    again = paired_table(pairing(one, load_campaign(tmp_path / "one")), 0.05, 0.02)
+    assert all(c.comparison is None or c.comparison.paired is None
+               for r in again.rows for c in r.cells.values())
 
 
 def test_a_campaign_cut_short_is_judged_at_its_last_round(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@
 row with the metric cells empty), its parameters one ``param.NAME`` column each.
 ``compare``: one row per measurement × contender, with both sides' medians, CIs and n,
 the ratio with its CI, the mark and the decision (the verdict sentences are prose:
-text, Markdown and JSON carry them).
+text, Markdown and JSON carry them), and on every row the key provenance differences a
+comparison of campaigns was allowed despite (``warnings``, "; "-joined; empty when
+none): a spreadsheet cannot miss them.
 
 Cells hold plain values: numbers as Python writes them back losslessly (``float(cell)``
 is the stored value), a unit in its own column, yes/no for flags, and an empty cell
@@ -33,7 +35,7 @@ COMPARISON_COLUMNS = [
     "contender", "contender_status", "contender_median", "contender_ci_low",
     "contender_ci_high", "contender_n",
     "ratio", "ratio_ci_low", "ratio_ci_high", "design", "p_value", "p_adjusted",
-    "mark", "decision", "reason"]
+    "mark", "decision", "reason", "warnings"]
 
 
 def write_campaign(campaign: Campaign, out: TextIO) -> None:
@@ -58,11 +60,13 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COMPARISON_COLUMNS)
     contenders = [t for t in table.targets if t != table.baseline]
+    warnings = "; ".join(comparison.warnings)
     for row in comparison.rows:
         base = row.cells[table.baseline] if table.baseline is not None else None
         # One column only: its figures all the same, with no contender.
         for target in contenders or [None]:
-            w.writerow(cell(v) for v in comparison_row(row, table.baseline, base, target))
+            w.writerow(cell(v) for v in comparison_row(row, table.baseline, base, target)
+                       + [warnings])
 
 
 FORMAT = OutputFormat("csv", "csv", "text/csv", {EXPORT: write_campaign,

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
     from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 
-SCHEMA_VERSION = 1
+# 2: compare of several campaigns pairs targets (columns are the campaigns, row labels
+# start with the target pair) instead of one column per directory/target.
+SCHEMA_VERSION = 2
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 
 
@@ -60,8 +62,15 @@ def _header(kind: str) -> dict[str, Any]:
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
     """What ``compare --format json`` writes."""
-    return {**_header(COMPARISON), "title": comparison.title,
-            **comparison_data(comparison.table, comparison.rows, comparison.verdicts)}
+    doc = {**_header(COMPARISON), "title": comparison.title,
+           **comparison_data(comparison.table, comparison.rows, comparison.verdicts)}
+    if comparison.campaigns:  # a baseline campaign vs contender campaigns
+        doc["campaigns"] = [_clean(c) for c in comparison.campaigns]
+        doc["pairs"] = [{"baseline": b, "contender": c, "column": col}
+                        for b, c, col in comparison.pairs]
+    doc["warnings"] = list(comparison.warnings)
+    doc["notes"] = list(comparison.notes)
+    return doc
 
 
 def campaign_data(campaign: Campaign) -> dict[str, Any]:

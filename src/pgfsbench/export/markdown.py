@@ -21,7 +21,12 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
+    head = [f"> ⚠ **{w}**" for w in comparison.warnings]
+    if head:
+        out.write("\n".join(head) + "\n\n")
     out.write(comparison_markdown(comparison.table, comparison.rows, comparison.verdicts))
+    if comparison.notes:
+        out.write("\n".join(f"- ⓘ {n}" for n in comparison.notes) + "\n")
 
 
 def write_campaign(campaign: Campaign, out: TextIO) -> None:

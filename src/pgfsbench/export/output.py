@@ -32,6 +32,14 @@ class Comparison:
     rows: list[Row]
     verdicts: list[VerdictLine]
     title: str = ""  # the plans compared, for a format that shows a title
+    # Across campaigns (a baseline vs contenders): each side's facts (role, column,
+    # uuid, id, plan, host, started, source), the target pairs (baseline target,
+    # contender target, contender column), key differences that were allowed (every
+    # format shows them) and other differences noted.
+    campaigns: tuple[dict, ...] = ()
+    pairs: tuple[tuple[str, str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

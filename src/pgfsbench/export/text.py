@@ -26,6 +26,8 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
     from pgfsbench.report.terminal import direction_arrow, row_scale
 
     table, title = comparison.table, comparison.title
+    for warning in comparison.warnings:  # before the numbers they qualify
+        console.print(Text(f"⚠ {warning}", style="red bold"))
     rt = RichTable(title=title or None, title_justify="left")
     rt.add_column("measurement · metric", overflow="fold")
     rt.add_column("", justify="center")
@@ -51,4 +53,6 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
             console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
         for caveat in v.caveats:
             console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    for note in comparison.notes:
+        console.print(Text(f"ⓘ {note}", style="yellow"))
     console.print(Text(footer(table), style="dim"))

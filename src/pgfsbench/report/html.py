@@ -39,14 +39,15 @@ REPORT_NAME = "report.html"
 
 
 def write_report(results_dir: Path, campaign: Campaign | None = None,
-                 output: Path | None = None) -> Path:
+                 output: Path | None = None, history: list | None = None) -> Path:
     """Render ``results_dir/report.html`` (or ``output``) from the stored results;
-    returns its path. ``campaign``, when given, is results_dir already loaded.
+    returns its path. ``campaign``, when given, is results_dir already loaded;
+    ``history``, the ``analysis.history.Series`` it ends (a section of their own).
 
     A full or read-only filesystem raises OSError and leaves any earlier report as it was.
     """
     campaign = campaign or load_campaign(results_dir)
-    html = render_report(campaign)
+    html = render_report(campaign, history or [])
     out = output or results_dir / REPORT_NAME
     # Temp file in the same directory, then rename: a reader never sees half a report.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".report-", suffix=".html.tmp")
@@ -61,7 +62,7 @@ def write_report(results_dir: Path, campaign: Campaign | None = None,
     return out
 
 
-def render_report(campaign: Campaign) -> str:
+def render_report(campaign: Campaign, history: list | None = None) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("pgfsbench.report", "templates"),
         autoescape=True,  # every string here came from a tool's output or a plan file
@@ -80,6 +81,12 @@ def render_report(campaign: Campaign) -> str:
     first = {w: i for i, w in reversed(list(enumerate(r.workload for r in shared.rows)))}
     table = dataclasses.replace(shared, rows=sorted(shared.rows, key=lambda r: first[r.workload]))
     figures = render_figures(campaign)
+    history_figures = []
+    if history:
+        from pgfsbench.report.chart_history import history_charts
+        from pgfsbench.report.history import point_texts
+
+        history_figures = history_charts(history)
     return env.get_template("report.html.j2").render(
         c=campaign,
         advice=advise(campaign),
@@ -92,9 +99,12 @@ def render_report(campaign: Campaign) -> str:
         outcome_text=OUTCOME_TEXT,
         # charts.Chart objects: id, title, caption, html (the div and its JSON spec).
         figures=figures,
+        # This campaign after its predecessors of the plan in a store (report --store).
+        history=[(s, point_texts(s)) for s in history or []],
+        history_figures=history_figures,
         # The library and the init script, once in <head>; none without a chart.
-        plotly_js=Markup(plotly_js()) if figures else "",
-        charts_init_js=Markup(CHARTS_INIT_JS) if figures else "",
+        plotly_js=Markup(plotly_js()) if figures or history_figures else "",
+        charts_init_js=Markup(CHARTS_INIT_JS) if figures or history_figures else "",
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
         durability=durabilities(campaign),

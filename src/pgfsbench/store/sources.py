@@ -60,3 +60,15 @@ def campaigns(dirs: list[Path], store_url: str | None, series: bool = False,
         for row in pg.campaigns():
             rows, results_dir = pg.rows(row["uuid"], series)
             yield campaign_from_rows(rows, results_dir), shown(store_url)
+
+
+def load_named(names: list[str], store_url: str | None, series: bool = False) -> list[Campaign]:
+    """Campaigns named on a command line: a results directory, or with a store, a
+    campaign UUID or id (or a unique prefix) in it; a directory wins over an id."""
+    out = []
+    for name in names:
+        if store_url is None or Path(name).is_dir():
+            out.append(load_campaign(Path(name), series=series))
+        else:
+            out.append(load_campaign(store_url, name, series=series))
+    return out

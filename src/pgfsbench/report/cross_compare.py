@@ -1,0 +1,46 @@
+"""``pgfsbench compare BASELINE CONTENDER...``: campaigns as one Comparison.
+
+The pairing and the provenance check are ``analysis/pairing.py``; here, what the
+output formats get: the table's rows, the verdicts, a title naming the sides,
+the facts of each side, and the warnings and notes every format shows (each
+prefixed with its contender's column when there are several).
+"""
+
+from __future__ import annotations
+
+from pgfsbench.analysis.pairing import Pairing, paired_table
+from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.export.output import Comparison
+from pgfsbench.report.compare import select_rows
+from pgfsbench.store.read import Campaign
+
+
+def side_facts(role: str, column: str, c: Campaign) -> dict:
+    return {"role": role, "column": column, "uuid": c.uuid, "id": c.id, "plan": c.plan_name,
+            "started": c.started, "host": c.host.get("hostname"),
+            "results_dir": str(c.results_dir)}
+
+
+def _side(c: Campaign, column: str) -> str:
+    return f"{column} ({c.plan_name}, {c.host.get('hostname', '?')})"
+
+
+def cross_comparison(group: list[Pairing], alpha: float, noise: float,
+                     metric: str | None) -> Comparison:
+    table = paired_table(group, alpha, noise)
+    rows = select_rows(table, metric)
+    first = group[0]
+    several = len(group) > 1
+    title = (f"baseline {_side(first.baseline, first.names[0])} vs contender"
+             f"{'s' if several else ''} "
+             + ", ".join(_side(p.contender, p.names[1]) for p in group))
+    facts = [side_facts("baseline", first.names[0], first.baseline)]
+    facts += [side_facts("contender", p.names[1], p.contender) for p in group]
+
+    def who(p: Pairing, text: str) -> str:
+        return f"{p.names[1]}: {text}" if several else text
+
+    return Comparison(table, rows, verdict_lines(table, {}), title, tuple(facts),
+                      tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
+                      tuple(who(p, w) for p in group for w in p.warnings),
+                      tuple(who(p, n) for p in group for n in p.notes))

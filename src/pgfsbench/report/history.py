@@ -1,0 +1,137 @@
+"""``pgfsbench history``: each series as a table (text), or as JSON or CSV data.
+
+One line per campaign: when it started, its campaign id, host, median ± 95% CI, n,
+and against the previous campaign of the same plan the ratio with its CI and the
+mark ``compare`` would print (``+`` better, ``−`` worse, ``≈`` equivalent,
+``?`` inconclusive), or why it was not compared.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from pgfsbench import __version__
+from pgfsbench.analysis.history import Point, Series
+from pgfsbench.export.csv import cell as csv_cell
+from pgfsbench.export.text import MARK_STYLE
+from pgfsbench.report.compare import diff_text
+from pgfsbench.report.terminal import format_value
+
+FORMATS = ("text", "json", "csv")
+CSV_COLUMNS = ["target", "host", "workload", "label", "metric", "unit", "direction",
+               "campaign", "uuid", "plan", "started", "source", "median", "ci_low", "ci_high",
+               "n", "previous", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",
+               "mark", "decision", "reason", "note"]
+
+
+def when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
+
+
+def write_text(series: list[Series], console: Console) -> None:
+    for s in series:
+        scale = max(p.cell.value for p in s.points)
+        rt = RichTable(title=f"{s.title} [{s.unit}]", title_justify="left")
+        for name in ("started", "campaign", "plan", "median ± 95% CI", "n",
+                     "vs previous"):
+            rt.add_column(name, justify="right" if name in ("n",) else "left",
+                          overflow="fold")
+        for p in s.points:
+            ratio, mark = diff_text(p.against, short=True) if p.against is not None \
+                else ("", "")
+            versus = f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—")
+            rt.add_row(when(p.campaign.started), p.campaign.id, p.campaign.plan_name,
+                       _value(p, scale), str(p.cell.n),
+                       Text(versus, style=MARK_STYLE.get(mark[:1], "")))
+        console.print(rt)
+    console.print(Text("Medians over each campaign's rounds with the 95% CI of the median "
+                       "(bootstrap). Each campaign is compared with the previous one of the "
+                       "same plan as compare does across two campaigns: independent samples "
+                       "(rounds of two campaigns do not correspond), ratio of medians with a "
+                       "bootstrap CI, Mann-Whitney U; + better, − worse, ≈ equivalent, "
+                       "? inconclusive.", style="dim"))
+
+
+def _value(p: Point, scale: float) -> str:
+    text = format_value(p.cell.value, scale)
+    if p.cell.ci is not None:
+        text += f" [{format_value(p.cell.ci[0], scale)}, {format_value(p.cell.ci[1], scale)}]"
+    return text
+
+
+def point_data(p: Point) -> dict[str, Any]:
+    c = p.against.comparison if p.against is not None else None
+    v = p.against.verdict if p.against is not None else None
+    return {
+        "campaign": p.campaign.id, "uuid": p.campaign.uuid, "plan": p.campaign.plan_name,
+        "started": p.campaign.started, "source": p.source,
+        "median": p.cell.value, "ci95": list(p.cell.ci) if p.cell.ci else None,
+        "n": p.cell.n,
+        "previous": p.previous.campaign.id if p.previous is not None else None,
+        "vs_previous": None if c is None else {
+            "ratio": c.ratio,
+            "ratio_ci95": [c.ci_low, c.ci_high] if c.ci_low is not None else None,
+            "p_value": c.p_value, "p_adjusted": p.against.p_adjusted,
+            "verdict": v.kind if v else None, "mark": v.mark if v else None,
+            "reason": v.reason if v else None},
+        "note": p.note or None,
+    }
+
+
+def series_data(s: Series) -> dict[str, Any]:
+    return {"target": s.target, "host": s.host, "workload": s.workload, "label": s.label,
+            "metric": s.metric, "unit": s.unit,
+            "direction": {True: "higher", False: "lower", None: "none"}[s.higher_is_better],
+            "points": [point_data(p) for p in s.points]}
+
+
+def write_json(series: list[Series], out: TextIO) -> None:
+    json.dump({"pgfsbench_version": __version__, "kind": "history",
+               "series": [series_data(s) for s in series]}, out, indent=2, default=_plain)
+    out.write("\n")
+
+
+def _plain(value: object) -> object:
+    if hasattr(value, "item"):  # a numpy scalar
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def write_csv(series: list[Series], out: TextIO) -> None:
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for s in series:
+        direction = series_data(s)["direction"]
+        for p in s.points:
+            d = point_data(p)
+            vs = d["vs_previous"] or {}
+            ci = d["ci95"] or [None, None]
+            rci = vs.get("ratio_ci95") or [None, None]
+            w.writerow(csv_cell(v) for v in [
+                s.target, s.host, s.workload, s.label, s.metric, s.unit,
+                "" if direction == "none" else direction,
+                d["campaign"], d["uuid"], d["plan"], d["started"], d["source"], d["median"],
+                ci[0], ci[1], d["n"], d["previous"], vs.get("ratio"), rci[0], rci[1],
+                vs.get("p_adjusted"), vs.get("mark"), vs.get("verdict"), vs.get("reason"),
+                d["note"]])
+
+
+def point_texts(s: Series) -> list[dict[str, str]]:
+    """Each point's cells as the text table shows them (the report's history section)."""
+    scale = max(p.cell.value for p in s.points)
+    out = []
+    for p in s.points:
+        ratio, mark = diff_text(p.against) if p.against is not None else ("", "")
+        out.append({"started": when(p.campaign.started), "campaign": p.campaign.id,
+                    "value": _value(p, scale), "n": str(p.cell.n),
+                    "versus": f"{ratio} {mark}".strip() or p.note
+                    or ("" if p.previous else "—"),
+                    "mark": mark[:1]})
+    return out

@@ -1,0 +1,220 @@
+"""`compare BASELINE CONTENDER`: two stored campaigns, each target paired with its own.
+
+Stored campaigns (written by Store, read back like any results directory) of one plan
+whose targets' tps are a known level times round-to-round jitter: the contender's
+targets a known factor of the baseline's. Pairing by name and by --pair, the
+unpaired statistics and marks, the provenance refusal and --allow-different's
+warning in every output format, and --fail-if-worse across campaigns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from pgfsbench import exits
+from pgfsbench.analysis.pairing import paired_table, pairing, parse_pairs
+from pgfsbench.cli import app
+from pgfsbench.errors import UserError
+from pgfsbench.export.json import schema
+from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.store.db import Store
+from pgfsbench.store.read import load_campaign
+
+JITTER = [1.004, 0.997, 1.002, 0.996, 1.003, 0.998, 1.001, 0.999]
+WORKLOADS = [{"type": "pgbench", "clients": 4, "duration": 10}]
+
+
+def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
+           plan: str = "nightly", specs: dict[str, dict] | None = None,
+           pg: str = "17.2", workloads: list[dict] | None = None, rounds: int = 6,
+           host: str = "db1") -> Path:
+    """A campaign of ``plan``: each target's tps 1000 × its factor × jitter per round."""
+    store = Store.create(results)
+    store.start_campaign(f"c-{results.name}", plan,
+                         {"name": plan, "workloads": workloads or WORKLOADS},
+                         {"hostname": host, "kernel": "6.8.0"}, "0.1.0")
+    if started:
+        store.conn.execute("UPDATE campaign SET started = ?", (started,))
+    for pos, (name, factor) in enumerate(targets.items()):
+        spec = {"name": name, "kind": "loop", "fs": "ext4", "size": "1G", "mount": "noatime",
+                **(specs or {}).get(name, {})}
+        tid = store.add_target(name, pos, "loop", spec["fs"], spec)
+        store.set_target(tid, "ok", provenance={"kind": "loop", "fs": spec["fs"],
+                                                "postgres_version": pg,
+                                                "effective_mount_options": ["rw"]})
+        for r in range(1, rounds + 1):
+            tps = 1000 * factor * JITTER[(r + pos * 3) % len(JITTER)]
+            run = store.start_run(tid, "pgbench", (workloads or WORKLOADS)[0], repetition=r)
+            store.add_result(run, tid, WorkloadResult([
+                Metric("pgbench.tps", tps, "tx/s", True),
+                Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False)]))
+    store.end_campaign("ok")
+    store.close()
+    return results
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
+
+
+@pytest.fixture(scope="module")
+def before_after(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("pairs")
+    return (stored(root / "before", {"ext4": 1.0, "xfs": 1.2}, started=1000),
+            stored(root / "after", {"ext4": 0.8, "xfs": 1.2}, started=2000))
+
+
+def _tps(table, pair: str):
+    return next(r for r in table.rows if r.metric == "pgbench.tps" and r.label == pair)
+
+
+def test_the_same_target_is_paired_and_the_slowdown_marked(before_after) -> None:
+    before, after = map(load_campaign, before_after)
+    p = pairing(before, after)
+    assert p.pairs == [("ext4", "ext4"), ("xfs", "xfs")] and p.names == ("before", "after")
+    table = paired_table(p, 0.05, 0.02)
+    assert table.targets == ["before", "after"] and table.baseline == "before"
+    ext4 = _tps(table, "ext4").cells["after"]
+    assert ext4.verdict.kind == "worse" and ext4.comparison.paired is None
+    assert ext4.comparison.ratio == pytest.approx(0.8, abs=0.01)
+    assert "unpaired, 6 and 6 runs" in ext4.verdict.reason
+    xfs = _tps(table, "xfs").cells["after"]
+    assert xfs.verdict.kind == "equivalent" and xfs.comparison.ratio == pytest.approx(1.0)
+    assert table.unpaired and not table.paired  # rounds of two campaigns never pair
+
+
+def test_a_mapping_pairs_other_names(tmp_path, before_after) -> None:
+    before = load_campaign(before_after[0])
+    renamed = load_campaign(stored(tmp_path / "new", {"ext4-new": 0.8, "xfs": 1.2}))
+    p = pairing(before, renamed, parse_pairs(["ext4=ext4-new"]))
+    assert p.pairs == [("ext4", "ext4-new"), ("xfs", "xfs")]
+    row = _tps(paired_table(p, 0.05, 0.02), "ext4→ext4-new")
+    assert row.cells["new"].verdict.kind == "worse"
+    with pytest.raises(UserError, match="the contender has no target 'nope'"):
+        pairing(before, renamed, {"ext4": "nope"})
+    with pytest.raises(UserError, match="--pair takes BASELINE_TARGET=CONTENDER_TARGET"):
+        parse_pairs(["ext4"])
+    alone = load_campaign(stored(tmp_path / "alone", {"btrfs": 1.0}))
+    with pytest.raises(UserError, match="no target in common .* --pair"):
+        pairing(before, alone)
+
+
+@pytest.mark.parametrize("change,what", [
+    ({"specs": {"ext4": {"mount": "noatime,nobarrier"}}}, "ext4: mount: noatime (baseline) "
+                                                         "vs noatime,nobarrier (contender)"),
+    ({"specs": {"ext4": {"fs": "xfs"}}}, "ext4: fs: ext4 (baseline) vs xfs (contender)"),
+    ({"specs": {"ext4": {"size": "4G"}}}, "ext4: size"),
+    ({"specs": {"ext4": {"sysctls": {"vm.dirty_ratio": 5}}}}, "ext4: sysctls"),
+    ({"pg": "16.4"}, "ext4: PostgreSQL version: 17.2 (baseline) vs 16.4 (contender)"),
+    ({"workloads": [{"type": "pgbench", "clients": 8, "duration": 10}]},
+     "workload #1 of the plan"),
+])
+def test_a_key_provenance_difference_is_refused(tmp_path, before_after, change, what) -> None:
+    other = stored(tmp_path / "other", {"ext4": 1.0, "xfs": 1.2}, **change)
+    result = cli("compare", str(before_after[0]), str(other))
+    assert result.exit_code == exits.USAGE == 2, result.output
+    assert "refusing to compare campaigns whose key provenance differs" in result.stderr
+    assert what in result.stderr and "--allow-different" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_postgres_settings_and_host_are_noted_not_refused(tmp_path, before_after) -> None:
+    tuned = stored(tmp_path / "tuned", {"ext4": 1.0, "xfs": 1.2}, host="db2", specs={
+        "ext4": {"postgres": {"settings": {"commit_delay": 10000}}}})
+    doc = json.loads(cli("compare", str(before_after[0]), str(tuned), "--format",
+                         "json").stdout)
+    assert doc["warnings"] == []
+    assert any("ext4: PostgreSQL settings: (none) (baseline) vs {\"commit_delay\": 10000}" in n
+               for n in doc["notes"])
+    assert any(n.startswith("differs: host hostname: db1") for n in doc["notes"])
+
+
+def test_allowed_differences_are_warned_in_every_format(tmp_path, before_after) -> None:
+    other = stored(tmp_path / "other", {"ext4": 0.8, "xfs": 1.2},
+                   specs={"ext4": {"mount": "noatime,nobarrier"}})
+    args = ("compare", str(before_after[0]), str(other), "--allow-different")
+    warning = "compared despite a different ext4: mount: noatime (baseline) vs"
+    text = cli(*args)
+    assert text.exit_code == 0 and warning in text.stdout and warning in text.stderr
+    assert warning in cli(*args, "--format", "markdown").stdout
+    doc = json.loads(cli(*args, "--format", "json").stdout)
+    jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
+    assert len(doc["warnings"]) == 1 and doc["warnings"][0].startswith(warning)
+    assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender"]
+    assert doc["pairs"] == [{"baseline": "ext4", "contender": "ext4", "column": "other"},
+                            {"baseline": "xfs", "contender": "xfs", "column": "other"}]
+    rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv").stdout)))
+    assert rows and all(r["warnings"].startswith(warning) for r in rows)
+
+
+def test_every_format_and_the_gate_across_campaigns(before_after) -> None:
+    before, after = map(str, before_after)
+    text = cli("compare", before, after, "--metric", "pgbench.tps")
+    assert "baseline before (nightly, db1) vs contender after" in text.stdout
+    assert "pgbench ext4 pgbench.tps" in text.stdout and "−" in text.stdout
+    md = cli("compare", before, after, "--format", "markdown").stdout
+    assert "before (baseline)" in md and "after vs base" in md
+    rows = list(csv.DictReader(io.StringIO(cli("compare", before, after, "--format",
+                                               "csv").stdout)))
+    ext4 = next(r for r in rows if r["label"] == "ext4" and r["metric"] == "pgbench.tps")
+    assert (ext4["baseline"], ext4["contender"], ext4["decision"], ext4["design"]) == \
+        ("before", "after", "worse", "unpaired")
+    gate = cli("compare", before, after, "--fail-if-worse", "10%")
+    assert gate.exit_code == exits.WORSE
+    assert "pgbench ext4 pgbench.tps: after ×0.80" in gate.stderr
+    assert cli("compare", after, before, "--fail-if-worse", "10%").exit_code == 0
+
+
+def test_bad_combinations_are_user_errors(before_after) -> None:
+    before, after = map(str, before_after)
+    for args, message in [
+        ((before, "--pair", "ext4=xfs"), "--pair and --allow-different compare campaigns"),
+        ((before, after, "--baseline", "ext4"), "with several, the first is the baseline"),
+        ((before, after, "--pair", "zfs=ext4"), "the baseline has no target 'zfs'"),
+        ((before, "c-x", "--store", "mysql://x"), "is not a PostgreSQL URL"),
+    ]:
+        result = cli("compare", *args)
+        assert result.exit_code == 2 and message in result.stderr, (args, result.output)
+
+
+def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> None:
+    """One campaign per host: the first host's is the baseline, every other a column."""
+    before, after = before_after
+    third = stored(tmp_path / "db3", {"ext4": 1.0, "xfs": 1.2}, host="db3", started=3000)
+    doc = json.loads(cli("compare", str(before), str(after), str(third), "--format",
+                         "json").stdout)
+    jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
+    assert doc["columns"] == ["before", "after", "db3"]
+    assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender", "contender"]
+    assert {p["column"] for p in doc["pairs"]} == {"after", "db3"}
+    [tps] = [r for r in doc["rows"] if r["label"] == "ext4" and r["metric"] == "pgbench.tps"]
+    assert tps["cells"]["after"]["vs_baseline"]["verdict"] == "worse"
+    assert tps["cells"]["db3"]["vs_baseline"]["verdict"] == "equivalent"
+    assert any(n.startswith("db3: differs: host hostname: db1") for n in doc["notes"])
+    gate = cli("compare", str(before), str(third), str(after), "--fail-if-worse", "10%")
+    assert gate.exit_code == exits.WORSE and "ext4 pgbench.tps: after ×0.80" in gate.stderr
+    # one contender whose recipe differs refuses the whole comparison
+    odd = stored(tmp_path / "odd", {"ext4": 1.0, "xfs": 1.2}, specs={"xfs": {"fs": "btrfs"}})
+    refused = cli("compare", str(before), str(after), str(odd))
+    assert refused.exit_code == 2 and "odd: refusing to compare" in refused.stderr
+    assert "xfs: fs: ext4 (baseline) vs btrfs (contender)" in refused.stderr
+
+
+def test_columns_are_told_apart(tmp_path, before_after) -> None:
+    from pgfsbench.analysis.pairing import column_names
+
+    before = load_campaign(before_after[0])
+    twice = column_names(before, load_campaign(before_after[0]))
+    assert twice == ("before#1", "before#2")  # the same campaign given twice
+    other = load_campaign(stored(tmp_path / "before", {"ext4": 1.0}))
+    assert column_names(before, other) == (f"before@{before.uuid[:8]}",
+                                           f"before@{other.uuid[:8]}")
+    after = load_campaign(before_after[1])
+    assert column_names(before, after, before) == ("before#1", "after", "before#3")
