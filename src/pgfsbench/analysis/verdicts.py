@@ -85,9 +85,12 @@ def _line(row: Row, order: list[str], table: Table,
     if all(row.cells[t].n < 2 for t in order) or not table.pairs:
         word = "higher" if better else "lower"
         line.kind = SINGLE
-        line.text = (f"{leader} had the {word} {row.metric} in a single run each; one run "
-                     "cannot tell a real difference from noise (set [repetitions] count to "
-                     "5 or more, or \"auto\")")
+        tied = [t for t in order if row.cells[t].value == row.cells[leader].value]
+        said = (f"{' and '.join(tied)} had the same {row.metric}" if len(tied) > 1
+                else f"{leader} had the {word} {row.metric}")
+        line.text = (f"{said} in a single run each; one run cannot tell a real "
+                     "difference from noise (set [repetitions] count to 5 or more, or "
+                     "\"auto\")")
     elif winner := next((t for t in order if all(
             _beats(table.pair(row, t, o), better) for o in order if o != t)), None):
         line.kind, line.winner = WINNER, winner
