@@ -8,9 +8,9 @@ prints the report. Everything comes from pgfsbench's own JSON (`list --format js
 `export --format json`), so this script computes nothing the project does not.
 
 Across hosts the figures are shown side by side with the ratio of medians to the first
-host's: campaigns on different hosts share no rounds, so there is no paired CI here.
-That is the pairing `compare` (same target across campaigns) to come; when it lands,
-the comparison section becomes its output for the collected directories.
+host's, then as `pgfsbench compare FIRST OTHER...` prints them: the same target paired
+across campaigns, the first host the baseline, each other host a contender, with CIs,
+marks and verdicts (unpaired: campaigns on different hosts share no rounds).
 """
 
 from __future__ import annotations
@@ -100,9 +100,23 @@ def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
             lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " +
                          " | ".join(shown(c) for c in row) + " | " +
                          " | ".join(ratio(c, row[0]) for c in row[1:]) + " |")
+    if len(compared) > 1:
+        lines += ["", f"## Compared with {compared[0]} (`pgfsbench compare`)", "",
+                  *compare(root, compared)]
     lines += ["", "## The store's listing", "", "```",
               listing.rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def compare(root: Path, hosts: list[str]) -> list[str]:
+    """`compare` of the collected campaigns as Markdown; a refusal (e.g. hosts that ran
+    different PostgreSQL versions or target recipes) is reported, not a comparison."""
+    done = subprocess.run([*PGFSBENCH, "compare", *(str(root / h) for h in hosts),
+                           "--format", "markdown"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+    if done.returncode != 0:
+        return [f"Not compared: {done.stderr.strip()}"]
+    return done.stdout.rstrip().splitlines()
 
 
 def main() -> None:

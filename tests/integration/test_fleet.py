@@ -211,6 +211,11 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     cells = [c.strip() for c in tps.strip("|").split("|")]
     assert cells[3].endswith("tx/s (n=1)") and cells[4].endswith("tx/s (n=1)"), tps
     assert cells[5].startswith("×"), tps
+    # ... and as the pairing compare prints them: the same target across hosts
+    assert "## Compared with alpha (`pgfsbench compare`)" in report, report
+    [paired] = [line for line in report.splitlines()
+                if line.startswith("| pgbench ext4 ") and "`pgbench.tps`" in line]
+    assert "alpha (baseline)" in report and "| beta vs base |" in report, report
     listing = (collected / "fleet-list.txt").read_text()
     assert listing.count("(from the store)") == 2 and "2 campaigns" in listing, listing
 
