@@ -270,14 +270,3 @@ def test_a_campaign_takes_a_view_as_its_observer(lab, monkeypatch):
     monkeypatch.setattr(Campaign, "__init__", spy)
     lab(PLAN.format(fresh="true"))
     assert "round 3 of 3 done" in seen[0].out.getvalue()
-
-
-def test_text_said_the_old_way_becomes_a_note(lab):
-    """``Campaign.say(markup)`` stays for code that still reports in rich markup: a Note
-    in plain text, its level from its colour."""
-    campaign, _ = lab(PLAN.format(fresh="true"))
-    campaign.say("[yellow]b: [bold]slow[/] disk[/]")
-    campaign.say("[red]cleanup: x[/]")
-    campaign.say("plain [1]")
-    assert campaign.said[-3:] == [ev.Note("b: slow disk", "warning"),
-                                  ev.Note("cleanup: x", "error"), ev.Note("plain [1]", "info")]

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.text import Text
 
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.bound import bound_metrics
@@ -92,12 +91,6 @@ class Campaign:
         self.schedule: Schedule | None = None
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
-
-    def say(self, markup: str) -> None:
-        """A free-form message (rich markup, as messages were once printed): a Note, its
-        level read from its colour."""
-        level = "error" if "[red" in markup else "warning" if "[yellow" in markup else "info"
-        self.emit(ev.Note(Text.from_markup(markup).plain, level))
 
     def _command(self, argv: tuple[str, ...], result) -> None:
         self.emit(ev.CommandStarted(argv) if result is None
