@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -252,6 +253,7 @@ def test_resume_refuses_another_machine_another_plan_and_a_running_campaign(lab,
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
                               "pgfsbench"])  # a live process that says it is pgfsbench
     try:
+        _wait_for_its_command_line(owner.pid)
         alive = ledger_mod.Ledger.create("alive", tmp_path / "r")
         alive.pid = owner.pid
         alive.save()
@@ -263,6 +265,16 @@ def test_resume_refuses_another_machine_another_plan_and_a_running_campaign(lab,
     # its process gone: the next resume says to clean up after it first
     _, refused = lab(None)
     assert isinstance(refused, UserError) and "run 'pgfsbench cleanup' first" in str(refused)
+
+
+def _wait_for_its_command_line(pid: int) -> None:
+    """Popen returns while the child is still inside execve: for a moment its
+    /proc/PID/cmdline is empty (20 of 300 tries here), and an owner whose command
+    line does not say pgfsbench is rightly taken for a recycled pid."""
+    deadline = time.monotonic() + 10
+    while b"pgfsbench" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the stand-in owner never showed its command line"
+        time.sleep(0.01)
 
 
 def test_a_killed_campaign_is_resumed_after_cleanup(lab, tmp_path):
