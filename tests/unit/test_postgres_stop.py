@@ -3,8 +3,9 @@
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
-from pgfsbench.postgres.cluster import _is_postmaster
+from pgfsbench.postgres.cluster import _is_postmaster, crashed_since_ready
 
 
 def test_only_a_live_postgres_of_that_user_is_signalled(tmp_path):
@@ -19,3 +20,17 @@ def test_only_a_live_postgres_of_that_user_is_signalled(tmp_path):
         child.kill()
         child.wait()
     assert not _is_postmaster(child.pid, os.getuid())             # gone
+
+
+def test_a_server_that_crashed_since_it_was_ready_is_told_from_a_clean_one():
+    """Server logs captured from PostgreSQL 18: a load that filled the disk (a backend
+    PANIC, the server reinitialising into crash recovery), and a clean run."""
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    crashed = (fixtures / "postgres18_log_crashed_on_full_disk.txt").read_text()
+    clean = (fixtures / "postgres18_log_clean.txt").read_text()
+    assert crashed_since_ready(crashed)
+    assert not crashed_since_ready(clean)
+    # up to the crash: not yet; restarted and ready again after it: no longer
+    assert not crashed_since_ready(crashed.split("PANIC")[0])
+    assert not crashed_since_ready(crashed + clean)
+    assert not crashed_since_ready("")

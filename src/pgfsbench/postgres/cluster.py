@@ -116,7 +116,7 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
         # Port and socket directory are new on every start: on the command line.
         conn_opts = f"-c port={cluster.port} -c unix_socket_directories='{socket_dir}'"
         res = ledger.add("postgres", pgdata=str(cluster.pgdata), pg_ctl=bins.tool("pg_ctl"),
-                         user=user.name)
+                         user=user.name, log=str(cluster.log_path))
         try:
             cluster.commands.append(cluster.run([
                 bins.tool("pg_ctl"), "start", "-D", str(cluster.pgdata), "-l",
@@ -134,11 +134,26 @@ def _keep_server_log(cluster: Cluster, dest: Path) -> None:
         shutil.copyfile(cluster.log_path, dest)
 
 
+def _read(path: str | None) -> str:
+    try:
+        return Path(path).read_text(errors="replace") if path else ""
+    except OSError:
+        return ""
+
+
 def _postmaster_pid(pgdata: str) -> int | None:
     try:
         return int(Path(pgdata, "postmaster.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def crashed_since_ready(log_text: str) -> bool:
+    """Whether the server log says the server crashed after it last became ready: a
+    backend died (a full disk, an OOM kill) and the server is back in crash recovery.
+    The cluster is initdb'd with --locale=C, so the messages are PostgreSQL's English."""
+    ready = log_text.rfind("database system is ready to accept connections")
+    return log_text.rfind("all server processes terminated; reinitializing") > ready
 
 
 def _is_postmaster(pid: int, uid: int) -> bool:
@@ -160,7 +175,11 @@ def stop_recorded(res: dict) -> list[str]:
     if pid is None:
         return []
     user = proc.RunAs.lookup(res["user"]) if res.get("user") else None
-    stop = proc.run([res["pg_ctl"], "stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"],
+    # After a crash there is no clean state a fast stop would save, and PostgreSQL 18
+    # in crash recovery on a full disk was seen to wait out pg_ctl's whole minute.
+    # Stopped at once, its next start recovers just the same.
+    mode = "immediate" if crashed_since_ready(_read(res.get("log"))) else "fast"
+    stop = proc.run([res["pg_ctl"], "stop", "-D", pgdata, "-m", mode, "-w", "-t", "60"],
                     as_user=user, check=False)
     if stop.ok:
         return []
