@@ -147,6 +147,11 @@ def wait_until(condition, seconds: float, what: str, run: subprocess.Popen | Non
     raise AssertionError(f"no {what} within {seconds} s")
 
 
+def plans_stored(store: str) -> list[str]:
+    with psycopg.connect(store) as conn:
+        return [p for (p,) in conn.execute("SELECT plan_name FROM campaign ORDER BY 1")]
+
+
 def stored(store: str) -> dict[str, tuple[str, object]]:
     """The store's campaigns: results directory -> (UUID, when imported)."""
     with psycopg.connect(store) as conn:
@@ -189,6 +194,8 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     assert sorted(held) == [alpha_dir, str(collected / "beta")], held
     # The same campaign, not a rerun, and its import untouched (collected again alike).
     assert held[alpha_dir] == (alpha_uuid, alpha_imported)
+    # the inventory's [bench:vars] plan, not the playbook's default (smoke)
+    assert plans_stored(store) == ["fleet-tiny", "fleet-tiny"]
     assert (collected / "alpha" / "results.db").is_file()  # collected again from the host
     assert campaign_status(hosts / "beta") == ("ok", 0)
 
