@@ -1,13 +1,16 @@
-"""Decisions at the default budget on real targets: three identical, one costlier.
+"""Decisions at the default budget on real targets: two identical, one costlier.
 
-Four ext4 loop targets reused across shuffled interleaved rounds with the default
-plan's sequential design (looks after rounds 3..12, alpha spent across them, a ±3%
-margin). 'a', 'b' and 'c' are the same recipe; 'costly' is the same recipe whose
-server sleeps before every WAL flush (``commit_delay = 1`` with ``commit_siblings =
-0``: the timer's granularity makes that ~0.1 ms), a small, consistent slowdown of
-every commit: ×0.83–0.87 here at 4 clients. (``wal_sync_method = fsync``, the issue's
-×0.95–0.97 case, cost nothing measurable on these loop images.) The paired analysis
-must find it; the identical targets must never get a winner.
+Three ext4 loop targets reused across shuffled interleaved rounds with the default
+plan's sequential design (looks after rounds 3..12, alpha spent across them and the
+three pairs, a ±3% margin). 'a' and 'b' are the same recipe; 'costly' is the same
+recipe whose server sleeps before every WAL flush (``commit_delay = 1`` with
+``commit_siblings = 0``: the timer's granularity makes that ~0.1 ms), a small,
+consistent slowdown of every commit: ×0.83–0.87 here at 4 clients.
+(``wal_sync_method = fsync``, the issue's ×0.95–0.97 case, cost nothing measurable
+on these loop images.) The paired analysis must find it; the identical targets must
+never get a winner. (A third twin cost a quarter more time, ~45 s of every test
+run, for one more identical pair; the false-winner rate of identical targets has
+its own many-trial unit test, test_sequential.py.)
 """
 
 from __future__ import annotations
@@ -51,10 +54,6 @@ name = "b"
 extends = "disk"
 
 [[targets]]
-name = "c"
-extends = "disk"
-
-[[targets]]
 name = "costly"
 extends = "disk"
 postgres = {{ settings = {{ commit_delay = 1, commit_siblings = 0 }} }}
@@ -84,7 +83,7 @@ def _decisions(doc: dict) -> dict[tuple[str, str], str]:
 
 def test_the_costlier_wal_sync_method_is_found_worse_than_every_twin(doc) -> None:
     decided = _decisions(doc)
-    for twin in ("a", "b", "c"):
+    for twin in ("a", "b"):
         assert decided[(twin, "costly")] == "lower", (twin, decided, doc["schedule"])
     [line] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert line["winner"] is None and "costly" in line["text"]
@@ -96,7 +95,7 @@ def test_the_costlier_wal_sync_method_is_found_worse_than_every_twin(doc) -> Non
 
 def test_identical_targets_never_get_a_winner(doc) -> None:
     decided = _decisions(doc)
-    for pair in (("a", "b"), ("a", "c"), ("b", "c")):
+    for pair in (("a", "b"),):
         assert decided[pair] in ("equivalent", "inconclusive"), (pair, decided)
     [line] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert line["kind"] in ("inconclusive", "tied leaders"), line
@@ -106,5 +105,5 @@ def test_every_target_ran_every_round_until_the_stop(doc) -> None:
     visits = doc["schedule"]["visits"]
     last = max(r for r, _ in visits)
     for round_no in range(0, last + 1):  # round 0: the settling round
-        assert sorted(t for r, t in visits if r == round_no) == ["a", "b", "c", "costly"]
+        assert sorted(t for r, t in visits if r == round_no) == ["a", "b", "costly"]
     assert last <= DEFAULT.max
