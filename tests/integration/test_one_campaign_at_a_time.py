@@ -37,7 +37,7 @@ duration = {duration}
 """
 
 
-def _plan(tmp_path: Path, name: str, value: int, duration: int = 4) -> Path:
+def _plan(tmp_path: Path, name: str, value: int, duration: int = 2) -> Path:
     path = tmp_path / f"{name}.toml"
     path.write_text(PLAN.format(name=name, value=value, duration=duration))
     return path
@@ -55,11 +55,12 @@ def original_sysctl():
 def test_a_second_campaign_is_refused_or_waits_and_sysctls_come_back(
         tmp_path, state_dir, original_sysctl):
     first_results = tmp_path / "first"
-    first = subprocess.Popen([*CLI, "run", str(_plan(tmp_path, "first", 31, 20)), "--results",
+    first = subprocess.Popen([*CLI, "run", str(_plan(tmp_path, "first", 31, 12)), "--results",
                               str(first_results)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        # Long enough (a 20 s pgbench) that the second is sure to find it still running.
+        # Long enough (a 12 s pgbench; what follows takes 3-4 s) that the second is
+        # sure to find it still running.
         wait_for_run(first, first_results, "workload = 'pgbench' AND status = 'running'", 180)
         assert SYSCTL.read_text().strip() == "31"
         # the lock is recorded in the running campaign's ledger
