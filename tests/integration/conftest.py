@@ -47,6 +47,14 @@ def state_dir(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_dir(tmp_path_factory) -> Path:
+    """A private cache (what the installed zfs supports), kept for the session."""
+    path = tmp_path_factory.mktemp("cache")
+    os.environ["PGFSBENCH_CACHE_DIR"] = str(path)
+    return path
+
+
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory, state_dir):
     """The built-in smoke plan, run once for every test that reads a small real campaign

@@ -151,9 +151,14 @@ def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path,
     plan = tmp_path / "plan.toml"
     # sync = "sometimes" is refused by every zfs; lz4 and sync by zfs-fuse 0.7
     plan.write_text(PLAN.replace('compression = "on"', 'compression = "lz4", sync = "sometimes"'))
+    # An empty cache: the first check asks the real tools (zfs-fuse: a daemon started
+    # and stopped for it) and keeps their tables; the run reads them from the cache.
+    cache = tmp_path / "cache"
+    env = {**os.environ, zfs.CACHE_ENV: str(cache)}
     for args in (["plan", "check", str(plan)],
                  ["run", str(plan), "--results", str(tmp_path / "r")]):
-        refused = cli(*args, check=False)
+        refused = cli(*args, check=False, env=env)
+        assert len(list(cache.glob("zfs-properties-*.json"))) == 1
         assert refused.returncode == 2, refused
         assert "Traceback" not in refused.stderr and refused.stderr.count("\n") == 1
         assert "target 'zt-zfs': " in refused.stderr and "sync" in refused.stderr

@@ -94,6 +94,34 @@ def test_an_unreadable_property_table_is_a_user_error(monkeypatch):
         provision_zfs.property_tables()
 
 
+def test_the_tables_are_asked_once_per_zfs_build_then_read_from_the_cache(
+        tables, tmp_path, monkeypatch):
+    """Reading the tables needs zpool to answer (zfs-fuse: a daemon started for 6-8 s);
+    a second check of a plan reads them from the cache, another build asks again."""
+    monkeypatch.setenv(provision_zfs.CACHE_ENV, str(tmp_path / "cache"))
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for tool in ("zfs", "zpool"):
+        (bins / tool).write_text("#!/bin/sh\n")
+        (bins / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bins}:/usr/bin:/bin")
+    asked = []
+    monkeypatch.setattr(provision_zfs, "answering", contextlib.nullcontext)
+    monkeypatch.setattr(provision_zfs, "property_tables", lambda: asked.append(1) or tables)
+    targets = _plan('fs = "zfs"\nzfs = { recordsize = "8K", sync = "sometimes" }').targets
+    first = provision_zfs.plan_problems(targets)
+    assert first and "sync" in first[0] and asked == [1]
+    assert provision_zfs.plan_problems(targets) == first and asked == [1]  # from the cache
+    assert provision_zfs.cached_property_tables() == tables
+    (bins / "zfs").write_text("#!/bin/sh\n# another build\n")
+    assert provision_zfs.cached_property_tables() is None
+    assert provision_zfs.plan_problems(targets) == first and asked == [1, 1]
+    # an unreadable cache file is asked again, not an error
+    for cached in (tmp_path / "cache").glob("zfs-properties-*.json"):
+        cached.write_text("{not json")
+    assert provision_zfs.plan_problems(targets) == first and asked == [1, 1, 1]
+
+
 # --- the plan -------------------------------------------------------------------------
 
 TAIL = '[[workloads]]\ntype = "fsync"\nseconds = 1\n'

@@ -12,6 +12,9 @@ and no later start imports them again.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import json
 import os
 import signal
 import tempfile
@@ -162,13 +165,73 @@ def property_tables() -> dict[str, dict[str, zfs.PropertySpec]]:
     return tables
 
 
+CACHE_ENV = "PGFSBENCH_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where what the installed tools say of themselves is kept (tests use their own)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    if os.geteuid() == 0:
+        return Path("/var/cache/pgfsbench")
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pgfsbench"
+
+
+def _tables_cache() -> Path | None:
+    """The cache file of these zfs and zpool binaries (another build: another file)."""
+    marks = []
+    for tool in ("zfs", "zpool"):
+        found = proc.which(tool)
+        try:
+            st = os.stat(found) if found else None
+        except OSError:
+            st = None
+        if st is None:
+            return None
+        marks.append(f"{os.path.realpath(found)}:{st.st_size}:{st.st_mtime_ns}")
+    key = hashlib.sha1("|".join(marks).encode()).hexdigest()[:16]
+    return cache_dir() / f"zfs-properties-{key}.json"
+
+
+def cached_property_tables() -> dict[str, dict[str, zfs.PropertySpec]] | None:
+    path = _tables_cache()
+    try:
+        data = json.loads(path.read_text()) if path else None
+        return {tool: {name: zfs.PropertySpec(**spec) for name, spec in table.items()}
+                for tool, table in data.items()} if data else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None  # absent or unreadable: asked again
+
+
+def keep_property_tables(tables: dict[str, dict[str, zfs.PropertySpec]]) -> None:
+    path = _tables_cache()
+    if path is None:
+        return
+    data = {tool: {name: dataclasses.asdict(spec) for name, spec in table.items()}
+            for tool, table in tables.items()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(json.dumps(data, indent=1))
+        partial.replace(path)
+    except OSError:
+        pass  # a cache: without it the next check starts the daemon again
+
+
 def plan_problems(targets: list[Target]) -> list[str]:
-    """The zfs and zpool properties of ZFS targets that the installed tools refuse."""
+    """The zfs and zpool properties of ZFS targets that the installed tools refuse.
+
+    Reading them needs zpool to answer: under zfs-fuse, a daemon started for 6-8 s
+    (a side effect in a check), so the tables are kept per zfs and zpool binary."""
     asking = [t for t in targets if t.fs == "zfs" and (t.zfs or t.zpool)]
     if not asking:
         return []
-    with answering():
-        tables = property_tables()
+    tables = cached_property_tables()
+    if tables is None:
+        with answering():
+            tables = property_tables()
+        keep_property_tables(tables)
     return [f"target '{t.name}': {problem}" for t in asking
             for tool, props in (("zfs", t.zfs), ("zpool", t.zpool))
             for problem in zfs.property_problems(tool, dict(props), tables[tool])]
