@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgfsbench.errors import UserError
+from pgfsbench.paths import own_dir
 
 STATE_ENV = "PGFSBENCH_STATE_DIR"
 
@@ -47,13 +48,8 @@ def _name(func: Callable) -> str:
 
 
 def state_dir() -> Path:
-    """Where ledgers live: overridable (tests use a private one)."""
-    if os.environ.get(STATE_ENV):
-        return Path(os.environ[STATE_ENV])
-    if os.geteuid() == 0:
-        return Path("/var/lib/pgfsbench/state")
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local/state")
-    return Path(base) / "pgfsbench"
+    """Where ledgers live."""
+    return own_dir(STATE_ENV, "/var/lib/pgfsbench/state", "XDG_STATE_HOME", ".local/state")
 
 
 @dataclass

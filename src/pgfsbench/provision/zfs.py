@@ -27,6 +27,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.filesystems import zfs
 from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.paths import own_dir
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.mountinfo import MountEntry, mount_of
 from pgfsbench.provision.mounting import unmount_recorded, users_of
@@ -169,13 +170,8 @@ CACHE_ENV = "PGFSBENCH_CACHE_DIR"
 
 
 def cache_dir() -> Path:
-    """Where what the installed tools say of themselves is kept (tests use their own)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    if os.geteuid() == 0:
-        return Path("/var/cache/pgfsbench")
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pgfsbench"
+    """Where what the installed tools say of themselves is kept."""
+    return own_dir(CACHE_ENV, "/var/cache/pgfsbench", "XDG_CACHE_HOME", ".cache")
 
 
 def _tables_cache() -> Path | None:
