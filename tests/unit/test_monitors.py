@@ -13,7 +13,8 @@ import pytest
 
 from pgfsbench.monitor import MonitorSet, SystemMonitor, monitors_for
 from pgfsbench.monitor.base import Monitor
-from pgfsbench.monitor.procfs import iostat_x, parse_diskstats, parse_proc_stat_extras
+from pgfsbench.monitor.procfs import (combined_disk, iostat_x, parse_diskstats,
+                                      parse_proc_stat_extras)
 from pgfsbench.monitor.system import series_names
 from pgfsbench.plan.model import Monitors
 
@@ -254,3 +255,50 @@ def test_monitor_set_never_breaks_the_run(proc):
     assert "could not start" in ms.problems[0] and "could not stop" in ms.problems[1]
     assert {m.name: m.value for m in ms.totals()}["mon.disk.target.write_bytes"] == 32 * 2**20
     assert ms.series()
+
+
+# --- a filesystem over several devices -------------------------------------------------
+# proc_diskstats_members_a/_b, captured here: between them dd wrote 16 MiB to loop0
+# (4096 writes of 4 KiB) and 8 MiB to loop1 (1024 writes of 8 KiB), both O_DIRECT.
+
+def test_the_members_of_a_spanning_filesystem_are_summed(proc):
+    a, b = (parse_diskstats(text(f"diskstats_members_{x}")) for x in "ab")
+    both = iostat_x(combined_disk([a["loop0"], a["loop1"]]),
+                    combined_disk([b["loop0"], b["loop1"]]), 2.0)
+    assert both.written_bytes == 24 * 2**20 and both.w_per_s == (4096 + 1024) / 2
+    assert both.avg_req_kib == 24 * 1024 / (4096 + 1024)
+    util = [iostat_x(a[d], b[d], 2.0).util_pct for d in ("loop0", "loop1")]
+    assert both.util_pct == pytest.approx(sum(util) / 2, abs=0.05)  # the members' mean
+    queue = [iostat_x(a[d], b[d], 2.0).queue_depth for d in ("loop0", "loop1")]
+    assert both.queue_depth == pytest.approx(sum(queue))
+
+    proc.set(diskstats="diskstats_members_a")
+    mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_members_b")],
+              device=["/dev/loop0", "loop1"], backing=None)
+    assert mon.devices == {"target": "loop0+loop1"}
+    assert totals(mon)["mon.disk.target.write_bytes"] == 24 * 2**20
+    assert mon.problems == []
+    # one member gone from diskstats: the set is unknown, said once, not a partial sum
+    proc.set(diskstats="diskstats_members_a")
+    mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_members_b")],
+              device=["loop0", "loop1", "loop9"], backing=None)
+    assert totals(mon)["mon.disk.target.write_bytes"] is None
+    assert mon.problems == ["target device loop0+loop1+loop9 is not in "
+                            f"{proc.root}/diskstats"]
+
+
+def test_which_devices_a_target_is_watched_on(tmp_path):
+    from pgfsbench.provision.mountinfo import MountEntry
+    from pgfsbench.provision.target import PreparedTarget
+
+    mount = MountEntry("/mnt", "btrfs", "/dev/loop3", "rw", "rw", 42)
+
+    def target(device, devices):
+        return PreparedTarget("t", "loop", "btrfs", tmp_path, device, mount, devices=devices)
+
+    members = ["/dev/loop3", "/dev/loop4", "/dev/loop5"]
+    assert target("/dev/loop3", members).io_devices == members  # btrfs or ZFS over them
+    assert target("/dev/md0", members).io_devices == ["/dev/md0"]  # an array: its own
+    assert target("/dev/loop3", ["/dev/loop3"]).io_devices == ["/dev/loop3"]
+    assert target("/dev/vda1", []).io_devices == ["/dev/vda1"]  # a directory's filesystem
+    assert target(None, []).io_devices == []

@@ -386,8 +386,8 @@ class Campaign:
                 ctx = RunContext(target, cluster, self.ledger,
                                  tdir / f"{index:02d}-{workload.type}")
                 self.emit(ev.RunStarted(spec.name, workload.type, workload.label(), round_no))
-                watch = functools.partial(monitors_for, self.plan.monitors, target.device,
-                                          backing, cluster)
+                watch = functools.partial(monitors_for, self.plan.monitors,
+                                          target.io_devices, backing, cluster)
                 result = self._run_one(st.target_id, run_id, ctx, workload, watch, round_no)
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None

@@ -50,7 +50,7 @@ class MonitorSet:
         return self._problems + [p for m in self.monitors for p in m.problems]
 
 
-def monitors_for(settings, device: str | None, backing_device: str | None,
+def monitors_for(settings, device: str | list[str] | None, backing_device: str | None,
                  cluster, origin: float | None = None) -> MonitorSet:
     """The monitors ``settings`` (a plan's ``Monitors``) turns on, not yet started.
 

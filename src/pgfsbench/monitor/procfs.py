@@ -130,6 +130,16 @@ def parse_diskstats(text: str) -> dict[str, DiskStats]:
     return out
 
 
+def combined_disk(members: list[DiskStats]) -> DiskStats:
+    """The devices a filesystem spans (btrfs or ZFS over several disks) as one: requests,
+    bytes, times and queue depth summed; %util the members' mean (the set is busy when
+    they all are), so it stays in 0..100."""
+    total = {name: sum(getattr(m, name) for m in members)
+             for name in (*_DISK_COUNTERS, "in_flight")}
+    total["io_ms"] = total["io_ms"] // len(members)
+    return DiskStats(**total)
+
+
 @dataclass(frozen=True)
 class IostatX:
     """One interval of one device, as iostat -x defines each column."""

@@ -32,6 +32,7 @@ from pgfsbench.monitor.procfs import (
     CpuTimes,
     DiskStats,
     StatExtras,
+    combined_disk,
     cpu_percentages,
     cpu_total,
     iostat_x,
@@ -81,15 +82,20 @@ class _Snapshot:
 class SystemMonitor(PeriodicMonitor):
     name = "system"
 
-    def __init__(self, interval: float = 1.0, device: str | None = None,
+    def __init__(self, interval: float = 1.0, device: str | list[str] | None = None,
                  backing_device: str | None = None, *, proc: Path = Path("/proc"),
                  server_pidfile: Path | None = None, own_pid: int | None = None) -> None:
+        """``device``: the target's device, or every device a filesystem spanning
+        several is made on (their counters are summed: procfs.combined_disk)."""
         super().__init__(interval)
         self.tree = ProcessTree(own_pid, server_pidfile, proc)
         self._first_tree: TreeCpu | None = None
         self._last_tree: TreeCpu | None = None
-        self.devices = {role: device_name(dev) for role, dev in
-                        (("target", device), ("backing", backing_device)) if dev}
+        self._members = {role: tuple(device_name(d) for d in
+                                     ([dev] if isinstance(dev, str) else dev))
+                         for role, dev in (("target", device), ("backing", backing_device))
+                         if dev}
+        self.devices = {role: "+".join(names) for role, names in self._members.items()}
         self._proc = proc
         self._points: dict[str, list[tuple[float, float]]] = {}
         self._first: _Snapshot | None = None
@@ -125,7 +131,10 @@ class SystemMonitor(PeriodicMonitor):
         disks: dict[str, DiskStats | None] = {}
         if self.devices:
             stats = parse_diskstats(self._read("diskstats") or "")
-            disks = {role: stats.get(name) for role, name in self.devices.items()}
+            for role, names in self._members.items():
+                found = [stats.get(name) for name in names]
+                disks[role] = (None if None in found else
+                               found[0] if len(found) == 1 else combined_disk(found))
         return _Snapshot(now, cpu, extras, mem, disks, self.tree.sample())
 
     # --- sampling ------------------------------------------------------------------

@@ -27,6 +27,15 @@ class PreparedTarget:
     # options (provision/volume.py).
     layout: dict = field(default_factory=dict)
 
+    @property
+    def io_devices(self) -> list[str]:
+        """The devices whose counters are this target's I/O: every member when the
+        filesystem itself spans them (btrfs over several, a ZFS pool), else the one
+        formatted (a single device, or an md array or LV over the members)."""
+        if self.device in self.devices and len(self.devices) > 1:
+            return list(self.devices)
+        return [self.device] if self.device else []
+
     def provenance(self) -> dict:
         return {
             "kind": self.kind,

@@ -71,7 +71,7 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
             _flush(ctx, tool)
             # A monitor of its own per tool: the split and the device bytes of this write
             # alone, not of the whole workload (which the campaign's monitors cover).
-            monitor = SystemMonitor(interval=SAMPLE_INTERVAL, device=ctx.target.device)
+            monitor = SystemMonitor(interval=SAMPLE_INTERVAL, device=ctx.target.io_devices)
             monitor.start(origin)
             try:
                 if tool == "dd":
