@@ -29,7 +29,7 @@ from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
 from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
-from pgfsbench.campaign.signals import signals_unwind_once
+from pgfsbench.campaign.signals import SignalGuard, signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
 from pgfsbench.machine_lock import machine_lock
@@ -91,8 +91,11 @@ class Campaign:
         self.schedule: Schedule | None = None
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
+        self.signals = SignalGuard()  # replaced by the installed one while it runs
 
     def _command(self, argv: tuple[str, ...], result) -> None:
+        if result is None:  # new work: a signal a finalizer swallowed stops it here
+            self.signals.raise_if_lost()
         self.emit(ev.CommandStarted(argv) if result is None
                   else ev.CommandFinished(argv, result.exit_code, result.seconds))
 
@@ -108,7 +111,7 @@ class Campaign:
         else:
             check_new_results_dir(results_dir)
             self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-        with signals_unwind_once(), proc.watching(self._command), \
+        with signals_unwind_once() as self.signals, proc.watching(self._command), \
                 machine_lock(self.id, "campaign", self.options.wait,
                              lambda text: self.emit(ev.Note(text)),
                              plan=self.plan.name, results=str(results_dir)) as lock:
@@ -370,6 +373,7 @@ class Campaign:
                              "postgres_settings": cluster.changed_settings(),
                              "postgres_commands": [list(c.argv) for c in cluster.commands]}
             for workload in measurements:
+                self.signals.raise_if_lost()
                 index = schedule.position(workload) + 1
                 params = workload.model_dump(mode="json")
                 # A settling run is stored as repetition 0: kept, never counted.
