@@ -483,7 +483,7 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
                   metric: str | None):
     """One campaign's targets compared within its rounds."""
     from pgfsbench.analysis.caveats import fill_verdict_caveats
-    from pgfsbench.analysis.durability import target_durability
+    from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import campaign_source, build_table
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.export.output import Comparison
@@ -497,8 +497,7 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
     if baseline is None and settings.get("baseline") in source.columns:
         baseline = settings["baseline"]
     table = build_table(source, baseline, alpha, noise)
-    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
-    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
     return Comparison(table, select_rows(table, metric), lines, campaign.plan_name)
 
 

@@ -34,7 +34,7 @@ WORKLOADS = [{"type": "pgbench", "clients": 4, "duration": 10}]
 def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
            plan: str = "nightly", specs: dict[str, dict] | None = None,
            pg: str = "17.2", workloads: list[dict] | None = None, rounds: int = 6,
-           host: str = "db1") -> Path:
+           host: str = "db1", mounted: dict[str, list[str]] | None = None) -> Path:
     """A campaign of ``plan``: each target's tps 1000 × its factor × jitter per round."""
     store = Store.create(results)
     store.start_campaign(f"c-{results.name}", plan,
@@ -48,7 +48,8 @@ def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
         tid = store.add_target(name, pos, "loop", spec["fs"], spec)
         store.set_target(tid, "ok", provenance={"kind": "loop", "fs": spec["fs"],
                                                 "postgres_version": pg,
-                                                "effective_mount_options": ["rw"]})
+                                                "effective_mount_options":
+                                                    (mounted or {}).get(name, ["rw"])})
         for r in range(1, rounds + 1):
             tps = 1000 * factor * JITTER[(r + pos * 3) % len(JITTER)]
             run = store.start_run(tid, "pgbench", (workloads or WORKLOADS)[0], repetition=r)
@@ -152,6 +153,24 @@ def test_allowed_differences_are_warned_in_every_format(tmp_path, before_after) 
                             {"baseline": "xfs", "contender": "xfs", "column": "other"}]
     rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv").stdout)))
     assert rows and all(r["warnings"].startswith(warning) for r in rows)
+
+
+def test_a_faster_contender_that_is_not_crash_safe_is_said_to_be(tmp_path, before_after):
+    """As in a campaign's own verdicts: the contender's ext4 wins by mounting nobarrier."""
+    risky = stored(tmp_path / "risky", {"ext4": 1.3, "xfs": 1.2},
+                   specs={"ext4": {"mount": "noatime,nobarrier"}},
+                   mounted={"ext4": ["rw", "noatime", "nobarrier"]})
+    args = ("compare", str(before_after[0]), str(risky), "--allow-different")
+    doc = json.loads(cli(*args, "--format", "json").stdout)
+    verdicts = {v["label"]: v for v in doc["verdicts"] if v["metric"] == "pgbench.tps"}
+    assert verdicts["ext4"]["winner"] == "risky"
+    assert verdicts["ext4"]["durability"] == {"before": "safe", "risky": "not crash-safe"}
+    assert verdicts["ext4"]["warning"].startswith("risky is NOT CRASH-SAFE: mount option "
+                                                  "nobarrier")
+    assert verdicts["xfs"]["warning"] is None  # the other pair is safe on both sides
+    assert verdicts["xfs"]["durability"] == {"before": "safe", "risky": "safe"}
+    assert "⚠ risky is NOT CRASH-SAFE" in cli(*args).stdout
+    assert "⚠ **risky is NOT CRASH-SAFE" in cli(*args, "--format", "markdown").stdout
 
 
 def test_every_format_and_the_gate_across_campaigns(before_after) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
-from pgfsbench.analysis.durability import SAFE, UNSAFE, Durability, target_durability
+from pgfsbench.analysis.durability import SAFE, UNSAFE, Durability, durabilities
 from pgfsbench.analysis.table import Table, comparison_table
 from pgfsbench.analysis.verdicts import WINNER, verdict_lines
 from pgfsbench.errors import UserError
@@ -29,7 +29,7 @@ DEVICE, LOG_DEVICE, MOUNT_POINT = "DEVICE", "LOGDEVICE", "/var/lib/postgresql"
 def advise(campaign: Campaign, target: str | None = None) -> Advice:
     """The advice for ``target`` (a target name), or for the one the results favour."""
     table = comparison_table(campaign)
-    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    durability = durabilities(campaign)
     safe = [t for t in table.targets if _level(durability.get(t)) == SAFE]
     picked, chosen_by = _choose(table, durability, safe)
     if target is not None:

@@ -10,8 +10,12 @@ page writes, options with a cost) comes from its recipe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pgfsbench.filesystems.registry import find
+
+if TYPE_CHECKING:
+    from pgfsbench.store.read import Campaign
 
 SAFE, MAY_LOSE_COMMITS, UNSAFE = "safe", "may lose recent commits", "not crash-safe"
 _RANK = {SAFE: 0, MAY_LOSE_COMMITS: 1, UNSAFE: 2}
@@ -64,6 +68,11 @@ def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str],
     for reason in (recipe.not_crash_safe(facts or {}) if recipe else ()):
         d.add(UNSAFE, reason)
     return d
+
+
+def durabilities(campaign: Campaign) -> dict[str, Durability | None]:
+    """Each target of a stored campaign classified, by name."""
+    return {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
 
 
 def target_durability(provenance: dict, fs: str) -> Durability | None:

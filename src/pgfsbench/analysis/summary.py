@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pgfsbench.analysis.durability import target_durability
+from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts import WINNER, VerdictLine, verdict_lines
 from pgfsbench.store.identity import host_identity
@@ -48,8 +48,7 @@ def summarize(campaign: Campaign, source: str) -> Summary:
                       campaign.plan_name, campaign.started, campaign.ended, campaign.status,
                       campaign.schema_version, [t.name for t in campaign.targets])
     try:
-        durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
-        summary.verdicts = verdict_lines(comparison_table(campaign), durability)
+        summary.verdicts = verdict_lines(comparison_table(campaign), durabilities(campaign))
     except Exception as exc:  # a listing must list every campaign, even one we misread
         summary.problem = f"no verdicts: {exc!r}"
     return summary

@@ -14,6 +14,7 @@ An unsafe winner (or leader) is never named without the warning that it is unsaf
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.durability import SAFE, Durability
@@ -50,14 +51,21 @@ class VerdictLine:
         return f"{self.workload} {self.label}".strip()
 
 
-def verdict_lines(table: Table, durability: dict[str, Durability | None]) -> list[VerdictLine]:
+Durabilities = dict[str, Durability | None]  # column → its target's class
+
+
+def verdict_lines(table: Table,
+                  durability: Durabilities | Callable[[Row], Durabilities]) -> list[VerdictLine]:
+    """``durability``: each column's target classified, or, where a column holds a
+    different target on each row (campaigns compared, a pair a row), a row's."""
+    of_row = durability if callable(durability) else (lambda row: durability)
     lines = []
     for row in table.rows:
         if not row.headline or row.higher_is_better is None:
             continue
         order = _ranked(row)
         if len(order) >= 2:
-            lines.append(_line(row, order, table, durability))
+            lines.append(_line(row, order, table, of_row(row)))
     return lines
 
 
@@ -72,7 +80,7 @@ def _beats(j: Judged | None, higher_is_better: bool) -> bool:
 
 
 def _line(row: Row, order: list[str], table: Table,
-          durability: dict[str, Durability | None]) -> VerdictLine:
+          durability: Durabilities) -> VerdictLine:
     leader = order[0]
     classes = {t: (d.level if (d := durability.get(t)) else "unknown")
                for t in table.targets if t in order}  # plan order, baseline first

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench import __version__
-from pgfsbench.analysis.durability import target_durability
+from pgfsbench.analysis.durability import durabilities, target_durability
 from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
@@ -100,7 +100,7 @@ def _comparison(campaign: Campaign) -> dict[str, Any]:
     from pgfsbench.analysis.verdicts import verdict_lines
 
     table = comparison_table(campaign)
-    durability = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    durability = durabilities(campaign)
     lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
     return comparison_data(table, table.rows, lines)
 

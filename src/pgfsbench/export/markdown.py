@@ -68,7 +68,7 @@ def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLin
 
 def campaign_markdown(campaign: Campaign) -> str:
     from pgfsbench.analysis.caveats import fill_verdict_caveats
-    from pgfsbench.analysis.durability import target_durability
+    from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.report.compare import select_rows
@@ -83,7 +83,7 @@ def campaign_markdown(campaign: Campaign) -> str:
 
     out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
     out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
-    durability = {t.name: target_durability(t.provenance, t.fs) for t in c.targets}
+    durability = durabilities(c)
     table = comparison_table(campaign)
     lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
     rows = select_rows(table, None)

@@ -9,13 +9,13 @@ is not crash-safe is hatched.
 
 from __future__ import annotations
 
-from pgfsbench.analysis.durability import SAFE
+from pgfsbench.analysis.durability import SAFE, durabilities
 from pgfsbench.analysis.table import Row, comparison_table
 from pgfsbench.report.charts import (FALLBACK_COLOR, Estimate, Figure, axis, describe,
                                      hover_text, layout, stacked_rows, target_colors,
                                      target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
-from pgfsbench.report.terminal import durabilities, format_value
+from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign
 
 MAX_PANELS = 12

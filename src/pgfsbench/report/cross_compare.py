@@ -8,8 +8,12 @@ prefixed with its contender's column when there are several).
 
 from __future__ import annotations
 
-from pgfsbench.analysis.pairing import Pairing, paired_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from collections.abc import Callable
+
+from pgfsbench.analysis.durability import durabilities
+from pgfsbench.analysis.pairing import Pairing, pair_label, paired_table
+from pgfsbench.analysis.table import Row
+from pgfsbench.analysis.verdicts import Durabilities, verdict_lines
 from pgfsbench.export.output import Comparison
 from pgfsbench.report.compare import select_rows
 from pgfsbench.store.read import Campaign
@@ -23,6 +27,23 @@ def side_facts(role: str, column: str, c: Campaign) -> dict:
 
 def _side(c: Campaign, column: str) -> str:
     return f"{column} ({c.plan_name}, {c.host.get('hostname', '?')})"
+
+
+def row_durability(group: list[Pairing]) -> Callable[[Row], Durabilities]:
+    """A row is one pair's measurement: in each column, the crash safety of the pair's
+    target on that side (a faster contender that is not crash-safe must say so here
+    as in a campaign's own verdicts)."""
+    sides: dict[str, Durabilities] = {}  # pair label → column → class
+    for p in group:
+        base, cont = durabilities(p.baseline), durabilities(p.contender)
+        for b, c in p.pairs:
+            side = sides.setdefault(pair_label((b, c)), {})
+            side[p.names[0]], side[p.names[1]] = base.get(b), cont.get(c)
+
+    def of_row(row: Row) -> Durabilities:
+        return next((d for label, d in sides.items()
+                     if row.label == label or row.label.startswith(label + " ")), {})
+    return of_row
 
 
 def cross_comparison(group: list[Pairing], alpha: float, noise: float,
@@ -40,7 +61,7 @@ def cross_comparison(group: list[Pairing], alpha: float, noise: float,
     def who(p: Pairing, text: str) -> str:
         return f"{p.names[1]}: {text}" if several else text
 
-    return Comparison(table, rows, verdict_lines(table, {}), title, tuple(facts),
+    return Comparison(table, rows, verdict_lines(table, row_durability(group)), title, tuple(facts),
                       tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
                       tuple(who(p, w) for p in group for w in p.warnings),
                       tuple(who(p, n) for p in group for n in p.notes))

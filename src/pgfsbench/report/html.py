@@ -22,6 +22,7 @@ from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.diff import provenance_diff
+from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.report.compare import footer as compare_footer
@@ -30,7 +31,7 @@ from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.plotly_js import CHARTS_INIT_JS, plotly_js
 from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, direction_title,
-                                       durabilities, format_quantity, format_ratio,
+                                       format_quantity, format_ratio,
                                        format_value, notices, row_scale, row_unit,
                                        spread_text)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign

@@ -19,7 +19,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
-from pgfsbench.analysis.durability import SAFE, target_durability
+from pgfsbench.analysis.durability import SAFE, durabilities, target_durability
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
@@ -359,10 +359,6 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
 
 
 _VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}
-
-
-def durabilities(campaign: Campaign) -> dict:
-    return {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
 
 
 def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool,
