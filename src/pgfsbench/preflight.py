@@ -2,8 +2,8 @@
 
 A plan that cannot work should say so in a second, not as a failed target an
 hour into a campaign: a pg_bin that is not PostgreSQL, settings the server
-refuses, an image too small for its filesystem, a device that may not be
-formatted. ``run`` refuses on any of these before it changes anything;
+refuses, an image too small for its filesystem, mkfs options mkfs refuses, a
+device that may not be formatted. ``run`` refuses on any of these before it changes anything;
 ``plan check`` runs the same checks that need no command-line permission.
 """
 
@@ -66,6 +66,14 @@ def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> 
                 check_formattable(str(device), allowed, wipe_signatures)
             except UserError as exc:
                 raise UserError(f"target '{t.name}': {exc}") from None
+
+
+def check_mkfs(plan: Plan) -> None:
+    """Each target's mkfs options, judged by mkfs's own dry run at the target's size."""
+    from pgfsbench.provision.mkfs_check import mkfs_problems
+
+    if problems := mkfs_problems(plan):
+        raise UserError("; ".join(problems) + "; fix mkfs, size or log_size in the plan")
 
 
 def check_zfs_properties(plan: Plan) -> None:

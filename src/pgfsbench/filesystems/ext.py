@@ -164,7 +164,8 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
 
 def _ext(fs: str, log_device) -> Recipe:
     return Recipe(
-        fs=fs, mkfs_tool=f"mkfs.{fs}", force_flags=("-F",), apt_package="e2fsprogs",
+        fs=fs, mkfs_tool=f"mkfs.{fs}", force_flags=("-F",), dry_run_flag="-n",
+        apt_package="e2fsprogs",
         min_size_mb=16, mkfs_defaults=without_lazy_init, log_device=log_device,
         # -J device= at mkfs; journal_path=, journal_dev= at mount
         device_option_keys=frozenset({"device=", "journal_path=", "journal_dev="}),

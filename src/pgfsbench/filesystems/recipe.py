@@ -68,6 +68,10 @@ class Recipe:
     force_flags: tuple[str, ...]  # overwrite without asking: the target was checked first
     apt_package: str  # where mkfs_tool and the geometry tools come from
     min_size_mb: int  # below this mkfs refuses (or the result is useless)
+    # mkfs's flag to work out the filesystem and write nothing (xfs -N, mke2fs -n): run on
+    # a sparse file of the target's size, it judges the options before anything is made
+    # (provision/mkfs_check.py). None: mkfs has no such run.
+    dry_run_flag: str | None = None
     # Options the recipe adds to the plan's own mkfs options (ext*: no lazy init).
     mkfs_defaults: Callable[[list[str]], list[str]] = _unchanged
     # (mkfs options, log device, log bytes) → LogSetup; None: no external log.
@@ -141,6 +145,13 @@ class Recipe:
             raise ValueError(f"{self.fs} is made on one device")
         return [self.mkfs_tool, *self.force_flags, *self.mkfs_defaults(list(options)), device,
                 *more_devices]
+
+    def dry_run_argv(self, device: str, options: list[str]) -> list[str]:
+        """``mkfs_argv`` with the dry-run flag: what mkfs would make, nothing written."""
+        if self.dry_run_flag is None:
+            raise ValueError(f"mkfs for {self.fs} has no dry run")
+        return [self.mkfs_tool, *self.force_flags, self.dry_run_flag,
+                *self.mkfs_defaults(list(options)), device]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
         return ["mount", "-t", self.fs, *(["-o", options] if options else []),

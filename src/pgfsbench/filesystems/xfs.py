@@ -108,7 +108,8 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
 
 
 RECIPES = (Recipe(
-    fs="xfs", mkfs_tool="mkfs.xfs", force_flags=("-f",), apt_package="xfsprogs",
+    fs="xfs", mkfs_tool="mkfs.xfs", force_flags=("-f",), dry_run_flag="-N",
+    apt_package="xfsprogs",
     min_size_mb=300, device_option_keys=frozenset({"logdev=", "rtdev="}),
     log_device=external_log, mount_options=MOUNT_OPTIONS,
     kernel_defaults=KERNEL_DEFAULTS, geometry=geometry, atomic_writes=None,
