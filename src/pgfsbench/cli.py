@@ -497,8 +497,10 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
     if baseline is None and settings.get("baseline") in source.columns:
         baseline = settings["baseline"]
     table = build_table(source, baseline, alpha, noise)
-    lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
-    return Comparison(table, select_rows(table, metric), lines, campaign.plan_name)
+    classes = durabilities(campaign)
+    lines = fill_verdict_caveats(verdict_lines(table, classes), campaign)
+    return Comparison(table, select_rows(table, metric), lines, campaign.plan_name,
+                      durability=lambda row: classes)
 
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"

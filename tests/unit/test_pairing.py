@@ -171,6 +171,17 @@ def test_a_faster_contender_that_is_not_crash_safe_is_said_to_be(tmp_path, befor
     assert verdicts["xfs"]["durability"] == {"before": "safe", "risky": "safe"}
     assert "⚠ risky is NOT CRASH-SAFE" in cli(*args).stdout
     assert "⚠ **risky is NOT CRASH-SAFE" in cli(*args, "--format", "markdown").stdout
+    rows = csv.DictReader(io.StringIO(cli(*args, "--format", "csv", "--metric", "*").stdout))
+    safety = {(r["label"], r["metric"]): (r["baseline_crash_safety"],
+                                          r["contender_crash_safety"]) for r in rows}
+    assert safety[("ext4", "pgbench.latency_avg_ms")] == ("safe", "not crash-safe")
+    assert safety[("xfs", "pgbench.tps")] == ("safe", "safe")
+    # within the one campaign too: its targets are the columns
+    alone = next(csv.DictReader(io.StringIO(cli("compare", str(risky), "--format",
+                                                "csv").stdout)))
+    assert (alone["baseline"], alone["contender"]) == ("ext4", "xfs")
+    assert (alone["baseline_crash_safety"], alone["contender_crash_safety"]) == \
+        ("not crash-safe", "safe")
 
 
 def test_every_format_and_the_gate_across_campaigns(before_after) -> None:

@@ -35,7 +35,8 @@ COMPARISON_COLUMNS = [
     "contender", "contender_status", "contender_median", "contender_ci_low",
     "contender_ci_high", "contender_n",
     "ratio", "ratio_ci_low", "ratio_ci_high", "design", "p_value", "p_adjusted",
-    "mark", "decision", "reason", "warnings"]
+    "mark", "decision", "reason", "warnings", "baseline_crash_safety",
+    "contender_crash_safety"]
 
 
 def write_campaign(campaign: Campaign, out: TextIO) -> None:
@@ -63,10 +64,18 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
     warnings = "; ".join(comparison.warnings)
     for row in comparison.rows:
         base = row.cells[table.baseline] if table.baseline is not None else None
+        classes = comparison.durability(row)
         # One column only: its figures all the same, with no contender.
         for target in contenders or [None]:
             w.writerow(cell(v) for v in comparison_row(row, table.baseline, base, target)
-                       + [warnings])
+                       + [warnings, _level(classes, table.baseline),
+                          _level(classes, target)])
+
+
+def _level(classes: dict, column: str | None) -> str | None:
+    """safe, may lose recent commits, not crash-safe; None when not known."""
+    d = classes.get(column) if column is not None else None
+    return d.level if d is not None else None
 
 
 FORMAT = OutputFormat("csv", "csv", "text/csv", {EXPORT: write_campaign,

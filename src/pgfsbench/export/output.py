@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # only for the annotations: analysis imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
-    from pgfsbench.analysis.verdicts import VerdictLine
+    from pgfsbench.analysis.verdicts import Durabilities, VerdictLine
 
 EXPORT = "export"
 COMPARISON = "comparison"
@@ -40,6 +40,8 @@ class Comparison:
     pairs: tuple[tuple[str, str, str], ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # A row's columns' crash safety (across campaigns each row is a pair of its own).
+    durability: Callable[[Row], Durabilities] = lambda row: {}
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ def cross_comparison(group: list[Pairing], alpha: float, noise: float,
     def who(p: Pairing, text: str) -> str:
         return f"{p.names[1]}: {text}" if several else text
 
-    return Comparison(table, rows, verdict_lines(table, row_durability(group)), title, tuple(facts),
+    durability = row_durability(group)
+    return Comparison(table, rows, verdict_lines(table, durability), title, tuple(facts),
                       tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
                       tuple(who(p, w) for p in group for w in p.warnings),
-                      tuple(who(p, n) for p in group for n in p.notes))
+                      tuple(who(p, n) for p in group for n in p.notes), durability)
