@@ -1,0 +1,34 @@
+"""The command line: wires the stages together, nothing more."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+
+from rich.markup import escape
+
+from pgfsbench import exits
+# Each module registers its commands on app as it is imported: this order, not the
+# alphabet's, is the order of the commands in --help.
+from pgfsbench.cli import campaign, results, store, machine, plans  # noqa: F401  # isort: skip
+from pgfsbench.cli.shared import PROG, app, err
+
+
+def main() -> None:
+    try:
+        app(prog_name=PROG)
+    except BrokenPipeError:  # stdout's reader went away (| head, a killed pipe): not a bug
+        # What is left to print goes nowhere, not into another error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(exits.INCOMPLETE)
+    except Exception as exc:  # a bug of ours: one line, the traceback kept, exit 3
+        if os.environ.get("PGFSBENCH_DEBUG"):
+            raise
+        fd, path = tempfile.mkstemp(prefix="pgfsbench-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write(traceback.format_exc())
+        err.print(f"[red]internal error (a bug in pgfsbench):[/] {escape(repr(exc))}; the "
+                  f"traceback is in {path}; please report it", soft_wrap=True)
+        sys.exit(exits.INTERNAL)

@@ -1,0 +1,119 @@
+"""Plans: the built-in ones (plans) and checking one without running it (plan check)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from pgfsbench.cli.shared import _plan_names, app, console, err, user_errors
+from pgfsbench.errors import UserError
+
+
+@app.command(short_help="List the built-in plans, or print one.")
+@user_errors
+def plans(show: Annotated[Optional[str], typer.Option(
+        "--show", metavar="NAME",
+        help="print this built-in plan's file, to copy and edit")] = None) -> None:
+    """List the built-in plans, each with its budget and estimated duration, or print one of them."""  # noqa: E501
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import budget_text
+    from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
+
+    if show is not None:
+        if show not in builtin_names():
+            raise UserError(f"no built-in plan '{show}' (built-in: {', '.join(builtin_names())})")
+        sys.stdout.write(builtin_text(show))
+        return
+    for name in builtin_names():
+        the_plan = load_plan(name)
+        console.print(f"[bold]{name}[/]: {escape(the_plan.description)}")
+        console.print(f"  [dim]budget: {escape(budget_text(the_plan, describe(the_plan)))}[/]")
+
+
+plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True,
+                       rich_markup_mode=None)
+app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan check).")
+
+
+@plan_app.command("check", short_help="Validate a plan; its targets, runs, space and time.")
+@user_errors
+def plan_check(
+    plan: Annotated[str, typer.Argument(
+        help="a built-in plan name or a plan file", metavar="PLAN",
+        autocompletion=lambda incomplete: _plan_names(incomplete))],
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import render_plan_check
+    from pgfsbench.plan.load import load_plan
+    from pgfsbench.preflight import check_mkfs, check_sizes
+
+    the_plan = load_plan(plan)
+    check_sizes(the_plan)
+    check_mkfs(the_plan)
+    info = describe(the_plan)
+    info["problems"] += _check_zfs_here(the_plan)
+    info["problems"] += _check_settings_here(the_plan)
+    info["notes"] += _layout_notes(the_plan, info)
+    if as_json:
+        json.dump(info, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    render_plan_check(info, console)
+    for problem in info["problems"]:
+        err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+def _check_zfs_here(plan) -> list[str]:
+    """Have the installed zfs and zpool judge the ZFS targets' properties (UserError when
+    they refuse some); a note instead when there is no ZFS here to ask."""
+    from pgfsbench.preflight import check_zfs_properties
+    from pgfsbench.provision.zfs import unavailable_reason
+
+    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
+        return []
+    if reason := unavailable_reason():
+        return [f"ZFS properties not checked against zfs: {reason}"]
+    check_zfs_properties(plan)
+    return []
+
+
+def _layout_notes(plan, info: dict) -> list[str]:
+    """The stripe geometry given to mkfs, and volumes this machine cannot make (valid,
+    but skipped at run time)."""
+    from pgfsbench.provision.volume import unavailable_reason
+
+    notes = []
+    for t, described in zip(plan.targets, info["targets"]):
+        geometry = described["stripe_geometry"]
+        if geometry:
+            notes.append(f"target '{t.name}': {t.volume.kind} stripe {t.volume.stripe} over "
+                         f"{geometry['data_disks']} data disk(s); mkfs stripe options: "
+                         + (" ".join(geometry.get("computed_options", []))
+                            + " (computed)" if geometry["mkfs"] == "computed"
+                            else geometry["mkfs"]))
+        if reason := unavailable_reason(t.volume):
+            notes.append(f"target '{t.name}' is valid but this machine would skip it: "
+                         f"{reason}")
+    return notes
+
+
+def _check_settings_here(plan) -> list[str]:
+    """Have the PostgreSQL binaries found here judge the plan's settings (UserError when
+    they refuse some); a note instead when there are none to ask."""
+    from pgfsbench.postgres.binaries import find_binaries
+    from pgfsbench.preflight import check_settings, target_binaries
+
+    try:  # look, don't stage: a plan check changes nothing
+        default = find_binaries(stage=False)
+        bins = {**{t.name: default for t in plan.targets},
+                **target_binaries(plan, stage=False)}
+    except UserError as exc:
+        return [f"PostgreSQL settings not checked against a server: {exc}"]
+    check_settings(plan, bins.__getitem__)
+    return []

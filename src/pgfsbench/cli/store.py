@@ -1,0 +1,121 @@
+"""Campaigns from results directories and the PostgreSQL results store: import, list,
+history."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from pgfsbench import exits
+from pgfsbench.cli.shared import app, console, err, user_errors
+from pgfsbench.errors import UserError
+
+STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
+
+
+@app.command("import")
+@user_errors
+def import_(
+    results: Annotated[list[Path], typer.Argument(
+        help="results directories, or directories holding them", metavar="DIR")],
+    store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
+                                       help=STORE_HELP)] = ...,
+) -> None:
+    """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""  # noqa: E501
+    from pgfsbench.store.importing import StoreFailed, import_dirs
+
+    try:
+        import_dirs(results, store, lambda line: console.print(escape(line), soft_wrap=True))
+    except StoreFailed as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(exits.INCOMPLETE)
+
+
+@app.command("list")
+@user_errors
+def list_(
+    results: Annotated[Optional[list[Path]], typer.Argument(
+        help="results directories, or directories holding them", metavar="DIR")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help="text or json")] = "text",
+) -> None:
+    """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""  # noqa: E501
+    from pgfsbench.analysis.summary import summarize
+    from pgfsbench.report.listing import FORMATS, list_json, list_text
+    from pgfsbench.store.sources import campaigns
+    from pgfsbench.store.url import check_store_url
+
+    if format not in FORMATS:
+        raise UserError(f"unknown list format '{format}' (available: {', '.join(FORMATS)})")
+    if not results and not store:
+        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    skipped = []
+
+    def skip(why: str) -> None:
+        skipped.append(why)
+        err.print(f"[yellow]skipped: {escape(why)}[/]", soft_wrap=True)
+
+    summaries = [summarize(c, source) for c, source in
+                 campaigns(results or [], check_store_url(store) if store else None,
+                           skip=skip)]
+    if format == "json":
+        list_json(summaries, sys.stdout)
+    else:
+        list_text(summaries, console)
+    if skipped:
+        raise typer.Exit(exits.INCOMPLETE)
+
+
+@app.command(short_help="A metric of a target over campaigns, with regression marks.")
+@user_errors
+def history(
+    results: Annotated[Optional[list[Path]], typer.Argument(
+        help="results directories, or directories holding them", metavar="DIR")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    target: Annotated[Optional[str], typer.Option(
+        "--target", metavar="NAME", help="only this target (default: every target)")] = None,
+    metric: Annotated[Optional[str], typer.Option(
+        "--metric", metavar="GLOB", help="metric name or glob (default: each measurement's "
+                                         "headline metric)")] = None,
+    plan: Annotated[Optional[str], typer.Option(
+        "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
+                                        help="text, json or csv")] = "text",
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
+                                       "of each metric over the campaigns")] = None,
+) -> None:
+    """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""  # noqa: E501
+    from pgfsbench.analysis.history import history as build_history
+    from pgfsbench.report.history import FORMATS, write_csv, write_json, write_text
+    from pgfsbench.store.sources import campaigns
+    from pgfsbench.store.url import check_store_url
+
+    if format not in FORMATS:
+        raise UserError(f"unknown history format '{format}' (available: {', '.join(FORMATS)})")
+    if not results and not store:
+        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+    if html is not None and not html.parent.is_dir():
+        raise UserError(f"--html {html}: no directory {html.parent}")
+    found = list(campaigns(results or [], check_store_url(store) if store else None,
+                           skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]",
+                                                      soft_wrap=True)))
+    series = build_history(found, target, metric, plan)
+    if format == "json":
+        write_json(series, sys.stdout)
+    elif format == "csv":
+        write_csv(series, sys.stdout)
+    else:
+        write_text(series, console)
+    if html is not None:
+        from pgfsbench.report.chart_history import write_history_page
+
+        write_history_page(series, html)
+        err.print(f"wrote {escape(str(html))}", soft_wrap=True)
