@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.cli import shared
-from pgfsbench.cli.shared import QUIET, _plan_names, app, console, err, user_errors
+from pgfsbench.cli.shared import QUIET, plan_names, app, console, err, user_errors
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 
@@ -23,7 +23,7 @@ def run(
     plan: Annotated[Optional[str], typer.Argument(
         help="a built-in plan name or a plan file (default: quick; with --resume: the "
              "plan the campaign recorded)", metavar="PLAN",
-        autocompletion=lambda incomplete: _plan_names(incomplete))] = None,
+        autocompletion=lambda incomplete: plan_names(incomplete))] = None,
     results: Annotated[Optional[Path], typer.Option("--results", metavar="DIR",
                                                     help="new directory for results")] = None,
     resume: Annotated[Optional[Path], typer.Option(

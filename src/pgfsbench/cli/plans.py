@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from pgfsbench.cli.shared import _plan_names, app, console, err, user_errors
+from pgfsbench.cli.shared import plan_names, app, console, err, user_errors
 from pgfsbench.errors import UserError
 
 
@@ -44,7 +44,7 @@ app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan chec
 def plan_check(
     plan: Annotated[str, typer.Argument(
         help="a built-in plan name or a plan file", metavar="PLAN",
-        autocompletion=lambda incomplete: _plan_names(incomplete))],
+        autocompletion=lambda incomplete: plan_names(incomplete))],
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501

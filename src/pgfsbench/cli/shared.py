@@ -38,7 +38,7 @@ QUIET, NORMAL, VERBOSE = 0, 1, 2
 verbosity = NORMAL
 
 
-def _plan_names(incomplete: str) -> list[str]:
+def plan_names(incomplete: str) -> list[str]:
     """Tab completion of a PLAN: the built-in names (a path: the shell completes files)."""
     from pgfsbench.plan.load import builtin_names
 
