@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.cli import shared
-from pgfsbench.cli.shared import QUIET, plan_names, app, console, err, user_errors
+from pgfsbench.cli.shared import QUIET, app, console, err, plan_names, user_errors
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from pgfsbench.cli.shared import plan_names, app, console, err, user_errors
+from pgfsbench.cli.shared import app, console, err, plan_names, user_errors
 from pgfsbench.errors import UserError
 
 
