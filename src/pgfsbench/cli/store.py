@@ -15,6 +15,11 @@ from pgfsbench.cli.shared import app, console, err, user_errors
 from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
+# list and history read the same sources: results directories and/or a store.
+ResultsDirs = Annotated[Optional[list[Path]], typer.Argument(
+    help="results directories, or directories holding them", metavar="DIR")]
+StoreUrl = Annotated[Optional[str], typer.Option(
+    "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)]
 
 
 @app.command("import")
@@ -38,10 +43,8 @@ def import_(
 @app.command("list")
 @user_errors
 def list_(
-    results: Annotated[Optional[list[Path]], typer.Argument(
-        help="results directories, or directories holding them", metavar="DIR")] = None,
-    store: Annotated[Optional[str], typer.Option(
-        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    results: ResultsDirs = None,
+    store: StoreUrl = None,
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
                                         help="text or json")] = "text",
 ) -> None:
@@ -75,10 +78,8 @@ def list_(
 @app.command(short_help="A metric of a target over campaigns, with regression marks.")
 @user_errors
 def history(
-    results: Annotated[Optional[list[Path]], typer.Argument(
-        help="results directories, or directories holding them", metavar="DIR")] = None,
-    store: Annotated[Optional[str], typer.Option(
-        "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)] = None,
+    results: ResultsDirs = None,
+    store: StoreUrl = None,
     target: Annotated[Optional[str], typer.Option(
         "--target", metavar="NAME", help="only this target (default: every target)")] = None,
     metric: Annotated[Optional[str], typer.Option(
