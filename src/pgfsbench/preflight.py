@@ -3,8 +3,8 @@
 A plan that cannot work should say so in a second, not as a failed target an
 hour into a campaign: a pg_bin that is not PostgreSQL, settings the server
 refuses, an image too small for its filesystem, mkfs options mkfs refuses, a
-device that may not be formatted. ``run`` refuses on any of these before it changes anything;
-``plan check`` runs the same checks that need no command-line permission.
+device that may not be formatted. ``run`` refuses on any of these before it changes
+anything; ``plan check`` runs the same checks that need no command-line permission.
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ mke2fs -n on sparse files (they write nothing), at the size each target formats.
 from __future__ import annotations
 
 import tempfile
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench import exits
+from pgfsbench import exits, proc
 from pgfsbench.cli import app
 from pgfsbench.errors import UserError
 from pgfsbench.plan.load import parse_plan
@@ -42,17 +43,23 @@ def test_what_mkfs_refuses_at_the_targets_size_is_said_per_target() -> None:
         "…/xfs-log.img)"]
 
 
-def test_what_mkfs_accepts_passes_and_nothing_is_left_in_the_scratch_dir(
-        tmp_path, monkeypatch) -> None:
+def test_what_mkfs_accepts_passes_and_its_scratch_files_are_gone(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert mkfs_problems(plan(
-        'name = "x"\nfs = "xfs"\nsize = "1G"\nlog_size = "64M"\n'
-        'mkfs = ["-b", "size=4096", "-d", "agcount=8"]',
-        'name = "e"\nfs = "ext4"\nsize = "300M"\nlog_size = "16M"\nmkfs = ["-b", "4096"]',
-        # three 300 MB images striped: mkfs sees about 900 MB and the computed sunit
-        'name = "s"\nfs = "xfs"\nsize = "300M"\nimages = 3\n'
-        'volume = { kind = "lvm-stripe", stripe = "8K" }',
-        'name = "d"\ndir = "/tmp"')) == []
+    ran = []
+    with proc.watching(lambda argv, result: ran.append(result) if result else None):
+        assert mkfs_problems(plan(
+            'name = "x"\nfs = "xfs"\nsize = "1G"\nlog_size = "64M"\n'
+            'mkfs = ["-b", "size=4096", "-d", "agcount=8"]',
+            'name = "e"\nfs = "ext4"\nsize = "300M"\nlog_size = "16M"\nmkfs = ["-b", "4096"]',
+            # three 300 MB images striped: mkfs sees about 900 MB and the computed sunit
+            'name = "s"\nfs = "xfs"\nsize = "300M"\nimages = 3\n'
+            'volume = { kind = "lvm-stripe", stripe = "8K" }',
+            'name = "d"\ndir = "/tmp"')) == []
+    # one dry run per made target, each on a file in the scratch directory, all gone now
+    assert [(Path(r.argv[0]).name, r.ok) for r in ran] == \
+        [("mkfs.xfs", True), ("mkfs.ext4", True), ("mkfs.xfs", True)]
+    assert all(r.argv[-1].startswith(str(tmp_path)) for r in ran)
+    assert ran[2].argv[1:5] == ("-f", "-N", "-d", "sunit=16,swidth=48")  # the stripe's
     assert list(tmp_path.iterdir()) == []
 
 

@@ -78,8 +78,8 @@ class Machine:
 
     def preflight(self) -> None:
         # A wrong pg_bin, settings the server refuses, an image too small for its
-        # filesystem, mkfs options mkfs refuses, a device that may not be formatted (device_target checks again
-        # right before mkfs).
+        # filesystem, mkfs options mkfs refuses, a device that may not be formatted
+        # (device_target checks again right before mkfs).
         plan, opts = self.campaign.plan, self.campaign.options
         opts.target_bins = target_binaries(plan)
         check_sizes(plan)

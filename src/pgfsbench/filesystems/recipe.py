@@ -138,20 +138,16 @@ class Recipe:
         return self.kernel_driver or self.fs
 
     def mkfs_argv(self, device: str, options: list[str],
-                  more_devices: Sequence[str] = ()) -> list[str]:
+                  more_devices: Sequence[str] = (), *, dry_run: bool = False) -> list[str]:
         """The mkfs command; its tool is a bare name for provision to find on the PATH.
-        ``more_devices``: the other members of a filesystem that spans devices."""
+        ``more_devices``: the other members of a filesystem that spans devices;
+        ``dry_run``: with ``dry_run_flag``, what mkfs would make, nothing written."""
         if more_devices and not self.spans_devices:
             raise ValueError(f"{self.fs} is made on one device")
-        return [self.mkfs_tool, *self.force_flags, *self.mkfs_defaults(list(options)), device,
-                *more_devices]
-
-    def dry_run_argv(self, device: str, options: list[str]) -> list[str]:
-        """``mkfs_argv`` with the dry-run flag: what mkfs would make, nothing written."""
-        if self.dry_run_flag is None:
+        if dry_run and self.dry_run_flag is None:
             raise ValueError(f"mkfs for {self.fs} has no dry run")
-        return [self.mkfs_tool, *self.force_flags, self.dry_run_flag,
-                *self.mkfs_defaults(list(options)), device]
+        return [self.mkfs_tool, *self.force_flags, *([self.dry_run_flag] if dry_run else []),
+                *self.mkfs_defaults(list(options)), device, *more_devices]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
         return ["mount", "-t", self.fs, *(["-o", options] if options else []),

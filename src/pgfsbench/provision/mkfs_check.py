@@ -20,49 +20,44 @@ from pgfsbench.filesystems.recipe import Recipe
 from pgfsbench.filesystems.registry import find
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.plan.stripe import data_disks, stripe_mkfs_options
+from pgfsbench.provision.filesystems import tool_path
 from pgfsbench.units import size_to_mb
 
 
 def mkfs_problems(plan: Plan) -> list[str]:
     """What each target's mkfs refuses in its dry run, one line per target."""
-    checked = [t for t in plan.targets if _dry_run_recipe(t) is not None]
-    if not checked:
-        return []
-    with tempfile.TemporaryDirectory(prefix="pgfsbench-mkfs-check-") as scratch:
-        return [p for t in checked if (p := target_problem(t, Path(scratch)))]
+    return [p for t in plan.targets if (p := target_problem(t))]
 
 
-def target_problem(spec: Target, scratch: Path) -> str | None:
-    """Run the target's mkfs dry run on sparse files in ``scratch``; why it refuses, or
-    None (also when it cannot be asked: no such tool here, a device not here)."""
+def target_problem(spec: Target) -> str | None:
+    """Run the target's mkfs dry run on sparse files in a scratch directory; why it
+    refuses, or None (also when it cannot be asked: no such tool here, a device not
+    here)."""
     recipe = _dry_run_recipe(spec)
-    size = formatted_bytes(spec)
+    size = formatted_bytes(spec) if recipe is not None else None
     if recipe is None or size is None or proc.which(recipe.mkfs_tool) is None:
         return None
     options, _ = stripe_mkfs_options(spec)
-    device = scratch / f"{spec.name}.img"
-    try:
-        _sparse(device, size)
-        if spec.log_size is not None and recipe.log_device is not None:
-            log_bytes = size_to_mb(spec.log_size) * 2**20  # the log image provision makes
-            log = scratch / f"{spec.name}-log.img"
-            _sparse(log, log_bytes)
-            setup = recipe.log_device(options, str(log), log_bytes)
-            # A log that must be made first (an ext journal device) is not made for a
-            # dry run: the filesystem's own options are still judged.
-            if not setup.before_mkfs:
-                options = setup.mkfs_options
-        argv = recipe.dry_run_argv(str(device), options)
-        result = proc.run([proc.which(argv[0]) or argv[0], *argv[1:]], check=False,
-                          timeout=60)
-    except OSError:  # a size this scratch filesystem cannot hold as a file
-        return None
-    finally:
-        for f in scratch.glob(f"{spec.name}*.img"):
-            f.unlink()
+    with tempfile.TemporaryDirectory(prefix="pgfsbench-mkfs-check-") as scratch:
+        device = Path(scratch) / f"{spec.name}.img"
+        try:
+            _sparse(device, size)
+            if spec.log_size is not None and recipe.log_device is not None:
+                log_bytes = size_to_mb(spec.log_size) * 2**20  # the log image provision makes
+                log = Path(scratch) / f"{spec.name}-log.img"
+                _sparse(log, log_bytes)
+                setup = recipe.log_device(options, str(log), log_bytes)
+                # A log that must be made first (an ext journal device) is not made for a
+                # dry run: the filesystem's own options are still judged.
+                if not setup.before_mkfs:
+                    options = setup.mkfs_options
+        except OSError:  # a size this scratch filesystem cannot hold as a file
+            return None
+        argv = recipe.mkfs_argv(str(device), options, dry_run=True)
+        result = proc.run(tool_path(argv), check=False, timeout=60)
     if result.ok:
         return None
-    shown = " ".join(a.replace(str(scratch), "…") for a in argv)
+    shown = " ".join(a.replace(scratch, "…") for a in argv)
     return (f"target '{spec.name}': {recipe.mkfs_tool} refuses its options on "
             f"{_mb(size)}: {refusal(result.stdout + result.stderr)} (its dry run: {shown})")
 
