@@ -49,8 +49,13 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     sections = [ln.split(" ─")[0] for ln in lines if ln.endswith("──") and " ─" in ln]
     assert sections == ["verdicts", "fsync-latency", "pgbench", "fsync", "pgbench-init"]
     first_section = lines.index(next(ln for ln in lines if ln.startswith("fsync-latency ─")))
-    assert verdicts == 1 and any(ln.startswith("pgbench clients=4: inconclusive: decided: ")
-                                 for ln in lines[verdicts:first_section])
+    # the answer first, in one line of words: what was decided, and what was not
+    assert lines[1] == ("answer: xfs, ext4 > btrfs on TPC-B tps; not told apart on fsync p99 "
+                        "latency,")
+    # a measurement with a decided pair is never filed under "inconclusive"
+    assert verdicts == 3 and any(
+        ln.startswith("pgbench clients=4: xfs, ext4 > btrfs: btrfs −47% TPC-B tps [")
+        for ln in lines[verdicts:first_section])
     # every headline metric whole on one line; no monitor row in the summary
     table = comparison_table(campaign)
     for row in (r for r in table.rows if r.headline):

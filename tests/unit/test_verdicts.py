@@ -7,8 +7,8 @@ import numpy as np
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts import (EQUIVALENT, INCONCLUSIVE, LEADERS, SINGLE, WINNER,
-                                          verdict_lines)
+from pgfsbench.analysis.verdicts import (EQUIVALENT, INCONCLUSIVE, LEADERS, PARTIAL, SINGLE,
+                                          WINNER, verdict_lines)
 from pgfsbench.export.json import comparison_data
 from pgfsbench.export.markdown import comparison_markdown
 from pgfsbench.report.compare import select_rows
@@ -50,7 +50,10 @@ def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
     [line] = verdict_lines(table, {"ext4": SAFE, "xfs": SAFE})
     assert line.kind == WINNER and line.winner == "xfs"
     assert line.durability == {"xfs": "safe", "ext4": "safe"} and not line.warning
-    assert "xfs wins" in line.text and "ext4 at ×0.8" in line.text and "unpaired" in line.text
+    # The answer first, in plain words: the ranking, then by how much with its CI.
+    assert line.text.startswith("xfs > ext4: ext4 −16% TPC-B tps [")
+    assert "(" not in line.text  # no nested parentheses
+    assert any("unpaired, 8 and 8 runs" in d and "p<0.001" in d for d in line.details)
 
 
 def test_identical_targets_get_no_winner() -> None:
@@ -73,7 +76,8 @@ def test_paired_rounds_show_equivalence_and_say_how() -> None:
     assert cell.verdict.reason.startswith("equivalent within ±2%: 90% CI 0.99")
     assert "(paired, 8 rounds)" in cell.verdict.reason
     [line] = verdict_lines(table, {})
-    assert line.kind == EQUIVALENT and line.text.startswith("equivalent within ±2%: b vs a ×")
+    assert line.kind == EQUIVALENT and line.ranking == "a ≈ b"
+    assert line.text.startswith("a ≈ b: b vs a within ") and "equivalent within ±2%" in line.text
 
 
 def test_the_issue_case_a_consistent_slowdown_is_worse_paired() -> None:
@@ -100,9 +104,11 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     c = [1000 * d * 0.7 for d in drift]                         # clearly behind
     table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
-    assert line.kind == INCONCLUSIVE and line.winner is None
-    assert "decided: " in line.text and "beats c" in line.text
-    assert "not decided: a vs b ×" in line.text
+    # c is decided behind both: that is an answer, never filed under inconclusive.
+    assert line.kind == PARTIAL and line.winner is None
+    assert line.ranking == "a, b > c"
+    assert line.text.startswith("a, b > c: c −30% TPC-B tps [") and " vs a" in line.text
+    assert "b vs a within " in line.text and "not told apart in 5 rounds" in line.text
     assert "rounds would likely settle it" in line.text
     assert table.rows[0].cells["b"].verdict.reason.startswith("inconclusive: ×")
 
@@ -189,7 +195,7 @@ def test_a_target_with_a_zero_median_is_behind_not_indistinguishable() -> None:
     assert table.rows[0].cells["b"].verdict.kind == "worse"
     [line] = verdict_lines(table, {})
     assert line.kind == WINNER and line.winner == "a", line.text
-    assert "b at ×0.000 [0.000, 0.000] (p=" in line.text
+    assert line.text.startswith("a > b: b −100% TPC-B tps")
 
 
 def test_a_target_without_data_is_named_in_the_verdict() -> None:
@@ -223,4 +229,5 @@ def test_equivalent_leaders_ahead_of_a_loser_are_an_answer_not_inconclusive() ->
     table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
     [line] = verdict_lines(table, {"a": SAFE, "b": SAFE, "c": SAFE})
     assert line.kind == LEADERS and line.winner is None
-    assert "every pair decided" in line.text and "equivalent" in line.text
+    assert line.ranking == "a ≈ b > c"
+    assert "c −30% TPC-B tps [" in line.text and "equivalent within ±2%" in line.text

@@ -1,15 +1,22 @@
-"""One verdict line per measurement: who wins, by how much, and is it safe.
+"""One verdict line per measurement: the targets ranked into tiers, in plain words.
 
 Read from the headline family's pair decisions (``family.py``), so a line
-never says more than the table's marks:
+never says more than the table's marks. The line leads with the answer
+(``tiers.py``): ``ext4 ≈ xfs > btrfs``, every pair across tiers decided, then
+by how much the lower tiers lose (percentages with their CIs, over the rounds
+actually run) and what is not told apart inside a tier. Its kind:
 
-* **winner**: one target is decided better than *every* other target;
-* **equivalent**: every pair is decided equivalent within the noise margin;
-* **inconclusive**: anything else, naming what is decided and what is not,
-  and how many rounds would likely settle the rest;
+* **winner**: one target alone in the top tier: decided better than every other;
+* **tied leaders**: several in the top tier, every pair decided (shown
+  equivalent inside it): an answer more rounds would not change;
+* **equivalent**: every pair shown equivalent within the noise margin;
+* **partly decided**: some pairs decided, others not: the tiers say which;
+* **inconclusive**: nothing decided at all, with how many rounds would likely
+  settle it;
 * **single run**: one run each, which cannot tell a difference from noise.
 
-An unsafe winner (or leader) is never named without the warning that it is unsafe.
+Nothing decided is ever filed under "inconclusive". An unsafe winner (or leader)
+is never named without the warning that it is unsafe.
 """
 
 from __future__ import annotations
@@ -17,18 +24,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pgfsbench.analysis.answer import measurement_answer, relation_of
 from pgfsbench.analysis.durability import SAFE, Durability
-from pgfsbench.analysis.outcome import (Judged, change_text, design_text, interval_text,
-                                        settle_text)
+from pgfsbench.analysis.outcome import Judged, change_text, design_text, interval_text
 from pgfsbench.analysis.sequential import EQUIVALENT as SAME
-from pgfsbench.analysis.sequential import HIGHER, LOWER
 from pgfsbench.analysis.stats import fmt_p
 from pgfsbench.analysis.table import Row, Table
+from pgfsbench.analysis.tiers import Tiers, rank
 
 WINNER, EQUIVALENT, INCONCLUSIVE, SINGLE = "winner", "equivalent", "inconclusive", "single run"
 # Every pair decided, yet no single winner (equivalent leaders ahead of the rest): an
 # answer, which more rounds would not change.
 LEADERS = "tied leaders"
+# Some pairs decided, some not: the tiers say which (never filed under inconclusive).
+PARTIAL = "partly decided"
 
 
 @dataclass
@@ -37,18 +46,27 @@ class VerdictLine:
     label: str
     metric: str
     unit: str
-    kind: str  # WINNER, LEADERS, EQUIVALENT, INCONCLUSIVE or SINGLE
+    kind: str  # WINNER, LEADERS, EQUIVALENT, PARTIAL, INCONCLUSIVE or SINGLE
     winner: str | None
-    text: str
+    text: str  # the answer: tiers first, then by how much, then what is open
     durability: dict[str, str] = field(default_factory=dict)  # column → class
     warning: str = ""  # the winner (or leader) is not crash-safe
     # What the runs behind it measured instead of storage, loop-image and virtual-disk
     # caveats: filled by analysis.caveats.fill_verdict_caveats.
     caveats: list[str] = field(default_factory=list)
+    tiers: Tiers | None = None  # None for single runs
+    details: list[str] = field(default_factory=list)  # each pair's test: p, design, round
 
     @property
     def title(self) -> str:
         return f"{self.workload} {self.label}".strip()
+
+    @property
+    def ranking(self) -> str:
+        """The tiers in a few characters (``ext4 ≈ xfs > btrfs``), or the kind."""
+        if self.tiers is None or not self.tiers.decided_any:
+            return self.kind
+        return self.tiers.text()
 
 
 Durabilities = dict[str, Durability | None]  # column → its target's class
@@ -74,102 +92,84 @@ def _ranked(row: Row) -> list[str]:
     return sorted(values, key=values.get, reverse=bool(row.higher_is_better))
 
 
-def _beats(j: Judged | None, higher_is_better: bool) -> bool:
-    """Whether the reference is decided better than the contender j judged."""
-    return j is not None and j.outcome == (LOWER if higher_is_better else HIGHER)
-
-
 def _line(row: Row, order: list[str], table: Table,
           durability: Durabilities) -> VerdictLine:
-    leader = order[0]
     classes = {t: (d.level if (d := durability.get(t)) else "unknown")
                for t in table.targets if t in order}  # plan order, baseline first
     line = VerdictLine(row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "",
                        classes)
-    better = bool(row.higher_is_better)
-    # b against a for every pair, a ahead of b by median
-    judged = {(a, b): table.pair(row, a, b) for i, a in enumerate(order) for b in order[i + 1:]}
-
     if all(row.cells[t].n < 2 for t in order) or not table.pairs:
-        word = "higher" if better else "lower"
-        line.kind = SINGLE
-        tied = [t for t in order if row.cells[t].value == row.cells[leader].value]
-        said = (f"{' and '.join(tied)} had the same {row.metric}" if len(tied) > 1
-                else f"{leader} had the {word} {row.metric}")
-        line.text = (f"{said} in a single run each; one run cannot tell a real "
-                     "difference from noise (set [repetitions] count to 5 or more, or "
-                     "\"auto\")")
-    elif winner := next((t for t in order if all(
-            _beats(table.pair(row, t, o), better) for o in order if o != t)), None):
-        line.kind, line.winner = WINNER, winner
-        line.text = f"{winner} wins: " + "; ".join(
-            _against(table.pair(row, winner, o), o) for o in order if o != winner)
-    elif all(j is not None and j.outcome == SAME for j in judged.values()):
-        line.kind = EQUIVALENT
-        line.text = (f"equivalent within ±{table.noise * 100:g}%: "
-                     + "; ".join(f"{b} vs {a} {_figure(j)}" for (a, b), j in judged.items()))
+        _single(line, row, order)
     else:
-        settled, line.text = _inconclusive(judged, better, table)
-        if settled:
-            line.kind = LEADERS
+        tiers = rank(order, relation_of(table, row))
+        line.tiers = tiers
+        line.kind = _kind(tiers)
+        if line.kind == WINNER:
+            line.winner = tiers.tiers[0][0]
+        line.text = measurement_answer(row, table, tiers)
+        line.details = _details(row, table, tiers)
     # The claim is about the targets that have a value; say which have none.
     if missing := [t for t in table.targets if t not in order]:
         line.text += f"; no data for {', '.join(missing)}"
-    lead = line.winner or leader
-    if classes.get(lead) not in (SAFE, "unknown"):
-        reasons = durability[lead].reasons if durability.get(lead) else []
-        line.warning = (f"{lead} is {classes[lead].upper()}"
+    lead = line.winner or (line.tiers.tiers[0][0] if line.tiers else order[0])
+    unsafe_leaders = [t for t in (line.tiers.tiers[0] if line.tiers else [lead])
+                      if classes.get(t) not in (SAFE, "unknown")]
+    if unsafe_leaders:
+        first = unsafe_leaders[0]
+        reasons = durability[first].reasons if durability.get(first) else []
+        line.warning = (f"{first} is {classes[first].upper()}"
                         + (f": {reasons[0]}" if reasons else ""))
     return line
 
 
+def _kind(tiers: Tiers) -> str:
+    if not tiers.decided_any:
+        return INCONCLUSIVE
+    if not tiers.all_decided:
+        return PARTIAL
+    if len(tiers.tiers) == 1:
+        return EQUIVALENT if all(rel == "same" for *_, rel in tiers.inside) else PARTIAL
+    return WINNER if len(tiers.tiers[0]) == 1 else LEADERS
+
+
+def _single(line: VerdictLine, row: Row, order: list[str]) -> None:
+    word = "higher" if row.higher_is_better else "lower"
+    line.kind = SINGLE
+    leader = order[0]
+    tied = [t for t in order if row.cells[t].value == row.cells[leader].value]
+    said = (f"{' and '.join(tied)} had the same {row.metric}" if len(tied) > 1
+            else f"{leader} had the {word} {row.metric}")
+    line.text = (f"{said} in a single run each; one run cannot tell a real "
+                 "difference from noise (set [repetitions] count to 5 or more, or "
+                 "\"auto\")")
+
+
+def _details(row: Row, table: Table, tiers: Tiers) -> list[str]:
+    """Each pair's test, for readers who want the statistics: b against a, a ahead."""
+    ordered = [t for tier in tiers.tiers for t in tier]
+    out = []
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            j = table.pair(row, a, b)
+            if j is not None:
+                out.append(f"{b} vs {a}: {_figure(j)}")
+    return out
+
+
 def _figure(j: Judged) -> str:
-    return f"{interval_text(j.comparison)} ({design_text(j.comparison)})"
-
-
-def _against(j: Judged, other: str) -> str:
-    """``other`` against the winner: ratio, CI, design and the deciding p."""
+    """'×0.49 [0.47, 0.52], p<0.001, paired, 10 rounds, decided at round 6'."""
     c = j.comparison
-    p = f"{fmt_p(j.p)}, " if j.p is not None else ""
-    return f"{other} at {interval_text(c)} ({p}{design_text(c)}, {change_text(c.ratio)})"
-
-
-def _inconclusive(judged: dict[tuple[str, str], Judged | None], better: bool,
-                  table: Table) -> tuple[bool, str]:
-    """(every pair decided, the text): what is decided and what is not."""
-    decided, open_ = [], []
-    for (a, b), j in judged.items():
-        if j is None:
-            open_.append((a, b, None))
-        elif _beats(j, better):
-            decided.append(f"{a} beats {b} ({b} at {_figure(j)})")
-        elif _beats(j.flipped(), better):
-            decided.append(f"{b} beats {a} ({a} at {_figure(j.flipped())})")
-        elif j.outcome == SAME:
-            decided.append(f"{a} and {b} are equivalent ({_figure(j)})")
-        else:
-            open_.append((a, b, j))
-    # Every pair decided, yet no single winner (equivalent leaders ahead of the rest):
-    # nothing more rounds would settle, so the line does not call itself undecided.
-    if not open_:
-        return True, "no single winner, every pair decided: " + "; ".join(decided)
-    parts = ["inconclusive"]
-    if decided:
-        parts.append("decided: " + "; ".join(decided))
-    if open_:
-        parts.append("not decided: " + "; ".join(
-            f"{a} vs {b}" + ("" if j is None else f" ({j.note})" if j.note else f" {_figure(j)}")
-            for a, b, j in open_))
-        parts.append(_rounds([j for _, _, j in open_ if j is not None], table))
-    return False, parts[0] + ": " + "; ".join(parts[1:])
-
-
-def _rounds(open_: list[Judged], table: Table) -> str:
-    """The largest rounds estimate among the undecided pairs."""
-    paired = [j for j in open_ if j.comparison.paired is not None and j.comparison.paired.n >= 2]
-    if not paired:
-        return settle_text(open_[0], table.budget) if open_ else "more runs would be needed"
-    if any(j.rounds_needed is None for j in paired):
-        return settle_text(next(j for j in paired if j.rounds_needed is None), table.budget)
-    return settle_text(max(paired, key=lambda j: max(j.rounds_needed, j.comparison.paired.n + 1)),
-                       table.budget)
+    parts = [interval_text(c)]
+    if j.outcome == SAME:
+        parts.append(f"equivalent within ±{j.comparison.paired.margin * 100:g}%"
+                     if c.paired else "equivalent")
+    elif j.decided and j.p is not None:
+        parts.append(fmt_p(j.p))
+    parts.append(design_text(c))
+    if j.decided and j.at_round is not None and c.paired and j.at_round < c.paired.n:
+        parts.append(f"decided at round {j.at_round}")
+    if j.decided and j.outcome != SAME:
+        parts.append(change_text(c.ratio))
+    if j.note:
+        parts.append(j.note)
+    return ", ".join(parts)

@@ -21,6 +21,7 @@ from rich.text import Text
 from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.durability import SAFE, durabilities, target_durability
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
+from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
@@ -270,7 +271,10 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
     ``brief``: the verdict lines and their warnings alone (``--quiet``)."""
     table = comparison_table(campaign)
     if brief:
-        for v in verdict_lines(table, durabilities(campaign)):
+        lines = verdict_lines(table, durabilities(campaign))
+        if lines:
+            console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
+        for v in lines:
             console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
             if v.warning:
                 console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
@@ -283,6 +287,7 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
     shared = [c for c in (lines[0].caveats if lines else [])
               if len(lines) > 1 and all(c in v.caveats for v in lines)]
     if lines:
+        console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
         console.print(Rule("verdicts", align="left", style="dim"))
     for v in lines:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
@@ -355,7 +360,28 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
                 versus.append(f" {cell.verdict.kind}", style=_VERDICT_STYLE.get(
                     cell.verdict.kind, ""))
         rt.add_row(Text(f"  {name}"), value, spread_text(cell), versus)
-    return [title] + ([Text(f"  {stop}", style="dim")] if stop else []) + [rt]
+    return ([title] + ([Text(f"  {stop}", style="dim")] if stop else []) + [rt]
+            + [Text(f"  {n}", style="dim") for n in _disagreeing_ratios(row, table)])
+
+
+def _disagreeing_ratios(row: Row, table: Table) -> list[str]:
+    """Where the paired ratio and the medians point different ways, why: the ratio is
+    each round's pair averaged, the medians are each target's middle run."""
+    base = row.cells.get(table.baseline) if table.baseline else None
+    out = []
+    for name in table.targets:
+        cell = row.cells[name]
+        if (base is None or name == table.baseline or cell.comparison is None
+                or cell.comparison.paired is None or cell.ratio is None
+                or not base.value or cell.value is None):
+            continue
+        medians = cell.value / base.value
+        if (cell.ratio - 1) * (medians - 1) < 0:
+            out.append(f"{name}: {format_ratio(cell.ratio)} is within rounds (each round's "
+                       f"{name} over {table.baseline}, averaged); its median run is "
+                       f"{format_ratio(medians)} of {table.baseline}'s: the rounds' levels "
+                       "differ more than the pair does")
+    return out
 
 
 _VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}

@@ -1,0 +1,29 @@
+"""Human names for headline metrics, for sentences a DBA reads ("TPC-B tps", not
+``pgbench.tps``). A metric without one is shown by its id."""
+
+from __future__ import annotations
+
+import re
+
+_EXACT = {
+    "pgbench.tps": "TPC-B tps",
+    "fsync_latency.sync_p99_us": "fsync p99 latency",
+    "fsync.fdatasync_8k.ops_per_s": "pg_test_fsync fdatasync ops/s",
+    "basebackup.mb_per_s": "base backup MB/s",
+    "pgbench_init.elapsed_s": "pgbench load time",
+}
+_PATTERNS = [
+    (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),
+    (re.compile(r"parallel_scan\.workers_(\d+)\.ms"), r"parallel scan time, \1 workers"),
+    (re.compile(r"seqwrite\.(\w+)\.mb_per_s"), r"\1 sequential write MB/s"),
+    (re.compile(r"fileio\.([^.]+)\.mb_per_s"), r"fio \1 MB/s"),
+]
+
+
+def metric_label(metric: str) -> str:
+    if metric in _EXACT:
+        return _EXACT[metric]
+    for pattern, label in _PATTERNS:
+        if pattern.fullmatch(metric):
+            return pattern.sub(label, metric)
+    return metric

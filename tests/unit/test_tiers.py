@@ -1,0 +1,68 @@
+"""Tiers from synthetic pair decisions: cut only where every pair across the cut is decided."""
+
+from __future__ import annotations
+
+from pgfsbench.analysis.answer import change, percent
+from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, rank
+
+
+def _relation(decided: dict[tuple[str, str], str]):
+    """decided[(a, b)] = BETTER (a decided better than b) or SAME; anything else open."""
+    def relation(a: str, b: str) -> str:
+        if (a, b) in decided:
+            return decided[(a, b)]
+        if decided.get((b, a)) == SAME:
+            return SAME
+        return OPEN
+    return relation
+
+
+def test_every_pair_decided_gives_one_target_per_tier() -> None:
+    t = rank(["a", "b", "c"], _relation({("a", "b"): BETTER, ("a", "c"): BETTER,
+                                        ("b", "c"): BETTER}))
+    assert t.tiers == [["a"], ["b"], ["c"]] and t.text() == "a > b > c"
+    assert t.all_decided and t.decided_any and t.inside == []
+
+
+def test_not_told_apart_share_a_tier_and_equivalence_is_shown_as_such() -> None:
+    open_pair = rank(["ext4", "xfs", "btrfs"], _relation({("ext4", "btrfs"): BETTER,
+                                                          ("xfs", "btrfs"): BETTER}))
+    assert open_pair.text() == "ext4, xfs > btrfs" and not open_pair.all_decided
+    same = rank(["ext4", "xfs", "btrfs"], _relation({("ext4", "btrfs"): BETTER,
+                                                    ("xfs", "btrfs"): BETTER,
+                                                    ("ext4", "xfs"): SAME}))
+    assert same.text() == "ext4 ≈ xfs > btrfs" and same.all_decided
+
+
+def test_non_transitive_decisions_make_no_cut_and_keep_what_was_decided() -> None:
+    # a > c decided, a ? b, b ? c: no cut has every pair across it decided.
+    t = rank(["a", "b", "c"], _relation({("a", "c"): BETTER}))
+    assert t.tiers == [["a", "b", "c"]]
+    assert ("a", "c", BETTER) in t.inside and ("a", "b", OPEN) in t.inside
+    assert t.decided_any and not t.all_decided
+
+
+def test_a_cut_needs_every_pair_across_it() -> None:
+    # a beats b and c, b ? c: a alone on top, b and c below together.
+    t = rank(["a", "b", "c"], _relation({("a", "b"): BETTER, ("a", "c"): BETTER}))
+    assert t.tiers == [["a"], ["b", "c"]] and t.text() == "a > b, c"
+    # a ? b, both beat c.
+    t = rank(["a", "b", "c"], _relation({("a", "c"): BETTER, ("b", "c"): BETTER}))
+    assert t.tiers == [["a", "b"], ["c"]]
+
+
+def test_the_order_never_contradicts_a_decision() -> None:
+    # b's estimate is ahead of a's, but a was decided better than b (paired): a first.
+    t = rank(["b", "a"], _relation({("a", "b"): BETTER}))
+    assert t.tiers == [["a"], ["b"]]
+
+
+def test_nothing_decided_is_one_open_tier() -> None:
+    t = rank(["a", "b"], _relation({}))
+    assert t.tiers == [["a", "b"]] and not t.decided_any and t.text() == "a, b"
+
+
+def test_changes_read_as_a_dba_writes_them() -> None:
+    assert percent(0.49) == "−51%" and percent(1.04) == "+4.0%"
+    assert change(0.49, (0.47, 0.52), "TPC-B tps") == "−51% TPC-B tps [−53%, −48%]"
+    assert change(3.646, (3.263, 4.074)) == "3.6× [3.3×, 4.1×]"
