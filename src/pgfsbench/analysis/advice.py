@@ -10,14 +10,16 @@ of the fstab line.
 from __future__ import annotations
 
 import shlex
-from collections import Counter
 from pathlib import Path
 
 from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
-from pgfsbench.analysis.durability import SAFE, UNSAFE, Durability, durabilities
+from pgfsbench.analysis.durability import (MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability,
+                                           durabilities)
 from pgfsbench.analysis.table import Table, comparison_table
-from pgfsbench.analysis.verdicts import WINNER, verdict_lines
+from pgfsbench.analysis.answer import change
+from pgfsbench.analysis.labels import metric_label
+from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import find as find_recipe
 from pgfsbench.store.read import Campaign, StoredTarget
@@ -71,20 +73,50 @@ def _level(d: Durability | None) -> str:
 
 
 def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None, str]:
-    """The crash-safe target that won the most headline verdicts, else the baseline (or
-    the first crash-safe target when the baseline is not)."""
-    lines = verdict_lines(table, durability)
-    wins = Counter(v.winner for v in lines if v.kind == WINNER and v.winner in safe)
-    if wins:
-        top = max(wins.values())
-        best = next(t for t in table.targets if wins.get(t) == top)  # ties: plan order
-        return best, (f"won {top} of {len(lines)} headline verdicts, the most among "
-                      "crash-safe targets")
-    if not safe:
-        return None, "no crash-safe target has results"
-    if table.baseline in safe:
-        return table.baseline, "no crash-safe target won a headline verdict: the baseline"
-    return safe[0], "no crash-safe target won a verdict, and the baseline is not crash-safe"
+    """The target the tiers favour, and why, in words that lead with whether its lead is
+    established: the crash-safe target in the top tier of the most decided measurements
+    (tied ones named, with what the rest cost); where no target is crash-safe but some
+    may only lose recent commits (synchronous_commit=off), among those, with that window
+    stated; where nothing was told apart, the baseline, said to rest on no evidence."""
+    lines = [v for v in verdict_lines(table, durability) if v.tiers is not None]
+    pool, window = safe, ""
+    if not pool:
+        pool = [t for t in table.targets if _level(durability.get(t)) == MAY_LOSE_COMMITS]
+        if not pool:
+            return None, "no crash-safe target has results"
+        window = (" (every target may lose its last commits on a crash: "
+                  "synchronous_commit=off; the database stays consistent)")
+    decided = [v for v in lines if v.tiers.decided_any]
+    tops = {t: [v for v in decided if t in v.tiers.tiers[0]] for t in pool}
+    best = max((len(v) for v in tops.values()), default=0)
+    if not decided or best == 0:
+        fallback = table.baseline if table.baseline in pool else pool[0]
+        what = ("no measurement told the targets apart" if not decided
+                else "no such target is in the top tier of any measurement")
+        return fallback, f"not established: {what}; {fallback} is shown as the baseline{window}"
+    leaders = [t for t in table.targets if t in pool and len(tops[t]) == best]
+    picked = leaders[0]  # ties: plan order
+    on = " and ".join(metric_label(v.metric) for v in tops[picked])
+    why = (f"in the top tier on {on}" if best == len(decided)
+           else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)")
+    if len(leaders) > 1:
+        why = f"tied with {', '.join(leaders[1:])}: " + why
+    # What the crash-safe rest would cost (the unsafe ones have their own section).
+    losers = [f"{t} {_cost(table, v, picked, t)}" for v in tops[picked]
+              for tier in v.tiers.tiers[1:] for t in tier if t in pool]
+    return picked, why + (f"; behind it: {'; '.join(losers)}" if losers else "") + window
+
+
+def _cost(table: Table, line, picked: str, target: str) -> str:
+    """'−47% TPC-B tps [−56%, −36%]': what a lower tier's target costs against ``picked``."""
+    row = next(r for r in table.rows if r.headline and (r.workload, r.label, r.metric)
+               == (line.workload, line.label, line.metric))
+    j = table.pair(row, picked, target)
+    if j is None:
+        return f"below on {metric_label(line.metric)}"
+    c = j.comparison
+    ci = (c.ci_low, c.ci_high) if c.ci_low is not None else None
+    return change(c.ratio, ci, metric_label(line.metric))
 
 
 def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:

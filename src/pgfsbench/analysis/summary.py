@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import WINNER, VerdictLine, verdict_lines
+from pgfsbench.analysis.verdicts import VerdictLine, verdict_lines
 from pgfsbench.store.identity import host_identity
 from pgfsbench.store.read import Campaign
 
@@ -34,12 +34,6 @@ class Summary:
     @property
     def duration_s(self) -> float | None:
         return None if self.ended is None else self.ended - self.started
-
-
-def verdict_word(line: VerdictLine) -> str:
-    """The verdict in a word or two: 'xfs wins', 'equivalent', 'inconclusive'."""
-    word = f"{line.winner} wins" if line.kind == WINNER and line.winner else line.kind
-    return word + (" (unsafe)" if line.warning else "")
 
 
 def summarize(campaign: Campaign, source: str) -> Summary:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
 
 # 2: compare of several campaigns pairs targets (columns are the campaigns, row labels
 # start with the target pair) instead of one column per directory/target.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: answer, tiers; 'inconclusive' only when no pair is decided
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 
 
@@ -127,7 +127,10 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
             d["settling_runs"] = c.settling
         return d
 
+    from pgfsbench.analysis.answer import campaign_answer
+
     return {
+        "answer": campaign_answer(verdicts),
         "baseline": table.baseline,
         "columns": table.targets,
         "alpha": table.alpha,
@@ -137,7 +140,9 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
                   "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],
                   "cells": {t: cell(r.cells[t]) for t in table.targets}} for r in rows],
         "verdicts": [{"workload": v.workload, "label": v.label, "metric": v.metric,
-                      "kind": v.kind, "winner": v.winner, "text": v.text,
+                      "kind": v.kind, "winner": v.winner, "ranking": v.ranking,
+                      "tiers": v.tiers.tiers if v.tiers else None, "text": v.text,
+                      "details": list(v.details),
                       "durability": v.durability, "warning": v.warning or None,
                       "caveats": list(v.caveats)}
                      for v in verdicts],

@@ -37,17 +37,21 @@ FORMAT = OutputFormat("markdown", "md", "text/markdown", {EXPORT: write_campaign
                                                           COMPARISON: write_comparison})
 
 
-def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> str:
+def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine],
+                        answer: bool = True) -> str:
+    """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
+    from pgfsbench.analysis.answer import campaign_answer
     from pgfsbench.report.compare import diff_text, footer, value_text
     from pgfsbench.report.terminal import row_scale
 
+    lead = [f"**Answer:** {campaign_answer(verdicts)}", ""] if answer and verdicts else []
     head = ["measurement", "metric", "unit"]
     for t in table.targets:
         head.append(t + (" (baseline)" if t == table.baseline else ""))
         if t != table.baseline:
             head.append(f"{t} vs base")
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out = [*lead, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         scale = row_scale(row)
         cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row.unit]
@@ -67,6 +71,7 @@ def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLin
 
 
 def campaign_markdown(campaign: Campaign) -> str:
+    from pgfsbench.analysis.answer import campaign_answer
     from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
@@ -74,8 +79,13 @@ def campaign_markdown(campaign: Campaign) -> str:
     from pgfsbench.report.compare import select_rows
 
     c = campaign
-    out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", "",
-           "| | |", "|---|---|",
+    durability = durabilities(c)
+    table = comparison_table(campaign)
+    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
+    out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", ""]
+    if lines:  # the answer first
+        out += [f"**Answer:** {campaign_answer(lines)}", ""]
+    out += ["| | |", "|---|---|",
            _tr("status", c.status), _tr("started", _time(c.started)),
            _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
            _tr("pgfsbench", c.version)]
@@ -83,12 +93,9 @@ def campaign_markdown(campaign: Campaign) -> str:
 
     out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
     out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
-    durability = durabilities(c)
-    table = comparison_table(campaign)
-    lines = fill_verdict_caveats(verdict_lines(table, durability), campaign)
     rows = select_rows(table, None)
     out += ["", "## Verdicts and headline comparison", "",
-            comparison_markdown(table, rows, lines).rstrip("\n") if rows
+            comparison_markdown(table, rows, lines, answer=False).rstrip("\n") if rows
             else "No measurement has a value: nothing to compare."]
     out += ["", "## Targets", "",
             "| target | kind | fs | status | mount options | crash safety | note |",

@@ -25,7 +25,12 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
     from pgfsbench.report.compare import diff_text, footer, row_title, value_text
     from pgfsbench.report.terminal import direction_arrow, row_scale
 
+    from pgfsbench.analysis.answer import campaign_answer
+
     table, title = comparison.table, comparison.title
+    if comparison.verdicts:  # the answer first
+        console.print(Text("answer: ", style="bold")
+                      + Text(campaign_answer(comparison.verdicts)))
     for warning in comparison.warnings:  # before the numbers they qualify
         console.print(Text(f"⚠ {warning}", style="red bold"))
     rt = RichTable(title=title or None, title_justify="left")

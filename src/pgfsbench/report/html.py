@@ -24,6 +24,7 @@ from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_c
 from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, Table, comparison_table
+from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.report.compare import footer as compare_footer
 from pgfsbench.filesystems.mountcheck import changes_for, describe
@@ -88,6 +89,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         from pgfsbench.report.history import point_texts
 
         history_figures = history_charts(history)
+    verdicts = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
     return env.get_template("report.html.j2").render(
         c=campaign,
         advice=advise(campaign),
@@ -109,7 +111,8 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         host=_host_items(campaign.host),
         fs_of={t.name: t.fs for t in campaign.targets},
         durability=durabilities(campaign),
-        verdicts=fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign),
+        verdicts=verdicts,
+        answer=campaign_answer(verdicts),
         bounds={r.id: run_bound(r) for r in campaign.runs},
         bound_legend=bound_legend(),
         target_caveats={t.name: target_caveats(t) for t in campaign.targets},

@@ -9,7 +9,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
-from pgfsbench.analysis.summary import Summary, verdict_word
+from pgfsbench.analysis.answer import campaign_answer
+from pgfsbench.analysis.summary import Summary
 
 FORMATS = ("text", "json")
 
@@ -39,8 +40,10 @@ def list_text(summaries: list[Summary], console: Console) -> None:
         console.print(head)
         where = s.results_dir + ("" if s.source == s.results_dir else "  (from the store)")
         console.print(Text(f"  {s.uuid}  {where}", style="dim"))
-        verdicts = "; ".join(f"{v.title}: {verdict_word(v)}" for v in s.verdicts) \
+        verdicts = (campaign_answer(s.verdicts) if s.verdicts else "") \
             or s.problem or "no verdicts"
+        if any(v.warning for v in s.verdicts):
+            verdicts += " (a leader is not crash-safe)"
         console.print(Text(f"  {verdicts}"))
     console.print(f"{len(summaries)} campaign{'s' if len(summaries) != 1 else ''}")
 
@@ -52,8 +55,11 @@ def summary_data(s: Summary) -> dict:
         "started": s.started, "ended": s.ended, "duration_s": s.duration_s,
         "status": s.status, "schema_version": s.schema_version, "host": s.host,
         "targets": s.targets,
+        "answer": campaign_answer(s.verdicts) if s.verdicts else None,
         "verdicts": [{"measurement": v.title, "metric": v.metric, "kind": v.kind,
-                      "winner": v.winner, "text": v.text, "warning": v.warning or None}
+                      "winner": v.winner, "ranking": v.ranking,
+                      "tiers": v.tiers.tiers if v.tiers else None, "text": v.text,
+                      "warning": v.warning or None}
                      for v in s.verdicts],
         "problem": s.problem or None,
     }
