@@ -101,7 +101,12 @@ def test_the_answer_is_in_the_first_viewport(where, request):
     assert len(cards) == 3  # fsync, pgbench-init, pgbench: one card per measurement
     first = _box(page, "#verdicts .verdict")
     assert 0 <= first["top"] and first["bottom"] <= height, first
-    assert _box(page, "#advice")["top"] < height / 4  # nothing long comes before it
+    # the one-line answer leads the page
+    answer = _box(page, "#answer .answer-line")
+    assert 0 <= answer["top"] < _box(page, "#advice")["top"] and answer["bottom"] <= height
+    assert page.js("document.querySelector('#answer .answer-line').textContent").startswith(
+        "Answer: ")
+    assert answer["top"] < height / 4  # nothing long comes before it
     assert _box(page, "#advice .pick")["bottom"] <= height
     # the answer before the charts, the charts before the table, the table before provenance
     tops = [_box(page, s)["top"] for s in ("#advice", "#verdicts", "#charts", "#comparison",

@@ -52,7 +52,8 @@ def test_progress_in_a_pipe_is_plain_sparse_lines(smoke):
         assert re.search(r": ext4 [\d,.]+ · xfs [\d,.]+ · btrfs [\d,.]+$", line), line
     assert re.fullmatch(r"campaign ok after \d+:\d\d: 9 runs", progress[-1])
     # then the answer: the verdicts first
-    assert lines[end + 1].startswith("smoke · ") and lines[end + 2].startswith("verdicts ─")
+    assert lines[end + 1].startswith("smoke · ") and lines[end + 2].startswith("answer: ")
+    assert any(ln.startswith("verdicts ─") for ln in lines[end + 3:end + 6])
 
 
 def _log_transactions(results: Path, run: dict) -> int:
@@ -156,3 +157,15 @@ def test_every_run_carries_its_monitors_and_cost_per_transaction(smoke):
             assert metrics["eff.device_bytes_per_tx"] > 0
             assert "stall.seconds" in metrics
     assert 'id="timeline-chart"' in (results / "report.html").read_text()
+
+
+def test_the_answer_leads_the_summary_the_listing_and_the_export(smoke):
+    results, run, _ = smoke
+    answer = export(results)["comparison"]["answer"]
+    assert answer
+    summary = run.stdout[run.stdout.index(" · ok · "):]
+    assert summary.splitlines()[1].startswith("answer: ")
+    listed = cli("list", str(results)).stdout
+    assert " ".join(answer.split()[:3]) in " ".join(listed.split())
+    [doc] = json.loads(cli("list", str(results), "--format", "json").stdout)
+    assert doc["answer"] == answer and all("ranking" in v for v in doc["verdicts"])

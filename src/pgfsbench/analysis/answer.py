@@ -132,7 +132,8 @@ def campaign_answer(lines: list) -> str:
     measurement ranks the targets the same, else each one's; then what is not decided."""
     ranked = [v for v in lines if v.tiers is not None]
     if not ranked:
-        return "; ".join(v.text for v in lines[:1])
+        return ("one run each: nothing can be told apart from noise (set [repetitions] "
+                "count to 5 or more, or \"auto\")") if lines else ""
     decided = [v for v in ranked if v.tiers.decided_any]
     open_ = [metric_label(v.metric) for v in ranked if not v.tiers.decided_any]
     parts = []
