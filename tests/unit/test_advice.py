@@ -33,8 +33,11 @@ IOPS = {  # queue depth → IO/s
 for _table in (FSYNC, IOPS):
     _table["ext4-async"] = {k: v * 3 for k, v in _table["ext4"].items()}
     _table["xfs-async"] = dict(_table["xfs"])
+FSYNC["ext4-close"] = {"open_datasync": 990, "fdatasync": 1000, "fsync": 700, "open_sync": 1003}
+IOPS["ext4-close"] = IOPS["ext4"]
 READCOST = {"ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0),
-            "ext4-async": (90.0, 100.0), "xfs-async": (200.0, 100.0)}  # µs: random, sequential
+            "ext4-async": (90.0, 100.0), "xfs-async": (200.0, 100.0),
+            "ext4-close": (90.0, 100.0)}  # µs: random, sequential
 MKFS = {"ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
         "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
         "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"]}
@@ -288,3 +291,10 @@ def test_every_target_async_commit_gets_a_recommendation_with_that_window(tmp_pa
     assert a.target == "ext4-async"
     assert "in the top tier on" in a.chosen_by and "synchronous_commit=off" in a.chosen_by
 
+
+
+def test_a_sync_method_lead_within_the_noise_keeps_the_default_and_says_so_first(tmp_path):
+    a = advise(load_campaign(build(tmp_path / "r", targets=("ext4-close",))))
+    s = by_name(a, "wal_sync_method")
+    assert s.value == "fdatasync" and s.why.startswith("lead not established: open_sync")
+    assert "O_DIRECT" not in s.note  # that caveat is about open_* methods

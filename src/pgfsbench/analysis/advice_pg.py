@@ -53,11 +53,17 @@ def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
                       [best, *(f for f, _ in others)])
     close = [m for f, m in others if _overlap(best, f)]
     if close:
-        basis = "its CI overlaps" if best.ci else "one run: no CI, so nothing separates it from"
-        setting.note = (f"{basis} {', '.join(close)}: the lead is not established"
-                        + ("; fdatasync, Linux's default, is as good a choice"
-                           if "fdatasync" in close else ""))
-    if method.startswith("open_"):
+        # Said first: a lead within the noise is no reason to change the default.
+        basis = "CIs overlap" if best.ci else "one run: no CI"
+        if "fdatasync" in close:
+            setting.value = "fdatasync"
+            setting.why = (f"lead not established: {method} is fastest by median, but "
+                           f"{', '.join(close)} are within its CI ({basis}); keep Linux's "
+                           "default, fdatasync")
+        else:
+            setting.why = (f"lead not established over {', '.join(close)} ({basis}): "
+                           + setting.why)
+    if setting.value.startswith("open_"):
         setting.note = "; ".join(filter(None, [setting.note, (
             "pg_test_fsync opens the open_* methods with O_DIRECT; PostgreSQL 16+ does so "
             "for WAL only with debug_io_direct = wal, so the server's figure may differ")]))
