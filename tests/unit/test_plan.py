@@ -155,5 +155,4 @@ def test_plans_lists_every_builtin_in_a_compact_table_at_80_columns():
     rows = {ln.split()[0]: ln for ln in lines[1:len(builtin_names()) + 1]}
     assert sorted(rows) == sorted(builtin_names())
     assert "seed 000" in rows["seed-xfs-vs-ext4"] and "ext4, xfs, btrfs" in rows["quick"]
-    assert " 2 to 2 " not in out and re.search(r"\d+ to \d+ min|about \d+ min", rows["quick"]) == len(builtin_names())
-    assert any("until decided, rounds 3..12 or 9 min (+1 settling round)" in b for b in budgets)
+    assert " 2 to 2 " not in out and re.search(r"\d+ to \d+ min|about \d+ min", rows["quick"])
