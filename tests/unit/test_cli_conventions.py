@@ -128,9 +128,19 @@ def test_doctor_json_on_this_machine_matches_the_table():
     assert text.returncode == as_json.returncode
     found = json.loads(as_json.stdout)
     assert found["ok"] == (as_json.returncode == 0)
-    assert [c["check"] for c in found["checks"]] == [
-        ln.split("│")[1].strip() for ln in text.stdout.splitlines()
-        if ln.count("│") == 5 and ln.split("│")[1].strip() not in ("", "check")]
+    lines = text.stdout.splitlines()
+    assert [f"{c['state']:<8} {c['check']}:" for c in found["checks"]] == [
+        ln[:ln.index(":") + 1] for ln in lines if ln[:8].strip() in ("ok", "missing",
+                                                                   "optional")]
+    # a closing line that says whether the default plan can run
+    assert lines[-1] == ("ready to run the default plan" if found["ok"]
+                         else lines[-1]) and (found["ok"] or lines[-1].startswith("missing"))
+
+
+def test_doctor_at_80_columns_cuts_nothing():
+    text = pgfsbench("doctor", env={**os.environ, "COLUMNS": "80"})
+    assert "…" not in text.stdout
+    assert max(len(ln) for ln in text.stdout.splitlines()) <= 80
 
 
 def test_show_report_and_quiet_over_stored_results(demo, tmp_path):

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from pgfsbench import exits
 from pgfsbench.cli import shared
@@ -36,7 +36,11 @@ def doctor(as_json: Annotated[bool, typer.Option(
             for c in found]}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif shared.verbosity > QUIET or missing:
-        _doctor_table([c for c in found if shared.verbosity > QUIET or not c.ok])
+        _doctor_lines([c for c in found if shared.verbosity > QUIET or not c.ok])
+        needed = [c.what for c in found if c.required and not c.ok]
+        console.print(Text("missing for the default plan: " + ", ".join(needed)
+                           + " (the fixes are above)", style="red bold") if needed
+                      else Text("ready to run the default plan", style="green bold"))
     if missing:
         raise typer.Exit(exits.INCOMPLETE)
 
@@ -45,13 +49,15 @@ def _check_state(c) -> str:
     return "ok" if c.ok else "missing" if c.required else "optional"
 
 
-def _doctor_table(found) -> None:
-    table = Table("check", "", "detail", "fix")
+def _doctor_lines(found) -> None:
+    """A check a line or two: its state, what it found (paths whole, folded, never cut),
+    and the fix under it."""
     for c in found:
-        state = "[green]ok[/]" if c.ok else "[red]missing[/]" if c.required \
-            else "[yellow]optional[/]"
-        table.add_row(escape(c.what), state, escape(c.detail), escape(c.fix))
-    console.print(table)
+        state = Text("ok      ", style="green") if c.ok else \
+            Text("missing ", style="red") if c.required else Text("optional", style="yellow")
+        console.print(state + Text(f" {c.what}: {c.detail}"), overflow="fold")
+        if c.fix and not c.ok:
+            console.print(Text(f"         fix: {c.fix}"), overflow="fold")
 
 
 @app.command(short_help="Undo what a crashed or killed run left behind.")
