@@ -146,3 +146,15 @@ def test_the_report_shows_the_history_it_is_given(nightly) -> None:
     assert 'data-mark="−"' in section and "×0.800" in section
     assert 'data-chart="history"' in section
     assert '<section id="history">' not in render_report(n3)
+
+
+def test_the_text_holds_at_80_columns_and_one_campaign_is_one_line(nightly, tmp_path) -> None:
+    out = CliRunner().invoke(app, ["history", str(nightly)], env={"COLUMNS": "80"}).output
+    assert max(len(ln) for ln in out.splitlines()) <= 80
+    assert "c-n1" in out and "c-n4" in out  # campaign ids whole, never folded
+    single = CliRunner().invoke(app, ["history", str(nightly / "n1")],
+                                env={"COLUMNS": "80"})
+    assert single.exit_code == 0
+    assert single.output.splitlines() == [
+        "a history needs two campaigns or more; found one campaign (give more results ",
+        "directories, or --store URL)"]

@@ -36,18 +36,32 @@ def when(seconds: float) -> str:
 
 
 def write_text(series: list[Series], console: Console) -> None:
+    campaigns = {p.campaign.uuid for s in series for p in s.points}
+    if len(campaigns) < 2:  # a history of one point is no history: say so in a line
+        found = "no campaign" if not campaigns else "one campaign"
+        console.print(Text(f"a history needs two campaigns or more; found {found} "
+                           "(give more results directories, or --store URL)"))
+        return
     for s in series:
         scale = max(p.cell.value for p in s.points)
-        rt = RichTable(title=f"{s.title} [{s.unit}]", title_justify="left")
-        for name in ("started", "campaign", "plan", "median ± 95% CI", "n",
-                     "vs previous"):
-            rt.add_column(name, justify="right" if name in ("n",) else "left",
-                          overflow="fold")
+        plans = {p.campaign.plan_name for p in s.points}
+        # Holds at 80 columns: no box, ids and dates never broken, the plan in the title
+        # when there is one.
+        title = f"{s.title} [{s.unit}]" + (f", plan {next(iter(plans))}" if len(plans) == 1
+                                           else "")
+        rt = RichTable(title=title, title_justify="left", box=None, padding=(0, 1),
+                       pad_edge=False, show_edge=False)
+        columns = ["started", "campaign", *(["plan"] if len(plans) > 1 else []),
+                   "median [95% CI]", "n", "vs previous"]
+        for name in columns:
+            rt.add_column(name, justify="right" if name == "n" else "left",
+                          no_wrap=name in ("started", "campaign", "n"), overflow="fold")
         for p in s.points:
             ratio, mark = diff_text(p.against, short=True) if p.against is not None \
                 else ("", "")
             versus = f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—")
-            rt.add_row(when(p.campaign.started), p.campaign.id, p.campaign.plan_name,
+            plan = [p.campaign.plan_name] if len(plans) > 1 else []
+            rt.add_row(when(p.campaign.started), p.campaign.id, *plan,
                        _value(p, scale), str(p.cell.n),
                        Text(versus, style=MARK_STYLE.get(mark[:1], "")))
         console.print(rt)
