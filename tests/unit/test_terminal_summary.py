@@ -93,3 +93,22 @@ def test_the_full_table_heads_each_measurement(demo):
     rows = [ln.split("│")[1].strip() for ln in lines if ln.count("│") > 3]
     assert rows.count("mon.cpu.busy_s") == 3  # fsync-latency, fsync, pgbench-init
     assert rows.index("mon.cpu.busy_s") > rows.index("fsync-latency")
+
+
+def test_compare_at_80_columns_breaks_no_word_and_states_shared_caveats_once(demo):
+    from typer.testing import CliRunner
+
+    from pgfsbench.cli import app
+
+    out = CliRunner().invoke(app, ["compare", str(demo)], env={"COLUMNS": "80"}).output
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    assert lines[0].startswith("answer: ")
+    # every metric id whole on one line (a grid at 80 columns broke them mid-way)
+    for metric in ("fsync_latency.sync_p99_us", "pgbench.tps", "fsync.fdatasync_8k.ops_per_s"):
+        assert any(metric in ln for ln in lines), metric
+    assert "measureme" not in out.replace("measurement", "")
+    assert sum("on a virtual disk (virtio)" in ln for ln in lines) == 1
+    # wide enough, the side-by-side grid
+    wide = CliRunner().invoke(app, ["compare", str(demo)], env={"COLUMNS": "200"}).output
+    assert "btrfs vs base" in wide

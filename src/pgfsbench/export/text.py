@@ -22,17 +22,25 @@ FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison
 
 def print_comparison(comparison: Comparison, console: Console) -> None:
     # Here, not at the top: the CLI loads this module to list the formats in its help.
-    from pgfsbench.report.compare import diff_text, footer, row_title, value_text
-    from pgfsbench.report.terminal import direction_arrow, row_scale
-
     from pgfsbench.analysis.answer import campaign_answer
 
-    table, title = comparison.table, comparison.title
     if comparison.verdicts:  # the answer first
         console.print(Text("answer: ", style="bold")
                       + Text(campaign_answer(comparison.verdicts)))
     for warning in comparison.warnings:  # before the numbers they qualify
         console.print(Text(f"⚠ {warning}", style="red bold"))
+    # Side by side where it fits; a block per measurement on a narrow terminal, where a
+    # grid would break words mid-way.
+    wide = 40 + 26 * len(comparison.table.targets)
+    (_grid if console.width >= wide else _blocks)(comparison, console)
+    _verdicts(comparison, console)
+
+
+def _grid(comparison: Comparison, console: Console) -> None:
+    from pgfsbench.report.compare import diff_text, row_title, value_text
+    from pgfsbench.report.terminal import direction_arrow, row_scale
+
+    table, title = comparison.table, comparison.title
     rt = RichTable(title=title or None, title_justify="left")
     rt.add_column("measurement · metric", overflow="fold")
     rt.add_column("", justify="center")
@@ -52,12 +60,54 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         rt.add_row(Text(f"{row_title(row)} [{row.unit}]"),
                    Text(direction_arrow(row.higher_is_better)), *cells)
     console.print(rt)
-    for v in comparison.verdicts:
+
+
+def _blocks(comparison: Comparison, console: Console) -> None:
+    """A measurement a block: its title, then a line per target (value, ratio, mark)."""
+    from pgfsbench.analysis.labels import metric_label
+    from pgfsbench.report.compare import diff_text, value_text
+    from pgfsbench.report.terminal import direction_arrow, row_scale
+
+    table = comparison.table
+    if comparison.title:
+        console.print(Text(comparison.title, style="bold"))
+    for row in comparison.rows:
+        label = metric_label(row.metric)
+        name = f"{label} ({row.metric})" if label != row.metric else row.metric
+        console.print(Text(f"{row.workload} {row.label}".strip() + f" · {name} [{row.unit}] "
+                           + direction_arrow(row.higher_is_better), style="bold"))
+        rt = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False,
+                       show_header=False)
+        rt.add_column(no_wrap=True)
+        rt.add_column(justify="right")
+        rt.add_column(overflow="fold")
+        scale = row_scale(row)
+        for t in table.targets:
+            if t == table.baseline:
+                versus = Text("baseline", style="dim")
+            else:
+                ratio, mark = diff_text(row.cells[t], short=True)
+                versus = Text(f"{ratio} {mark}".strip(), style=MARK_STYLE.get(mark[:1], ""))
+            rt.add_row(Text(f"  {t}"), Text(value_text(row.cells[t], scale)), versus)
+        console.print(rt)
+
+
+def _verdicts(comparison: Comparison, console: Console) -> None:
+    """The verdict lines; a caveat every verdict shares is said once, at the end."""
+    from pgfsbench.report.compare import footer
+
+    verdicts = comparison.verdicts
+    shared = [c for c in (verdicts[0].caveats if verdicts else [])
+              if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)]
+    for v in verdicts:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:
             console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
         for caveat in v.caveats:
-            console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+            if caveat not in shared:
+                console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    for caveat in shared:
+        console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
     for note in comparison.notes:
         console.print(Text(f"ⓘ {note}", style="yellow"))
-    console.print(Text(footer(table), style="dim"))
+    console.print(Text(footer(comparison.table), style="dim"))
