@@ -109,7 +109,7 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     assert line.ranking == "a, b > c"
     assert line.text.startswith("a, b > c: c −30% TPC-B tps [") and " vs a" in line.text
     assert "not told apart in 5 rounds: b vs a −" in line.text
-    assert "rounds would likely settle it" in line.text
+    assert "rounds in all would likely settle it (5 ran)" in line.text
     assert table.rows[0].cells["b"].verdict.reason.startswith("inconclusive: ×")
 
 
