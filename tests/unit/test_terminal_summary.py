@@ -112,3 +112,18 @@ def test_compare_at_80_columns_breaks_no_word_and_states_shared_caveats_once(dem
     # wide enough, the side-by-side grid
     wide = CliRunner().invoke(app, ["compare", str(demo)], env={"COLUMNS": "200"}).output
     assert "btrfs vs base" in wide
+
+
+@pytest.mark.parametrize("fmt", ["text", "conf"])
+def test_advise_holds_at_80_columns_with_comments_on_their_own_lines(demo, fmt):
+    from typer.testing import CliRunner
+
+    from pgfsbench.cli import app
+
+    out = CliRunner().invoke(app, ["advise", str(demo), "--format", fmt],
+                             env={"COLUMNS": "80"}).output
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
+    if fmt == "conf":  # a setting is alone on its line; everything else is a comment
+        assert [ln for ln in lines if not ln.startswith("#")] == [
+            "wal_sync_method = 'fdatasync'"]

@@ -8,54 +8,75 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from collections.abc import Callable
 
 from pgfsbench.analysis.advice_model import POSTGRES, Advice, Setting
 
 
+WIDTH = 80  # what a terminal, a mail and a postgresql.conf reader all hold
+
+
 def advice_text(a: Advice) -> str:
     if a.target is None:
-        lines = [f"Recommendation: none ({a.chosen_by})"]
+        lines = _wrap(f"Recommendation: none ({a.chosen_by})", "", "  ")
     else:
-        lines = [f"Recommendation: {a.target} ({a.chosen_by}; campaign {a.campaign})"]
+        lines = _wrap(f"Recommendation: {a.target}: {a.chosen_by}", "", "  ")
+        lines += _wrap(f"from campaign {a.campaign}", "  ", "  ")
     if a.warning:
-        lines.append(f"  ⚠ {a.warning}")
+        lines += _wrap(f"⚠ {a.warning}", "  ", "    ")
     if a.mkfs:
-        lines.append(f"  mkfs:  {a.mkfs}")
-    if a.fstab:
+        lines += _command(a.mkfs, "  mkfs:  ", "         ")
+    if a.fstab:  # one fstab line: it cannot be continued, so it is never wrapped
         lines.append(f"  fstab: {a.fstab}")
-    lines += [f"         ({n})" for n in a.build_notes]
+    for n in a.build_notes:
+        lines += _wrap(f"({n})", "         ", "          ")
     for s in a.settings:
         lines.append(f"  {s.scope}: {s.name} = {s.value}")
-        lines.append(f"      why: {s.why}")
+        lines += _wrap(f"why: {s.why}", "      ", "        ")
         if s.figures:
-            lines.append("      measured: " + "; ".join(_figure(f, a.target) for f in s.figures))
+            lines.append("      measured:")
+            for f in s.figures:
+                lines += _wrap(_figure(f, a.target), "        ", "          ")
         if s.note:
-            lines.append(f"      note: {s.note}")
+            lines += _wrap(f"note: {s.note}", "      ", "        ")
     lines += _left_out(a, "  ", "⚠ not recommended", "      ")
     return "\n".join(lines) + "\n"
 
 
 def advice_conf(a: Advice) -> str:
-    """postgresql.conf lines, each after a comment giving its evidence; the OS side and
-    the unsafe targets as comments."""
+    """postgresql.conf lines, each after comments (on lines of their own) giving its
+    evidence; the OS side and the unsafe targets as comments."""
     lines = [f"# pgfsbench advise: campaign {a.campaign}",
-             f"# target: {a.target or 'none'} ({a.chosen_by})"]
+             *_wrap(f"target: {a.target or 'none'}: {a.chosen_by}", "# ", "#   ")]
     if a.warning:
-        lines.append(f"# WARNING: {a.warning}")
-    lines += [f"# mkfs:  {a.mkfs}"] if a.mkfs else []
+        lines += _wrap(f"WARNING: {a.warning}", "# ", "#   ")
+    lines += _command(a.mkfs, "# mkfs:  ", "#        ") if a.mkfs else []
     lines += [f"# fstab: {a.fstab}"] if a.fstab else []
     for s in a.settings:
-        evidence = [f"#   measured: {'; '.join(_figure(f, a.target) for f in s.figures)}"
-                    ] if s.figures else []
-        evidence += [f"#   note: {s.note}"] if s.note else []
+        evidence = (["#   measured:"] + [ln for f in s.figures for ln in _wrap(
+            _figure(f, a.target), "#     ", "#       ")]) if s.figures else []
+        evidence += _wrap(f"note: {s.note}", "#   ", "#     ") if s.note else []
         if s.scope == POSTGRES:
-            lines += [f"# {s.name}: {s.why}", *evidence, f"{s.name} = {_conf_value(s.value)}"]
+            lines += [*_wrap(f"{s.name}: {s.why}", "# ", "#   "), *evidence,
+                      f"{s.name} = {_conf_value(s.value)}"]
         else:  # not postgresql.conf's: sysctl.d or the block queue
-            lines += [f"# {s.scope} (not postgresql.conf): {s.name} = {s.value}: {s.why}",
-                      *evidence]
+            lines += [*_wrap(f"{s.scope} (not postgresql.conf): {s.name} = {s.value}: "
+                             f"{s.why}", "# ", "#   "), *evidence]
     lines += _left_out(a, "# ", "NOT RECOMMENDED", "#   ")
     return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    """``text`` in lines of at most WIDTH, words whole (a long path stays one word)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
+def _command(command: str, first: str, rest: str) -> list[str]:
+    """A shell command at WIDTH, continued with backslashes, so it still pastes whole."""
+    lines = _wrap(command, first, rest)
+    return [ln + " \\" for ln in lines[:-1]] + lines[-1:] if len(lines) > 1 else lines
 
 
 def advice_json(a: Advice) -> str:
@@ -84,10 +105,11 @@ def _conf_value(value: str | None) -> str:
 def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
     """The settings not set for want of evidence, then the unsafe targets with what
     they would buy."""
-    lines = [f"{lead}not set: {names}: {why}" for names, why in _grouped(a.omitted)]
+    lines = [ln for names, why in _grouped(a.omitted)
+             for ln in _wrap(f"not set: {names}: {why}", lead, sub)]
     for u in a.unsafe:
-        lines.append(f"{lead}{flag}: {u.target} is {u.level.upper()}: {u.warning}")
-        lines += [f"{sub}measured: {g}" for g in u.gains]
+        lines += _wrap(f"{flag}: {u.target} is {u.level.upper()}: {u.warning}", lead, sub)
+        lines += [ln for g in u.gains for ln in _wrap(f"measured: {g}", sub, sub + "  ")]
     return lines
 
 
