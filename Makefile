@@ -2,28 +2,38 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse chromium
+# fonts-liberation: chromium only recommends it, and the report's browser tests need a font.
+APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse chromium fonts-liberation
 RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
+# What apt, dpkg and pip print goes here, not to the screen: one line per step there.
+SETUP_LOG ?= /tmp/pgfsbench-setup.log
 
 .PHONY: setup demo test unit integration clean
 
-# Idempotent: installs only what is missing.
+# Idempotent: installs only what is missing, without recommended packages (mdadm would
+# bring a mail server with it).
 setup: $(BIN)/pgfsbench
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  missing=""; for p in $(APT_PACKAGES); do \
 	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -n "$$missing" ]; then \
-	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	    echo "setup: installing$$missing (output in $(SETUP_LOG))"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	        --no-install-recommends $$missing; } >>$(SETUP_LOG) 2>&1 || \
+	      { echo "setup: apt-get install failed; see $(SETUP_LOG)" >&2; exit 1; }; \
 	  fi; \
 	fi
 
 $(BIN)/pgfsbench: pyproject.toml
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || \
-	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq python3-venv; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	  { [ "$$(id -u)" = 0 ] && echo "setup: installing python3-venv" && \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	        --no-install-recommends python3-venv; } >>$(SETUP_LOG) 2>&1; } || \
+	  { echo "setup: python3-venv is missing and could not be installed; see $(SETUP_LOG)" >&2; exit 1; }
+	@echo "setup: the Python environment in $(VENV) (output in $(SETUP_LOG))"
+	@{ $(PYTHON) -m venv $(VENV) && $(BIN)/pip install -q --upgrade pip && \
+	   $(BIN)/pip install -q -e '.[test]'; } >>$(SETUP_LOG) 2>&1 || \
+	  { echo "setup: pip install failed; see $(SETUP_LOG)" >&2; exit 1; }
 	@touch $@
 
 demo: setup
