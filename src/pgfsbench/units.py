@@ -39,3 +39,27 @@ def option_size_to_bytes(text: str) -> int | None:
         return None
     exact = float(match.group(1)) * _FACTORS[match.group(2).upper()]
     return int(exact) if exact.is_integer() else None  # commit=5.5 is not 5 bytes
+
+
+def bytes_text(n: float) -> str:
+    """A byte count as a person writes it: '256 GiB', '4 KiB', '512 B' (binary units,
+    three significant digits)."""
+    for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= factor:
+            return f"{n / factor:.3g} {unit}"
+    return f"{n:g} B"
+
+
+# A fact's key ending tells its unit: size_bytes, memory_mb, read_ahead_kb.
+_UNIT_SUFFIXES = {"_bytes": 1, "_mb": 2**20, "_mib": 2**20, "_kb": 2**10, "_kib": 2**10}
+
+
+def fact_quantity(key: str, value: object) -> tuple[str, str] | None:
+    """(the key without its unit, the value in human units) for a number whose key names
+    a byte unit; None otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    for suffix, factor in _UNIT_SUFFIXES.items():
+        if key.lower().endswith(suffix):
+            return key[:-len(suffix)], bytes_text(value * factor)
+    return None

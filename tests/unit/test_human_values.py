@@ -60,7 +60,7 @@ def test_quantities_ratios_and_spreads_read_as_people_write_them() -> None:
 def test_provenance_facts_and_params_never_show_reprs() -> None:
     assert _fact({"device": "/dev/loop7", "queue": {}, "restore_problems": [],
                   "sysctls": {}}) == \
-        "device: /dev/loop7; queue: none; restore_problems: none; sysctls: none"
+        "device: /dev/loop7; queue: none; restore problems: none; sysctls: none"
     assert _fact(None) == "—" and _fact(True) == "yes" and _fact([]) == "none"
     assert _params({"tools": ["dd"], "direct": True, "size": "8k", "x": None}) == \
         "tools=dd direct=true size=8k"  # an unset parameter is left out

@@ -127,11 +127,13 @@ def test_each_target_shows_geometry_device_sysctls_and_postgres(tmp_path: Path) 
     page = write_report(build_results(tmp_path / "res")).read_text()
     a = _article(page, "xfs-a")
     assert "<dt>meta-data.agcount</dt><dd>4</dd>" in a
-    assert "<dt>data.swidth_bytes</dt><dd>24576</dd>" in a
+    assert "<dt>data.swidth</dt><dd>24 KiB</dd>" in a  # bytes as a person writes them
+    # no raw unit suffix left for a reader, and no glyph a stock chromium draws as a box
+    assert not re.search(r"<dt>[^<]*_(bytes|mb|kb)</dt>", page) and "ⓘ" not in page
     m = re.search(r"<details>\s*<summary>output of <code>xfs_info /var/tmp/pgfsbench/xfs-a/mnt"
                   r"</code></summary>\s*<pre>(.*?)</pre>", a, re.S)
     assert m and "agcount=4, agsize=25600 blks" in m.group(1)
-    assert "<dt>scheduler</dt><dd>none</dd>" in a and "<dt>loop_dio</dt><dd>yes</dd>" in a
+    assert "<dt>scheduler</dt><dd>none</dd>" in a and "<dt>loop dio</dt><dd>yes</dd>" in a
     assert "Disk under the loop image" in a and "<dt>scheduler</dt><dd>mq-deadline</dd>" in a
     assert "<dt><code>vm.dirty_ratio</code></dt><dd>20</dd>" in a
     assert "<dt>version</dt><dd>18.6</dd>" in a

@@ -36,6 +36,7 @@ from pgfsbench.report.terminal import (BEST_MARK, cell_text, direction_arrow, di
                                        format_value, notices, row_scale, row_unit,
                                        spread_text)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
+from pgfsbench.units import fact_quantity
 
 REPORT_NAME = "report.html"
 
@@ -74,7 +75,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
                        direction_title=direction_title,
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
-                       fact=_fact, quantity=_quantity)
+                       fact=_fact, fact_name=_fact_name, quantity=_quantity)
     env.globals.update(row_scale=row_scale, row_unit=row_unit)
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
@@ -171,7 +172,8 @@ DIFF_GROUPS = {  # titles of the row groups in "What differs between these targe
 
 
 def _host_items(host: dict) -> list[tuple[str, str]]:
-    """Flatten the host dict (nested dicts become dotted keys) for a two-column list."""
+    """Flatten the host dict (nested dicts become dotted keys) for a two-column list;
+    sizes in human units under a key without the unit (memory 23.5 GiB, not memory_mb)."""
     items: list[tuple[str, str]] = []
     for key, value in host.items():
         if isinstance(value, dict):
@@ -179,19 +181,30 @@ def _host_items(host: dict) -> list[tuple[str, str]]:
         elif isinstance(value, (list, tuple)):
             items.append((str(key), _fact(value)))
         else:
-            items.append((str(key), "" if value is None else _fact(value)))
+            items.append((str(key), "" if value is None else _fact(value, key)))
     return items
 
 
-def _fact(value: object) -> str:
+def _fact_name(key: object) -> str:
+    """A fact's key for a reader: its unit, said by the value, left out."""
+    text = str(key)
+    named = fact_quantity(text, 0)
+    return (named[0] if named else text).replace("_", " ")
+
+
+def _fact(value: object, key: object = "") -> str:
     """A provenance fact for a reader: yes/no, lists joined, nested facts as
-    "key: value" pairs, never a Python or JSON repr ("None", "{}", "['dd']")."""
+    "key: value" pairs, sizes in human units where the key names a byte unit, never a
+    Python or JSON repr ("None", "{}", "['dd']")."""
+    if (human := fact_quantity(str(key), value)) is not None:
+        return human[1]
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None or value == "":
         return "—"
     if isinstance(value, dict):
-        return "; ".join(f"{k}: {_fact(v)}" for k, v in value.items()) or "none"
+        return "; ".join(f"{_fact_name(k)}: {_fact(v, k)}"
+                         for k, v in value.items()) or "none"
     if isinstance(value, (list, tuple, set)):
         return ", ".join(_fact(v) for v in value) or "none"
     if isinstance(value, float):
