@@ -289,3 +289,19 @@ def test_human_units_and_no_raw_reprs(report, laptop):
     assert laptop.js("document.querySelectorAll('td.best').length") == 0
     assert "★" not in laptop.js("Array.from(document.querySelectorAll('#verdicts .verdict'))"
                                 ".map(el => el.textContent).join()")
+
+
+@pytest.mark.parametrize("where", ["laptop", "phone"])
+def test_no_serious_accessibility_violation_with_every_section_open(where, request):
+    """axe-core (as axe-playwright-python ships it: no download) on the whole page."""
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright", reason="needs "
+                              "axe-playwright-python (pip install -e '.[test]')")
+    page = request.getfixturevalue(where)
+    page.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+    try:
+        found = axe.Axe().run(page.page).response["violations"]
+    finally:
+        page.js("document.querySelectorAll('details').forEach(d => d.open = false)")
+    bad = [(v["id"], v["impact"], len(v["nodes"])) for v in found
+           if v["impact"] in ("serious", "critical")]
+    assert bad == [], bad

@@ -131,7 +131,7 @@ def test_each_target_shows_geometry_device_sysctls_and_postgres(tmp_path: Path) 
     # no raw unit suffix left for a reader, and no glyph a stock chromium draws as a box
     assert not re.search(r"<dt>[^<]*_(bytes|mb|kb)</dt>", page) and "ⓘ" not in page
     m = re.search(r"<details>\s*<summary>output of <code>xfs_info /var/tmp/pgfsbench/xfs-a/mnt"
-                  r"</code></summary>\s*<pre>(.*?)</pre>", a, re.S)
+                  r"</code></summary>\s*<pre[^>]*>(.*?)</pre>", a, re.S)
     assert m and "agcount=4, agsize=25600 blks" in m.group(1)
     assert "<dt>scheduler</dt><dd>none</dd>" in a and "<dt>loop dio</dt><dd>yes</dd>" in a
     assert "Disk under the loop image" in a and "<dt>scheduler</dt><dd>mq-deadline</dd>" in a
