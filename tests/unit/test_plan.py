@@ -156,3 +156,22 @@ def test_plans_lists_every_builtin_in_a_compact_table_at_80_columns():
     assert sorted(rows) == sorted(builtin_names())
     assert "seed 000" in rows["seed-xfs-vs-ext4"] and "ext4, xfs, btrfs" in rows["quick"]
     assert " 2 to 2 " not in out and re.search(r"\d+ to \d+ min|about \d+ min", rows["quick"])
+
+
+@pytest.mark.parametrize("text, said", [
+    ('name = "p"\n[[target]]\nname = "a"\nfs = "ext4"\n[[workloads]]\ntype = "fsync"\n',
+     "target: unknown key (did you mean 'targets'?)"),
+    ('name = "p"\n[[targets]]\nname = "a"\nfs = "ext4"\nmout = "noatime"\n'
+     '[[workloads]]\ntype = "fsync"\n', "targets.a.mout: unknown key (did you mean 'mount'?)"),
+    ('name = "p"\n[[targets]]\nname = "a"\nfs = "ext4"\n[[workloads]]\ntype = "fsync"\n'
+     'secnds = 3\n', "secnds: unknown key (did you mean 'seconds'?)"),
+])
+def test_an_unknown_key_gets_the_nearest_known_one_in_plain_words(text, said):
+    with pytest.raises(UserError) as e:
+        parse_plan(text, "t.toml")
+    assert said in str(e.value) and "List should have" not in str(e.value)
+
+
+def test_a_misspelt_plan_name_gets_the_nearest_built_in_one():
+    with pytest.raises(UserError, match="no plan 'quik': did you mean 'quick'"):
+        load_plan("quik")
