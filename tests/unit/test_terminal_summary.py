@@ -65,7 +65,7 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     assert "  btrfs    1,242  ±18% n=10  ×0.54 worse" in lines
     assert "  ext4     2,374  ±29% n=10  baseline" in lines
     # in the report's human units: fdatasync p99 in ms, not 2,470 µs
-    assert "fsync_latency.sync_p99_us (ms, lower is better)" in lines
+    assert "fsync p99 latency · fsync_latency.sync_p99_us (ms, lower is better)" in lines
     assert "  ext4      2.47  ±77% n=10   baseline" in lines
     # why an 'auto' measurement stopped, under its heading
     assert "  budget: 9 min reached at round 10, 1 of 3 comparisons undecided" in lines

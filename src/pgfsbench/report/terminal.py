@@ -22,6 +22,7 @@ from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.durability import SAFE, durabilities, target_durability
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.answer import campaign_answer
+from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.store.read import Campaign
@@ -334,8 +335,10 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     direction = {True: "higher is better", False: "lower is better"}.get(
         row.higher_is_better, "no direction")
     unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
-    title = Text(f"{label}{row.metric}", style="bold") + Text(
-        f" ({unit}, {direction})" if unit else f" ({direction})", style="dim")
+    human = metric_label(row.metric)
+    title = Text(f"{label}{human}", style="bold") + Text(
+        (f" · {row.metric}" if human != row.metric else "")
+        + (f" ({unit}, {direction})" if unit else f" ({direction})"), style="dim")
     rt = RichTable(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     rt.add_column("  target", no_wrap=True)
     rt.add_column("median", justify="right", no_wrap=True)
