@@ -62,9 +62,15 @@ def test_export_structure(tmp_path: Path) -> None:
 
     targets = {t["name"]: t for t in data["targets"]}
     assert list(targets) == ["ext4", "xfs", "btrfs", "zfs"]
-    assert targets["xfs"] == {"name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok",
-                              "reason": None, "effective_mount_options": ["rw", "noatime"],
-                              "durability": {"level": "safe", "reasons": []}, "caveats": []}
+    summary = ("name", "kind", "fs", "status", "reason", "effective_mount_options",
+               "durability", "caveats")
+    assert {k: targets["xfs"][k] for k in summary} == {
+        "name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok", "reason": None,
+        "effective_mount_options": ["rw", "noatime"],
+        "durability": {"level": "safe", "reasons": []}, "caveats": []}
+    # what was not recorded is there, empty: one shape for every target
+    assert (targets["xfs"]["device"], targets["xfs"]["geometry"], targets["xfs"]["postgres"],
+            targets["xfs"]["sysctls"]) == ("/dev/loop0", None, None, {})
     assert targets["zfs"]["status"] == "skipped" and targets["zfs"]["reason"] == SKIP_REASON
     assert targets["zfs"]["effective_mount_options"] == []
     assert targets["zfs"]["durability"] is None  # never mounted: nothing to classify

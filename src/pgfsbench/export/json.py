@@ -85,6 +85,7 @@ def campaign_data(campaign: Campaign) -> dict[str, Any]:
             "ended": _num(campaign.ended),
             "host": _clean(campaign.host),
             "pgfsbench_version": campaign.version,
+            "plan_recorded": _clean(campaign.plan),
         },
         "schedule": _clean(campaign.schedule),
         "targets": [_target(t) for t in campaign.targets],
@@ -151,6 +152,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
 
 def _target(t: StoredTarget) -> dict[str, Any]:
     from pgfsbench.analysis.caveats import target_caveats  # light at import: the CLI's help
+    from pgfsbench.export.provenance import target_provenance
 
     return {
         "name": t.name,
@@ -162,6 +164,10 @@ def _target(t: StoredTarget) -> dict[str, Any]:
         "durability": ({"level": d.level, "reasons": d.reasons}
                        if (d := target_durability(t.provenance, t.fs)) else None),
         "caveats": target_caveats(t),
+        # Everything the report shows about the target: the plan entry, the commands
+        # that made it and their output, geometry, device, sysctls and queue settings
+        # (before, asked, during), the server's version, settings and data checksums.
+        **_clean(target_provenance(t.provenance, t.spec, t.fs)),
     }
 
 
