@@ -66,3 +66,29 @@ def test_changes_read_as_a_dba_writes_them() -> None:
     assert percent(0.49) == "−51%" and percent(1.04) == "+4.0%"
     assert change(0.49, (0.47, 0.52), "TPC-B tps") == "−51% TPC-B tps [−53%, −48%]"
     assert change(3.646, (3.263, 4.074)) == "3.6× [3.3×, 4.1×]"
+
+
+def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the_tier():
+    from pgfsbench.analysis.answer import measurement_answer, relation_of
+    from pgfsbench.analysis.outcome import Judged
+    from pgfsbench.analysis.paired import compare_paired
+    from pgfsbench.analysis.sequential import INCONCLUSIVE, LOWER
+    from pgfsbench.analysis.stats import from_paired
+    from pgfsbench.analysis.table import Cell, Row, Table
+
+    def judged(outcome: str, ratio: float) -> Judged:
+        rounds = [(1000.0, 1000.0 * ratio * (1 + 0.01 * (-1) ** i)) for i in range(6)]
+        return Judged(outcome, from_paired(compare_paired(rounds, 0.03)))
+
+    cells = {t: Cell(v, None, False, "ok", n=6) for t, v in
+             {"a": 1100.0, "b": 1050.0, "c": 1000.0}.items()}
+    row = Row("pgbench", "", "pgbench.tps", "tx/s", True, cells, headline=True)
+    table = Table(["a", "b", "c"], "a", [row], noise=0.03, pairs={
+        ("pgbench", "", "a", "c"): judged(LOWER, 0.9),       # c decided behind a
+        ("pgbench", "", "a", "b"): judged(INCONCLUSIVE, 0.95),
+        ("pgbench", "", "b", "c"): judged(INCONCLUSIVE, 0.95)})
+    tiers = rank(["a", "b", "c"], relation_of(table, row))
+    assert tiers.tiers == [["a", "b", "c"]]
+    text = measurement_answer(row, table, tiers)
+    assert text.startswith("a, b, c: a ahead of c: c −10% TPC-B tps [")
+    assert "not told apart in 6 rounds: b vs a " in text and "c vs b " in text

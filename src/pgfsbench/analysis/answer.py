@@ -92,9 +92,8 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
             facts.append(f"{b} vs {a}: no rounds in common")
         elif rel == SAME:
             facts.append(f"{b} vs {a} {_span(j)}, equivalent within ±{table.noise * 100:g}%")
-        elif rel == BETTER:
-            facts.append(f"{a} ahead of {b} by {change(1 / j.comparison.ratio)}" if
-                         j.comparison.ratio else f"{a} ahead of {b}")
+        elif rel == BETTER:  # decided, yet no cut holds it (decisions not transitive)
+            facts.append(f"{a} ahead of {b}: {b} {change(j.comparison.ratio, _ci(j), name)}")
         else:
             open_.append((a, b, j))
     if open_:
