@@ -51,6 +51,12 @@ def run_workload(ctx: RunContext, workload) -> WorkloadResult:
     return registry.kind(workload.type).run(ctx, workload)
 
 
+def prepare_workload(ctx: RunContext, workload) -> list[Metric]:
+    """What its type does before the measurement (outside its monitors): its metrics."""
+    prepare = registry.kind(workload.type).prepare
+    return prepare(ctx, workload) if prepare else []
+
+
 @dataclass
 class TargetState:
     """What a target carries from one visit to the next."""
@@ -412,8 +418,10 @@ class Campaign:
                                      round_no, status, time.monotonic() - started,
                                      _headline(workload, result), error))
         try:
+            prepared = prepare_workload(ctx, workload)
             with watch(time.monotonic()) as monitors:
                 result = self.run_workload(ctx, workload)
+            result.metrics += prepared
             result.series += monitors.series()
             result.metrics += monitors.totals()
             # Cost per unit of work and tps stalls, from the workload's numbers and the

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar, get_args
 from pydantic import Field
 
 from pgfsbench.fields import Strict
-from pgfsbench.metrics import WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -93,6 +93,9 @@ class WorkloadKind(Generic[P]):
     # the device if nothing were cached (from params and metric values; None: unknown or
     # it does not read), so that a cached run can be told apart (analysis/bound.py).
     read_bytes: Callable[[P, Mapping[str, float]], float | None] | None = None
+    # What to do before the measurement, outside its monitors and its numbers (pgbench's
+    # vacuum, a checkpoint, a sync): returns metrics saying what it took.
+    prepare: Callable[[RunContext, P], list[Metric]] | None = None
 
     @property
     def type(self) -> str:

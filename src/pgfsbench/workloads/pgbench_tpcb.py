@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -25,6 +26,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.workloads import pgbench_prepare
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 from pgfsbench.workloads.pgbench_output import (
     RunSummary,
@@ -58,6 +60,12 @@ class PgbenchWorkload(WorkloadBase):
     warmup: int | Literal["auto"] = Field(
         0, description="seconds at the start left out of tps and latency: a number, or "
                        "'auto' to detect where the per-second tps settles (MSER rule)")
+
+    prepare: list[pgbench_prepare.Step] = Field(
+        default_factory=list,
+        description="before the timed run, outside the numbers: 'vacuum' (what pgbench "
+                    "does without -n), 'checkpoint', 'sync' (the target's file system and "
+                    "a loop image's)")
 
     @field_validator("warmup")
     @classmethod
@@ -166,6 +174,28 @@ def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -
     return m
 
 
+def prepare(ctx: RunContext, params: PgbenchWorkload) -> list[Metric]:
+    """The run's preparation (``pgbench_prepare``), each step timed: its metrics."""
+    from pgfsbench import proc
+
+    metrics = []
+    for step in pgbench_prepare.ordered(params.prepare, params.script is not None):
+        started = time.monotonic()
+        if step == "vacuum":
+            for statement in pgbench_prepare.VACUUM_SQL:
+                ctx.cluster.sql(statement)
+        elif step == "checkpoint":
+            ctx.cluster.sql("CHECKPOINT")
+        else:
+            backing = (pgbench_prepare.loop_backing_file(ctx.target.device)
+                       if ctx.target.kind == "loop" else None)
+            for path in pgbench_prepare.sync_paths(ctx.target.workdir, backing):
+                proc.run(["sync", "--file-system", path])
+        metrics.append(Metric(f"pgbench.prepare_{step}_s", time.monotonic() - started, "s",
+                              None, "before the timed run, not in tps"))
+    return metrics
+
+
 def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
     result = WorkloadResult()
     user = ctx.cluster.user
@@ -192,6 +222,7 @@ KIND = WorkloadKind(
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",
     writes_wal=True,
+    prepare=prepare,
     # select-only looks up one row a transaction: uncached, at least its heap page.
     read_bytes=lambda p, values: (8192 * values["pgbench.transactions"]
                                   if p.mode == "select-only" and p.script is None
