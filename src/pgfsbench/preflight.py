@@ -15,6 +15,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import find
 from pgfsbench.plan.model import Plan
 from pgfsbench.postgres.binaries import PgBinaries, find_binaries
+from pgfsbench.postgres.checksums import initdb_flags
 from pgfsbench.postgres.config import settings_problems
 from pgfsbench.provision.safety import check_formattable
 
@@ -49,9 +50,14 @@ def check_dirs(plan: Plan) -> None:
 
 
 def check_settings(plan: Plan, bins_for) -> None:
-    """The server each target runs judges its settings (``bins_for(name)``)."""
+    """The server each target runs judges its settings (``bins_for(name)``), and its
+    initdb whether it can make the cluster with or without data checksums as asked."""
     for t in plan.targets:
         bins = bins_for(t.name)
+        try:
+            initdb_flags(bins, plan.data_checksums(t))
+        except UserError as exc:
+            raise UserError(f"target '{t.name}': {exc}") from None
         if problems := settings_problems(bins, plan.server_settings(t)):
             raise UserError(f"target '{t.name}': PostgreSQL {bins.version} refuses its "
                             f"settings: {'; '.join(problems)}; fix [postgres.settings] in "

@@ -85,6 +85,9 @@ class FakeCluster:
     def changed_settings(self) -> dict[str, str]:
         return {"shared_buffers": "32MB"}
 
+    def data_checksums(self) -> bool:
+        return True
+
 
 class FakeMachine:
     """Targets are directories under tmp, recorded in the campaign's ledger like real ones."""
@@ -238,8 +241,9 @@ def test_rounds_interleave_targets_as_the_schedule_says(lab, tmp_path, fresh):
         assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
         assert Counter(t for t, w, *_ in ran if w == "pgbench-init") == {"a": 1, "b": 1, "c": 1}
         assert ev.VisitStarted("b", 2, "loop", "xfs", provisioning=False) in campaign.said
-    targets = {t.name: (t.status, t.provenance.get("postgres_version")) for t in stored.targets}
-    assert targets == {"a": ("ok", "17.0"), "b": ("ok", "17.0"), "c": ("ok", "17.0")}
+    targets = {t.name: (t.status, t.provenance.get("postgres_version"),
+                        t.provenance.get("data_checksums")) for t in stored.targets}
+    assert targets == {n: ("ok", "17.0", True) for n in "abc"}
     # each provisioning command is kept with its output, per round when there are rounds
     kept = sorted((tmp_path / "r/artifacts/a").glob("round-*/provision-01-mkfs.ext4.txt"))
     assert len(kept) == (3 if fresh else 1)

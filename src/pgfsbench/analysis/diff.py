@@ -102,6 +102,8 @@ def target_keys(target: StoredTarget) -> dict[str, str]:
     keys.update(_facts_keys("sysctl", p.get("sysctls")))
     if p.get("postgres_version"):
         keys["postgres.version"] = _text(p["postgres_version"])
+    if p.get("data_checksums") is not None:
+        keys["postgres.data_checksums"] = _text(p["data_checksums"])
     keys.update(_facts_keys("postgres.settings", p.get("postgres_settings"), _PG_SKIP))
     return keys
 

@@ -64,6 +64,9 @@ def differences(base: Campaign, cont: Campaign,
         versions = [(t.provenance or {}).get("postgres_version") for t in (bt, ct)]
         if None not in versions:  # a target that failed before its server started: no data
             differ(f"{who}: PostgreSQL version", *versions, True)
+        checksums = [(t.provenance or {}).get("data_checksums") for t in (bt, ct)]
+        if None not in checksums:  # recorded since data checksums are (on by default in 18)
+            differ(f"{who}: data checksums", *checksums, True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
         differ(f"{who}: PostgreSQL settings",

@@ -150,4 +150,5 @@ class Machine:
                ) -> ContextManager[Cluster]:
         c = self.campaign
         return running_cluster(c.options.bins_for(spec.name), c.user, target.workdir,
-                               c.ledger, c.plan.server_settings(spec), log_dest)
+                               c.ledger, c.plan.server_settings(spec), log_dest,
+                               c.plan.data_checksums(spec))

@@ -377,6 +377,9 @@ class Campaign:
             provenance_pg = {"postgres_version": cluster.version(),
                              "postgres_bindir": str(self.options.bins_for(spec.name).bindir),
                              "postgres_settings": cluster.changed_settings(),
+                             # on by default from PostgreSQL 18: a PG 15 vs 18 comparison
+                             # must show it
+                             "data_checksums": cluster.data_checksums(),
                              "postgres_commands": [list(c.argv) for c in cluster.commands]}
             for workload in measurements:
                 self.signals.raise_if_lost()

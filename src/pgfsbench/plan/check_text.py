@@ -120,6 +120,8 @@ def _target(t: dict, console: Console, with_postgres: bool) -> None:
         "throttle": value_text(t["throttle"]),
         "direct I/O": "" if t.get("direct_io") in (None, True) else value_text(t["direct_io"]),
         "pg_bin": t.get("pg_bin") or "",
+        "data checksums": "" if t.get("data_checksums") is None
+        else ("on" if t["data_checksums"] else "off"),
         "PostgreSQL": value_text(t.get("postgres_settings") or {}) if with_postgres else "",
     }
     console.print(_settings(settings, indent=4))

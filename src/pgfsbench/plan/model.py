@@ -79,6 +79,9 @@ class Postgres(Strict):
     settings: dict[str, SettingValue] = Field(
         {}, description="postgresql.conf settings; checked against the server's own "
                         "parameters before anything runs")
+    data_checksums: bool | None = Field(
+        None, description="initdb --data-checksums (true) or --no-data-checksums (false); "
+                          "default: the server's own (on from PostgreSQL 18, off before)")
 
     @field_validator("settings")
     @classmethod
@@ -341,10 +344,10 @@ class Repetitions(Strict):
     """
 
     count: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
-        1, description="rounds; 'auto' is a sequential design: after each round from min "
-                       "on, every headline comparison is tested (alpha spent across the "
-                       "looks up to max), and rounds go on, every target in each, until "
-                       "all are decided or max or max_minutes stops them")
+        1, description="rounds; 'auto' is a sequential design: at each planned look "
+                       "(looks) every headline comparison is tested (alpha spent across "
+                       "the looks up to max), and rounds go on, every target in each, "
+                       "until all are decided or max or max_minutes stops them")
     order: Literal["round-robin", "random"] = Field(
         "round-robin", description="target order within a round: rotated each round, or "
                                    "shuffled with a recorded seed")
@@ -366,15 +369,30 @@ class Repetitions(Strict):
                                                    "first test")
     max: int = Field(10, ge=2, le=1000, description="auto: the last look, the most rounds; "
                                                     "the alpha spending runs to it")
+    looks: Annotated[int, Field(ge=1, le=1000)] | list[Annotated[int, Field(ge=2, le=1000)]] = \
+        Field(2, description="auto: when the comparisons are tested: a number of looks "
+                             "spread evenly from min to max (1: at max only), or the rounds "
+                             "themselves (max is always one); every look spends alpha, so "
+                             "few looks decide more")
     max_minutes: float = Field(60, gt=0, description="auto: the time budget; no round starts "
-                                                     "after it (its undecided comparisons "
-                                                     "stay undecided)")
+                                                     "after it, and the last round that ran "
+                                                     "is a last look with the alpha left")
 
     def fixed(self, w: WorkloadBase) -> int | None:
         """How often ``w`` runs per target; None when 'auto' decides."""
         if w.repetitions is not None:
             return w.repetitions
         return None if self.count == "auto" else int(self.count)
+
+    def look_rounds(self) -> list[int]:
+        """auto: the rounds after which the comparisons are tested, ascending, max last."""
+        if isinstance(self.looks, list):
+            return sorted(set(self.looks) | {self.max})
+        if self.looks == 1 or self.min == self.max:
+            return [self.max]
+        k = min(self.looks, self.max - self.min + 1)
+        step = (self.max - self.min) / (k - 1)
+        return sorted({round(self.min + i * step) for i in range(k)})
 
     def settles(self, rounds: int) -> bool:
         """Whether a settling round 0 comes first, for a campaign of at most ``rounds``."""
@@ -386,6 +404,10 @@ class Repetitions(Strict):
     def _bounds(self) -> "Repetitions":
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
+        if isinstance(self.looks, list) and any(not self.min <= n <= self.max
+                                                for n in self.looks):
+            raise ValueError(f"looks {self.looks} must lie between min ({self.min}) and max "
+                             f"({self.max})")
         if self.settle and self.fresh:
             raise ValueError("settle = true needs fresh = false: a fresh target is made anew "
                              "each round, so there is nothing to settle")
@@ -445,6 +467,13 @@ class Plan(Strict):
                     ms[i] = ms[i].model_copy(
                         update={"tag": " ".join(filter(None, [ms[i].tag, extra]))})
         return ms
+
+    def data_checksums(self, target: Target) -> bool | None:
+        """Whether the target's cluster is made with data checksums: the target's own
+        wish, else the plan's; None leaves it to the server's default."""
+        if target.postgres.data_checksums is not None:
+            return target.postgres.data_checksums
+        return self.postgres.data_checksums
 
     def server_settings(self, target: Target | None = None) -> dict[str, object]:
         """The plan's PostgreSQL settings, then the target's over them, raised where a

@@ -20,6 +20,7 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.postgres.binaries import PgBinaries
+from pgfsbench.postgres.checksums import initdb_flags
 from pgfsbench.postgres.config import conf_text
 from pgfsbench.scratch import private_dir
 
@@ -89,6 +90,10 @@ class Cluster:
     def version(self) -> str:
         return self.sql("SHOW server_version")
 
+    def data_checksums(self) -> bool:
+        # Not among the changed settings: the server sets it from pg_control, as a default.
+        return self.sql("SHOW data_checksums") == "on"
+
     def changed_settings(self) -> dict[str, str]:
         # current_setting() renders with the unit as a DBA writes it (128MB, not 16384 8kB).
         out = self.sql("SELECT name || '=' || current_setting(name) FROM pg_settings "
@@ -98,9 +103,11 @@ class Cluster:
 
 @contextlib.contextmanager
 def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: Ledger,
-                    settings: dict[str, object], log_dest: Path) -> Iterator[Cluster]:
+                    settings: dict[str, object], log_dest: Path,
+                    data_checksums: bool | None = None) -> Iterator[Cluster]:
     """initdb in ``workdir`` (on the target) unless a cluster is already there, start,
-    yield, and always stop.
+    yield, and always stop. ``data_checksums``: on or off by initdb's flag (None: the
+    server's default).
 
     The server log is copied to ``log_dest`` once the server has stopped.
     """
@@ -114,7 +121,7 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
             cluster.commands.append(cluster.run([
                 bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
                 "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions",
-                "--no-sync"]))
+                "--no-sync", *initdb_flags(bins, data_checksums)]))
             cluster.commands.append(proc.run(["sync", "--file-system", str(cluster.pgdata)]))
             with open(cluster.pgdata / "postgresql.conf", "a") as f:
                 f.write(conf_text(settings))
