@@ -40,7 +40,8 @@ def test_the_registry_holds_the_filesystems_pgfsbench_makes() -> None:
     assert [r.fs for r in ALL] == ["btrfs", "ext2", "ext3", "ext4", "f2fs", "xfs", "zfs"]
     package = Path(registry.__file__).parent
     families = {p.stem for p in package.glob("*.py")} - {
-        "__init__", "recipe", "registry", "mountcheck", "mountoptions", "textfacts"}
+        "__init__", "recipe", "registry", "mountcheck", "mountoptions", "optionvalues",
+        "textfacts"}
     assert families == {"ext", "xfs", "btrfs", "f2fs", "zfs"}  # a new module: a new family
 
 
@@ -203,3 +204,14 @@ def test_the_read_side_imports_no_provisioning() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("r", ALL, ids=lambda r: r.fs)
+def test_typed_mount_options_are_known_and_their_defaults_fit_the_type(r: Recipe) -> None:
+    """A value type for an option the recipe does not have, or one its own kernel default
+    does not satisfy, would refuse a plan the kernel takes."""
+    assert set(r.mount_option_values) <= _known(r)
+    for default in r.kernel_defaults or ():
+        name, _, value = default.partition("=")
+        if value and name in r.mount_option_values:
+            assert r.mount_option_values[name].accepts(value), default

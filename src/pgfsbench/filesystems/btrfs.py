@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pgfsbench.filesystems.optionvalues import integer, level, one_of, size, words
 from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
 from pgfsbench.filesystems.textfacts import number
 
@@ -16,6 +17,22 @@ MOUNT_OPTIONS = frozenset({
     "ssd_spread", "nossd", "nossd_spread", "subvol", "subvolid", "thread_pool",
     "treelog", "notreelog", "usebackuproot", "user_subvol_rm_allowed",
 })
+
+# The values the btrfs driver parses (fs/btrfs/super.c, btrfs(5)).
+_COMPRESS = level("zlib", "lzo", "zstd", "no", "none", levels={"zlib": (1, 9),
+                                                               "zstd": (-15, 15)})
+MOUNT_OPTION_VALUES = {
+    "commit": integer(what="a whole number of seconds"),
+    "compress": _COMPRESS, "compress-force": _COMPRESS,
+    "space_cache": one_of("v1", "v2"),
+    "discard": one_of("sync", "async"),
+    "fatal_errors": one_of("bug", "panic"),
+    "max_inline": size(),
+    "metadata_ratio": integer(), "thread_pool": integer(1), "subvolid": integer(),
+    "rescue": words(":", "usebackuproot", "nologreplay", "ignorebadroots", "ibadroots",
+                    "ignoredatacsums", "idatacsums", "ignoremetacsums", "imetacsums",
+                    "ignoresuperflags", "isuperflags", "all"),
+}
 
 # From Documentation/admin-guide/btrfs.rst, checked on kernel 6.18.
 KERNEL_DEFAULTS = frozenset({
@@ -144,7 +161,7 @@ RECIPES = (Recipe(
     min_size_mb=128, spans_devices=True, mkfs_problems=profile_problems,
     before_mount=scan_members,
     device_option_keys=frozenset({"device="}),
-    log_device=None, mount_options=MOUNT_OPTIONS,
+    log_device=None, mount_options=MOUNT_OPTIONS, mount_option_values=MOUNT_OPTION_VALUES,
     kernel_defaults=KERNEL_DEFAULTS, implied_by=IMPLIED_BY, geometry=geometry,
     atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
     durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these "

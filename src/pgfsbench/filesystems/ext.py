@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pgfsbench.filesystems.optionvalues import integer, one_of, power_of_two_or_zero
 from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
 from pgfsbench.filesystems.textfacts import number, snake
 
@@ -100,6 +101,23 @@ MOUNT_OPTIONS = frozenset({
     "nogrpid", "sysvgroups", "debug",
 })
 
+# The values the ext4 driver parses (fs/ext4/super.c, Documentation/admin-guide/ext4.rst).
+MOUNT_OPTION_VALUES = {
+    "data": one_of("ordered", "journal", "writeback"),
+    "errors": one_of("continue", "remount-ro", "panic"),
+    "commit": integer(what="a whole number of seconds"),
+    "barrier": one_of("0", "1"),
+    "auto_da_alloc": one_of("0", "1"),
+    "journal_ioprio": integer(0, 7),
+    "max_batch_time": integer(what="a whole number of microseconds"),
+    "min_batch_time": integer(what="a whole number of microseconds"),
+    "inode_readahead_blks": power_of_two_or_zero(1 << 30),
+    "init_itable": integer(),
+    "stripe": integer(what="a whole number of blocks"),
+    "resuid": integer(), "resgid": integer(), "sb": integer(),
+    "dax": one_of("always", "never", "inode"),
+}
+
 # From Documentation/admin-guide/ext4.rst, checked on kernel 6.18; the ext4 driver
 # serves ext2 and ext3 too.
 KERNEL_DEFAULTS = frozenset({
@@ -169,7 +187,8 @@ def _ext(fs: str, log_device) -> Recipe:
         min_size_mb=16, mkfs_defaults=without_lazy_init, log_device=log_device,
         # -J device= at mkfs; journal_path=, journal_dev= at mount
         device_option_keys=frozenset({"device=", "journal_path=", "journal_dev="}),
-        mount_options=MOUNT_OPTIONS, kernel_defaults=KERNEL_DEFAULTS, geometry=geometry,
+        mount_options=MOUNT_OPTIONS, mount_option_values=MOUNT_OPTION_VALUES,
+        kernel_defaults=KERNEL_DEFAULTS, geometry=geometry,
         atomic_writes=None, durability_notes={}, kernel_driver="ext4",
         stripe=StripeOptions(given=stripe_given, add=with_stripe))
 

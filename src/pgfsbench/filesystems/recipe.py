@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from pgfsbench.filesystems.optionvalues import OptionValue
+
 
 class GeometryReader(NamedTuple):
     """A read-only command that describes a made filesystem, and the parser of its output."""
@@ -101,6 +103,10 @@ class Recipe:
     kernel_defaults: frozenset[str] | None
     # Not listed, but implied by an option that is: asked → the options that include it.
     implied_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # What an option's value may be (data → ordered, journal or writeback), as the
+    # kernel driver parses it; an option not here is held only to the characters
+    # values are written in (filesystems/optionvalues.py).
+    mount_option_values: dict[str, OptionValue] = field(default_factory=dict)
 
     # --- describing it (provision/geometry.py) ---
     # (device, mount point) → the readers to run, the first one the main; None: no tool.

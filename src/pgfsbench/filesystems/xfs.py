@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pgfsbench.filesystems.optionvalues import integer, one_of, size
 from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
 from pgfsbench.filesystems.textfacts import number
 
@@ -55,6 +56,16 @@ MOUNT_OPTIONS = frozenset({
     "grpid", "bsdgroups", "nogrpid", "sysvgroups",
     # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
 })
+
+# The values the xfs driver parses (Documentation/admin-guide/xfs.rst).
+MOUNT_OPTION_VALUES = {
+    "logbsize": size(choices=(16384, 32768, 65536, 131072, 262144)),
+    "logbufs": integer(2, 8),
+    "allocsize": size(lo=4096, hi=1 << 30, power_of_two=True),
+    "sunit": integer(what="a whole number of 512-byte sectors"),
+    "swidth": integer(what="a whole number of 512-byte sectors"),
+    "dax": one_of("always", "never", "inode"),
+}
 
 # From Documentation/admin-guide/xfs.rst, checked on kernel 6.18. attr2 is always on
 # for v5 (crc=1) filesystems, and this kernel no longer lists it.
@@ -112,5 +123,6 @@ RECIPES = (Recipe(
     apt_package="xfsprogs",
     min_size_mb=300, device_option_keys=frozenset({"logdev=", "rtdev="}),
     log_device=external_log, mount_options=MOUNT_OPTIONS,
+    mount_option_values=MOUNT_OPTION_VALUES,
     kernel_defaults=KERNEL_DEFAULTS, geometry=geometry, atomic_writes=None,
     durability_notes={}, stripe=StripeOptions(given=stripe_given, add=with_stripe)),)

@@ -14,7 +14,7 @@ from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validat
 from pydantic_core import core_schema
 
 from pgfsbench.fields import Size, Strict
-from pgfsbench.filesystems.mountoptions import unknown_mount_options
+from pgfsbench.filesystems.mountoptions import mount_option_problems, unknown_mount_options
 from pgfsbench.filesystems.registry import find, recipe, recipes
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.units import size_to_mb
@@ -314,6 +314,8 @@ class Target(Strict):
             unknown = unknown_mount_options(fs, v)
             if unknown:
                 raise ValueError(f"{fs} has no mount option '{unknown[0]}'")
+            if problems := mount_option_problems(fs, v):
+                raise ValueError(f"{fs} mount option {problems[0]}")
         return v
 
     @property
