@@ -3,12 +3,15 @@
 A plan that cannot work should say so in a second, not as a failed target an
 hour into a campaign: a pg_bin that is not PostgreSQL, settings the server
 refuses, an image too small for its filesystem, mkfs options mkfs refuses, a
-device that may not be formatted. ``run`` refuses on any of these before it changes
-anything; ``plan check`` runs the same checks that need no command-line permission.
+device that may not be formatted, sysctl and queue values the kernel would
+refuse, data checksums initdb cannot set. ``run`` refuses on any of these before it
+changes anything; ``plan check`` runs the same checks that need no command-line
+permission.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from pgfsbench.errors import UserError
@@ -17,6 +20,8 @@ from pgfsbench.plan.model import Plan
 from pgfsbench.postgres.binaries import PgBinaries, find_binaries
 from pgfsbench.postgres.checksums import initdb_flags
 from pgfsbench.postgres.config import settings_problems
+from pgfsbench.provision.knobs import SYS_BLOCK, standin_device
+from pgfsbench.provision.knobs import check_knobs as judge_knobs
 from pgfsbench.provision.safety import check_formattable
 
 
@@ -62,6 +67,28 @@ def check_settings(plan: Plan, bins_for) -> None:
             raise UserError(f"target '{t.name}': PostgreSQL {bins.version} refuses its "
                             f"settings: {'; '.join(problems)}; fix [postgres.settings] in "
                             "the plan")
+
+
+def check_knobs(plan: Plan) -> None:
+    """Each target's sysctls and queue settings, judged by this kernel's own files: the
+    names exist and are writable, the values are of the type they hold (a loop target's
+    queue by a stand-in loop device: its own is made later)."""
+    for t in plan.targets:
+        if not (t.sysctls or t.queue):
+            continue
+        device = None
+        if t.queue and t.kind == "loop":
+            device = standin_device()
+        elif t.queue and t.member_devices:
+            own = str(t.member_devices[0])
+            # not there (yet): the run says so before it formats anything
+            device = own if (SYS_BLOCK / os.path.basename(os.path.realpath(own))).exists() \
+                else None
+        try:
+            judge_knobs(dict(t.sysctls), dict(t.queue), device)
+        except UserError as exc:
+            raise UserError(f"target '{t.name}': {exc}; fix its sysctls or queue in the "
+                            "plan") from None
 
 
 def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -314,15 +315,53 @@ def test_a_refused_value_is_a_user_error_and_nothing_stays_changed(
     real_write = knobs.write_value
 
     def kernel(path: Path, value: str) -> None:
-        if path.name == "scheduler" and value not in choices(path.read_text()):
+        if path.name == "read_ahead_kb" and int(value) > 100_000:  # a limit no file shows
             raise OSError(errno.EINVAL, "Invalid argument")
         real_write(path, value)
 
     monkeypatch.setattr(knobs, "write_value", kernel)
-    with pytest.raises(UserError, match=r"refused queue setting .*scheduler = deadline: Invalid "
-                                        r"argument \(this kernel offers: none, mq-deadline, kyber"):
-        with os_knobs({"vm.swappiness": 5}, {"scheduler": "deadline"}, "/dev/loop7", ledger,
+    with pytest.raises(UserError, match=r"refused queue setting .*read_ahead_kb = 5000000: "
+                                        r"Invalid argument"):
+        with os_knobs({"vm.swappiness": 5}, {"read_ahead_kb": 5_000_000}, "/dev/loop7", ledger,
                       proc_sys=proc_sys, sys_block=sys_block):
             pass
     assert read(proc_sys / "vm/swappiness") == "60"  # applied before the refusal, restored
     assert Ledger.load(ledger.path).resources == []
+
+
+@pytest.mark.parametrize("sysctls, queue, said", [
+    ({"vm.dirty_ratio": "20; touch x"}, {},
+     "sysctl vm.dirty_ratio = '20; touch x': the kernel takes a whole number there"),
+    ({"vm.dirty_ratio": 150}, {}, "sysctl vm.dirty_ratio = 150: the kernel takes a whole "
+                                  "number from 0 to 100"),
+    ({"vm.swappiness": 1.5}, {}, "sysctl vm.swappiness = '1.5': the kernel takes a whole"),
+    ({"kernel.printk": "4 4 1"}, {}, "the kernel takes 4 whole numbers there (it holds "
+                                     "'4 4 1 7')"),
+    ({}, {"scheduler": "deadline"}, "queue setting scheduler = 'deadline': this device offers "
+                                    "none, mq-deadline, kyber, bfq"),
+    ({}, {"read_ahead_kb": "lots"}, "queue setting read_ahead_kb = 'lots': the kernel takes a "
+                                    "whole number"),
+    ({}, {"nr_requests": 2}, "queue setting nr_requests = 2: the kernel takes a whole number "
+                             "of at least 4"),
+])
+def test_values_are_judged_by_the_kernel_files_type_before_anything_is_written(
+        ledger, proc_sys, sys_block, sysctls, queue, said):
+    """A value the kernel would refuse: refused up front by check_knobs (plan check, the
+    run's preflight) and again by os_knobs before its first write."""
+    with pytest.raises(UserError) as e:
+        knobs.check_knobs(sysctls, queue, "/dev/loop7", proc_sys=proc_sys, sys_block=sys_block)
+    assert said in str(e.value)
+    with pytest.raises(UserError, match=re.escape(said)):
+        with os_knobs({"vm.swappiness": 5, **sysctls}, queue, "/dev/loop7", ledger,
+                      proc_sys=proc_sys, sys_block=sys_block):
+            pass
+    assert read(proc_sys / "vm/swappiness") == "60"  # never written
+    assert Ledger.load(ledger.path).resources == []
+
+
+def test_good_values_pass_and_a_loop_target_is_judged_on_a_stand_in(proc_sys, sys_block):
+    knobs.check_knobs({"vm.dirty_ratio": 40, "kernel.printk": "3 4 1 7"},
+                      {"scheduler": "mq-deadline", "read_ahead_kb": 4096}, "/dev/loop7",
+                      proc_sys=proc_sys, sys_block=sys_block)
+    assert knobs.standin_device(sys_block) == "/dev/loop7"
+    assert knobs.standin_device(sys_block / "none") is None

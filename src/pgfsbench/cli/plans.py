@@ -66,10 +66,11 @@ def plan_check(
     from pgfsbench.plan.check import describe
     from pgfsbench.plan.check_text import render_plan_check
     from pgfsbench.plan.load import load_plan
-    from pgfsbench.preflight import check_mkfs, check_sizes
+    from pgfsbench.preflight import check_knobs, check_mkfs, check_sizes
 
     the_plan = load_plan(plan)
     check_sizes(the_plan)
+    check_knobs(the_plan)
     check_mkfs(the_plan)
     info = describe(the_plan)
     info["problems"] += _check_zfs_here(the_plan)

@@ -6,6 +6,7 @@ key, never a silently ignored setting.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -50,6 +51,10 @@ class Workload:
 SettingValue = str | int | float | bool
 SYSCTL_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)+")  # a name, never a path
 QUEUE_KEY = re.compile(r"[a-z][a-z0-9_]*")  # a file in the device's queue directory
+# What a sysctl or queue value is written in: numbers, words, a vector ("4096 87380"),
+# "write back"; never a separator or shell character (the kernel types are judged
+# against this machine's files by provision/knobs.py).
+KNOB_VALUE = re.compile(r"[A-Za-z0-9 \t._:,/+-]+")
 ZFS_PROPERTY = re.compile(r"[a-z][a-z0-9_.:@-]*")  # a native or user (with a colon) property
 ZFS_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,_:+-]*")
 
@@ -247,6 +252,10 @@ class Target(Strict):
         if bad := [k for k in self.queue if not QUEUE_KEY.fullmatch(k)]:
             raise ValueError(f"queue: '{bad[0]}' is not a block queue setting name (like "
                              "read_ahead_kb or scheduler)")
+        for table in ("sysctls", "queue"):
+            for key, value in getattr(self, table).items():
+                if problem := _knob_value_problem(value):
+                    raise ValueError(f"{table}: {key} = {value!r}: {problem}")
         if named := device_options([*self.mkfs, *self.mount.split(",")]):
             raise ValueError(f"option '{named[0]}' names a device, which mkfs or mount would "
                              "use too; a target formats only its own device (for an "
@@ -511,6 +520,20 @@ class Plan(Strict):
                                  "remove one, or tell them apart with tag = \"...\"")
             seen.add((m.type, m.label()))
         return self
+
+
+def _knob_value_problem(value: SettingValue) -> str | None:
+    """Why a kernel setting's value can be no setting's (a shell character, an empty or
+    non-finite number), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    text = str(value)
+    if KNOB_VALUE.fullmatch(text) and text.strip():
+        return None
+    if not text.strip():
+        return "an empty value"
+    odd = ", ".join(map(repr, dict.fromkeys(c for c in text if not KNOB_VALUE.fullmatch(c))))
+    return f"no kernel setting takes {odd} in its value (a separator or shell character)"
 
 
 def _short(value: object) -> str:

@@ -12,6 +12,7 @@ import contextlib
 import difflib
 import errno
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,6 +194,91 @@ def _queue_knobs(queue: dict[str, SettingValue], device: str | None,
     return knobs
 
 
+# --- judging values before anything is written ---------------------------------------
+
+# Ranges the kernel enforces where the file's type (an integer) says too little
+# (mm/page-writeback.c, mm/util.c, mm/vmscan.c; block/blk-sysfs.c).
+SYSCTL_RANGES: dict[str, tuple[int, int | None]] = {
+    "vm.dirty_ratio": (0, 100), "vm.dirty_background_ratio": (0, 100),
+    "vm.dirty_bytes": (2 * os.sysconf("SC_PAGE_SIZE"), None),  # two pages at least
+    "vm.dirty_background_bytes": (1, None),
+    "vm.dirty_expire_centisecs": (0, None), "vm.dirtytime_expire_seconds": (0, None),
+    "vm.swappiness": (0, 200), "vm.overcommit_memory": (0, 2),
+    "vm.overcommit_ratio": (0, None), "vm.vfs_cache_pressure": (0, None),
+}
+QUEUE_RANGES: dict[str, tuple[int, int | None]] = {
+    "read_ahead_kb": (0, None), "nr_requests": (4, None), "max_sectors_kb": (1, None),
+    "rq_affinity": (0, 2), "nomerges": (0, 2), "rotational": (0, 1), "add_random": (0, 1),
+    "iostats": (0, 1),
+}
+# Files that hold a choice without brackets: what they accept.
+QUEUE_CHOICES = {"write_cache": ("write back", "write through")}
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def _integers(what: str, asked: str, current: str, bounds: tuple[int, int | None] | None
+              ) -> str | None:
+    fields, given = current.split(), asked.split()
+    if len(given) != len(fields) or not all(_INTEGER.fullmatch(g) for g in given):
+        kind = "a whole number" if len(fields) == 1 else f"{len(fields)} whole numbers"
+        return f"{what} = '{asked}': the kernel takes {kind} there (it holds '{current}')"
+    if bounds is not None and len(given) == 1:
+        lo, hi = bounds
+        if int(given[0]) < lo or (hi is not None and int(given[0]) > hi):
+            span = f"from {lo} to {hi}" if hi is not None else f"of at least {lo}"
+            return f"{what} = {asked}: the kernel takes a whole number {span}"
+    return None
+
+
+def value_problem(knob: Knob) -> str | None:
+    """Why the kernel would refuse ``knob.asked``, judged by the type of what its file
+    holds now (integers, a [choice] list) and the known ranges; None when it looks
+    right or the file cannot be read (the write says then)."""
+    if knob.asked is None:
+        return None
+    try:
+        text = knob.path.read_text()
+    except OSError:
+        return None
+    current = normalize(text)
+    if knob.kind == "sysctl":
+        what = f"sysctl {knob.key}"
+        if current and all(_INTEGER.fullmatch(f) for f in current.split()):
+            return _integers(what, knob.asked, current, SYSCTL_RANGES.get(knob.key))
+        return None
+    what = f"queue setting {knob.key}"
+    offered = choices(text) if "[" in text else list(QUEUE_CHOICES.get(knob.key, ()))
+    if offered:
+        if knob.asked not in offered:
+            return f"{what} = '{knob.asked}': this device offers {', '.join(offered)}"
+        return None
+    if _INTEGER.fullmatch(current):
+        return _integers(what, knob.asked, current, QUEUE_RANGES.get(knob.key))
+    return None
+
+
+def standin_device(sys_block: Path = SYS_BLOCK) -> str | None:
+    """A loop device whose queue stands for a loop target's, which is not made yet (every
+    loop device has the same settings and schedulers); None when there is none."""
+    loops = sorted(p.name for p in sys_block.glob("loop[0-9]*") if (p / "queue").is_dir())
+    return f"/dev/{loops[0]}" if loops else None
+
+
+def check_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue],
+                device: str | None, *, proc_sys: Path = PROC_SYS,
+                sys_block: Path = SYS_BLOCK) -> None:
+    """Judge sysctls and queue settings against this kernel before anything is made or
+    written: names that exist and are writable, values the files take (UserError, one
+    line naming the key). ``device``: the target's own, a stand-in loop device, or None
+    to leave the queue settings to the run."""
+    knobs = _sysctl_knobs(sysctls, proc_sys)
+    if queue and device is not None:
+        knobs += _queue_knobs(queue, device, sys_block)
+    for knob in knobs:
+        if problem := value_problem(knob):
+            raise UserError(problem)
+
+
 # --- applying and restoring ---------------------------------------------------------
 
 def _restore_order(knobs: list[Knob]) -> list[Knob]:
@@ -262,6 +348,10 @@ def os_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue],
     on exit.
     """
     knobs = _sysctl_knobs(sysctls, proc_sys) + _queue_knobs(queue, device, sys_block)
+    # Judged again on the target's own device, before the first write: nothing half set.
+    for knob in knobs:
+        if problem := value_problem(knob):
+            raise UserError(problem)
     for knob in knobs:
         knob.before = read_value(knob.path)
     record: dict = {"sysctls": {}, "queue": {}, "device": device, "restore_problems": []}
