@@ -153,3 +153,19 @@ def test_target_keys_flatten_spec_and_provenance() -> None:
     assert keys["postgres.version"] == "18.6"
     assert keys["postgres.settings.shared_buffers"] == "16384 8kB"
     assert "postgres.settings.port" not in keys
+
+
+def test_pg15_against_pg18_shows_their_data_checksums() -> None:
+    """PostgreSQL 18 turns data checksums on by default, 15 does not: a comparison of the
+    two must say so, as the plan entry (asked) and as the server ran."""
+    a = _target(0, "pg15", _spec("pg15", pg_bin="/usr/lib/postgresql/15/bin"),
+                _prov(postgres_version="15.18", data_checksums=False))
+    b = _target(1, "pg18", _spec("pg18", postgres={"settings": {}, "data_checksums": True}),
+                _prov(loop=4, data_checksums=True))
+    values = {r.key: r.values for r in provenance_diff([a, b])}
+    assert values["postgres.data_checksums"] == {"pg15": "false", "pg18": "true"}
+    assert values["plan.postgres.data_checksums"] == {"pg15": None, "pg18": "true"}
+    # recorded before it was kept: not reported (—), never a guess
+    old = _target(1, "old", _spec("old"), _prov(loop=5))
+    values = {r.key: r.values for r in provenance_diff([a, old])}
+    assert values["postgres.data_checksums"] == {"pg15": "false", "old": None}

@@ -57,6 +57,7 @@ def _provenance(name: str, loop: int) -> dict:
         "sysctls": {"vm.dirty_ratio": dirty_ratio, "vm.dirty_background_ratio": 10,
                     "vm.swappiness": 60},
         "postgres_version": "18.6",
+        "data_checksums": True,
         "postgres_bindir": "/var/lib/pgfsbench/pg/18.6/bin",
         "postgres_settings": {"port": str(54000 + loop),
                               "unix_socket_directories": f"/tmp/pgfsb-{loop}",
@@ -137,6 +138,7 @@ def test_each_target_shows_geometry_device_sysctls_and_postgres(tmp_path: Path) 
     assert "Disk under the loop image" in a and "<dt>scheduler</dt><dd>mq-deadline</dd>" in a
     assert "<dt><code>vm.dirty_ratio</code></dt><dd>20</dd>" in a
     assert "<dt>version</dt><dd>18.6</dd>" in a
+    assert a.count("<dt>data checksums</dt><dd>yes</dd>") == 1  # in the PostgreSQL part only
     assert "<td><code>shared_buffers</code></td><td>16384 8kB</td>" in a
     # Not dumped as raw JSON (the inlined plotly.js and chart specs are scripts of their own).
     text = re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)
