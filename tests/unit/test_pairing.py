@@ -34,7 +34,8 @@ WORKLOADS = [{"type": "pgbench", "clients": 4, "duration": 10}]
 def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
            plan: str = "nightly", specs: dict[str, dict] | None = None,
            pg: str = "17.2", workloads: list[dict] | None = None, rounds: int = 6,
-           host: str = "db1", mounted: dict[str, list[str]] | None = None) -> Path:
+           host: str = "db1", mounted: dict[str, list[str]] | None = None,
+           checksums: bool | None = None) -> Path:
     """A campaign of ``plan``: each target's tps 1000 × its factor × jitter per round."""
     store = Store.create(results)
     store.start_campaign(f"c-{results.name}", plan,
@@ -48,6 +49,8 @@ def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
         tid = store.add_target(name, pos, "loop", spec["fs"], spec)
         store.set_target(tid, "ok", provenance={"kind": "loop", "fs": spec["fs"],
                                                 "postgres_version": pg,
+                                                **({} if checksums is None else
+                                                   {"data_checksums": checksums}),
                                                 "effective_mount_options":
                                                     (mounted or {}).get(name, ["rw"])})
         for r in range(1, rounds + 1):
@@ -124,6 +127,18 @@ def test_a_key_provenance_difference_is_refused(tmp_path, before_after, change, 
     assert "refusing to compare campaigns whose key provenance differs" in result.stderr
     assert what in result.stderr and "--allow-different" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_data_checksums_that_differ_are_a_key_difference(tmp_path) -> None:
+    """PostgreSQL 18 turns them on by default: a PG 15 vs 18 pair of campaigns differs in
+    them as much as in the version, and compare says so."""
+    on = stored(tmp_path / "on", {"ext4": 1.0}, checksums=True)
+    off = stored(tmp_path / "off", {"ext4": 1.0}, checksums=False)
+    result = cli("compare", str(on), str(off))
+    assert result.exit_code == 2, result.output
+    assert "ext4: data checksums: on (baseline) vs off (contender)" in result.stderr
+    assert cli("compare", str(on), str(stored(tmp_path / "on2", {"ext4": 1.0},
+                                              checksums=True))).exit_code == 0
 
 
 def test_postgres_settings_and_host_are_noted_not_refused(tmp_path, before_after) -> None:

@@ -66,7 +66,7 @@ def differences(base: Campaign, cont: Campaign,
             differ(f"{who}: PostgreSQL version", *versions, True)
         checksums = [(t.provenance or {}).get("data_checksums") for t in (bt, ct)]
         if None not in checksums:  # recorded since data checksums are (on by default in 18)
-            differ(f"{who}: data checksums", *checksums, True)
+            differ(f"{who}: data checksums", *("on" if c else "off" for c in checksums), True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
         differ(f"{who}: PostgreSQL settings",
