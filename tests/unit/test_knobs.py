@@ -341,8 +341,8 @@ def test_a_refused_value_is_a_user_error_and_nothing_stays_changed(
                                     "none, mq-deadline, kyber, bfq"),
     ({}, {"read_ahead_kb": "lots"}, "queue setting read_ahead_kb = 'lots': the kernel takes a "
                                     "whole number"),
-    ({}, {"nr_requests": 2}, "queue setting nr_requests = 2: the kernel takes a whole number "
-                             "of at least 4"),
+    ({}, {"read_ahead_kb": -1}, "queue setting read_ahead_kb = -1: the kernel takes a whole "
+                                "number of at least 0"),
 ])
 def test_values_are_judged_by_the_kernel_files_type_before_anything_is_written(
         ledger, proc_sys, sys_block, sysctls, queue, said):

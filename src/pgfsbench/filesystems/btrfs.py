@@ -19,8 +19,7 @@ MOUNT_OPTIONS = frozenset({
 })
 
 # The values the btrfs driver parses (fs/btrfs/super.c, btrfs(5)).
-_COMPRESS = level("zlib", "lzo", "zstd", "no", "none", levels={"zlib": (1, 9),
-                                                               "zstd": (-15, 15)})
+_COMPRESS = level("zlib", "lzo", "zstd", "no", "none", leveled=("zlib", "zstd"))
 MOUNT_OPTION_VALUES = {
     "commit": integer(what="a whole number of seconds"),
     "compress": _COMPRESS, "compress-force": _COMPRESS,

@@ -61,7 +61,7 @@ MOUNT_OPTIONS = frozenset({
 MOUNT_OPTION_VALUES = {
     "logbsize": size(choices=(16384, 32768, 65536, 131072, 262144)),
     "logbufs": integer(2, 8),
-    "allocsize": size(lo=4096, hi=1 << 30, power_of_two=True),
+    "allocsize": size(),
     "sunit": integer(what="a whole number of 512-byte sectors"),
     "swidth": integer(what="a whole number of 512-byte sectors"),
     "dax": one_of("always", "never", "inode"),

@@ -196,20 +196,20 @@ def _queue_knobs(queue: dict[str, SettingValue], device: str | None,
 
 # --- judging values before anything is written ---------------------------------------
 
-# Ranges the kernel enforces where the file's type (an integer) says too little
-# (mm/page-writeback.c, mm/util.c, mm/vmscan.c; block/blk-sysfs.c).
+# Ranges the kernel refuses values outside of, where the file's type (an integer) says
+# too little (mm/page-writeback.c, mm/util.c, mm/vmscan.c; block/blk-sysfs.c). Only
+# refusals: nr_requests below 4 is raised to 4, rq_affinity 3 is taken, so are they here.
+PAGE = os.sysconf("SC_PAGE_SIZE")
 SYSCTL_RANGES: dict[str, tuple[int, int | None]] = {
     "vm.dirty_ratio": (0, 100), "vm.dirty_background_ratio": (0, 100),
-    "vm.dirty_bytes": (2 * os.sysconf("SC_PAGE_SIZE"), None),  # two pages at least
-    "vm.dirty_background_bytes": (1, None),
+    "vm.dirty_bytes": (2 * PAGE, None), "vm.dirty_background_bytes": (1, None),
     "vm.dirty_expire_centisecs": (0, None), "vm.dirtytime_expire_seconds": (0, None),
     "vm.swappiness": (0, 200), "vm.overcommit_memory": (0, 2),
-    "vm.overcommit_ratio": (0, None), "vm.vfs_cache_pressure": (0, None),
+    "vm.vfs_cache_pressure": (0, None),
 }
 QUEUE_RANGES: dict[str, tuple[int, int | None]] = {
-    "read_ahead_kb": (0, None), "nr_requests": (4, None), "max_sectors_kb": (1, None),
-    "rq_affinity": (0, 2), "nomerges": (0, 2), "rotational": (0, 1), "add_random": (0, 1),
-    "iostats": (0, 1),
+    "read_ahead_kb": (0, None), "nr_requests": (0, None),
+    "max_sectors_kb": (PAGE // 1024, None),
 }
 # Files that hold a choice without brackets: what they accept.
 QUEUE_CHOICES = {"write_cache": ("write back", "write through")}
