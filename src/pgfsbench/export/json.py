@@ -6,6 +6,9 @@ that wrote it) and ``kind`` ("export" or "comparison"); its layout is the JSON S
 ``SCHEMA_VERSION`` goes up when a field is removed or changes meaning; new fields
 do not change it.
 
+A target carries its whole provenance (export/provenance.py): what the report's
+Targets section shows, in the stored values; the host is in the campaign part.
+
 Times are epoch seconds as stored (lossless; convert where shown). Values that
 are unsupported or not finite become null: JSON has no NaN, and unsupported
 is not zero.
