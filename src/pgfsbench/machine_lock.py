@@ -79,6 +79,32 @@ def describe_holder(path: Path | None = None) -> str:
     return f"{what} {info.get('id', '?')} ({details}){since}"
 
 
+def holder_info(path: Path | None = None) -> dict | None:
+    """What the holder wrote, if a process holds the lock now, else None. Read from
+    /proc/locks, without taking the lock even for an instant (a probe that took it
+    could make a campaign starting at that moment refuse to run)."""
+    path = path or lock_path()
+    try:
+        st = path.stat()
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    for line in locks.splitlines():
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "->" marks a waiter.
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        major, minor, inode = fields[5].split(":")
+        if (int(inode) == st.st_ino and int(major, 16) == os.major(st.st_dev)
+                and int(minor, 16) == os.minor(st.st_dev)):
+            try:
+                info = json.loads(path.read_text() or "{}")
+            except (OSError, ValueError):
+                info = {}
+            return info if isinstance(info, dict) else {}
+    return None
+
+
 @contextlib.contextmanager
 def machine_lock(holder_id: str, what: str, wait: bool, say: Callable[[str], None],
                  why: str = CAMPAIGN_WHY, **info: str) -> Iterator[Path]:

@@ -93,3 +93,15 @@ def test_the_ledger_record_releases_it_once(lock_file, tmp_path, monkeypatch):
             pass
     # a dead campaign's record (cleanup releasing it) has nothing left to undo
     assert lock_mod.release_recorded({"kind": "lock", "holder": "c-dead"}) == []
+
+
+def test_holder_info_names_the_live_holder_without_taking_the_lock(lock_file):
+    assert lock_mod.holder_info() is None  # no file yet
+    holder = hold(30)
+    try:
+        info = lock_mod.holder_info()
+        assert info and info["results"] == "/r/slow" and info["pid"] == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock_mod.holder_info() is None  # the kernel let it go with its holder
