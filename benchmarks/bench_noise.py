@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_noise.py collect /var/tmp/pgfsbench-noise/X \\
         --remedy NAME [--rounds 10] [--setting min_wal_size=1GB ...] \\
-        [--prepare vacuum,checkpoint,sync] [--duration 8 --warmup 2]   # root, ~5-10 min
+        [--prepare vacuum,checkpoint,sync] [--duration 8 --warmup 2] [--nice -10]  # root, ~10 min
     .venv/bin/python benchmarks/bench_noise.py extract DIR --remedy NAME   # CSV from a DIR
     .venv/bin/python benchmarks/bench_noise.py analyse benchmarks/data/noise-*.csv
 
@@ -27,7 +27,16 @@ the repository (under /var/tmp/pgfsbench-noise/).
   (sd per visit = sqrt((var(d) - within) / 2));
 - the lag-1 autocorrelation of the paired log-ratios across rounds;
 - minutes per round, and information per minute = 1 / (paired variance x
-  minutes per round): what a campaign learns about a difference per minute.
+  minutes per round): what a campaign learns about a difference per minute;
+- the mean per-second sd, WAL MB and checkpoints per measured run (the monitors'
+  counts), and the CPU share other processes took during the runs (the product's
+  ``bound.other_cpu_frac``): how a run's log tps follows it (correlation, slope)
+  and the paired sd left once the pairs' difference in it is regressed out;
+- tps by the visit's place in its round.
+
+``--nice N`` runs the campaign under ``nice -n N`` (its children inherit it). The
+CSVs of campaigns run before a column existed lack it; re-extract from the
+results directory when it still exists.
 """
 
 from __future__ import annotations
@@ -49,7 +58,8 @@ DATA = REPO / "benchmarks" / "data"
 TARGETS = (("a", "ext4"), ("b", "ext4"), ("xfs", "xfs"))
 PAIRS = (("b", "a"), ("xfs", "a"))
 FIELDS = ["campaign", "remedy", "round", "target", "value", "seconds", "persec_sd",
-          "persec_n", "persec_lag1", "wal_mb", "checkpoints", "other_cpu"]
+          "persec_n", "persec_lag1", "wal_mb", "checkpoints", "other_cpu",
+          "position"]
 
 
 def plan_text(rounds: int, settings: dict[str, str], prepare: list[str], duration: int,
@@ -75,7 +85,10 @@ def collect(args) -> None:
     prepare = [p for p in (args.prepare or "").split(",") if p]
     plan = Path(tempfile.mkdtemp(prefix="bench-noise-")) / "noise.toml"
     plan.write_text(plan_text(args.rounds, settings, prepare, args.duration, args.warmup))
-    subprocess.run([sys.executable, "-m", "pgfsbench", "run", str(plan), "--results",
+    # --nice: the whole campaign (PostgreSQL, pgbench, fio inherit it) at another CPU
+    # priority than the machine's other work (-10: ~9x the CPU weight of nice 0).
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    subprocess.run([*nice, sys.executable, "-m", "pgfsbench", "run", str(plan), "--results",
                     str(args.results), "--wait"], check=True)
     print(extract(args.results, args.remedy))
 
@@ -98,6 +111,9 @@ def rows_of(results: Path, remedy: str) -> list[dict]:
         last = campaign.ended or max(run.ended or run.started for run in campaign.runs)
         end = by_round[ordered[i + 1]] if i + 1 < len(ordered) else last
         starts[r] = end - by_round[r]
+    position = {}  # (round, target) -> 1, 2, 3: its place in the round's order
+    for rnd, target in campaign.schedule.get("visits", []):
+        position[(rnd, target)] = sum(1 for k in position if k[0] == rnd) + 1
     rows = []
     for run in campaign.runs:
         if run.workload != "pgbench" or run.status != "ok" or run.repetition < 1:
@@ -115,6 +131,7 @@ def rows_of(results: Path, remedy: str) -> list[dict]:
                      "persec_sd": round(sd, 5), "persec_n": len(logs),
                      "persec_lag1": round(_lag1(logs), 3) if len(logs) > 2 else 0.0,
                      "wal_mb": round((named.get("mon.pg.wal_bytes") or 0) / 1e6, 1),
+                     "position": position.get((run.repetition, run.target), 0),
                      "other_cpu": round(named.get("bound.other_cpu_frac") or 0.0, 3),
                      "checkpoints": int((named.get("mon.pg.checkpoints_req") or 0)
                                         + (named.get("mon.pg.checkpoints_timed") or 0))})
@@ -152,7 +169,7 @@ def load_rows(paths: list[Path]) -> list[dict]:
     for p in paths:
         with open(p) as f:
             for r in csv.DictReader(f):
-                for k in ("round", "persec_n", "checkpoints"):
+                for k in ("round", "persec_n", "checkpoints", "position"):
                     r[k] = int(r[k])
                 for k in ("value", "seconds", "persec_sd", "persec_lag1", "wal_mb", "other_cpu"):
                     r[k] = float(r[k])
@@ -249,6 +266,41 @@ def analyse(args) -> None:
                       f"{s['lag1']:+.2f} | {minutes:.2f} | {info:.0f} | {100 * persec:.1f}% | "
                       f"{wal:.0f} | {cps:.2f} | {100 * others:.0f}% | "
                       f"{100 * s['sd_without_others']:.1f}%")
+        r_cpu, slope = others_effect(rs)
+        print(f"{remedy}: log tps vs others' CPU share: r = {r_cpu:+.2f}, "
+              f"{100 * (math.exp(0.1 * slope) - 1):+.1f}% tps per 10 points of others' CPU")
+        effect = position_effect(rs)
+        print(f"{remedy}: tps by place in the round (vs the target's mean): " + ", ".join(
+            f"{p}: {100 * (math.exp(m) - 1):+.1f}% (n={n})" for p, (m, n) in effect.items()))
+
+
+def position_effect(rows: list[dict]) -> dict[int, tuple[float, int]]:
+    """Mean log tps by place in the round, relative to the target's mean in its campaign."""
+    means = defaultdict(list)
+    for r in rows:
+        means[(r["campaign"], r["target"])].append(math.log(r["value"]))
+    by_pos = defaultdict(list)
+    for r in rows:
+        by_pos[r["position"]].append(math.log(r["value"]) - _mean(means[(r["campaign"],
+                                                                           r["target"])]))
+    return {p: (_mean(v), len(v)) for p, v in sorted(by_pos.items())}
+
+
+def others_effect(rows: list[dict]) -> tuple[float, float]:
+    """Correlation of a run's log tps (centred on its target in its campaign) with the
+    CPU share other processes used during it, and the slope (log tps per unit share)."""
+    means = defaultdict(list)
+    for r in rows:
+        means[(r["campaign"], r["target"])].append(r)
+    xs, ys = [], []
+    for runs in means.values():
+        ly = [math.log(r["value"]) for r in runs]
+        cx = [r["other_cpu"] for r in runs]
+        xs += [v - _mean(cx) for v in cx]
+        ys += [v - _mean(ly) for v in ly]
+    sxx, syy = sum(v * v for v in xs), sum(v * v for v in ys)
+    sxy = sum(a * b for a, b in zip(xs, ys))
+    return (sxy / math.sqrt(sxx * syy) if sxx and syy else 0.0, sxy / sxx if sxx else 0.0)
 
 
 def main() -> None:
@@ -262,6 +314,8 @@ def main() -> None:
     c.add_argument("--prepare", help="pgbench's per-visit preparation, comma-separated")
     c.add_argument("--duration", type=int, default=8)
     c.add_argument("--warmup", type=int, default=2)
+    c.add_argument("--nice", type=int, default=0,
+                   help="run the campaign under nice -n N (e.g. -10: above other work)")
     e = sub.add_parser("extract", help="the CSV of an existing results directory")
     e.add_argument("results", type=Path)
     e.add_argument("--remedy", required=True)
