@@ -64,42 +64,54 @@ def ratio(cell: dict | None, base: dict | None) -> str:
     return f"×{cell['median'] / base['median']:.2f}"
 
 
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table whose every row has the header's cells (a row of another
+    width, or a delimiter row that differs, and renderers show no table at all)."""
+    def line(cells: list[str]) -> str:
+        assert len(cells) == len(header), (header, cells)
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return [line(header), "|" + "---|" * len(header), *(line(r) for r in rows)]
+
+
+def headline_table(cells: dict[str, dict], compared: list[str]) -> list[str]:
+    """Each host's headline cells side by side, then each other host's ratio to the
+    first host's (one host: no ratio column)."""
+    keys = sorted({k for per_host in cells.values() for k in per_host})
+    if not keys:
+        return ["No headline metric to compare (no collected campaign)."]
+    base = compared[0]
+    rows = []
+    for key in keys:
+        row = [cells[h].get(key) for h in compared]
+        rows.append([*key, *(shown(c) for c in row), *(ratio(c, row[0]) for c in row[1:])])
+    return [f"Median [95% CI] over the rounds of each host's campaign; ratio of medians "
+            f"to {base} (unpaired: the hosts share no rounds).", "",
+            *table(["measurement", "metric", "target", *compared,
+                    *(f"{h} vs {base}" for h in compared[1:])], rows)]
+
+
 def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
     listed = json.loads(pgfsbench("list", "--store", store, "--format", "json"))
     in_store = {c["results_dir"]: c for c in listed}
-    lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
-             f"Collected under {root}.", "", "## Hosts", "",
-             "| host | campaign | status | plan | hostname it reported | UUID in the store |",
-             "|---|---|---|---|---|---|"]
+    hosts_rows: list[list[str]] = []
     cells: dict[str, dict] = {}
     for host in hosts:
         directory = root / host
         if not (directory / "results.db").is_file():
-            lines.append(f"| {host} | no campaign collected | | | | |")
+            hosts_rows.append([host, "no campaign collected", "", "", "", ""])
             continue
         export = json.loads(pgfsbench("export", str(directory), "--format", "json"))
         campaign, stored = export["campaign"], in_store.get(str(directory))
-        lines.append(f"| {host} | {campaign['id']} | {campaign['status']} | "
-                     f"{campaign['plan']} | {campaign['host'].get('hostname', '?')} | "
-                     f"{stored['uuid'] if stored else 'NO: import it'} |")
+        hosts_rows.append([host, campaign["id"], campaign["status"], campaign["plan"],
+                           campaign["host"].get("hostname", "?"),
+                           stored["uuid"] if stored else "NO: import it"])
         cells[host] = headline_cells(export)
-    keys = sorted({k for per_host in cells.values() for k in per_host})
     compared = [h for h in hosts if h in cells]
-    lines += ["", "## Headline metrics across hosts", ""]
-    if not keys:
-        lines.append("No headline metric to compare (no collected campaign).")
-    else:
-        base = compared[0]
-        lines += [f"Median [95% CI] over the rounds of each host's campaign; ratio of "
-                  f"medians to {base} (unpaired: the hosts share no rounds).", "",
-                  "| measurement | metric | target | " + " | ".join(compared) + " | " +
-                  " | ".join(f"{h} vs {base}" for h in compared[1:]) + " |",
-                  "|---|---|---|" + "---|" * (2 * len(compared) - 1)]
-        for key in keys:
-            row = [cells[h].get(key) for h in compared]
-            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " +
-                         " | ".join(shown(c) for c in row) + " | " +
-                         " | ".join(ratio(c, row[0]) for c in row[1:]) + " |")
+    lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
+             f"Collected under {root}.", "", "## Hosts", "",
+             *table(["host", "campaign", "status", "plan", "hostname it reported",
+                     "UUID in the store"], hosts_rows),
+             "", "## Headline metrics across hosts", "", *headline_table(cells, compared)]
     if len(compared) > 1:
         lines += ["", f"## Compared with {compared[0]} (`pgfsbench compare`)", "",
                   *compare(root, compared)]

@@ -79,19 +79,19 @@ def fleet(tmp_path_factory, state_dir, store_url) -> dict:
     (root / "plan.toml").write_text(PLAN)
     (root / "broken.toml").write_text(BROKEN_PLAN)
     (root / "inventory.ini").write_text(
-        f"[bench]\nbroken ansible_connection=local plan={root / 'broken.toml'}\n" +
+        f"[bench]\nbroken ansible_connection=local fleet_plan={root / 'broken.toml'}\n" +
         "".join(f"{h} ansible_connection=local\n" for h in HOSTS) +
         f"\n[bench:vars]\nansible_python_interpreter=/usr/bin/python3\n"
-        f"plan={root / 'plan.toml'}\n")
+        f"fleet_plan={root / 'plan.toml'}\n")
     variables = {
         "store": store_url,
-        "pgfsbench_home": str(root / "install"),
-        "pgfsbench_results_root": str(root / "hosts"),
+        "fleet_home": str(root / "install"),
+        "fleet_results_root": str(root / "hosts"),
         "fleet_collect_dir": str(root / "controller"),
         # The campaigns on the "hosts" take this session's machine lock and state dir.
-        "pgfsbench_environment": {k: os.environ[k] for k in
-                                  ("PGFSBENCH_LOCK_FILE", "PGFSBENCH_STATE_DIR")
-                                  if k in os.environ},
+        "fleet_environment": {k: os.environ[k] for k in
+                              ("PGFSBENCH_LOCK_FILE", "PGFSBENCH_STATE_DIR")
+                              if k in os.environ},
     }
     (root / "vars.json").write_text(json.dumps(variables))
     return {"root": root, "store": store_url, "state_dir": state_dir, "hosts": root / "hosts" / "fleet",
