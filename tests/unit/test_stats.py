@@ -209,13 +209,22 @@ def test_classify_inconclusive_for_family_size() -> None:
 
 
 def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
+    # Every run the same value on both sides: no spread to judge by, never equivalent
+    # (the bootstrap CI collapses to 1.000–1.000, which is no evidence).
     flat = compare([5.0] * 6, [5.0] * 6)
+    assert flat.no_spread and flat.p_equivalent_unpaired(0.02) is None
     v = classify(flat, flat.p_value, higher_is_better=True)
-    assert (v.kind, v.mark) == ("equivalent", "≈")
-    assert v.reason == "equivalent within ±2%: 95% CI 1.000–1.000 (unpaired, 6 and 6 runs)"
+    assert (v.kind, v.mark) == ("inconclusive", "?")
+    assert v.reason.startswith("inconclusive: no spread to judge by")
+    # Six a side that vary within ±0.3%: shown equivalent, at the 90% CI of a TOST at 5%.
+    rng = np.random.default_rng(9)
+    near = compare(list(5 * (1 + rng.uniform(-0.003, 0.003, 6))),
+                   list(5 * (1 + rng.uniform(-0.003, 0.003, 6))))
+    v = classify(near, near.p_value, higher_is_better=True)
+    assert v.kind == "equivalent" and v.reason.startswith("equivalent within ±2%: 90% CI 0.99")
     # below 6 runs a side the bootstrap CI is too narrow to show equivalence by
-    assert classify(compare([5.0] * 5, [5.0] * 5), 1.0, higher_is_better=True).kind == \
-        "inconclusive"
+    assert classify(compare([5.0, 5.01, 4.99, 5.0, 5.0], [5.0, 4.99, 5.01, 5.0, 5.0]), 1.0,
+                    higher_is_better=True).kind == "inconclusive"
     # Significant but below the practical-noise threshold, CI inside the margin.
     small = Comparison(1.012, 1.005, 1.0199, 0.001, 10, 10)
     assert classify(small, 0.001, higher_is_better=True).kind == "equivalent"
@@ -270,3 +279,45 @@ def test_p_values_print_truncated_without_float_error() -> None:
 
     assert [fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
         "p=0.29", "p=0.57", "p=0.0029", "p=0.049", "p<0.001"]
+
+
+# --- unpaired error control: the same as paired ----------------------------------
+
+def test_unpaired_equivalence_is_held_to_the_level_of_its_family() -> None:
+    # A 95% CI inside the margin, but not the (1 - 2·0.05/5) = 98% one: alone it is
+    # shown equivalent, as one of 5 comparisons sharing alpha it is not (before, the
+    # 95% bootstrap CI decided it whatever the family).
+    c = Comparison(1.0, 0.982, 1.018, 0.9, 10, 10)
+    alone = judge_unpaired(c, 0.9, 0.05, 0.02, comparisons=1)
+    assert alone.outcome == "equivalent" and alone.level == 0.05
+    assert judge_unpaired(c, 0.9, 0.05, 0.02, comparisons=5).outcome == "inconclusive"
+    # The TOST p is the level at which the (1 - 2·level) interval touches the margin.
+    p = c.p_equivalent_unpaired(0.02)
+    lo, hi = c.ci_at(1 - 2 * p)
+    assert min(lo - 1 / 1.02, 1.02 - hi) == pytest.approx(0, abs=1e-9)
+    assert judge_unpaired(c, 0.9, 0.05, 0.02, comparisons=math.floor(0.05 / p)).outcome == \
+        "equivalent"
+
+
+def test_unpaired_difference_needs_its_family_level_ci_to_exclude_one() -> None:
+    c = Comparison(1.05, 1.004, 1.10, 0.001, 10, 10)  # 95% CI excludes 1, barely
+    assert judge_unpaired(c, 0.001, 0.05, 0.02).outcome == "higher"
+    j = judge_unpaired(c, 0.004, 0.05, 0.02, comparisons=4)  # 98.75% CI reaches 1
+    assert j.outcome == "inconclusive"
+
+
+def test_unpaired_decision_ci_is_at_the_level_of_the_decision() -> None:
+    rng = np.random.default_rng(10)
+    base, other = rng.normal(100, 2, 10), rng.normal(120, 2, 10)
+    c = compare(list(base), list(other))
+    j = judge_unpaired(c, c.p_value * 3, 0.05, 0.02, comparisons=3)
+    assert j.outcome == "higher" and j.level == pytest.approx(0.05 / 3)
+    dci = j.decision_ci()
+    assert dci.confidence == pytest.approx(1 - 0.05 / 3) and dci.low > 1 and dci.decision
+    assert dci.label == "98.3% CI, the level of the decision"
+    assert dci.low < c.ci_low and dci.high > c.ci_high  # wider than the plain 95% CI
+    plain = j.plain_ci()
+    assert (plain.low, plain.high, plain.label) == (c.ci_low, c.ci_high, "95% CI, all runs")
+    # read the other way round, the interval is the reciprocal
+    back = j.flipped().decision_ci()
+    assert (back.low, back.high) == pytest.approx((1 / dci.high, 1 / dci.low))

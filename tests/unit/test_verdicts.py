@@ -101,7 +101,7 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     jitter = [1.01, 0.97, 1.02, 0.99, 1.03]
     a = [1000 * d for d in drift]
     b = [1000 * d * j * 0.99 for d, j in zip(drift, jitter)]    # close to a: undecided
-    c = [1000 * d * 0.7 for d in drift]                         # clearly behind
+    c = [1000 * d * 0.7 * j for d, j in zip(drift, (1, 1.01, 0.99, 1, 1.005))]  # behind
     table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
     # c is decided behind both: that is an answer, never filed under inconclusive.
@@ -208,7 +208,9 @@ def test_a_target_without_data_is_named_in_the_verdict() -> None:
 
 def test_single_run_rows_beside_paired_ones_take_no_alpha_and_never_hang() -> None:
     drift = [1.0, 1.18, 0.86, 1.12, 0.92, 1.08]
-    source = _source({"a": [1000 * d for d in drift], "b": [900 * d for d in drift]},
+    # (a little spread in the ratio: a constant one is no evidence, paired.py)
+    source = _source({"a": [1000 * d for d in drift],
+                      "b": [900 * d * (1 + 0.005 * (-1) ** i) for i, d in enumerate(drift)]},
                      paired=True)
     for t, v in {"a": 0.15, "b": 0.11}.items():  # pgbench-init, measured once (no rounds)
         source.cells[CellKey(t, "pgbench-init", "", "pgbench_init.elapsed_s")] = Samples(
@@ -225,7 +227,7 @@ def test_equivalent_leaders_ahead_of_a_loser_are_an_answer_not_inconclusive() ->
     drift = np.random.default_rng(7).normal(1, 0.1, 10)
     a = list(1000 * drift)
     b = [v * (1.001 if i % 2 else 0.999) for i, v in enumerate(a)]
-    c = [v * 0.7 for v in a]
+    c = [v * 0.7 * (1.003 if i % 3 else 0.997) for i, v in enumerate(a)]
     table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
     [line] = verdict_lines(table, {"a": SAFE, "b": SAFE, "c": SAFE})
     assert line.kind == LEADERS and line.winner is None

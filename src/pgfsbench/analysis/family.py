@@ -8,7 +8,12 @@ campaign are paired; the others (results directories whose rounds do not
 correspond) fall back to independent samples with Holm. When a family holds
 both, alpha is split between them in proportion to their sizes (Bonferroni),
 so the family-wise error stays under alpha (pairs that could never reach a p,
-one run a side, take no share).
+one run a side, take no share); within the unpaired share each CI is held to
+its Bonferroni level, equivalence included (``outcome.judge_unpaired``).
+
+A paired decision made at a look before the last round keeps the comparison on
+that look's rounds (``Judged.decided_on``), so the CI shown beside it is the
+one at the level, and on the data, the decision was made at.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pgfsbench.analysis.outcome import Judged, from_decision, judge_unpaired
+from pgfsbench.analysis.paired import compare_paired, pair_by_round
 from pgfsbench.analysis.sequential import Design, Key, decide, headline_family
 from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, from_paired, holm
 
@@ -64,7 +70,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
             last = max(r for base, other in paired.values() for r in base.keys() & other.keys())
             design = Design.fixed(design.alpha, design.noise, last)
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
-        out |= {k: from_decision(d, from_paired(d.paired)) for k, d in decisions.items()}
+        out |= {k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round,
+                                                                    design.noise))
+                for k, d in decisions.items()}
     if unpaired:
         # none live: nothing is spent, and "need n ≥ …" is quoted at the full alpha
         alpha = design.alpha * (1 - share) if live else design.alpha
@@ -72,3 +80,15 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         for (k, c), p in zip(unpaired.items(), adjusted):
             out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live))
     return out
+
+
+def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None,
+             noise: float):
+    """The paired comparison on the rounds up to the look that decided it (None: not
+    decided)."""
+    if at_round is None:
+        return None
+    base, other = pair
+    return compare_paired(pair_by_round({r: v for r, v in base.items() if r <= at_round},
+                                        {r: v for r, v in other.items() if r <= at_round}),
+                          noise)

@@ -9,13 +9,28 @@
 * **inconclusive**: neither, with how many rounds would likely settle it;
 * **na**: nothing to compare (no data, fewer than 2 rounds, no ratio).
 
-Paired comparisons (within rounds) use the t tests of ``paired.py``. Where the
+Paired comparisons (within rounds) use the t tests of ``paired.py``; a
+comparison with no spread to judge by (every round the same ratio: quantized or
+identical values) gets no p and stays inconclusive, saying so. Where the
 design is not paired (results directories whose rounds do not correspond), the
-Mann-Whitney p and the bootstrap CI of the ratio of medians stand in: the
-95% CI lying inside the margin is the equivalence test (TOST at 2.5% a side),
-only from UNPAIRED_EQUIVALENCE_N runs a side (below that the percentile
-bootstrap cannot leave the sample range and is too narrow), and no rounds
-estimate is given, since more runs there are not more rounds.
+Mann-Whitney p and the bootstrap CI of the ratio of medians stand in, with the
+same error control as paired comparisons: a difference needs its (1 - level)
+CI to exclude 1, an equivalence its (1 - 2·level) CI to lie inside the margin
+(TOST at ``level`` a side), where ``level`` is alpha shared out over the
+comparisons of its family (Bonferroni, ``comparisons``); only from
+UNPAIRED_EQUIVALENCE_N runs a side (below that the percentile bootstrap cannot
+leave the sample range and is too narrow), never when both sides are constant,
+and no rounds estimate is given, since more runs there are not more rounds.
+
+**The CI beside a decision** is the one at the level the decision was made at
+(``Judged.decision_ci``): a decided difference's (1 - level) CI excludes 1, an
+equivalence's (1 - 2·level) CI lies inside the margin, computed on the rounds of
+the look that decided it (``Judged.decided_on``), so "better" never sits beside
+an interval that reaches 1. With alpha spent over looks and Holm within them,
+that level is small (97.9%, 99.6%), so the interval is wider than a plain 95%
+one: the price of having looked. The plain 95% CI over every round stays
+available for tables (``Judged.plain_ci``), labelled as such; it is an estimate
+beside the decision, not the decision's interval.
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from pgfsbench.analysis.paired import rounds_to_decide
+from pgfsbench.analysis.paired import Paired, rounds_to_decide, why_unsettled
 from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA,
                                            Decision)
 from pgfsbench.analysis.stats import Comparison, can_be_significant, fmt_p, min_n_per_side
@@ -42,6 +57,26 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """A CI of the ratio (contender / baseline) and what it is."""
+
+    ratio: float | None  # the estimate it is about
+    low: float
+    high: float
+    confidence: float    # 0.979 for a 97.9% CI
+    rounds: int | None   # paired: the rounds it rests on; None unpaired
+    decision: bool       # True: at the level of the decision; False: the plain 95% CI
+
+    @property
+    def label(self) -> str:
+        """'97.9% CI, the level of the decision', or '95% CI, all rounds'."""
+        pct = f"{self.confidence * 100:.3g}% CI"
+        if self.decision:
+            return f"{pct}, the level of the decision"
+        return f"{pct}, all rounds" if self.rounds is not None else f"{pct}, all runs"
+
+
+@dataclass(frozen=True)
 class Judged:
     """A comparison (contender against reference) and what it decided."""
 
@@ -52,22 +87,52 @@ class Judged:
     at_round: int | None = None      # sequential: the look that decided it
     rounds_needed: int | None = None  # paired, inconclusive: total rounds likely to settle it
     note: str = ""                   # why it is na or cannot be decided
+    # Paired, decided at a look before the last round: the comparison on the rounds of
+    # that look (None: decided on every round, ``comparison.paired``).
+    decided_on: Paired | None = None
 
     @property
     def decided(self) -> bool:
         return self.outcome in (HIGHER, LOWER, EQUIVALENT)
 
+    def decision_ci(self) -> Interval | None:
+        """The CI at the level the decision was made at, on the rounds it was made on:
+        (1 - level) for a difference (it excludes 1), (1 - 2·level) for an equivalence
+        (inside the margin). None when nothing is decided or no level is known."""
+        if not self.decided or self.level is None:
+            return None
+        conf = 1 - self.level if self.outcome in (HIGHER, LOWER) else 1 - 2 * self.level
+        on = self.decided_on or self.comparison.paired
+        if on is not None:
+            ci, ratio, rounds = on.ci(conf), on.ratio, on.n
+        else:
+            ci, ratio, rounds = self.comparison.ci_at(conf), self.comparison.ratio, None
+        return None if ci is None else Interval(ratio, *ci, conf, rounds, True)
+
+    def plain_ci(self) -> Interval | None:
+        """The plain 95% CI over every round (or run): for tables, not for the decision."""
+        c = self.comparison
+        if c.ci_low is None or c.ci_high is None:
+            return None
+        return Interval(c.ratio, c.ci_low, c.ci_high, 0.95,
+                        c.paired.n if c.paired is not None else None, False)
+
     def flipped(self) -> "Judged":
         """The reference against the contender."""
         swap = {HIGHER: LOWER, LOWER: HIGHER}
         return replace(self, outcome=swap.get(self.outcome, self.outcome),
-                       comparison=self.comparison.flipped())
+                       comparison=self.comparison.flipped(),
+                       decided_on=self.decided_on.flipped() if self.decided_on else None)
 
 
-def from_decision(d: Decision, comparison: Comparison) -> Judged:
-    """A sequential decision (the headline family) as a Judged."""
-    note = "fewer than 2 rounds with a value on both sides" if d.outcome == NA else ""
-    return Judged(d.outcome, comparison, d.p, d.level, d.at_round, d.rounds_needed, note)
+def from_decision(d: Decision, comparison: Comparison,
+                  decided_on: Paired | None = None) -> Judged:
+    """A sequential decision (the headline family) as a Judged; ``decided_on``: the
+    comparison on the rounds of the look that decided it, for its CI."""
+    note = ("fewer than 2 rounds with a value on both sides" if d.outcome == NA
+            else d.paired.note if not d.decided else "")
+    return Judged(d.outcome, comparison, d.p, d.level, d.at_round, d.rounds_needed, note,
+                  decided_on if d.decided else None)
 
 
 def judge_paired(c: Comparison, p: float | None, p_equivalent: float | None,
@@ -80,12 +145,17 @@ def judge_paired(c: Comparison, p: float | None, p_equivalent: float | None,
         return Judged(HIGHER if pc.mean_log > 0 else LOWER, c, p, alpha)
     if p_equivalent is not None and p_equivalent <= alpha:
         return Judged(EQUIVALENT, c, p_equivalent, alpha)
-    return Judged(INCONCLUSIVE, c, rounds_needed=rounds_to_decide(pc, lambda n: alpha))
+    return Judged(INCONCLUSIVE, c, rounds_needed=rounds_to_decide(pc, lambda n: alpha),
+                  note=pc.note)
 
 
 def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
                    comparisons: int = 1) -> Judged:
-    """Independent samples: Mann-Whitney p (corrected) and the bootstrap CI of the ratio."""
+    """Independent samples: Mann-Whitney p (corrected) and the bootstrap CI of the ratio.
+
+    ``comparisons``: how many share ``alpha`` in the family; each CI is held to
+    ``alpha / comparisons`` (Bonferroni), the level ``Judged.level`` records.
+    """
     if c.ratio is None:
         why = ("no data" if c.n_base == 0 or c.n_other == 0
                else "no ratio: baseline median is zero or negative")
@@ -95,13 +165,17 @@ def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
         need = min_n_per_side(alpha, comparisons)
         return Judged(INCONCLUSIVE, c, note=f"need n ≥ {need} per side "
                                             f"(have {c.n_base} and {c.n_other})")
-    excludes_one = c.ci_low is not None and not c.ci_low <= 1 <= c.ci_high
+    level = alpha / max(1, comparisons)
+    ci = c.ci_at(1 - level)
+    excludes_one = ci is not None and not ci[0] <= 1 <= ci[1]
     if p is not None and p < alpha and abs(c.ratio - 1) >= noise and excludes_one:
-        return Judged(HIGHER if c.ratio > 1 else LOWER, c, p, alpha)
-    if (min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and c.ci_low is not None
-            and 1 / (1 + noise) <= c.ci_low and c.ci_high <= 1 + noise):
-        return Judged(EQUIVALENT, c, None, 0.025)
-    return Judged(INCONCLUSIVE, c, p)
+        return Judged(HIGHER if c.ratio > 1 else LOWER, c, p, level)
+    p_eq = c.p_equivalent_unpaired(noise)
+    if (min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and p_eq is not None
+            and p_eq <= level):
+        return Judged(EQUIVALENT, c, p_eq, level)
+    note = "no spread to judge by: every run gave the same value" if c.no_spread else ""
+    return Judged(INCONCLUSIVE, c, p, note=note)
 
 
 def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
@@ -121,14 +195,26 @@ def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
         when = (f"; decided at round {j.at_round}"
                 if j.at_round is not None and c.paired and j.at_round < _last_round(c) else "")
         p = fmt_p(j.p) if j.p is not None else "p n/a"
-        return verdict(kind, f"{p} ({how}{when}), {change_text(c.ratio)}")
+        return verdict(kind, f"{p} ({how}{when}), {change_text(c.ratio)}{_ci_text(j)}")
     if j.outcome == EQUIVALENT:
-        conf = 1 - 2 * (j.level or 0.025)
-        lo, hi = ((c.paired.ci(conf) or (None, None)) if c.paired else (c.ci_low, c.ci_high))
-        ci = f": {conf * 100:.3g}% CI {lo:.3f}–{hi:.3f}" if lo is not None else ""
+        dci = j.decision_ci()
+        ci = (f": {dci.confidence * 100:.3g}% CI {dci.low:.3f}–{dci.high:.3f}, "
+              "the level of the decision" if dci is not None else "")
         return verdict("equivalent", f"equivalent within ±{noise * 100:g}%{ci} ({how})")
     what = j.note or f"{interval_text(c)} ({how})"
     return verdict("inconclusive", f"inconclusive: {what}; {settle_text(j, budget)}")
+
+
+def _ci_text(j: Judged) -> str:
+    """'; 97.9% CI 1.052–1.161, the level of the decision' (with the round of the look
+    when that came before the last round)."""
+    dci = j.decision_ci()
+    if dci is None:
+        return ""
+    on = (f" on rounds 1–{j.at_round}" if j.decided_on is not None and j.comparison.paired
+          and j.at_round is not None and j.at_round < j.comparison.paired.n else "")
+    return (f"; {dci.confidence * 100:.3g}% CI {dci.low:.3f}–{dci.high:.3f}{on}, "
+            "the level of the decision")
 
 
 def _last_round(c: Comparison) -> int:
@@ -159,9 +245,17 @@ def settle_text(j: Judged, budget: int | None = None) -> str:
     if j.comparison.paired is None:
         return "more runs would be needed (measure in the same rounds to compare within them)"
     if j.rounds_needed is None:
-        return "no likely number of rounds settles it (the ratio sits at the noise margin)"
+        why = _why(j)
+        return ("no number of rounds can be estimated to settle it"
+                + ("" if why == j.note else f": {why}"))
     # The estimate counts rounds in total; a test the look's correction kept from
     # deciding now still needs at least one more.
     need = max(j.rounds_needed, j.comparison.paired.n + 1)
     beyond = f", more than the plan's {budget}" if budget and need > budget else ""
     return f"about {need} rounds would likely settle it{beyond}"
+
+
+def _why(j: Judged) -> str:
+    """What keeps an inconclusive paired comparison from a rounds estimate (the ratio
+    may be far from the margin: ×0.37 with a wide spread is not 'at the margin')."""
+    return why_unsettled(j.comparison.paired)

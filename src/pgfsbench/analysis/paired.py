@@ -29,23 +29,44 @@ The method, and why:
   difference is never called equivalence.
 * **The ratio** reported is the geometric mean of the per-round ratios,
   ``exp(mean d)``, with the t confidence interval transformed back.
-* **How many more rounds** an inconclusive comparison would likely need is the
-  smallest n at which, if the effect and its spread stay as measured, the
-  expected t clears the test's critical value (difference or equivalence,
-  whichever comes first) with 80% power: a planning figure, said as such.
+* **No spread, no test.** When every round gives the same ratio (the log-ratios'
+  sd is 0), the t statistic divides by zero: that is no evidence of certainty,
+  only of values that cannot show their spread (fio's percentiles come in
+  histogram buckets, so three rounds can all read 370.688 µs on both sides; a
+  constant ratio of 1.039 is the same bucket pattern repeated). Such a
+  comparison gets no p and no TOST p (``Paired.note`` says why) and is never
+  better, worse or equivalent. Where values are quantized but do vary (ties
+  inside a side), the sd the tests use is floored at what the resolution alone
+  could hide: with ``q`` the smallest step between distinct values (on the log
+  scale), a value may sit anywhere in its bucket, so a log-ratio can carry up to
+  ``q / sqrt(2)`` of spread that the reported values never show.
+* **How many more rounds** an inconclusive comparison would likely need is a
+  planning figure (``rounds_to_decide``), not post-hoc power: the observed sd is
+  used as a nuisance parameter (as sample-size re-estimation does), the effect
+  is fixed in advance by the route that can decide. Inside the margin only
+  equivalence can be decided: it is planned for a true ratio of 1. Beyond the
+  margin only a difference can: it is planned for the larger of twice the
+  margin (the smallest difference worth a claim, plus the margin the estimate
+  must clear; planning at the margin itself gives at most 50% power) and the
+  nearer end of the current 95% CI (the smallest effect the data still allow).
+  Power comes from the noncentral t, 80%.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
 
 POWER = 0.80  # of the "more rounds" estimate
 MAX_ROUNDS_ESTIMATE = 1000  # beyond this the estimate says "many"
+# A log-ratio sd below this is float error on identical ratios (10/11 vs 20/22), not spread.
+_NO_SPREAD = 1e-9
+NO_SPREAD_NOTE = ("no spread to judge by: every round gave the same ratio "
+                  "(the values are quantized or identical)")
 
 
 @dataclass(frozen=True)
@@ -55,17 +76,36 @@ class Paired:
     n: int                      # rounds with a value on both sides
     ratio: float | None         # exp(mean log-ratio): contender / baseline
     mean_log: float | None
-    sd_log: float | None        # standard deviation of the per-round log-ratios
+    sd_log: float | None        # standard deviation of the per-round log-ratios (observed)
     p_value: float | None       # two-sided paired t, H0: ratio = 1
     p_equivalent: float | None  # TOST: the larger one-sided p; small means equivalent
     margin: float               # the equivalence bound (relative): the noise
+    # The smallest step between distinct values of a side (log scale), when the
+    # values are quantized (ties inside a side); None for continuous values.
+    resolution: float | None = None
+    note: str = ""              # why there is no p (no spread to judge by)
+
+    @property
+    def spread(self) -> float | None:
+        """The sd the tests and CIs use: the observed one, floored at what the
+        resolution could hide (module docstring); None when there is none to judge by."""
+        if self.sd_log is None or self.sd_log <= _NO_SPREAD:
+            return None
+        floor = self.resolution / math.sqrt(2) if self.resolution else 0.0
+        return max(self.sd_log, floor)
 
     def ci(self, confidence: float = 0.95) -> tuple[float, float] | None:
         """Confidence interval of the ratio (None below 2 rounds or without spread)."""
-        if self.n < 2 or self.sd_log is None or self.mean_log is None:
+        sd = self.spread
+        if self.n < 2 or sd is None or self.mean_log is None:
             return None
-        half = sps.t.ppf(0.5 + confidence / 2, self.n - 1) * self.sd_log / math.sqrt(self.n)
+        half = sps.t.ppf(0.5 + confidence / 2, self.n - 1) * sd / math.sqrt(self.n)
         return math.exp(self.mean_log - half), math.exp(self.mean_log + half)
+
+    def flipped(self) -> "Paired":
+        """The baseline against the contender: the same evidence read the other way."""
+        return replace(self, ratio=1 / self.ratio if self.ratio else None,
+                       mean_log=None if self.mean_log is None else -self.mean_log)
 
 
 def pair_by_round(base: dict[int, float], other: dict[int, float]) -> list[tuple[float, float]]:
@@ -77,64 +117,147 @@ def pair_by_round(base: dict[int, float], other: dict[int, float]) -> list[tuple
             if ok(base[r]) and ok(other[r])]
 
 
+def resolution(*sides: np.ndarray) -> float | None:
+    """The step quantized values come in (log scale), or None for continuous ones.
+
+    Values that tie inside a side are quantized (a continuous measurement never
+    repeats exactly; fio's percentiles come in buckets): their step is the
+    smallest gap between distinct values of such a side. A side that is all one
+    value shows no step: only another quantized side can tell it.
+    """
+    steps = []
+    for x in sides:
+        distinct = np.unique(np.log(x))
+        if len(distinct) < len(x) and len(distinct) > 1:
+            steps.append(float(np.diff(distinct).min()))
+    return min(steps) if steps else None
+
+
 def compare_paired(pairs: list[tuple[float, float]], margin: float) -> Paired:
     """The paired comparison of (baseline, contender) values, one pair per round."""
     n = len(pairs)
     if n == 0:
         return Paired(0, None, None, None, None, None, margin)
-    d = np.log(np.array([c for _, c in pairs]) / np.array([b for b, _ in pairs]))
+    base = np.array([b for b, _ in pairs], dtype=float)
+    other = np.array([c for _, c in pairs], dtype=float)
+    d = np.log(other / base)
     mean = float(d.mean())
     if n < 2:
         return Paired(n, math.exp(mean), mean, None, None, None, margin)
     sd = float(d.std(ddof=1))
-    bound = math.log1p(margin)
-    if sd == 0:
-        # Every round gave the same ratio: no spread to judge by. A difference is then
-        # certain, and so is equivalence when the ratio lies inside the margin.
-        p = 1.0 if mean == 0 else 0.0
-        p_eq = 0.0 if abs(mean) < bound else 1.0
-        return Paired(n, math.exp(mean), mean, 0.0, p, p_eq, margin)
-    se = sd / math.sqrt(n)
+    step = resolution(base, other)
+    if sd <= _NO_SPREAD:
+        # Every round the same ratio: a t test would divide by zero and call any ratio
+        # certain. Identical values say the spread is below what they can show, not that
+        # it is nil: no p, no equivalence, never decided (module docstring).
+        return Paired(n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE)
+    c = Paired(n, math.exp(mean), mean, sd, None, None, margin, step)
+    se = c.spread / math.sqrt(n)
     df = n - 1
+    bound = math.log1p(margin)
     p = float(2 * sps.t.sf(abs(mean) / se, df))
     # TOST: H0 mean <= -bound (rejected by a large t_low) and H0 mean >= bound.
     p_low = float(sps.t.sf((mean + bound) / se, df))
     p_high = float(sps.t.cdf((mean - bound) / se, df))
-    return Paired(n, math.exp(mean), mean, sd, p, max(p_low, p_high), margin)
+    return replace(c, p_value=p, p_equivalent=max(p_low, p_high))
+
+
+def planned_effect(c: Paired) -> tuple[str, float] | None:
+    """The route that can decide this comparison and the effect it is planned for.
+
+    ("equivalent", 0.0) inside the margin: only TOST can decide there, planned for a
+    true ratio of 1. ("different", delta) at or beyond it: only the difference test can,
+    planned for delta = max(2 * margin, the nearer end of the current 95% CI) on the
+    log scale: twice the margin because the estimate must also clear the margin (at
+    the margin itself power cannot pass 50%); the CI's nearer end because the data
+    already rule out smaller effects with 95% confidence, and it is still the least
+    of the effects they allow, not the observed one. None: no spread to plan with, or
+    a zero margin with a CI reaching 1 (no effect to aim at).
+    """
+    sd = c.spread
+    if c.n < 2 or sd is None or c.mean_log is None:
+        return None
+    bound = math.log1p(c.margin)
+    if abs(c.mean_log) < bound:
+        return ("equivalent", 0.0)
+    nearer = abs(c.mean_log) - sps.t.ppf(0.975, c.n - 1) * sd / math.sqrt(c.n)
+    delta = max(2 * bound, nearer)
+    return ("different", float(delta)) if delta > 0 else None
+
+
+def power(route: str, effect: float, sd: float, margin: float, ns: np.ndarray,
+          levels: np.ndarray) -> np.ndarray:
+    """Power of the decision at each n (with its level), for a true mean log-ratio
+    ``effect`` and per-round sd ``sd``: noncentral t.
+
+    "different": the two-sided t at ``level`` rejects in the effect's direction and
+    the estimate clears the margin (taken as independent: a lower bound, since the
+    two go together). "equivalent": both one-sided t's of TOST reject
+    (1 - P(one fails) - P(other fails): a lower bound).
+    """
+    df = ns - 1
+    se = sd / np.sqrt(ns)
+    bound = math.log1p(margin)
+    if route == "different":
+        reject = sps.nct.sf(sps.t.ppf(1 - levels / 2, df), df, effect / se)
+        return reject * sps.norm.cdf((effect - bound) / se)
+    crit = sps.t.ppf(1 - levels, df)
+    fail_low = sps.nct.cdf(crit, df, (effect + bound) / se)
+    fail_high = sps.nct.cdf(crit, df, (bound - effect) / se)
+    return np.clip(1 - fail_low - fail_high, 0.0, 1.0)
 
 
 def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
-    """Rounds (in total) at which this comparison would likely be decided.
+    """Rounds (in total) at which this comparison would likely be decided: 80% power
+    for the route that can decide it, at the effect planned for it (``planned_effect``),
+    with the observed per-round spread.
 
     ``alpha(n)`` is the level its tests would be held to with n rounds (a
-    sequential design spends alpha across rounds).
-    Assumes the measured mean and spread stay as they are; None when there is
-    nothing to extrapolate from (fewer than 2 rounds), or when more than
-    MAX_ROUNDS_ESTIMATE would be needed (the effect sits on the margin).
+    sequential design spends alpha across rounds; 0 where no look would test it).
+    None when there is nothing to plan with (fewer than 2 rounds, no spread), no
+    further look would test it, or more than MAX_ROUNDS_ESTIMATE would be needed:
+    ``why_unsettled`` says which.
     """
-    if c.n < 2 or c.sd_log is None or c.mean_log is None:
+    plan = planned_effect(c)
+    if plan is None:
         return None
-    if c.sd_log == 0:
-        return c.n
-    bound = math.log1p(c.margin)
-    # Distance to what each test must clear: 0 for a difference, the margin for TOST.
-    effects = [abs(c.mean_log)]
-    if abs(c.mean_log) < bound:
-        effects.append(bound - abs(c.mean_log))
-    # Every candidate n at once: the scan is the same, scipy's quantiles are vectorised
-    # (one by one, an undecidable comparison cost ~2000 quantile calls).
+    route, effect = plan
+    # Every candidate n at once: scipy's quantiles are vectorised.
     ns = np.arange(max(c.n, 3), MAX_ROUNDS_ESTIMATE + 1)
-    levels = np.array([alpha(int(n)) for n in ns])
+    levels = np.array([alpha(int(n)) for n in ns], dtype=float)
     ok = levels > 0
     ns, levels = ns[ok], levels[ok]
     if len(ns) == 0:
         return None
-    df = ns - 1
-    power = sps.t.ppf(POWER, df)
-    need = sps.t.ppf(1 - levels / 2, df) + power
-    need_eq = sps.t.ppf(1 - levels, df) + power
-    se = c.sd_log / np.sqrt(ns)
-    hit = effects[0] / se >= need
-    if len(effects) > 1:
-        hit |= effects[1] / se >= need_eq
+    hit = power(route, effect, c.spread, c.margin, ns, levels) >= POWER
     return int(ns[np.argmax(hit)]) if hit.any() else None
+
+
+def why_unsettled(c: Paired, alpha: Callable[[int], float] | None = None) -> str:
+    """Why ``rounds_to_decide`` gives no estimate, in words that are true of this case.
+
+    Without ``alpha`` (the caller no longer has it), a level far below any family's
+    (0.05%) stands in: if even that would settle it, what kept the real levels from
+    doing so is that no further look tests it (a measurement with its own fixed
+    repetitions).
+    """
+    if c.n < 2 or c.mean_log is None:
+        return "fewer than 2 rounds with a value on both sides"
+    if c.spread is None:
+        return NO_SPREAD_NOTE
+    plan = planned_effect(c)
+    if plan is None:
+        return "no difference to plan for: the margin is 0 and the CI reaches ×1"
+    route, _ = plan
+    if alpha is None:
+        fixed = rounds_to_decide(c, lambda n: 0.0005) is not None
+    else:
+        fixed = not any(alpha(n) > 0 for n in range(c.n + 1, MAX_ROUNDS_ESTIMATE + 1))
+    if fixed:
+        return "no further look tests it: its rounds are fixed (raise its own repetitions)"
+    sd = f"±{math.expm1(c.spread) * 100:.0f}% a round"
+    if route == "equivalent":
+        return (f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
+                f"against the ±{c.margin * 100:g}% margin")
+    return (f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
+            f"against the difference it would have to show")

@@ -52,7 +52,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import mannwhitneyu, rankdata
+from scipy.stats import mannwhitneyu, norm, rankdata
 
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
 from pgfsbench.plan.model import Verdicts
@@ -95,22 +95,69 @@ class Comparison:
     n_base: int             # paired: the rounds both have a value in
     n_other: int
     paired: Paired | None = None  # the within-round analysis, when the design is paired
+    # Unpaired: every value the same on each side (identical or quantized values): the
+    # bootstrap CI collapses to a point, which is no evidence of equivalence.
+    no_spread: bool = False
 
     @property
     def p_equivalent(self) -> float | None:
         """TOST p of equivalence within the noise margin (paired only)."""
         return self.paired.p_equivalent if self.paired else None
 
+    def ci_at(self, confidence: float) -> tuple[float, float] | None:
+        """The ratio's CI at another confidence than 95%.
+
+        Paired: the t interval. Unpaired: the 95% bootstrap interval stretched on the
+        log scale, each side by z(confidence) / z(95%) (the percentile bootstrap of a
+        few runs cannot give its far tails; stretching keeps its asymmetry and widens
+        it as a normal interval would).
+        """
+        if self.paired is not None:
+            return self.paired.ci(confidence)
+        if self.ratio is None or self.ci_low is None or self.ci_high is None:
+            return None
+        if self.ci_high <= 0:  # a side at zero in every resample: a point at zero
+            return 0.0, 0.0
+        if self.ratio <= 0:
+            return None
+        k = _z(confidence) / _z(CONFIDENCE)
+        r = math.log(self.ratio)
+        # A lower end at zero is the end of the scale whatever the level.
+        lo = 0.0 if self.ci_low <= 0 else math.exp(r - (r - math.log(self.ci_low)) * k)
+        return lo, math.exp(r + (math.log(self.ci_high) - r) * k)
+
+    def p_equivalent_unpaired(self, noise: float) -> float | None:
+        """Unpaired TOST p: the smallest ``level`` at which the (1 - 2·level) interval of
+        ``ci_at`` lies inside the margin (so p ≤ level exactly when it does). None where
+        no interval can be given, or without spread on either side."""
+        if (self.paired is not None or self.no_spread or self.ratio is None
+                or self.ratio <= 0 or self.ci_low is None or self.ci_low <= 0):
+            return None
+        bound = math.log1p(noise)
+        r = math.log(self.ratio)
+        z95 = _z(CONFIDENCE)
+        p = 0.0
+        for dist, half in ((r + bound, r - math.log(self.ci_low)),
+                           (bound - r, math.log(self.ci_high) - r)):
+            if dist <= 0:
+                return 1.0
+            p = max(p, 0.0 if half <= 0 else float(norm.sf(dist * z95 / half)))
+        return p
+
     def flipped(self) -> "Comparison":
         """The baseline against the contender: the same evidence read the other way."""
         if not self.ratio:  # none, or zero: no ratio the other way round
-            return Comparison(None, None, None, self.p_value, self.n_other, self.n_base)
+            return Comparison(None, None, None, self.p_value, self.n_other, self.n_base,
+                              no_spread=self.no_spread)
         ci = (1 / self.ci_high, 1 / self.ci_low) if self.ci_low else (None, None)
-        p = self.paired
-        back = None if p is None else Paired(
-            p.n, 1 / p.ratio if p.ratio else None, None if p.mean_log is None else -p.mean_log,
-            p.sd_log, p.p_value, p.p_equivalent, p.margin)
-        return Comparison(1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back)
+        back = None if self.paired is None else self.paired.flipped()
+        return Comparison(1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back,
+                          self.no_spread)
+
+
+def _z(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence (1.96 for 95%)."""
+    return float(norm.ppf(0.5 + confidence / 2))
 
 
 def _clean(values: Iterable[float | None]) -> tuple[np.ndarray, int]:
@@ -262,7 +309,8 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
 
     # Withhold p where no outcome could be significant (see module docstring).
     p = _mann_whitney(base, other) if can_be_significant(nb, no, alpha) else None
-    return Comparison(ratio, ci_low, ci_high, p, nb, no)
+    flat = bool(np.all(base == base[0]) and np.all(other == other[0]))
+    return Comparison(ratio, ci_low, ci_high, p, nb, no, no_spread=flat)
 
 
 def compare_rounds(baseline: dict[int, float], contender: dict[int, float],
