@@ -4,10 +4,14 @@ Pure bookkeeping, no I/O, so the order and the stopping rule are testable
 without a filesystem. A *measurement* is a workload type + label; a *cell* is
 target × measurement. A fixed count stops a measurement after N rounds. 'auto'
 is a sequential design (``analysis/sequential.py``): after every round the
-headline comparisons are tested, and a measurement goes on, on every target
-together, until all its comparisons are decided or the budget (``max`` rounds,
-``max_minutes``) runs out. Stopping one target while its peers go on would
-leave the remaining rounds unpaired, so a measurement always stops for all.
+headline comparisons are tested at the plan's looks (``[repetitions] looks``),
+and a measurement goes on, on every target together, until all its comparisons
+are decided or the budget (``max`` rounds, ``max_minutes``) runs out; the round
+the time budget ends at is a last look with the alpha left. Stopping one target
+while its peers go on would leave the remaining rounds unpaired, so a
+measurement always stops for all. A measurement with its own fixed count in an
+'auto' plan runs its rounds and is described, not tested: it stays out of the
+verdict family.
 
 Reused targets may first run a *settling round* (round 0): the first round after
 a load runs slow, so it is run, stored as repetition 0, and not counted.
@@ -21,6 +25,8 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from dataclasses import replace
 
 from pgfsbench.analysis.sequential import Decision, decide, design_for, headline_family
 from pgfsbench.plan.model import Repetitions, Verdicts
@@ -96,6 +102,11 @@ class Schedule:
             self.started = self.clock()
         self.design = design_for({"repetitions": self.reps.model_dump(mode="json"),
                                   "verdicts": self.verdicts.model_dump(mode="json")})
+        if self.auto and not self.design.every_round:
+            # As design_for reads the stored plan: fixed counts in 'auto' are described.
+            self.design = replace(self.design, descriptive=frozenset(
+                (m.type, m.label()) for m in self.measurements
+                if self.reps.fixed(m) is not None))
         self.settling = self.reps.settles(self.max_rounds())
 
     @property
@@ -228,6 +239,9 @@ class Schedule:
             return
         self.last_round = round_no
         elapsed_min = (self.clock() - self.started) / 60
+        if self.auto and elapsed_min >= self.reps.max_minutes and round_no < self.reps.max:
+            # No round starts after this one: it is the last look, with the alpha left.
+            self.design = self.design.at_budget(round_no)
         self.decisions = self._decide() if self.auto else {}
         live = [t for t in self.targets if t not in self.failed]
         for m in self.measurements:
@@ -253,12 +267,13 @@ class Schedule:
                                        self.reps.max_minutes)
 
     def _decide(self) -> dict:
-        """Every headline comparison's decision so far: all measurements in one family,
-        as the report decides them from the stored rounds."""
+        """Every headline comparison's decision so far: the measurements 'auto' decides
+        in one family, as the report decides them from the stored rounds."""
         values: dict[Key, dict[str, dict[int, float]]] = {}
         for (target, workload, label), by_round in self.samples.items():
             values.setdefault((workload, label), {})[target] = by_round
-        return decide(headline_family(values, self.targets), self.design)
+        return decide(headline_family(values, self.targets, self.design.descriptive),
+                      self.design)
 
     def describe(self) -> dict:
         """What the results keep: the order, the seed, the design, and why each
@@ -272,7 +287,10 @@ class Schedule:
             "fresh": self.reps.fresh,
             "settle": self.settling,  # round 0 ran (or would run) uncounted
             "design": ({"alpha": d.alpha, "noise": d.noise, "first_look": d.first_look,
-                        "last_look": d.last_look, "max_minutes": self.reps.max_minutes}
+                        "last_look": d.last_look, "max_minutes": self.reps.max_minutes,
+                        **({} if d.every_round else {
+                            "looks": list(d.planned_looks()), "final_look": d.final,
+                            "descriptive": sorted(map(list, d.descriptive))})}
                        if self.auto else None),
             "rounds": self.last_round,  # the last counted round that ended
             "visits": [list(v) for v in self.visits],

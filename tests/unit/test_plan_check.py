@@ -91,7 +91,7 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
     assert auto["estimated_seconds"] == fresh["estimated_seconds"]  # auto at its min = 3
     assert auto["estimated_seconds_max"] > auto["estimated_seconds"]
     assert auto["budget"] == {"most_rounds": 6, "settling_round": False, "first_look": 3,
-                              "max_minutes": 60}
+                              "looks": [3, 6], "max_minutes": 60}
     # the time budget caps the longest: rounds start until max_minutes has passed
     capped = describe(plan(count="auto", min=3, max=6, max_minutes=1))
     one_round = auto["estimated_seconds"] / 3

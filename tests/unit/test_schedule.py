@@ -90,12 +90,13 @@ def _auto_run(values_by_target: dict[str, list[float]], clock: Clock | None = No
 
 def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> None:
     # c is 10% slower; a and b are the same (equivalence has to be shown, too)
-    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
+    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10,
+                  looks=[3, 5, 7, 10])
     doc = s.describe()
     [m] = doc["measurements"]
     assert m["reason"] == "decided" and m["comparisons"] == 3 and m["undecided"] == 0
     stop = m["round"]
-    assert 3 <= stop < 10, doc
+    assert stop in (3, 5, 7), doc  # decisions are made at the planned looks only
     # every target every round, up to the stop, and nothing after it
     assert sorted(s.visits) == [(r, t) for r in range(1, stop + 1) for t in "abc"]
     outcomes = {(d["a"], d["b"]): d["outcome"] for d in doc["decisions"]}
@@ -104,7 +105,8 @@ def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> N
         t: ("decided", stop) for t in "abc"}
     assert f"decided at round {stop}: 3 comparisons (n={stop})" == doc["stops"][0]["text"]
     assert doc["design"] == {"alpha": 0.05, "noise": 0.02, "first_look": 3, "last_look": 10,
-                             "max_minutes": 60}
+                             "max_minutes": 60, "looks": [3, 5, 7, 10], "final_look": None,
+                             "descriptive": []}
     assert doc["rounds"] == stop and doc["settle"] is False
 
 
@@ -114,7 +116,7 @@ def test_auto_decisions_are_the_ones_the_stored_rounds_give() -> None:
     s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
     values = {("pgbench", "clients=1"): {t: s.samples[(t, "pgbench", "clients=1")]
                                           for t in "abc"}}
-    plan = {"repetitions": {"count": "auto", "min": 3, "max": 10}}
+    plan = {"repetitions": s.reps.model_dump(mode="json")}
     again = decide(headline_family(values, list("abc")), design_for(plan))
     assert {k[2:]: d.outcome for k, d in again.items()} == {
         (d["a"], d["b"]): d["outcome"] for d in s.describe()["decisions"]}
@@ -136,6 +138,45 @@ def test_auto_budget_stops_before_max() -> None:
     assert m["reason"] == "budget" and m["round"] == 5
     assert m["text"] == "budget: 5 min reached at round 5, 1 of 1 comparisons undecided"
     assert sorted(s.visits) == [(r, t) for r in range(1, 6) for t in "ab"]
+    # the budget's last round is a look with the alpha left (looks at 3 and 50 planned)
+    assert s.describe()["design"]["final_look"] == 5
+    assert s.design.levels() == pytest.approx({3: 0.05 * (3 / 50) ** 2,
+                                               5: 0.05 - 0.05 * (3 / 50) ** 2})
+
+
+def test_auto_the_budget_round_decides_what_the_planned_look_would_have() -> None:
+    # c is 10% slower, a look planned at round 12 only, and the budget ends round 6:
+    # round 6 is the last look, with all of alpha, and decides c.
+    clock = Clock(per_round=60)
+    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01), clock, min=3,
+                  max=12, looks=1, max_minutes=6)
+    outcomes = {(d["a"], d["b"]): (d["outcome"], d["at_round"])
+                for d in s.describe()["decisions"]}
+    assert outcomes[("a", "c")] == ("lower", 6) and outcomes[("b", "c")] == ("lower", 6)
+    assert s.last_round == 6
+
+
+def test_auto_a_fixed_count_measurement_is_described_not_tested() -> None:
+    # pg_test_fsync-like: its own 3 repetitions in an 'auto' plan. It runs its 3 rounds
+    # and stops on its count; it is never in the decisions, so it costs no alpha.
+    fixed = PgbenchWorkload(type="pgbench", clients=2, duration=5, repetitions=3)
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    vals = _values({"a": 1.0, "b": 0.8}, noise=0.004)
+    s = Schedule(Repetitions(count="auto", min=3, max=10), ["a", "b"], [fixed, bench],
+                 clock=Clock())
+    assert s.design.descriptive == {("pgbench", fixed.label())}
+    for r in range(1, 11):
+        if not s.active_targets(r):
+            break
+        for t in s.order(r, s.active_targets(r)):
+            for m in s.wanted(t, r):
+                s.record(t, m, vals[t][r - 1], ok=True, round_no=r)
+        s.end_round(r)
+    doc = s.describe()
+    assert {d["label"] for d in doc["decisions"]} == {bench.label()}
+    assert {m["label"]: m["reason"] for m in doc["measurements"]} == {
+        fixed.label(): "count", bench.label(): "decided"}
+    assert doc["design"]["descriptive"] == [["pgbench", fixed.label()]]
 
 
 def test_auto_a_failed_target_does_not_hold_the_others() -> None:

@@ -19,7 +19,10 @@ def _campaign(rng: np.random.Generator, rounds: int, effects: dict[str, float],
 
 
 @pytest.mark.parametrize("design", [Design.fixed(0.05, 0.02, 6), Design(0.05, 0.02, 3, 10),
-                                    Design(0.01, 0.05, 2, 30)])
+                                    Design(0.01, 0.05, 2, 30),
+                                    Design.planned(0.05, 0.02, [6, 9, 12]),
+                                    Design.planned(0.05, 0.02, [6, 9, 12]).at_budget(10),
+                                    Design.planned(0.05, 0.02, [6, 12]).at_budget(4)])
 def test_spending_adds_up_to_at_most_alpha(design: Design) -> None:
     looks = [design.look_alpha(n) for n in range(0, design.last_look + 5)]
     assert all(a >= 0 for a in looks)
@@ -110,7 +113,58 @@ def test_fewer_than_two_rounds_is_na() -> None:
 
 def test_design_for_a_stored_plan() -> None:
     assert design_for({"repetitions": {"count": 6}}) == Design(0.05, 0.02, 6, 6)
+    # stored before planned looks (no 'looks' key): a look after every round, as decided
     auto = design_for({"repetitions": {"count": "auto", "min": 3, "max": 12},
                        "verdicts": {"alpha": 0.01, "noise": 0.05}})
-    assert auto == Design(0.01, 0.05, 3, 12)
+    assert auto == Design(0.01, 0.05, 3, 12) and auto.every_round
+    assert auto.at_budget(10) == auto  # its unspent alpha was lost, and stays lost
     assert design_for({"repetitions": {"count": "many"}}) == Design(0.05, 0.02, 1, 1)
+    planned = design_for({"repetitions": {"count": "auto", "min": 6, "max": 12, "looks": 3}})
+    assert planned.planned_looks() == (6, 9, 12) and not planned.every_round
+    # the budget ended the campaign after round 10: the stored schedule says so
+    cut = design_for({"repetitions": {"count": "auto", "min": 6, "max": 12, "looks": 3}},
+                     {"design": {"final_look": 10}})
+    assert cut.levels() == pytest.approx({6: 0.0125, 9: 0.028125 - 0.0125, 10: 0.021875})
+
+
+def test_a_stored_old_campaign_decides_as_it_did() -> None:
+    # The design of plans stored before looks existed, replayed: the spending of every
+    # round, A(n) = alpha (n / max)^2, the first look taking everything up to it.
+    old = Design(0.05, 0.02, 3, 12)
+    assert old.levels() == pytest.approx(
+        {n: 0.05 * ((n / 12) ** 2 - (0 if n == 3 else ((n - 1) / 12) ** 2))
+         for n in range(3, 13)})
+
+
+def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
+    from pgfsbench.plan.load import load_plan
+
+    quick = load_plan("quick")
+    design = design_for(quick.model_dump(mode="json"))
+    assert ("fsync", "") in design.descriptive and ("pgbench-init", "") in design.descriptive
+    assert ("pgbench", "clients=4") not in design.descriptive
+    values = {("fsync", ""): {"a": {1: 1.0, 2: 1.1, 3: 1.0}, "b": {1: 2.0, 2: 2.1, 3: 2.0}},
+              ("pgbench", "clients=4"): {"a": {1: 1.0, 2: 1.1}, "b": {1: 1.0, 2: 1.2}}}
+    assert set(headline_family(values, ["a", "b"], design.descriptive)) == {
+        ("pgbench", "clients=4", "a", "b")}
+    # an old stored 'auto' plan kept every measurement in its family
+    stored = quick.model_dump(mode="json")
+    del stored["repetitions"]["looks"]
+    assert design_for(stored).descriptive == frozenset()
+
+
+def test_planned_looks_and_the_budget_look_keep_false_claims_under_alpha() -> None:
+    # 400 A/A campaigns of small-n paired t's (three identical targets, two measurements,
+    # heavy-tailed t(4) levels): looks planned at 6, 9, 12, and a budget that ends the
+    # campaign after round 7-12 (a last look there with the alpha left). Zero margin:
+    # every significant difference is a claim.
+    rng = np.random.default_rng(8)
+    claims = 0
+    for _ in range(400):
+        rounds = int(rng.integers(7, 13))
+        design = Design.planned(0.05, 0.0, [6, 9, 12]).at_budget(rounds)
+        values = {(w, ""): {t: {r + 1: float(np.exp(0.07 * rng.standard_t(4)))
+                                for r in range(rounds)} for t in "abc"} for w in ("x", "y")}
+        decisions = decide(headline_family(values, list("abc")), design)
+        claims += any(d.outcome in (HIGHER, LOWER) for d in decisions.values())
+    assert claims / 400 < 0.05

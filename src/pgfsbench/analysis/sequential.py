@@ -1,30 +1,55 @@
-"""Deciding every headline comparison, round by round, with error control that
+"""Deciding every headline comparison at a few planned looks, with error control that
 survives stopping early.
 
-A campaign with ``count = "auto"`` looks at its data after every round and
-stops when every headline comparison is decided (or its budget runs out).
-Testing after every round at the full alpha would make a false "better" far
-likelier than alpha: each look is another chance. The error control chosen:
+A campaign with ``count = "auto"`` tests its headline comparisons at *planned
+looks* (``[repetitions] looks``: rounds fixed before the campaign starts) and
+stops when every comparison is decided (or its budget runs out). Testing at
+every look at the full alpha would make a false "better" far likelier than
+alpha: each look is another chance. The error control chosen:
 
-* **Alpha spending with a union bound.** The plan fixes the looks up front:
-  one after each round from ``first_look`` to ``last_look`` (the most rounds
-  the budget allows). Look ``n`` may spend ``alpha_n = A(n) - A(n-1)`` with
-  ``A(n) = alpha * (n / last_look) ** RHO`` (the first look takes everything up
-  to it), so the alphas of all looks add up to at most alpha. Whatever the
-  stopping rule, a false claim must be made at some look, so its probability is
-  at most the sum: valid under any optional stopping, including a budget that
-  ends the campaign early (unspent alpha is simply lost). This is the
-  Bonferroni form of Lan-DeMets spending: it ignores the correlation between
-  looks, which makes it conservative, but it needs no joint distribution of the
-  statistics, which small-sample paired t's on drifting machines do not give
-  reliably. ``RHO = 2`` spends little early (a first look on 3-4 rounds has
-  little power anyway) and most where decisions are likely.
+* **Alpha spending with a union bound.** Look ``L_i`` (``L_1 < ... < L_k``,
+  ``L_k`` = ``max``) may spend ``alpha_i = A(L_i) - A(L_{i-1})`` with
+  ``A(n) = alpha * (n / max) ** RHO`` (the first look takes everything up to
+  it), so the alphas of all looks add up to alpha. Whatever the stopping rule,
+  a false claim must be made at some look, so its probability is at most the
+  sum: valid under any optional stopping. This is the Bonferroni form of
+  Lan-DeMets spending: it ignores the correlation between looks, which makes it
+  conservative, but it needs no joint distribution of the statistics, which
+  small-sample paired t's on drifting machines do not give reliably.
+* **Few looks.** Every look costs alpha the later looks cannot use. Measured on
+  this machine's noise (``benchmarks/README.md``, "Choosing the looks"), a look
+  after every round (the design of plans stored before looks existed, still
+  used to replay them) decided a 10% difference within the default budget far
+  less often than two or three planned looks.
+* **The budget's last round is a look.** When ``max_minutes`` ends the
+  campaign after round ``r`` before its next planned look, a last look is made
+  at ``r`` with all the alpha not yet spent (``alpha - A(L_j)``, ``L_j`` the
+  last look made before ``r``), instead of losing it. Still valid: the looks
+  made are the planned ones before ``r`` plus this one, and their levels add up
+  to at most alpha, so the union bound holds as before. What it relies on (as
+  Lan-DeMets spending does) is that *when* the budget ends does not depend on
+  the compared values: the clock is set by the fixed durations of the runs
+  (seconds of fio, of pgbench, of each pg_test_fsync section), not by the tps
+  or latency they measure. Stopping because the comparisons are decided only
+  happens at planned looks. A campaign cut short otherwise (interrupted, a
+  target failing) gets no extra look: its unspent alpha is lost.
 * **Holm within each look** over the comparisons still undecided, so many
   targets and measurements do not inflate the family-wise error either.
   Differences and equivalences are separate claims, each held to the same
   spent alpha.
 * **A decision stands.** Once decided at some look, a comparison is not
   retested; later rounds (run for other comparisons) only refine its estimate.
+* **The family is what can be decided.** A measurement with its own fixed
+  ``repetitions`` inside an 'auto' plan (pg_test_fsync, run in 3 rounds for the
+  wal_sync_method advice) is *descriptive*: shown with medians and CIs, never
+  tested, so it takes no share of alpha from the comparisons that decide the
+  campaign (``Design.descriptive``).
+
+Plans stored before looks existed (no ``looks`` key in their ``[repetitions]``)
+keep the design they were decided with: a look after every round from ``min``
+to ``max``, the same spending, every measurement in the family, and no last
+look at the budget's round (their unspent alpha was lost). ``design_for`` tells
+the two apart, so a stored campaign recomputes as it was decided.
 
 A fixed count is the special case of one look, at the last round, with all of
 alpha. The same procedure recomputes from the stored rounds, so the report,
@@ -34,8 +59,9 @@ the export and the running campaign agree on every decision.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round, rounds_to_decide
 
@@ -44,29 +70,87 @@ RHO = 2.0
 HIGHER, LOWER, EQUIVALENT, INCONCLUSIVE, NA = (
     "higher", "lower", "equivalent", "inconclusive", "na")
 
+Measurement = tuple[str, str]  # workload type, label
+
 
 @dataclass(frozen=True)
 class Design:
     alpha: float
     noise: float       # equivalence margin, and the smallest difference worth a claim
-    first_look: int    # rounds before the first test
+    first_look: int    # the first planned look (rounds before the first test)
     last_look: int     # the most rounds planned; a fixed count: first_look == last_look
+    # The planned looks (rounds, ascending, the last at last_look). None: a look after
+    # every round from first_look to last_look, as plans stored before looks existed.
+    looks: tuple[int, ...] | None = None
+    # The round the time budget ended the campaign after, when that came before a
+    # planned look: a last look there with the alpha left (planned looks only).
+    final: int | None = None
+    # Measurements outside the verdict family (fixed repetitions in an 'auto' plan).
+    descriptive: frozenset[Measurement] = field(default_factory=frozenset)
 
     @classmethod
     def fixed(cls, alpha: float, noise: float, count: int) -> "Design":
         return cls(alpha, noise, count, count)
 
-    def spent(self, n: int) -> float:
-        """Alpha spent through the look after round n."""
-        if n < self.first_look:
-            return 0.0
+    @classmethod
+    def planned(cls, alpha: float, noise: float, looks: Iterable[int],
+                descriptive: Iterable[Measurement] = ()) -> "Design":
+        rounds = tuple(sorted(set(looks)))
+        return cls(alpha, noise, rounds[0], rounds[-1], rounds, None, frozenset(descriptive))
+
+    @property
+    def every_round(self) -> bool:
+        """The design of plans stored before looks existed: a look after every round."""
+        return self.looks is None
+
+    def planned_looks(self) -> tuple[int, ...]:
+        if self.looks is None:
+            return tuple(range(self.first_look, self.last_look + 1))
+        return self.looks
+
+    def _a(self, n: int) -> float:
         return self.alpha * min(1.0, n / self.last_look) ** RHO
+
+    def levels(self) -> dict[int, float]:
+        """The looks made, round → the alpha it may spend (adding up to at most alpha)."""
+        return dict(self._levels)
+
+    @cached_property
+    def _levels(self) -> dict[int, float]:
+        out: dict[int, float] = {}
+        spent = 0.0
+        for n in self.planned_looks():
+            if self.final is not None and not self.every_round and n > self.final:
+                break
+            out[n] = self._a(n) - spent
+            spent = self._a(n)
+        if (self.final is not None and not self.every_round and self.final not in out
+                and self.final < self.last_look):
+            out[self.final] = self.alpha - spent  # the budget's round: what is left
+        return out
+
+    def spent(self, n: int) -> float:
+        """Alpha spent through the looks up to round n."""
+        return sum(a for r, a in self._levels.items() if r <= n)
 
     def look_alpha(self, n: int) -> float:
         """Alpha the look after round n may spend (0 where there is no look)."""
-        if n < self.first_look or n > self.last_look:
-            return 0.0
-        return self.spent(n) - (self.spent(n - 1) if n > self.first_look else 0.0)
+        if self.every_round:  # without building every look (rounds_to_decide asks often)
+            if n < self.first_look or n > self.last_look:
+                return 0.0
+            return self._a(n) - (self._a(n - 1) if n > self.first_look else 0.0)
+        return self._levels.get(n, 0.0)
+
+    def at_budget(self, n: int) -> "Design":
+        """This design when the time budget ends the campaign after round n."""
+        if self.every_round or self.final is not None or n >= self.last_look:
+            return self
+        return Design(self.alpha, self.noise, self.first_look, self.last_look, self.looks, n,
+                      self.descriptive)
+
+    def next_look(self, n: int) -> int | None:
+        """The first planned look after round n, or None after the last."""
+        return next((r for r in self.planned_looks() if r > n), None)
 
 
 @dataclass(frozen=True)
@@ -88,12 +172,20 @@ Pair = tuple[dict[int, float], dict[int, float]]  # (baseline by round, contende
 
 
 def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, Decision]:
-    """Every comparison's decision, replaying the looks over the stored rounds."""
+    """Every comparison's decision, replaying the looks over the stored rounds.
+
+    Comparisons of ``design.descriptive`` measurements (keys ``(workload, label, a,
+    b)``) are left out, whoever built the family: they get no decision.
+    """
+    if design.descriptive:
+        comparisons = {k: v for k, v in comparisons.items()
+                       if not (isinstance(k, tuple) and k[:2] in design.descriptive)}
     rounds = sorted({r for base, other in comparisons.values() for r in base.keys() & other.keys()})
     last = rounds[-1] if rounds else 0
     decided: dict[Hashable, Decision] = {}
-    for n in range(design.first_look, min(last, design.last_look) + 1):
-        level = design.look_alpha(n)
+    for n, level in design.levels().items():
+        if n > last:
+            break
         open_keys = [k for k in comparisons if k not in decided]
         at_n = {k: compare_paired(_upto(comparisons[k], n), design.noise) for k in open_keys}
         differs = _holm({k: c.p_value for k, c in at_n.items()}, level)
@@ -117,9 +209,15 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
         else:
             # The level a further look would give it, had the design more rounds: the
             # same spending stretched (a fixed count re-planned as a larger count).
+            # Planned looks: the plan's looks spread over n rounds; its last look spends
+            # the same share of alpha whatever n (the spending scales with n / max).
             def alpha_at(n: int) -> float:
                 if design.first_look == design.last_look:
                     return design.alpha / m
+                if not design.every_round:
+                    looks = design.planned_looks()
+                    before = looks[-2] / looks[-1] if len(looks) > 1 else 0.0
+                    return design.alpha * (1 - before ** RHO) / m
                 stretched = Design(design.alpha, design.noise, design.first_look,
                                    max(design.last_look, n))
                 return stretched.look_alpha(n) / m
@@ -152,15 +250,21 @@ Key = tuple[str, str, str, str]  # workload, label, target a, target b (a first 
 
 
 def headline_family(values: dict[tuple[str, str], dict[str, dict[int, float]]],
-                    targets: list[str]) -> dict[Key, Pair]:
+                    targets: list[str], descriptive: Iterable[Measurement] = ()
+                    ) -> dict[Key, Pair]:
     """Every pair of targets for every measurement: the family the verdicts decide.
 
     ``values[(workload, label)][target][round]`` is a headline value. All pairs are
     tested, not the leader against the rest: which target leads is read from the
     data, and testing only the pairs the data picked would bias the claims.
+    ``descriptive`` measurements (``Design.descriptive``) are left out: never tested,
+    they take no share of alpha.
     """
+    leave_out = set(descriptive)
     family: dict[Key, Pair] = {}
     for (workload, label), by_target in values.items():
+        if (workload, label) in leave_out:
+            continue
         present = [t for t in targets if by_target.get(t)]
         for i, a in enumerate(present):
             for b in present[i + 1:]:
@@ -168,20 +272,50 @@ def headline_family(values: dict[tuple[str, str], dict[str, dict[int, float]]],
     return family
 
 
-def design_for(plan: dict) -> Design:
-    """The design a (stored) plan declared: a fixed count, or 'auto' looks from min to max."""
+def design_for(plan: dict, schedule: dict | None = None) -> Design:
+    """The design a (stored) plan declared: a fixed count, or 'auto' with its looks.
+
+    A stored plan whose ``[repetitions]`` has no ``looks`` key comes from a version
+    before planned looks: it keeps the design it was decided with (a look after every
+    round from min to max, every measurement in the family). ``schedule`` is what a
+    campaign stored of its schedule (``Schedule.describe()``): the round the time
+    budget ended it at, if it did, is the last look (``Design.final``).
+    """
     from pgfsbench.plan.model import Repetitions, Verdicts  # pydantic: the defaults live there
 
     from pydantic import ValidationError
 
+    stored = plan.get("repetitions") or {}
     try:
-        reps = Repetitions.model_validate(plan.get("repetitions") or {})
+        reps = Repetitions.model_validate(stored)
     except ValidationError:  # results of another version: judge as one look at the end
         reps = Repetitions()
     try:
         verdicts = Verdicts.model_validate(plan.get("verdicts") or {})
     except ValidationError:
         verdicts = Verdicts()
-    if reps.count == "auto":
+    if reps.count != "auto":
+        return Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count))
+    if "looks" not in stored:  # stored before planned looks: as it was decided then
         return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max)
-    return Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count))
+    design = Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
+                            descriptive_measurements(plan))
+    final = ((schedule or {}).get("design") or {}).get("final_look")
+    return design.at_budget(int(final)) if isinstance(final, int) else design
+
+
+def descriptive_measurements(plan: dict) -> frozenset[Measurement]:
+    """The measurements of an 'auto' plan with their own fixed repetitions: shown, not
+    tested (outside the verdict family)."""
+    from pgfsbench.plan.model import Plan
+
+    from pydantic import ValidationError
+
+    try:
+        model = Plan.model_validate(plan)
+    except ValidationError:  # not a whole plan (a test's, another version's): all tested
+        return frozenset()
+    if model.repetitions.count != "auto":
+        return frozenset()
+    return frozenset((m.type, m.label()) for m in model.measurements()
+                     if m.repetitions is not None)

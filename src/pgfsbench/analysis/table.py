@@ -23,7 +23,7 @@ equivalent, or inconclusive (``outcome.py``). Two families of tests:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
@@ -108,7 +108,7 @@ class Source:
 def campaign_source(campaign: Campaign) -> Source:
     columns = [t.name for t in campaign.targets if t.status != "skipped"]
     return Source(columns, collect(campaign), failed_measurements(campaign),
-                  design_for(campaign.plan))
+                  design_for(campaign.plan, campaign.schedule))
 
 
 # A loaded campaign does not change, and the bootstrap behind a table costs
@@ -160,7 +160,7 @@ def build_table(source: Source, baseline: str | None, alpha: float, noise: float
     table = Table(columns, baseline, list(rows.values()), alpha, noise)
     table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
     planned = source.design or Design.fixed(alpha, noise, 1)
-    table.design = Design(alpha, noise, planned.first_look, planned.last_look)
+    table.design = replace(planned, alpha=alpha, noise=noise)  # its looks kept
     _compare_with_baseline(table)
     for row in table.rows:
         if (best := _best(table, row)) is not None:

@@ -63,7 +63,8 @@ def describe(plan: Plan) -> dict:
         "budget": {
             "most_rounds": most,
             "settling_round": settle,
-            "first_look": reps.min if auto else most,
+            "first_look": reps.look_rounds()[0] if auto else most,
+            "looks": reps.look_rounds() if auto else [most],
             "max_minutes": reps.max_minutes if auto else None,
         },
         "host_disk_bytes": sum(t["image_bytes"] for t in targets),

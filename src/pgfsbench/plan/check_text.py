@@ -36,7 +36,8 @@ def budget_text(plan: Plan, info: dict) -> str:
     reps = plan.repetitions
     low, high = info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60
     if reps.count == "auto":
-        rounds = (f"until decided, rounds {reps.min}..{reps.max} or {reps.max_minutes:g} min"
+        rounds = (f"until decided (looks after rounds {_rounds(reps.look_rounds())}), at most "
+                  f"{reps.max} rounds or {reps.max_minutes:g} min"
                   + (" (+1 settling round)" if info["budget"]["settling_round"] else ""))
     else:
         rounds = f"{reps.count} round{'s' if reps.count != 1 else ''}"
@@ -48,6 +49,12 @@ def minutes_text(low: float, high: float) -> str:
     if round(low) == round(high):
         return f"about {max(1, round(high))} min"
     return f"{low:.0f} to {high:.0f} min"
+
+
+def _rounds(rounds: list[int]) -> str:
+    """6, 9 and 12."""
+    words = [str(r) for r in rounds]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _plural(n: int, word: str) -> str:
@@ -70,8 +77,8 @@ def render_plan_check(info: dict, console: Console) -> None:
     console.print(Text(f"repetitions: {value_text(reps['count'])} ({order}, {fresh}){settle}"))
     if auto:
         console.print(Text(
-            f"auto: comparisons tested after each round from round {budget['first_look']}, "
-            f"every target in every round until all are decided; budget: "
+            f"auto: comparisons tested after rounds {_rounds(budget['looks'])}, every "
+            f"target in every round until all are decided; budget: "
             f"{budget['most_rounds']} rounds or {budget['max_minutes']:g} min"))
     settings = [value_text(t.get("postgres_settings") or {}) for t in info["targets"]]
     shared = settings[0] if settings and len(set(settings)) == 1 else None

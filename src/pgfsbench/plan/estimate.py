@@ -75,7 +75,7 @@ def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:
 
 def budget_seconds(plan: Plan) -> tuple[float, float]:
     """The expected duration, shortest to longest. A fixed count: its rounds. 'auto':
-    from every comparison decided at the first look (min rounds) to the budget spent:
+    from every comparison decided at the first planned look to the budget spent:
     max rounds, or the rounds started within max_minutes (a round started runs out)."""
     reps = plan.repetitions
     if reps.count != "auto":
@@ -86,4 +86,4 @@ def budget_seconds(plan: Plan) -> tuple[float, float]:
         if spent >= cap:
             break
         spent += seconds
-    return min(plan_seconds(plan, reps.min), spent), spent
+    return min(plan_seconds(plan, reps.look_rounds()[0]), spent), spent

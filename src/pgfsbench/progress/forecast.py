@@ -6,8 +6,9 @@ what is done plus what the schedule may still run, recomputed after every round
 from the measurements and targets still going, so it shrinks when an 'auto'
 measurement is decided (or a target fails) instead of jumping to 100 % at the
 end. An 'auto' plan has no single duration: it stops when every comparison is
-decided (at the earliest after its first look) or when its time budget is spent,
-so its ETA is a range: all decided at the next look .. the budget spent. Real
+decided (only at its planned looks, ``[repetitions] looks``) or when its time
+budget is spent, so its ETA is a range: all decided at the next planned look ..
+the budget spent. Real
 seconds come from the pace measured so far (real over estimated seconds).
 """
 
@@ -33,7 +34,8 @@ class Forecast:
         self.targets = len(plan.targets)
         self.running: set[Key] = set(self.seconds)
         self.auto = plan.repetitions.count == "auto"
-        self.min_rounds = plan.repetitions.min if self.auto else 0
+        # 'auto': the rounds after which it may stop (decisions are made at these looks)
+        self.looks = plan.repetitions.look_rounds() if self.auto else []
         self.cap = plan.repetitions.max_minutes * 60 if self.auto else None
         self.round = self.rounds[0][0] - 1 if self.rounds else 0  # the last round ended
         self.done = 0.0  # estimated seconds of the work finished
@@ -93,8 +95,10 @@ class Forecast:
 
     def _ahead(self) -> tuple[float, float]:
         """Estimated seconds after the last round that ended: at most (the rounds the
-        budget allows) and at least (an 'auto' plan decided at its first look)."""
+        budget allows) and at least (an 'auto' plan decided at its next planned look)."""
         most = least = 0.0
+        upto = next((r for r in self.looks if r > self.round), self.looks[-1]) \
+            if self.looks else 0
         elapsed = self.clock() - self.started
         pace = self.pace()
         for round_no, setup, visit in self.rounds:
@@ -104,7 +108,7 @@ class Forecast:
                 break  # no round starts once the budget is spent
             work = self._round_work(setup, visit)
             most += work
-            if not self.auto or round_no <= max(self.min_rounds, self.round + 1):
+            if not self.auto or round_no <= upto:
                 least += work
         return most, least
 
