@@ -56,6 +56,15 @@ class Verdict:
     reason: str  # one short sentence with the figure behind it
 
 
+def percent_text(confidence: float) -> str:
+    """A confidence as a percentage with the digits that keep it below 100: '95%',
+    '97.9%', '99.96%' (a level of 0.0004 is not a 100% CI)."""
+    miss = (1 - confidence) * 100
+    decimals = max(0, -math.floor(math.log10(miss))) + 1 if miss > 0 else 1
+    text = f"{confidence * 100:.{decimals}f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
 @dataclass(frozen=True)
 class Interval:
     """A CI of the ratio (contender / baseline) and what it is."""
@@ -70,7 +79,7 @@ class Interval:
     @property
     def label(self) -> str:
         """'97.9% CI, the level of the decision', or '95% CI, all rounds'."""
-        pct = f"{self.confidence * 100:.3g}% CI"
+        pct = f"{percent_text(self.confidence)} CI"
         if self.decision:
             return f"{pct}, the level of the decision"
         return f"{pct}, all rounds" if self.rounds is not None else f"{pct}, all runs"
@@ -198,7 +207,7 @@ def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
         return verdict(kind, f"{p} ({how}{when}), {change_text(c.ratio)}{_ci_text(j)}")
     if j.outcome == EQUIVALENT:
         dci = j.decision_ci()
-        ci = (f": {dci.confidence * 100:.3g}% CI {dci.low:.3f}–{dci.high:.3f}, "
+        ci = (f": {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}, "
               "the level of the decision" if dci is not None else "")
         return verdict("equivalent", f"equivalent within ±{noise * 100:g}%{ci} ({how})")
     what = j.note or f"{interval_text(c)} ({how})"
@@ -213,7 +222,7 @@ def _ci_text(j: Judged) -> str:
         return ""
     on = (f" on rounds 1–{j.at_round}" if j.decided_on is not None and j.comparison.paired
           and j.at_round is not None and j.at_round < j.comparison.paired.n else "")
-    return (f"; {dci.confidence * 100:.3g}% CI {dci.low:.3f}–{dci.high:.3f}{on}, "
+    return (f"; {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}{on}, "
             "the level of the decision")
 
 
