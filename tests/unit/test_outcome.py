@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from pgfsbench.analysis.family import decide_headlines
-from pgfsbench.analysis.outcome import judge_paired, percent_text, verdict_of
-from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER, LOWER, Design
+from pgfsbench.analysis.outcome import judge_paired, percent_text, settle_text, verdict_of
+from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, Design
 from pgfsbench.analysis.stats import compare_rounds
 
 
-def _row(values: dict[str, dict[int, float]]):
+def _row(values: dict[str, dict[int, float]], workload: str = "pgbench"):
     """A headline row of the table as family.decide_headlines reads it."""
     cells = {t: SimpleNamespace(rounds=list(v), values=list(v.values()), block="c1", value=1.0)
              for t, v in values.items()}
-    return SimpleNamespace(workload="pgbench", label="", cells=cells)
+    return SimpleNamespace(workload=workload, label="", cells=cells)
 
 
 def test_an_early_decision_shows_the_ci_it_was_made_at_not_one_reaching_1() -> None:
@@ -87,3 +87,27 @@ def test_a_fixed_level_equivalence_shows_its_90_percent_ci() -> None:
 def test_confidence_labels_never_round_to_100() -> None:
     assert [percent_text(c) for c in (0.95, 0.90, 0.979, 1 - 0.00042)] == [
         "95%", "90%", "97.9%", "99.958%"]
+
+
+def test_a_measurement_whose_rounds_ended_early_gets_no_rounds_estimate() -> None:
+    # The issue's "fsync: no likely number of rounds settles it (the ratio sits at the
+    # noise margin)" beside ×0.37: pg_test_fsync ran its own 3 repetitions in a 10-round
+    # 'auto' campaign (a plan stored before such measurements left the family). More
+    # rounds of the campaign add none to it: no "about 12 rounds", and the reason is true.
+    rng = np.random.default_rng(13)
+    drift = rng.normal(0, 0.1, 10)
+    tps = {t: {r + 1: 1000 * math.exp(drift[r] + e + rng.normal(0, 0.05)) for r in range(10)}
+           for t, e in (("a", 0.0), ("b", 0.0))}
+    fsync = {t: {r + 1: 3000 * math.exp(drift[r] + e + rng.normal(0, 0.1)) for r in range(3)}
+             for t, e in (("a", 0.0), ("b", math.log(0.6)))}
+    pairs = decide_headlines([_row(tps), _row(fsync, "fsync")], ["a", "b"],
+                             Design(0.05, 0.02, 3, 12))
+    j = pairs[("fsync", "", "a", "b")]
+    assert j.outcome == INCONCLUSIVE and j.rounds_needed is None
+    text = settle_text(j, 12)
+    assert text == ("no number of rounds can be estimated to settle it: its rounds ended "
+                    "at round 3 while the campaign ran 10, so more rounds add none to it "
+                    "(a measurement with its own repetitions)")
+    assert "noise margin" not in verdict_of(j, True, 0.02, 12).reason
+    # the campaign's own measurement keeps its estimate
+    assert pairs[("pgbench", "", "a", "b")].rounds_needed is not None

@@ -193,11 +193,11 @@ def test_when_no_estimate_can_be_made_the_reason_is_true() -> None:
     fixed = _exact(math.log(0.37), 0.3, 3, 0.02)  # pg_test_fsync, its own 3 repetitions
     assert rounds_to_decide(fixed, lambda n: 0.05 if n <= 3 else 0.0) is None
     assert why_unsettled(fixed, lambda n: 0.05 if n <= 3 else 0.0).startswith(
-        "no further look tests it")
+        "its rounds are fixed, so no further look would test it")
     j = Judged(INCONCLUSIVE, from_paired(fixed))
     assert "sits at the noise margin" not in settle_text(j)
-    assert settle_text(j).startswith("no number of rounds can be estimated to settle it: no "
-                                     "further look tests it")
+    assert settle_text(j).startswith("no number of rounds can be estimated to settle it: its "
+                                     "rounds are fixed")
     j = Judged(INCONCLUSIVE, from_paired(wide))
     assert "more than 1000 rounds" in settle_text(j)
 

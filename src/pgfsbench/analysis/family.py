@@ -11,6 +11,11 @@ so the family-wise error stays under alpha (pairs that could never reach a p,
 one run a side, take no share); within the unpaired share each CI is held to
 its Bonferroni level, equivalence included (``outcome.judge_unpaired``).
 
+An undecided pair whose rounds ended well before the campaign's (a measurement
+with its own fixed repetitions in an 'auto' plan stored before such were left
+out of the family) gets no rounds estimate, and says why: more rounds of the
+campaign add none to it.
+
 A paired decision made at a look before the last round keeps the comparison on
 that look's rounds (``Judged.decided_on``), so the CI shown beside it is the
 one at the level, and on the data, the decision was made at.
@@ -22,7 +27,7 @@ from dataclasses import replace
 
 from pgfsbench.analysis.outcome import Judged, from_decision, judge_unpaired
 from pgfsbench.analysis.paired import compare_paired, pair_by_round
-from pgfsbench.analysis.sequential import Design, Key, decide, headline_family
+from pgfsbench.analysis.sequential import INCONCLUSIVE, Design, Key, decide, headline_family
 from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, from_paired, holm
 
 
@@ -73,6 +78,8 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         out |= {k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round,
                                                                     design.noise))
                 for k, d in decisions.items()}
+        if design.first_look != design.last_look:
+            out |= _fixed_rounds({k: out[k] for k in decisions}, paired)
     if unpaired:
         # none live: nothing is spent, and "need n ≥ …" is quoted at the full alpha
         alpha = design.alpha * (1 - share) if live else design.alpha
@@ -80,6 +87,23 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         for (k, c), p in zip(unpaired.items(), adjusted):
             out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live))
     return out
+
+
+FIXED_ROUNDS = ("its rounds ended at round {last} while the campaign ran {ran}, so more "
+                "rounds add none to it (a measurement with its own repetitions)")
+
+
+def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
+    """Undecided pairs whose rounds ended two or more rounds before the campaign's
+    last (pg_test_fsync with its own 3 repetitions in an 'auto' plan): more rounds of
+    the campaign add none to them, so no rounds estimate (sequential.decide cannot
+    tell: it plans every comparison as if its rounds went on)."""
+    last = {k: max(base.keys() & other.keys(), default=0) for k, (base, other) in paired.items()}
+    ran = max(last.values(), default=0)
+    return {k: replace(j, rounds_needed=None,
+                       why_open=FIXED_ROUNDS.format(last=last[k], ran=ran))
+            for k, j in judged.items()
+            if j.outcome == INCONCLUSIVE and last[k] <= ran - 2}
 
 
 def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None,

@@ -99,6 +99,9 @@ class Judged:
     # Paired, decided at a look before the last round: the comparison on the rounds of
     # that look (None: decided on every round, ``comparison.paired``).
     decided_on: Paired | None = None
+    # Inconclusive without a rounds estimate: why, when the caller knows better than the
+    # comparison alone can tell (its rounds ended before the campaign's: fixed).
+    why_open: str = ""
 
     @property
     def decided(self) -> bool:
@@ -267,4 +270,4 @@ def settle_text(j: Judged, budget: int | None = None) -> str:
 def _why(j: Judged) -> str:
     """What keeps an inconclusive paired comparison from a rounds estimate (the ratio
     may be far from the margin: ×0.37 with a wide spread is not 'at the margin')."""
-    return why_unsettled(j.comparison.paired)
+    return j.why_open or why_unsettled(j.comparison.paired)

@@ -254,7 +254,7 @@ def why_unsettled(c: Paired, alpha: Callable[[int], float] | None = None) -> str
     else:
         fixed = not any(alpha(n) > 0 for n in range(c.n + 1, MAX_ROUNDS_ESTIMATE + 1))
     if fixed:
-        return "no further look tests it: its rounds are fixed (raise its own repetitions)"
+        return "its rounds are fixed, so no further look would test it (raise its repetitions)"
     sd = f"±{math.expm1(c.spread) * 100:.0f}% a round"
     if route == "equivalent":
         return (f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "

@@ -20,7 +20,16 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
   verdicts are gated by the significance test, not by the CI (an unpaired
   "equivalent" needs 6 runs a side, ``outcome.py``), and why no
   p-value is reported below the sample size at which the test could ever be
-  significant (``can_be_significant``).
+  significant (``can_be_significant``). A verdict held to a level other than
+  5% (alpha shared over a family: ``outcome.judge_unpaired``) reads the CI at
+  that level from ``Comparison.ci_at``: the 95% percentile interval stretched on
+  the log scale, each side by the ratio of normal quantiles, because 10,000
+  resamples of a few runs cannot give a 99.6% percentile interval; the
+  unpaired TOST p (``p_equivalent_unpaired``) is that interval's dual, so
+  "p ≤ level" and "the (1 - 2·level) CI lies inside the margin" are one test.
+  Two sides that are each one constant value (identical or quantized runs)
+  have no spread to judge by: their CI collapses to a point, and they are
+  never called equivalent (``Comparison.no_spread``).
 
 * **Mann-Whitney U (two-sided) for "is there a difference" between
   independent samples**: the fallback where two cells were not measured in the
