@@ -111,3 +111,25 @@ def test_a_measurement_whose_rounds_ended_early_gets_no_rounds_estimate() -> Non
     assert "noise margin" not in verdict_of(j, True, 0.02, 12).reason
     # the campaign's own measurement keeps its estimate
     assert pairs[("pgbench", "", "a", "b")].rounds_needed is not None
+
+
+def test_three_identical_quantized_p99s_are_not_equivalent_anywhere() -> None:
+    # The issue: fio's fdatasync p99 of 370.688 µs on every target in rounds 1-3 was
+    # "equivalent at round 3". Now: inconclusive in the cell and in the answer line, which
+    # says why without nesting parentheses.
+    from pgfsbench.analysis.cells import CellKey, Samples
+    from pgfsbench.analysis.table import Source, build_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+
+    cells = {CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
+        "µs", False, values=[370.688] * 3, rounds=[1, 2, 3], block="c1", params={})
+        for t in ("ext4", "xfs")}
+    table = build_table(Source(["ext4", "xfs"], cells), None, 0.05, 0.02)
+    v = table.rows[0].cells["xfs"].verdict
+    assert v.kind == "inconclusive" and "no spread to judge by" in v.reason
+    [line] = verdict_lines(table, {})
+    assert "≈" not in line.text and "equivalent" not in line.text
+    depth = 0
+    for ch in line.text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        assert depth <= 1, line.text

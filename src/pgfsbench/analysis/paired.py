@@ -65,8 +65,9 @@ POWER = 0.80  # of the "more rounds" estimate
 MAX_ROUNDS_ESTIMATE = 1000  # beyond this the estimate says "many"
 # A log-ratio sd below this is float error on identical ratios (10/11 vs 20/22), not spread.
 _NO_SPREAD = 1e-9
-NO_SPREAD_NOTE = ("no spread to judge by: every round gave the same ratio "
-                  "(the values are quantized or identical)")
+# No parentheses: the answer line puts a note in them.
+NO_SPREAD_NOTE = ("no spread to judge by: every round gave the same ratio, so the values "
+                  "are quantized or identical")
 
 
 @dataclass(frozen=True)
