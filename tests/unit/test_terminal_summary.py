@@ -54,7 +54,7 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
                         "latency,")
     # a measurement with a decided pair is never filed under "inconclusive"
     assert verdicts == 3 and any(
-        ln.startswith("pgbench clients=4: xfs, ext4 > btrfs: btrfs −47% TPC-B tps [")
+        ln.startswith("pgbench clients=4: xfs, ext4 > btrfs: btrfs −49% TPC-B tps [99.958% CI")
         for ln in lines[verdicts:first_section])
     # every headline metric whole on one line; no monitor row in the summary
     table = comparison_table(campaign)

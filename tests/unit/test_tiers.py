@@ -91,4 +91,4 @@ def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the
     assert tiers.tiers == [["a", "b", "c"]]
     text = measurement_answer(row, table, tiers)
     assert text.startswith("a, b, c: a ahead of c: c −10% TPC-B tps [")
-    assert "not told apart in 6 rounds: b vs a " in text and "c vs b " in text
+    assert "not told apart in 6 rounds (95% CIs): b vs a " in text and "c vs b " in text

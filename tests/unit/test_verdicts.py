@@ -77,7 +77,8 @@ def test_paired_rounds_show_equivalence_and_say_how() -> None:
     assert "(paired, 8 rounds)" in cell.verdict.reason
     [line] = verdict_lines(table, {})
     assert line.kind == EQUIVALENT and line.ranking == "a ≈ b"
-    assert line.text.startswith("a ≈ b: b vs a within ") and "equivalent within ±2%" in line.text
+    # the equivalence's own (1 - 2 level) CI, labelled, lies inside the margin
+    assert line.text.startswith("a ≈ b: b vs a −0.1%..+0.1% (90% CI), equivalent within ±2%")
 
 
 def test_the_issue_case_a_consistent_slowdown_is_worse_paired() -> None:
@@ -108,7 +109,8 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     assert line.kind == PARTIAL and line.winner is None
     assert line.ranking == "a, b > c"
     assert line.text.startswith("a, b > c: c −30% TPC-B tps [") and " vs a" in line.text
-    assert "not told apart in 5 rounds: b vs a −" in line.text
+    assert "not told apart in 5 rounds (95% CIs): b vs a −" in line.text
+    assert "c −30% TPC-B tps [98.3% CI " in line.text  # at the level of its decision
     assert "rounds in all would likely settle it (5 ran)" in line.text
     assert table.rows[0].cells["b"].verdict.reason.startswith("inconclusive: ×")
 

@@ -17,7 +17,7 @@ from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsa
 from pgfsbench.analysis.durability import (MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability,
                                            durabilities)
 from pgfsbench.analysis.table import Table, comparison_table
-from pgfsbench.analysis.answer import change
+from pgfsbench.analysis.answer import decided_change
 from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.errors import UserError
@@ -114,9 +114,7 @@ def _cost(table: Table, line, picked: str, target: str) -> str:
     j = table.pair(row, picked, target)
     if j is None:
         return f"below on {metric_label(line.metric)}"
-    c = j.comparison
-    ci = (c.ci_low, c.ci_high) if c.ci_low is not None else None
-    return change(c.ratio, ci, metric_label(line.metric))
+    return decided_change(j, metric_label(line.metric))
 
 
 def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:

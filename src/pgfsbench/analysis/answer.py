@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pgfsbench.analysis.labels import metric_label
-from pgfsbench.analysis.outcome import Judged, settle_text
+from pgfsbench.analysis.outcome import Judged, percent_text, settle_text
 from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER, LOWER
 from pgfsbench.analysis.table import Row, Table
 from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, Tiers
@@ -39,9 +39,11 @@ def percent(ratio: float) -> str:
     return text.replace("-", MINUS)
 
 
-def change(ratio: float | None, ci: tuple[float, float] | None = None, what: str = "") -> str:
+def change(ratio: float | None, ci: tuple[float, float] | None = None, what: str = "",
+           label: str = "") -> str:
     """'−51% [−53%, −48%]', or '3.6× [3.3×, 4.1×]' where the ratio is 2 or more;
-    ``what`` goes between the figure and its CI ('−51% TPC-B tps [−53%, −48%]')."""
+    ``what`` goes between the figure and its CI ('−51% TPC-B tps [−53%, −48%]'), ``label``
+    inside the brackets ('[97.9% CI −53%, −48%]')."""
     if ratio is None:
         return "no ratio"
     if ratio >= 2 or (ratio > 0 and ratio <= 0.05):
@@ -51,7 +53,17 @@ def change(ratio: float | None, ci: tuple[float, float] | None = None, what: str
     what = f" {what}" if what else ""
     if ci is None:
         return f"{fmt(ratio)}{what}"
-    return f"{fmt(ratio)}{what} [{fmt(ci[0])}, {fmt(ci[1])}]"
+    label = f"{label} " if label else ""
+    return f"{fmt(ratio)}{what} [{label}{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def decided_change(j: Judged, what: str = "") -> str:
+    """A decided pair's change with the CI at the level of its decision, labelled: the
+    interval agrees with the decision (a plain 95% CI need not after an early stop)."""
+    ci = j.decision_ci()
+    if ci is None:
+        return change(j.comparison.ratio, _ci(j), what)
+    return change(ci.ratio, (ci.low, ci.high), what, f"{percent_text(ci.confidence)} CI")
 
 
 def _ci(j: Judged) -> tuple[float, float] | None:
@@ -84,16 +96,19 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
     for tier in tiers.tiers[1:]:
         for t in tier:
             j = table.pair(row, top, t)
-            facts.append(f"{t} {change(j.comparison.ratio, _ci(j), name)}{against}")
+            facts.append(f"{t} {decided_change(j, name)}{against}")
     open_: list[tuple[str, str, Judged]] = []
     for a, b, rel in tiers.inside:
         j = table.pair(row, a, b)
         if j is None:
             facts.append(f"{b} vs {a}: no rounds in common")
         elif rel == SAME:
-            facts.append(f"{b} vs {a} {_span(j)}, equivalent within ±{table.noise * 100:g}%")
+            ci = j.decision_ci()
+            span = (f"{percent(ci.low)}..{percent(ci.high)} ({percent_text(ci.confidence)} CI)"
+                    if ci else _span(j, bare=True))
+            facts.append(f"{b} vs {a} {span}, equivalent within ±{table.noise * 100:g}%")
         elif rel == BETTER:  # decided, yet no cut holds it (decisions not transitive)
-            facts.append(f"{a} ahead of {b}: {b} {change(j.comparison.ratio, _ci(j), name)}")
+            facts.append(f"{a} ahead of {b}: {b} {decided_change(j, name)}")
         else:
             open_.append((a, b, j))
     if open_:
@@ -102,7 +117,7 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
         for a, b, j in open_:
             why = f" ({j.note})" if j.note else ""
             by_runs.setdefault(_runs(j), []).append(f"{b} vs {a} {_span(j, bare=True)}{why}")
-        facts += [f"not told apart in {runs}: {', '.join(pairs)}"
+        facts += [f"not told apart in {runs} (95% CIs): {', '.join(pairs)}"
                   for runs, pairs in by_runs.items()]
     # Nothing decided: say so first, so the ranking-shaped list is not read as one.
     lead = tiers.text() if tiers.decided_any else "inconclusive"
