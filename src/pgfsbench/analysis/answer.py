@@ -134,8 +134,8 @@ def _settle(open_: list[Judged], table: Table) -> str:
         return settle_text(open_[0], table.budget)
     ran = max(j.comparison.paired.n for j in paired)
     estimated = [j for j in paired if j.rounds_needed is not None]
-    if not estimated:
-        return f"no number of rounds can be estimated to settle it ({ran} ran)"
+    if not estimated:  # the first pair's reason: no spread, fixed rounds, too many
+        return f"{settle_text(paired[0])} ({ran} ran)"
     need = max(max(j.rounds_needed, j.comparison.paired.n + 1) for j in estimated)
     rest = "" if len(estimated) == len(paired) else ", where an estimate can be made"
     return f"about {need} rounds in all would likely settle it{rest} ({ran} ran)"

@@ -109,6 +109,13 @@ def _comparison(campaign: Campaign) -> dict[str, Any]:
     return comparison_data(table, table.rows, lines)
 
 
+def _interval(ci) -> dict | None:
+    if ci is None:
+        return None
+    return {"ratio": ci.ratio, "low": ci.low, "high": ci.high, "confidence": ci.confidence,
+            "rounds": ci.rounds}
+
+
 def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
     """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
     def cell(c: Cell) -> dict:
@@ -120,6 +127,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
             d["vs_baseline"] = {
                 "ratio": cmp.ratio,
                 "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
+                "decision_ci": _interval(c.judged.decision_ci() if c.judged else None),
                 "p_value": cmp.p_value, "p_adjusted": c.p_adjusted,
                 "paired": cmp.paired is not None,
                 "p_equivalent": cmp.p_equivalent,
