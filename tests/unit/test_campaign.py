@@ -398,8 +398,10 @@ def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_pat
 
 # The same targets and workloads (fsync, a load done once, pgbench), 'auto' on reused
 # targets. The fake fsync gives every target the same number: equivalent at once.
+# A look after every round from min to max (as many looks as rounds): decisions as soon
+# as the data allow, which these tests of the campaign's machinery rely on.
 AUTO = PLAN.replace("count = 3\nfresh = {fresh}", "count = \"auto\"\nmin = 3\nmax = {max}\n"
-                    "max_minutes = {minutes}\nfresh = false")
+                    "looks = 1000\nmax_minutes = {minutes}\nfresh = false")
 
 
 def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: float = 0.7):
