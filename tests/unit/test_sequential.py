@@ -168,3 +168,22 @@ def test_planned_looks_and_the_budget_look_keep_false_claims_under_alpha() -> No
         decisions = decide(headline_family(values, list("abc")), design)
         claims += any(d.outcome in (HIGHER, LOWER) for d in decisions.values())
     assert claims / 400 < 0.05
+
+
+def test_a_campaign_stored_before_looks_resumes_with_its_design() -> None:
+    from types import SimpleNamespace
+
+    from pgfsbench.campaign.resume import restore
+    from pgfsbench.schedule import Schedule
+    from pgfsbench.plan.model import Repetitions
+    from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
+
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    old = {"repetitions": {"count": "auto", "min": 3, "max": 12}}
+    s = Schedule(Repetitions(count="auto", min=3, max=12), ["a", "b"], [bench])
+    assert s.design.planned_looks() == (3, 12)
+    point = SimpleNamespace(campaign=SimpleNamespace(plan=old, schedule={}, runs=[]),
+                            from_round=1, settle_again=False, first_round=lambda sch: 1,
+                            spent_s=0.0)
+    restore(s, point)
+    assert s.design.every_round and s.design == design_for(old)
