@@ -77,7 +77,9 @@ Measurement = tuple[str, str]  # workload type, label
 class Design:
     alpha: float
     noise: float       # equivalence margin, and the smallest difference worth a claim
-    first_look: int    # the first planned look (rounds before the first test)
+    # Every round: the first look. Planned looks: the plan's min, the earliest round a
+    # look may come at (the budget's); a fixed count: first_look == last_look.
+    first_look: int
     last_look: int     # the most rounds planned; a fixed count: first_look == last_look
     # The planned looks (rounds, ascending, the last at last_look). None: a look after
     # every round from first_look to last_look, as plans stored before looks existed.
@@ -94,9 +96,11 @@ class Design:
 
     @classmethod
     def planned(cls, alpha: float, noise: float, looks: Iterable[int],
-                descriptive: Iterable[Measurement] = ()) -> "Design":
+                descriptive: Iterable[Measurement] = (), earliest: int | None = None
+                ) -> "Design":
         rounds = tuple(sorted(set(looks)))
-        return cls(alpha, noise, rounds[0], rounds[-1], rounds, None, frozenset(descriptive))
+        first = rounds[0] if earliest is None else min(earliest, rounds[0])
+        return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive))
 
     @property
     def every_round(self) -> bool:
@@ -299,7 +303,7 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
     if "looks" not in stored:  # stored before planned looks: as it was decided then
         return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max)
     design = Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
-                            descriptive_measurements(plan))
+                            descriptive_measurements(plan), earliest=reps.min)
     final = ((schedule or {}).get("design") or {}).get("final_look")
     return design.at_budget(int(final)) if isinstance(final, int) else design
 

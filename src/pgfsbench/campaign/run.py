@@ -241,8 +241,8 @@ class Campaign:
         first = round_numbers[0] if len(round_numbers) else schedule.first_round
         self.emit(ev.CampaignStarted(self.id, self.plan.name, tuple(self.specs),
                                      first, rounds, schedule.auto,
-                                     schedule.design.first_look if schedule.auto
-                                     else rounds,
+                                     schedule.design.planned_looks()[0]
+                                     if schedule.auto else rounds,
                                      reps.max_minutes if schedule.auto else None,
                                      self.point.from_round if self.point else 0))
         store.set_schedule(schedule.describe())  # the seed, before anything runs
