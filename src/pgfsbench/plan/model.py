@@ -376,8 +376,9 @@ class Repetitions(Strict):
     # the plans stored with older results load; plan check says it is ignored.
     ci_width: float | None = Field(None, gt=0, lt=1, description="ignored (deprecated): "
                                    "'auto' stops when the comparisons are decided")
-    min: int = Field(3, ge=2, le=1000, description="auto: the first look, rounds before the "
-                                                   "first test")
+    min: int = Field(3, ge=2, le=1000, description="auto: the first look when looks is a "
+                                                   "number, and the earliest round a look "
+                                                   "may come at (the budget's)")
     max: int = Field(10, ge=2, le=1000, description="auto: the last look, the most rounds; "
                                                     "the alpha spending runs to it")
     looks: Annotated[int, Field(ge=1, le=1000)] | list[Annotated[int, Field(ge=2, le=1000)]] = \
