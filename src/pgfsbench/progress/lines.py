@@ -51,7 +51,10 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     9 min have passed; estimated 7:15 to 9:32'."""
     targets = f"{len(e.targets)} target{'s' if len(e.targets) != 1 else ''} " \
               f"({', '.join(e.targets)})"
-    if e.auto:
+    if e.auto and e.min_rounds >= e.most_rounds:  # one planned look, at the end
+        rounds = (f"{e.most_rounds} rounds or {e.max_minutes:g} min, whichever comes "
+                  "first, then every comparison decided at once")
+    elif e.auto:
         rounds = (f"{e.min_rounds} to {e.most_rounds} rounds until every comparison is "
                   f"decided or {e.max_minutes:g} min have passed")
     else:
