@@ -36,7 +36,9 @@ def budget_text(plan: Plan, info: dict) -> str:
     reps = plan.repetitions
     low, high = info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60
     if reps.count == "auto":
-        rounds = (f"until decided (looks after rounds {_rounds(reps.look_rounds())}), at most "
+        looks = reps.look_rounds()
+        rounds = (f"until decided (looks after round{'s' if len(looks) > 1 else ''} "
+                  f"{_rounds(looks)}), at most "
                   f"{reps.max} rounds or {reps.max_minutes:g} min"
                   + (" (+1 settling round)" if info["budget"]["settling_round"] else ""))
     else:
@@ -77,7 +79,8 @@ def render_plan_check(info: dict, console: Console) -> None:
     console.print(Text(f"repetitions: {value_text(reps['count'])} ({order}, {fresh}){settle}"))
     if auto:
         console.print(Text(
-            f"auto: comparisons tested after rounds {_rounds(budget['looks'])}, every "
+            f"auto: comparisons tested after round{'s' if len(budget['looks']) > 1 else ''} "
+            f"{_rounds(budget['looks'])} (or the last round the time budget allows), every "
             f"target in every round until all are decided; budget: "
             f"{budget['most_rounds']} rounds or {budget['max_minutes']:g} min"))
     settings = [value_text(t.get("postgres_settings") or {}) for t in info["targets"]]
