@@ -235,3 +235,29 @@ def test_equivalent_leaders_ahead_of_a_loser_are_an_answer_not_inconclusive() ->
     assert line.kind == LEADERS and line.winner is None
     assert line.ranking == "a ≈ b > c"
     assert "c −30% TPC-B tps [" in line.text and "equivalent within ±2%" in line.text
+
+
+def test_a_measurement_run_for_the_advice_is_described_not_tested() -> None:
+    # pg_test_fsync with its own 3 repetitions in an 'auto' plan: outside the verdict
+    # family, so its line gives medians and says it was not tested.
+    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.sequential import Design
+
+    drift = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0]
+    jitter = [1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+    source = _source({"a": [1000 * d for d in drift],
+                      "b": [700 * d * j for d, j in zip(drift, jitter)]}, paired=True)
+    for t, v in {"a": 3000.0, "b": 1200.0}.items():
+        source.cells[CellKey(t, "fsync", "", "fsync.fdatasync_8k.ops_per_s")] = Samples(
+            "ops/s", True, values=[v, v * 1.01, v * 0.99], rounds=[1, 2, 3], block="c1",
+            params={})
+    source.design = Design.planned(0.05, 0.02, [6], descriptive=[("fsync", "")],
+                                   earliest=3)
+    table = build_table(source, None, 0.05, 0.02)
+    by = {v.workload: v for v in verdict_lines(table, {})}
+    assert by["fsync"].kind == "described" and by["fsync"].tiers is None
+    assert by["fsync"].text == ("for the advice, not tested (its own 3 rounds): medians "
+                                "a 3,000 · b 1,200 ops/s")
+    assert not any(k[0] == "fsync" for k in table.pairs)  # no share of alpha
+    assert by["pgbench"].kind == WINNER
+    assert campaign_answer(list(by.values())) == "a > b on TPC-B tps"

@@ -144,7 +144,7 @@ def _settle(open_: list[Judged], table: Table) -> str:
 def campaign_answer(lines: list) -> str:
     """The whole campaign in one line (``VerdictLine``s): one ranking when every decided
     measurement ranks the targets the same, else each one's; then what is not decided."""
-    ranked = [v for v in lines if v.tiers is not None]
+    ranked = [v for v in lines if v.tiers is not None]  # not single runs, not described
     if not ranked:
         return ("one run each: nothing can be told apart from noise (set [repetitions] "
                 "count to 5 or more, or \"auto\")") if lines else ""

@@ -59,7 +59,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
                                       for t, c in r.cells.items() if c.value is not None}
               for r in rows}
     cells = {(r.workload, r.label): r.cells for r in rows}
-    everything = headline_family(values, columns)
+    # Measurements described, not tested (their own count in an 'auto' plan): no pair,
+    # paired or not, takes a share of alpha.
+    everything = headline_family(values, columns, design.descriptive)
     paired = {k: v for k, v in everything.items()
               if pairable(cells[k[:2]][k[2]], cells[k[:2]][k[3]])}
     unpaired = {k: compare(cells[k[:2]][k[2]].values, cells[k[:2]][k[3]].values, design.alpha)
@@ -73,7 +75,8 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
             # A fixed count is one look: at the last round the data has (a workload's own
             # repetitions, or a campaign cut short, make it differ from the count).
             last = max(r for base, other in paired.values() for r in base.keys() & other.keys())
-            design = Design.fixed(design.alpha, design.noise, last)
+            design = replace(Design.fixed(design.alpha, design.noise, last),
+                             descriptive=design.descriptive)
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
         out |= {k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round,
                                                                     design.noise))

@@ -38,6 +38,8 @@ WINNER, EQUIVALENT, INCONCLUSIVE, SINGLE = "winner", "equivalent", "inconclusive
 LEADERS = "tied leaders"
 # Some pairs decided, some not: the tiers say which (never filed under inconclusive).
 PARTIAL = "partly decided"
+# Measured for the advice with its own count in an 'auto' plan: described, never tested.
+DESCRIBED = "described"
 
 
 @dataclass
@@ -98,7 +100,11 @@ def _line(row: Row, order: list[str], table: Table,
                for t in table.targets if t in order}  # plan order, baseline first
     line = VerdictLine(row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "",
                        classes)
-    if all(row.cells[t].n < 2 for t in order) or not table.pairs:
+    described = table.design is not None and (row.workload, row.label) in \
+        table.design.descriptive
+    if described:
+        _described(line, row, order)
+    elif all(row.cells[t].n < 2 for t in order) or not table.pairs:
         _single(line, row, order)
     else:
         tiers = rank(order, relation_of(table, row))
@@ -130,6 +136,21 @@ def _kind(tiers: Tiers) -> str:
     if len(tiers.tiers) == 1:
         return EQUIVALENT if all(rel == "same" for *_, rel in tiers.inside) else PARTIAL
     return WINNER if len(tiers.tiers[0]) == 1 else LEADERS
+
+
+def _described(line: VerdictLine, row: Row, order: list[str]) -> None:
+    """Medians only: what the advice reads, said as such (no test, no share of alpha)."""
+    line.kind = DESCRIBED
+    rounds = max(row.cells[t].n for t in order)
+    line.text = (f"for the advice, not tested (its own {rounds} round"
+                 + ("s" if rounds != 1 else "") + "): medians "
+                 + " · ".join(f"{t} {_number(row.cells[t].value)}" for t in order)
+                 + f" {row.unit}")
+
+
+def _number(x: float) -> str:
+    """Thousands separated, three significant digits (3,118; 2.47)."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def _single(line: VerdictLine, row: Row, order: list[str]) -> None:

@@ -54,6 +54,22 @@ def row_title(row: Row) -> str:
     return f"{row.workload} {row.label} {row.metric}".replace("  ", " ")
 
 
+def looks_text(d) -> str:
+    """When the headline comparisons were tested: 'once, at the last round', 'at rounds
+    6 and 12 (alpha spent across the looks)', 'after every round from 3 to 12 (...)'."""
+    if d is None or d.first_look == d.last_look:
+        return "once, at the last round"
+    looks = d.planned_looks()
+    budget = " (or at the last round the time budget allowed)"
+    if d.every_round:
+        return (f"after every round from {d.first_look} to {d.last_look} (alpha spent "
+                "across the looks)")
+    if len(looks) == 1:
+        return f"once, at round {looks[0]}{budget}"
+    return (f"at rounds {', '.join(map(str, looks[:-1]))} and {looks[-1]}{budget}, "
+            "alpha spent across the looks")
+
+
 def footer(table: Table) -> str:
     """The legend: what the numbers are, the marks, paired or not, and the design."""
     how = []
@@ -63,12 +79,7 @@ def footer(table: Table) -> str:
     if table.unpaired:
         how.append("unpaired: runs whose rounds do not correspond are compared as independent "
                    "samples (ratio of medians, bootstrap CI, Mann-Whitney U)")
-    d = table.design
-    if d is not None and d.first_look != d.last_look:
-        design = (f"decided round by round from round {d.first_look} to {d.last_look}, "
-                  f"alpha {table.alpha} spent across those looks and Holm-corrected in each")
-    else:
-        design = f"decided once, Holm-corrected at alpha {table.alpha}"
+    design = f"decided {looks_text(table.design)}, Holm-corrected at alpha {table.alpha}"
     how_text = "; ".join(how)
     return ("Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
             "ratios are contender/baseline with 95% CIs. "

@@ -27,6 +27,7 @@ from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.report.compare import footer as compare_footer
+from pgfsbench.report.compare import looks_text
 from pgfsbench.filesystems.mountcheck import changes_for, describe
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
@@ -76,7 +77,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
                        when=_when, duration=_duration, argv=_argv, params=_params,
                        href=_href, basename=lambda p: Path(p).name, describe=describe,
                        fact=_fact, fact_name=_fact_name, quantity=_quantity)
-    env.globals.update(row_scale=row_scale, row_unit=row_unit)
+    env.globals.update(row_scale=row_scale, row_unit=row_unit, looks_text=looks_text)
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
     # last), in the order workloads first ran, so the template can group them.
