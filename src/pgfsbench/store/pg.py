@@ -21,11 +21,14 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.string import TextLoader
 
+from pgfsbench import __version__
 from pgfsbench.errors import UserError
+from pgfsbench.store.decisions import COLUMNS as DECISIONS
+from pgfsbench.store.decisions import decisions
 from pgfsbench.store.read import Campaign, campaign_from_rows
 from pgfsbench.store.rows import CAMPAIGN, TABLES, CampaignRows
 from pgfsbench.store.url import shown
-from pgfsbench.store.version import SCHEMA_VERSION, refuse_newer
+from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
 
 CONNECT_TIMEOUT_S = 10
 SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
@@ -44,6 +47,10 @@ class Imported:
     campaign_id: str
     action: str  # "imported", "unchanged" or "updated"
     before: str = ""  # updated: what the store held (status, runs, when imported)
+
+
+def _sql(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text()
 
 
 def _first_line(exc: BaseException) -> str:
@@ -102,19 +109,32 @@ class PgStore:
     def _ensure_schema(self) -> None:
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            exists = self.conn.execute(
-                "SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[0]
-            if exists:
-                row = self.conn.execute("SELECT max(version) FROM pgfsbench_schema").fetchone()
-                version = row[0] or 0
+            version, layout = 0, 0
+            if self.conn.execute(
+                    "SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[0]:
+                # The layout column came with layout 2: read it whether or not it is there.
+                version, layout = self.conn.execute(
+                    "SELECT coalesce(max(version), 0), coalesce(max((to_jsonb(s) ->> "
+                    "'layout')::integer), 1) FROM pgfsbench_schema s").fetchone()
                 refuse_newer(version, f"the results store {shown(self.url)}")
-                if version == SCHEMA_VERSION:
+                if version == SCHEMA_VERSION and layout >= PG_LAYOUT:
                     return
-            # Empty, or older: the script only adds what is missing.
-            self.conn.execute(resources.files(__package__).joinpath("schema_pg.sql")
-                              .read_text())
+            if version < SCHEMA_VERSION:  # empty, or older: the script only adds
+                self.conn.execute(_sql("schema_pg.sql"))
+            if layout < PG_LAYOUT:
+                try:
+                    with self.conn.transaction():  # a savepoint
+                        self.conn.execute(_sql("views_pg.sql"))
+                except psycopg.errors.InsufficientPrivilege:
+                    # A reader without the right to add the layer reads the tables as
+                    # they are; the next writer adds it.
+                    if version < SCHEMA_VERSION:
+                        raise
+                    return
+                layout = PG_LAYOUT
             self.conn.execute("DELETE FROM pgfsbench_schema")
-            self.conn.execute("INSERT INTO pgfsbench_schema VALUES (%s)", (SCHEMA_VERSION,))
+            self.conn.execute("INSERT INTO pgfsbench_schema (version, layout) VALUES (%s, %s)",
+                              (SCHEMA_VERSION, max(layout, PG_LAYOUT)))
 
     # --- writing ---------------------------------------------------------------
     def import_rows(self, rows: CampaignRows, results_dir: Path) -> Imported:
@@ -127,9 +147,12 @@ class PgStore:
                 self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (rows.uuid,))
                 held = self.conn.execute(
                     "SELECT source_digest, status, imported_at, results_dir, "
-                    "(SELECT count(*) FROM runs WHERE campaign_uuid = %s) "
+                    "(SELECT count(*) FROM runs WHERE campaign_uuid = %s), "
+                    "decided_at IS NOT NULL "
                     "FROM campaign WHERE uuid = %s", (rows.uuid, rows.uuid)).fetchone()
                 if held and held[0] == digest:
+                    if not held[5]:  # imported before decisions were kept
+                        self._decide(rows, results_dir)
                     return Imported(rows.uuid, c["id"], "unchanged")
                 before = ""
                 if held:
@@ -137,6 +160,7 @@ class PgStore:
                               f"{held[2]:%Y-%m-%d %H:%M %Z}")
                     self.conn.execute("DELETE FROM campaign WHERE uuid = %s", (rows.uuid,))
                 self._insert(rows, results_dir, digest)
+                self._decide(rows, results_dir)
         except psycopg.Error as exc:
             raise StoreFailed(f"{shown(self.url)}: {_first_line(exc)}") from exc
         return Imported(rows.uuid, c["id"], "updated" if held else "imported", before)
@@ -157,6 +181,16 @@ class PgStore:
                 for seq, row in enumerate(rows.table(name)):
                     copy.write_row([rows.uuid, *(row[k] for k in columns),
                                     *((seq,) if extra else ())])
+
+    def _decide(self, rows: CampaignRows, results_dir: Path) -> None:
+        """The campaign's decisions as the report makes them (store/decisions.py)."""
+        found = decisions(campaign_from_rows(rows, results_dir))
+        with self.conn.cursor().copy(
+                f"COPY decisions (campaign_uuid, {', '.join(DECISIONS)}) FROM STDIN") as copy:
+            for d in found:
+                copy.write_row([rows.uuid, *(d[k] for k in DECISIONS)])
+        self.conn.execute("UPDATE campaign SET decided_at = now(), decided_by = %s "
+                          "WHERE uuid = %s", (__version__, rows.uuid))
 
     # --- reading ---------------------------------------------------------------
     def campaigns(self) -> list[dict]:

@@ -9,6 +9,17 @@ written with. Versions:
 2. a campaign UUID (the key across stores and hosts) and ``schema_version`` on
    every campaign; host facts carry the machine id and the OS.
 
+The PostgreSQL store adds a reading layer of its own on those tables (views of tidy
+rows, comments, the campaigns' decisions), numbered apart in ``pgfsbench_schema.layout``
+so results.db files are not touched by it:
+
+1. (or NULL) the tables alone;
+2. views (campaigns, measurements, counted_measurements, medians, verdicts), the
+   decisions table, a comment on every table, view and column.
+
+A store with an older layout gets the layer when opened (it only adds); a newer one is
+read as it is (its tables are the same schema version).
+
 A database newer than this program is refused (its layout is unknown here); an
 older one is read as it is, and migrated in place only when opened for writing.
 """
@@ -21,6 +32,7 @@ import uuid
 from pgfsbench.errors import UserError
 
 SCHEMA_VERSION = 2
+PG_LAYOUT = 2  # the PostgreSQL store's reading layer (views_pg.sql)
 UNVERSIONED = 1  # what a file with user_version 0 is: written before versioning
 # Legacy campaigns get a UUID derived from what identifies them, so importing the same
 # directory twice finds the same campaign.

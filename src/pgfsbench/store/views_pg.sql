@@ -1,0 +1,313 @@
+-- The PostgreSQL store's reading layer (store layout 2, store/version.py): views of
+-- tidy rows a DBA, a notebook or a Grafana panel queries in one line, the campaign's
+-- decisions as the tool made them, and a comment on every table, view and column.
+-- Run after schema_pg.sql, on a new store and on every older one: it only adds
+-- (IF NOT EXISTS, CREATE OR REPLACE), so what an older pgfsbench wrote stays readable.
+
+-- When the tool's decisions were stored (NULL: imported before decisions were kept;
+-- importing the directory again fills them).
+ALTER TABLE campaign ADD COLUMN IF NOT EXISTS decided_at timestamptz;
+ALTER TABLE campaign ADD COLUMN IF NOT EXISTS decided_by text;
+ALTER TABLE pgfsbench_schema ADD COLUMN IF NOT EXISTS layout integer;
+
+-- Verdicts are not computed in SQL: they are paired within rounds, sequential (a look
+-- per round at an adjusted level), corrected across the headline family and decided
+-- against an equivalence margin; SQL would give other answers than the report. So the
+-- import stores each contender's decision against the baseline as the tool made it.
+CREATE TABLE IF NOT EXISTS decisions (
+    campaign_uuid uuid NOT NULL REFERENCES campaign(uuid) ON DELETE CASCADE,
+    workload text NOT NULL,
+    label text NOT NULL,
+    metric text NOT NULL,
+    unit text NOT NULL,
+    direction text NOT NULL,
+    headline boolean NOT NULL,
+    target text NOT NULL,
+    baseline text NOT NULL,
+    verdict text NOT NULL,
+    reason text NOT NULL,
+    median double precision,
+    baseline_median double precision,
+    n integer NOT NULL,
+    baseline_n integer NOT NULL,
+    ratio double precision,
+    ratio_low double precision,
+    ratio_high double precision,
+    p_value double precision,
+    paired boolean NOT NULL,
+    decided_at_round integer,
+    rounds_needed integer,
+    PRIMARY KEY (campaign_uuid, workload, label, metric, target)
+);
+CREATE INDEX IF NOT EXISTS decisions_verdict ON decisions (verdict, target);
+
+CREATE OR REPLACE VIEW campaigns AS
+SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
+       c.plan_name AS plan, c.status, to_timestamp(c.started) AS started,
+       to_timestamp(c.ended) AS ended, c.pgfsbench_version, c.results_dir,
+       c.imported_at, c.decided_at, c.decided_by
+FROM campaign c;
+
+CREATE OR REPLACE VIEW measurements AS
+SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
+       c.plan_name AS plan, t.name AS target, t.fs AS filesystem, t.kind AS target_kind,
+       r.workload, r.label, r.params_json::jsonb AS parameters,
+       m.name AS metric, m.unit,
+       CASE m.higher_is_better WHEN 1 THEN 'higher' WHEN 0 THEN 'lower' ELSE 'none' END
+           AS direction,
+       r.repetition AS round, m.value,
+       r.repetition = 0 AS settling, r.status AS run_status,
+       -- As the statistics count (analysis/cells.py): settling and runs not ok left
+       -- out, and values that are no number (unsupported).
+       r.repetition <> 0 AND r.status = 'ok'
+           AND m.value NOT IN ('NaN', 'Infinity', '-Infinity') IS TRUE AS counted,
+       r.id AS run_id, to_timestamp(r.started) AS run_started,
+       to_timestamp(r.ended) AS run_ended, to_timestamp(c.started) AS campaign_started,
+       c.status AS campaign_status
+FROM metrics m
+JOIN runs r ON r.campaign_uuid = m.campaign_uuid AND r.id = m.run_id
+JOIN targets t ON t.campaign_uuid = r.campaign_uuid AND t.id = r.target_id
+JOIN campaign c ON c.uuid = r.campaign_uuid;
+
+CREATE OR REPLACE VIEW counted_measurements AS
+SELECT * FROM measurements WHERE counted;
+
+CREATE OR REPLACE VIEW medians AS
+SELECT campaign_uuid, campaign, host, machine_id, plan, campaign_started, target,
+       filesystem, workload, label, metric, unit, direction,
+       count(*)::integer AS n,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median,
+       min(value) AS min, max(value) AS max
+FROM counted_measurements
+GROUP BY campaign_uuid, campaign, host, machine_id, plan, campaign_started, target,
+         filesystem, workload, label, metric, unit, direction;
+
+CREATE OR REPLACE VIEW verdicts AS
+SELECT d.campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
+       c.plan_name AS plan, to_timestamp(c.started) AS campaign_started,
+       d.target, t.fs AS filesystem, d.baseline, d.workload, d.label, d.metric, d.unit,
+       d.direction, d.headline, d.verdict, d.reason, d.median, d.baseline_median, d.n,
+       d.baseline_n, d.ratio, d.ratio_low, d.ratio_high, d.p_value, d.paired,
+       d.decided_at_round, d.rounds_needed, c.decided_by
+FROM decisions d
+JOIN campaign c ON c.uuid = d.campaign_uuid
+LEFT JOIN targets t ON t.campaign_uuid = d.campaign_uuid AND t.name = d.target;
+
+-- What each is, where a DBA looks for it (\d+ in psql, a client's tooltip).
+COMMENT ON TABLE pgfsbench_schema IS 'The store''s layout: one row (pgfsbench''s store/version.py).';
+COMMENT ON COLUMN pgfsbench_schema.version IS 'Results schema version of the tables (a newer one than the program reads is refused).';
+COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables (views, comments, decisions); NULL or 1: tables only.';
+
+COMMENT ON TABLE campaign IS 'One row per campaign imported (pgfsbench import, run --store), keyed by its UUID. Query the campaigns view for readable times.';
+COMMENT ON COLUMN campaign.uuid IS 'The campaign''s key in every store and on every host.';
+COMMENT ON COLUMN campaign.id IS 'Readable id (date-time-random), unique per host only.';
+COMMENT ON COLUMN campaign.schema_version IS 'Results schema version its results.db was written with.';
+COMMENT ON COLUMN campaign.plan_name IS 'Name of the plan it ran.';
+COMMENT ON COLUMN campaign.plan_json IS 'The plan as run (JSON, key order kept).';
+COMMENT ON COLUMN campaign.host_json IS 'Host facts: hostname, machine id, kernel, CPU, memory, devices (JSON).';
+COMMENT ON COLUMN campaign.pgfsbench_version IS 'pgfsbench version that ran it.';
+COMMENT ON COLUMN campaign.started IS 'Start, seconds since the Unix epoch (campaigns.started is the timestamptz).';
+COMMENT ON COLUMN campaign.ended IS 'End, seconds since the Unix epoch; NULL while running or if killed.';
+COMMENT ON COLUMN campaign.status IS 'ok, partial, failed, running, interrupted or killed.';
+COMMENT ON COLUMN campaign.schedule_json IS 'Round order, seed and why repetitions stopped (JSON).';
+COMMENT ON COLUMN campaign.hostname IS 'Host it ran on (from host_json).';
+COMMENT ON COLUMN campaign.machine_id IS 'That host''s /etc/machine-id: the same machine across renames.';
+COMMENT ON COLUMN campaign.results_dir IS 'Its results directory on the importing host; the artifacts stay there.';
+COMMENT ON COLUMN campaign.source_digest IS 'Hash of what the directory held when imported: an unchanged directory is not imported again.';
+COMMENT ON COLUMN campaign.imported_at IS 'When it was imported.';
+COMMENT ON COLUMN campaign.decided_at IS 'When its decisions were stored; NULL: imported before decisions were kept (import it again).';
+COMMENT ON COLUMN campaign.decided_by IS 'pgfsbench version that made the stored decisions.';
+
+COMMENT ON TABLE targets IS 'Each filesystem variant a campaign provisioned (a loop image, block device or directory).';
+COMMENT ON COLUMN targets.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN targets.id IS 'Its id within the campaign.';
+COMMENT ON COLUMN targets.name IS 'Its name in the plan (ext4, xfs-nobarrier...).';
+COMMENT ON COLUMN targets.position IS 'Its place in the plan.';
+COMMENT ON COLUMN targets.kind IS 'loop, device or directory.';
+COMMENT ON COLUMN targets.fs IS 'Filesystem (ext4, xfs, btrfs, zfs...).';
+COMMENT ON COLUMN targets.spec_json IS 'The plan''s entry for it: mkfs and mount options, sysctls, queue settings (JSON).';
+COMMENT ON COLUMN targets.status IS 'ok, skipped, failed or pending.';
+COMMENT ON COLUMN targets.reason IS 'Why it was skipped or failed.';
+COMMENT ON COLUMN targets.provenance_json IS 'How it was made: commands and output, geometry, device, sysctls, PostgreSQL version and settings (JSON).';
+
+COMMENT ON TABLE runs IS 'One workload run on one target in one round. Round 0 is settling (not counted); only status ok is counted.';
+COMMENT ON COLUMN runs.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN runs.id IS 'Its id within the campaign.';
+COMMENT ON COLUMN runs.target_id IS 'Its target (targets.id in the same campaign).';
+COMMENT ON COLUMN runs.workload IS 'Workload type (pgbench, fsync, fileio...).';
+COMMENT ON COLUMN runs.label IS 'The measurement within a sweep (clients=8), or empty.';
+COMMENT ON COLUMN runs.repetition IS 'Round: 0 settling (left out of every statistic), 1.. counted.';
+COMMENT ON COLUMN runs.params_json IS 'The workload''s parameters (JSON).';
+COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
+COMMENT ON COLUMN runs.error IS 'Why it failed.';
+COMMENT ON COLUMN runs.started IS 'Start, seconds since the Unix epoch.';
+COMMENT ON COLUMN runs.ended IS 'End, seconds since the Unix epoch.';
+
+COMMENT ON TABLE metrics IS 'Each figure a run measured. Query measurements or counted_measurements for tidy rows.';
+COMMENT ON COLUMN metrics.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN metrics.run_id IS 'Its run (runs.id in the same campaign).';
+COMMENT ON COLUMN metrics.seq IS 'Order it was recorded in.';
+COMMENT ON COLUMN metrics.name IS 'Stable dotted metric name (pgbench.tps).';
+COMMENT ON COLUMN metrics.value IS 'The figure, in unit; NULL if not measured.';
+COMMENT ON COLUMN metrics.unit IS 'Its unit (tps, ms, MB/s...).';
+COMMENT ON COLUMN metrics.higher_is_better IS '1 higher is better, 0 lower is better, NULL informational (views say it as direction).';
+COMMENT ON COLUMN metrics.note IS 'What the metric is when its name cannot say (a statement''s SQL).';
+
+COMMENT ON TABLE series IS 'Per-second series of a run (tps, latency, CPU, I/O), timed from the run''s start.';
+COMMENT ON COLUMN series.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN series.run_id IS 'Its run.';
+COMMENT ON COLUMN series.name IS 'Series name.';
+COMMENT ON COLUMN series.unit IS 'Unit of value.';
+COMMENT ON COLUMN series.t IS 'Seconds since the run started.';
+COMMENT ON COLUMN series.value IS 'The sample.';
+
+COMMENT ON TABLE artifacts IS 'Files a campaign kept (tool outputs, commands), in its results directory.';
+COMMENT ON COLUMN artifacts.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN artifacts.id IS 'Its id within the campaign.';
+COMMENT ON COLUMN artifacts.target_id IS 'The target it belongs to, if any.';
+COMMENT ON COLUMN artifacts.run_id IS 'The run it belongs to, if any.';
+COMMENT ON COLUMN artifacts.kind IS 'What it is (command, output...).';
+COMMENT ON COLUMN artifacts.path IS 'Relative to the campaign''s results_dir.';
+COMMENT ON COLUMN artifacts.command_json IS 'The command''s argument list (JSON), for a command''s output.';
+COMMENT ON COLUMN artifacts.exit_code IS 'The command''s exit code.';
+
+COMMENT ON TABLE decisions IS 'Each contender''s decision against the campaign''s baseline, as pgfsbench made it at import (paired, sequential, corrected; not recomputable in SQL). Query the verdicts view.';
+COMMENT ON COLUMN decisions.campaign_uuid IS 'Its campaign.';
+COMMENT ON COLUMN decisions.workload IS 'Workload type.';
+COMMENT ON COLUMN decisions.label IS 'The measurement within a sweep, or empty.';
+COMMENT ON COLUMN decisions.metric IS 'Metric name.';
+COMMENT ON COLUMN decisions.unit IS 'Its unit.';
+COMMENT ON COLUMN decisions.direction IS 'higher, lower (is better) or none.';
+COMMENT ON COLUMN decisions.headline IS 'The metric its measurement''s verdict is about.';
+COMMENT ON COLUMN decisions.target IS 'The contender.';
+COMMENT ON COLUMN decisions.baseline IS 'The target it was compared with.';
+COMMENT ON COLUMN decisions.verdict IS 'better, worse, different (no direction), equivalent, inconclusive or na.';
+COMMENT ON COLUMN decisions.reason IS 'The decision in one sentence with its figures, as the report says it.';
+COMMENT ON COLUMN decisions.median IS 'Contender''s median over counted rounds.';
+COMMENT ON COLUMN decisions.baseline_median IS 'Baseline''s median over counted rounds.';
+COMMENT ON COLUMN decisions.n IS 'Contender''s counted values.';
+COMMENT ON COLUMN decisions.baseline_n IS 'Baseline''s counted values.';
+COMMENT ON COLUMN decisions.ratio IS 'Contender / baseline (paired: geometric mean of per-round ratios).';
+COMMENT ON COLUMN decisions.ratio_low IS 'Low end of the ratio''s 95% CI.';
+COMMENT ON COLUMN decisions.ratio_high IS 'High end of the ratio''s 95% CI.';
+COMMENT ON COLUMN decisions.p_value IS 'The deciding p as tested (corrected, or at its look).';
+COMMENT ON COLUMN decisions.paired IS 'Compared within rounds.';
+COMMENT ON COLUMN decisions.decided_at_round IS 'Sequential: the round whose look decided it.';
+COMMENT ON COLUMN decisions.rounds_needed IS 'Inconclusive: total rounds likely to settle it.';
+
+COMMENT ON VIEW campaigns IS 'One row per campaign, times as timestamptz.';
+COMMENT ON COLUMN campaigns.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN campaigns.campaign IS 'Readable id (unique per host).';
+COMMENT ON COLUMN campaigns.host IS 'Host it ran on.';
+COMMENT ON COLUMN campaigns.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN campaigns.plan IS 'Plan name.';
+COMMENT ON COLUMN campaigns.status IS 'ok, partial, failed, running, interrupted or killed.';
+COMMENT ON COLUMN campaigns.started IS 'Start.';
+COMMENT ON COLUMN campaigns.ended IS 'End; NULL while running or if killed.';
+COMMENT ON COLUMN campaigns.pgfsbench_version IS 'pgfsbench version that ran it.';
+COMMENT ON COLUMN campaigns.results_dir IS 'Its results directory (artifacts).';
+COMMENT ON COLUMN campaigns.imported_at IS 'When it was imported.';
+COMMENT ON COLUMN campaigns.decided_at IS 'When its decisions were stored (NULL: import it again).';
+COMMENT ON COLUMN campaigns.decided_by IS 'pgfsbench version that made the stored decisions.';
+
+COMMENT ON VIEW measurements IS 'Every figure of every run, one tidy row each, settling and failed runs marked (counted = what the statistics use).';
+COMMENT ON COLUMN measurements.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN measurements.campaign IS 'Readable campaign id.';
+COMMENT ON COLUMN measurements.host IS 'Host it ran on.';
+COMMENT ON COLUMN measurements.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN measurements.plan IS 'Plan name.';
+COMMENT ON COLUMN measurements.target IS 'Target name in the plan.';
+COMMENT ON COLUMN measurements.filesystem IS 'Target''s filesystem.';
+COMMENT ON COLUMN measurements.target_kind IS 'loop, device or directory.';
+COMMENT ON COLUMN measurements.workload IS 'Workload type.';
+COMMENT ON COLUMN measurements.label IS 'The measurement within a sweep, or empty.';
+COMMENT ON COLUMN measurements.parameters IS 'The workload''s parameters (jsonb: parameters->>''clients'').';
+COMMENT ON COLUMN measurements.metric IS 'Metric name.';
+COMMENT ON COLUMN measurements.unit IS 'Its unit.';
+COMMENT ON COLUMN measurements.direction IS 'higher, lower (is better) or none.';
+COMMENT ON COLUMN measurements.round IS 'Round: 0 settling, 1.. counted.';
+COMMENT ON COLUMN measurements.value IS 'The figure.';
+COMMENT ON COLUMN measurements.settling IS 'Round 0: warms the target, left out of every statistic.';
+COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
+COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value.';
+COMMENT ON COLUMN measurements.run_id IS 'The run''s id within the campaign.';
+COMMENT ON COLUMN measurements.run_started IS 'When the run started.';
+COMMENT ON COLUMN measurements.run_ended IS 'When the run ended.';
+COMMENT ON COLUMN measurements.campaign_started IS 'When the campaign started.';
+COMMENT ON COLUMN measurements.campaign_status IS 'The campaign''s status.';
+
+COMMENT ON VIEW counted_measurements IS 'The measurements the statistics use: no settling round, runs that ended ok.';
+COMMENT ON COLUMN counted_measurements.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN counted_measurements.campaign IS 'Readable campaign id.';
+COMMENT ON COLUMN counted_measurements.host IS 'Host it ran on.';
+COMMENT ON COLUMN counted_measurements.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN counted_measurements.plan IS 'Plan name.';
+COMMENT ON COLUMN counted_measurements.target IS 'Target name in the plan.';
+COMMENT ON COLUMN counted_measurements.filesystem IS 'Target''s filesystem.';
+COMMENT ON COLUMN counted_measurements.target_kind IS 'loop, device or directory.';
+COMMENT ON COLUMN counted_measurements.workload IS 'Workload type.';
+COMMENT ON COLUMN counted_measurements.label IS 'The measurement within a sweep, or empty.';
+COMMENT ON COLUMN counted_measurements.parameters IS 'The workload''s parameters (jsonb).';
+COMMENT ON COLUMN counted_measurements.metric IS 'Metric name.';
+COMMENT ON COLUMN counted_measurements.unit IS 'Its unit.';
+COMMENT ON COLUMN counted_measurements.direction IS 'higher, lower (is better) or none.';
+COMMENT ON COLUMN counted_measurements.round IS 'Round (1..).';
+COMMENT ON COLUMN counted_measurements.value IS 'The figure.';
+COMMENT ON COLUMN counted_measurements.settling IS 'Always false here.';
+COMMENT ON COLUMN counted_measurements.run_status IS 'Always ok here.';
+COMMENT ON COLUMN counted_measurements.counted IS 'Always true here.';
+COMMENT ON COLUMN counted_measurements.run_id IS 'The run''s id within the campaign.';
+COMMENT ON COLUMN counted_measurements.run_started IS 'When the run started.';
+COMMENT ON COLUMN counted_measurements.run_ended IS 'When the run ended.';
+COMMENT ON COLUMN counted_measurements.campaign_started IS 'When the campaign started.';
+COMMENT ON COLUMN counted_measurements.campaign_status IS 'The campaign''s status.';
+
+COMMENT ON VIEW medians IS 'Median of the counted rounds per campaign, target and metric, with n (the report''s medians; its verdicts are in verdicts).';
+COMMENT ON COLUMN medians.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN medians.campaign IS 'Readable campaign id.';
+COMMENT ON COLUMN medians.host IS 'Host it ran on.';
+COMMENT ON COLUMN medians.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN medians.plan IS 'Plan name.';
+COMMENT ON COLUMN medians.campaign_started IS 'When the campaign started.';
+COMMENT ON COLUMN medians.target IS 'Target name in the plan.';
+COMMENT ON COLUMN medians.filesystem IS 'Target''s filesystem.';
+COMMENT ON COLUMN medians.workload IS 'Workload type.';
+COMMENT ON COLUMN medians.label IS 'The measurement within a sweep, or empty.';
+COMMENT ON COLUMN medians.metric IS 'Metric name.';
+COMMENT ON COLUMN medians.unit IS 'Its unit.';
+COMMENT ON COLUMN medians.direction IS 'higher, lower (is better) or none.';
+COMMENT ON COLUMN medians.n IS 'Counted values (rounds).';
+COMMENT ON COLUMN medians.median IS 'Their median.';
+COMMENT ON COLUMN medians.min IS 'Their smallest.';
+COMMENT ON COLUMN medians.max IS 'Their largest.';
+
+COMMENT ON VIEW verdicts IS 'Each contender''s decision against its campaign''s baseline, with the campaign''s host, plan and time.';
+COMMENT ON COLUMN verdicts.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN verdicts.campaign IS 'Readable campaign id.';
+COMMENT ON COLUMN verdicts.host IS 'Host it ran on.';
+COMMENT ON COLUMN verdicts.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN verdicts.plan IS 'Plan name.';
+COMMENT ON COLUMN verdicts.campaign_started IS 'When the campaign started.';
+COMMENT ON COLUMN verdicts.target IS 'The contender.';
+COMMENT ON COLUMN verdicts.filesystem IS 'The contender''s filesystem.';
+COMMENT ON COLUMN verdicts.baseline IS 'The target it was compared with.';
+COMMENT ON COLUMN verdicts.workload IS 'Workload type.';
+COMMENT ON COLUMN verdicts.label IS 'The measurement within a sweep, or empty.';
+COMMENT ON COLUMN verdicts.metric IS 'Metric name.';
+COMMENT ON COLUMN verdicts.unit IS 'Its unit.';
+COMMENT ON COLUMN verdicts.direction IS 'higher, lower (is better) or none.';
+COMMENT ON COLUMN verdicts.headline IS 'The metric its measurement''s verdict is about.';
+COMMENT ON COLUMN verdicts.verdict IS 'better, worse, different, equivalent, inconclusive or na.';
+COMMENT ON COLUMN verdicts.reason IS 'The decision in one sentence with its figures.';
+COMMENT ON COLUMN verdicts.median IS 'Contender''s median.';
+COMMENT ON COLUMN verdicts.baseline_median IS 'Baseline''s median.';
+COMMENT ON COLUMN verdicts.n IS 'Contender''s counted values.';
+COMMENT ON COLUMN verdicts.baseline_n IS 'Baseline''s counted values.';
+COMMENT ON COLUMN verdicts.ratio IS 'Contender / baseline.';
+COMMENT ON COLUMN verdicts.ratio_low IS 'Low end of the ratio''s 95% CI.';
+COMMENT ON COLUMN verdicts.ratio_high IS 'High end of the ratio''s 95% CI.';
+COMMENT ON COLUMN verdicts.p_value IS 'The deciding p as tested.';
+COMMENT ON COLUMN verdicts.paired IS 'Compared within rounds.';
+COMMENT ON COLUMN verdicts.decided_at_round IS 'Sequential: the round whose look decided it.';
+COMMENT ON COLUMN verdicts.rounds_needed IS 'Inconclusive: total rounds likely to settle it.';
+COMMENT ON COLUMN verdicts.decided_by IS 'pgfsbench version that made the decision.';
