@@ -10,7 +10,8 @@ One sequence, as a user lives it: the first run is interrupted (Ctrl-C to the pl
 process group) while the second host's campaign runs; the next run keeps the first
 host's campaign (not run again, imported once), sets the interrupted one aside and runs
 it afresh; a third run changes nothing. Then the store holds each host's campaign once
-and the fleet report names both hosts with their headline metric side by side.
+and the fleet report names both hosts with their headline metric side by side. Last,
+a run while a host's campaign is live (holding the machine lock) leaves it alone.
 """
 
 from __future__ import annotations
@@ -98,13 +99,14 @@ def fleet(tmp_path_factory, state_dir, store_url) -> dict:
             "collected": root / "controller" / "fleet"}
 
 
-def playbook(fleet: dict, **popen) -> subprocess.Popen:
+def playbook(fleet: dict, extra: dict | None = None, **popen) -> subprocess.Popen:
     root = fleet["root"]
     env = {**os.environ, "ANSIBLE_HOME": str(root / "ansible-home"), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_RETRY_FILES_ENABLED": "0", "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         [str(ANSIBLE_PLAYBOOK), "-i", str(root / "inventory.ini"), str(PLAYBOOK),
-         "-e", f"@{root / 'vars.json'}"], cwd=root, env=env, text=True,
+         "-e", f"@{root / 'vars.json'}", *(["-e", json.dumps(extra)] if extra else [])],
+        cwd=root, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **popen)
 
 
@@ -226,12 +228,58 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     listing = (collected / "fleet-list.txt").read_text()
     assert listing.count("(from the store)") == 2 and "2 campaigns" in listing, listing
 
+    # 4. Again while beta's campaign is live (the playbook re-run after a lost connection
+    # while it ran): it is 'running' and a process holds the machine lock naming its
+    # results (a private lock file: the machine's own stays free). Beta is reported and
+    # its directory left alone; nothing else changes.
+    set_status(hosts / "beta", "running")
+    lock = fleet["root"] / "live.lock"
+    holder = hold_lock(lock, hosts / "beta")
+    try:
+        code, out = finish(playbook(fleet, {"fleet_environment": {
+            "PGFSBENCH_LOCK_FILE": str(lock), "PGFSBENCH_STATE_DIR": str(fleet["state_dir"])}}))
+    finally:
+        holder.kill()
+        holder.wait()
+    failed = "\n".join(line for line in out.splitlines() if "fleet run incomplete" in line)
+    assert code == 2 and "beta: Report a campaign still running there" in failed, out
+    assert f"still runs in {hosts / 'beta'}" in failed and "left alone" in failed, failed
+    assert [p.name for p in hosts.glob("beta.running-*")] == [], out
+    assert campaign_status(hosts / "beta") == ("running", 0)
+    assert stored(store) == held
+    set_status(hosts / "beta", "ok")
+
     # Nothing left behind by the fleet's campaigns. Other campaigns may run on this
     # machine: ours are the loop devices backed by images under the fleet's directories
     # (their mounts and servers hold them) and processes naming those directories.
     assert ledgers(fleet["state_dir"]) == []
     assert [x for x in leftovers() if str(fleet["root"]) in x] == []
     assert processes_naming(fleet["root"]) == []
+
+
+def set_status(results: Path, status: str) -> None:
+    db = sqlite3.connect(results / "results.db")
+    with db:
+        db.execute("UPDATE campaign SET status = ?", (status,))
+    db.close()
+
+
+HOLDER = """
+import sys, time
+from pgfsbench.machine_lock import machine_lock
+with machine_lock("c-live", "campaign", False, print, plan="fleet-tiny", results=sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def hold_lock(lock: Path, results: Path) -> subprocess.Popen:
+    """A live campaign's hold on the machine lock ``lock``, naming ``results``."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(results)], text=True,
+                              stdout=subprocess.PIPE,
+                              env={**os.environ, "PGFSBENCH_LOCK_FILE": str(lock)})
+    assert holder.stdout.readline().strip() == "held"
+    return holder
 
 
 def processes_naming(path: Path) -> list[str]:
