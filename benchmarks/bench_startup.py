@@ -1,0 +1,76 @@
+"""How long a person waits for each read command, as a ratio to `pgfsbench --help`.
+
+    .venv/bin/python benchmarks/bench_startup.py RESULTS_DIR [--runs 5]
+
+Each command runs as a whole process (what a person starts), `--runs` times, alternated
+with `--help` so that both see the same machine; the table gives each one's median wall
+time and its ratio to the median of the `--help` runs, and the peak RSS of its slowest
+run (from wait4). RESULTS_DIR is any stored campaign (`make demo` leaves one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [str(REPO / ".venv" / "bin" / "pgfsbench")]
+
+
+def commands(results: str) -> dict[str, list[str]]:
+    return {
+        "show": ["show", results],
+        "show --full": ["show", results, "--full"],
+        "compare": ["compare", results],
+        "advise": ["advise", results],
+        "list": ["list", results],
+        "history": ["history", results],
+        "export json": ["export", results],
+        "export markdown": ["export", results, "--format", "markdown"],
+        "plans": ["plans"],
+        "plan check quick": ["plan", "check", "quick"],
+        "doctor": ["doctor"],
+    }
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one run, its output discarded."""
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: the command with its output thrown away
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    return time.perf_counter() - start, usage.ru_maxrss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="a stored campaign's results directory")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    help_times: list[float] = []
+    rows = []
+    for name, argv in commands(args.results).items():
+        times, rss = [], 0
+        for _ in range(args.runs):
+            help_times.append(timed([*CLI, "--help"])[0])
+            seconds, peak = timed([*CLI, *argv])
+            times.append(seconds)
+            rss = max(rss, peak)
+        rows.append((name, statistics.median(times), rss))
+    base = statistics.median(help_times)
+    print(f"--help: median {base:.3f} s over {len(help_times)} runs")
+    print(f"{'command':<20} {'median s':>9} {'× --help':>9} {'peak RSS MB':>12}")
+    for name, median, rss in rows:
+        print(f"{name:<20} {median:>9.3f} {median / base:>9.1f} {rss / 1024:>12.0f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
