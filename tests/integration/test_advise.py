@@ -60,8 +60,13 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     safe = {k: v for k, v in measured.items() if k in SAFE_METHODS and v is not None}
     fastest = max(safe, key=safe.get)
     wal = next(s for s in advice["settings"] if s["name"] == "wal_sync_method")
-    assert wal["value"] == fastest, (wal, measured)
     assert wal["figures"][0]["median"] == pytest.approx(safe[fastest])
+    # One run each has no CI: no lead is established, so Linux's default is kept and the
+    # advice says so first.
+    if fastest != "fdatasync" and "fdatasync" in safe:
+        assert wal["why"].startswith("lead not established"), wal
+        fastest = "fdatasync"
+    assert wal["value"] == fastest, (wal, measured)
     assert cli("advise", str(results), "--format", "conf").stdout.count(
         f"\nwal_sync_method = '{fastest}'\n") == 1
     assert f"wal_sync_method = {fastest}" in cli("advise", str(results)).stdout

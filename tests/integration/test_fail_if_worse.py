@@ -13,6 +13,8 @@ and a threshold beyond what the CI shows must not fail.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -74,7 +76,8 @@ def test_the_slow_contender_fails_the_job(results) -> None:
            "than 5%:" in result.stderr
     assert "pgbench clients=4 pgbench.tps: slow ×0." in result.stderr
     assert "paired, 4 rounds" in result.stderr  # the decision compare prints, within rounds
-    assert "slow vs base" in result.stdout  # the comparison, in full, on stdout
+    # the comparison, in full, on stdout (a block per measurement at 80 columns)
+    assert re.search(r"^  slow .*×0\.\d+", result.stdout, re.M), result.stdout
     doc = export(results)
     [row] = [r for r in doc["comparison"]["rows"] if r["metric"] == "pgbench.tps"]
     assert row["cells"]["slow"]["vs_baseline"]["verdict"] == "worse"

@@ -117,7 +117,8 @@ def test_compare_command_formats_and_cross_directory_matching(campaign) -> None:
     text = cli("compare", str(results), env={**os.environ, "COLUMNS": "200"}).stdout
     assert "pgbench.tps" in text and "(baseline)" in text and "−" in text
     md = cli("compare", str(results), "--format", "markdown", "--baseline", "slow").stdout
-    assert md.startswith("| measurement") and "slow (baseline)" in md
+    # the answer first, then the table
+    assert md.startswith("**Answer:** ") and "\n| measurement" in md and "slow (baseline)" in md
     doc = json.loads(cli("compare", str(results), str(results), "--format", "json",
                          "--metric", "pgbench.latency_*").stdout)
     assert {r["metric"] for r in doc["rows"]} >= {"pgbench.latency_p99_ms"}

@@ -29,9 +29,11 @@ def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     test_file = ctx.target.workdir / "pg_test_fsync.out"
     ctx.require_free(FILE_BYTES, "pg_test_fsync")
     try:
+        # A bound like every other tool's: a filesystem that stops answering (zfs-fuse
+        # left a write waiting 6 minutes in one test run) fails this run, not the campaign.
         out = ctx.tool([ctx.cluster.bins.tool("pg_test_fsync"), "-s", str(params.seconds),
                         "-f", str(test_file)], "pg_test_fsync",
-                       cwd=ctx.target.workdir)
+                       cwd=ctx.target.workdir, timeout=TESTS * params.seconds * 3 + 120)
     finally:
         test_file.unlink(missing_ok=True)
     # Every section: one and two 8 kB writes, open_sync sizes, non-write fd, no sync.
