@@ -91,9 +91,7 @@ def test_failed_steps_are_recorded_and_the_campaign_goes_on(tmp_path, state_dir)
 def test_a_campaign_whose_only_target_fails_exits_1_with_status_failed(tmp_path, state_dir):
     plan = tmp_path / "one.toml"
     plan.write_text(PLAN.split("[[targets]]")[0] + '[[targets]]\nname = "refused"\n'
-                    'fs = "ext4"\nsize = "300M"\n# a value the plan's types accept and this kernel refuses for a loop device (the plan
-# refuses data=bogus at load now, before anything is made)
-mount = "dax=always"\n'
+                    'fs = "ext4"\nsize = "300M"\nmount = "dax=always"\n'
                     '[[workloads]]\ntype = "fsync"\nseconds = 1\n')
     run = cli("run", str(plan), "--results", str(tmp_path / "r"), check=False)
     assert run.returncode == 1, (run.stdout, run.stderr)
