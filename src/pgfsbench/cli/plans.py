@@ -51,7 +51,8 @@ def plans(show: Annotated[Optional[str], typer.Option(
 
 plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True,
                        rich_markup_mode=None)
-app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan check).")
+app.add_typer(plan_app, name="plan",
+              short_help="Work with plan files (plan check, plan schema).")
 
 
 @plan_app.command("check", short_help="Validate a plan; its targets, runs, space and time.")
@@ -83,6 +84,16 @@ def plan_check(
     render_plan_check(info, console)
     for problem in info["problems"]:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+@plan_app.command("schema", short_help="Print the JSON Schema of a plan file.")
+@user_errors
+def plan_schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of a plan file, made from the plan model: every key with its type, default and description. Editors validate and complete plan files with it (a TOML language server such as taplo reads a '#:schema plan.schema.json' line at the top of a plan)."""  # noqa: E501
+    from pgfsbench.plan.schema import plan_schema as schema
+
+    json.dump(schema(), sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
 
 
 def _check_zfs_here(plan) -> list[str]:

@@ -81,6 +81,9 @@ OWNED_SETTINGS = {
 
 
 class Postgres(Strict):
+    """The PostgreSQL cluster made on each target: the plan's [postgres] for every target,
+    a target's own postgres table over it (its settings merged key by key)."""
+
     settings: dict[str, SettingValue] = Field(
         {}, description="postgresql.conf settings; checked against the server's own "
                         "parameters before anything runs")
@@ -108,10 +111,14 @@ class Throttle(Strict):
     """Limits on the target's own device for the processes pgfsbench starts (cgroup
     blkio / io.max): emulate a slower disk, e.g. a cloud volume's IOPS cap."""
 
-    read_iops: int | None = Field(None, ge=1)
-    write_iops: int | None = Field(None, ge=1)
-    read_bps: Size | None = None
-    write_bps: Size | None = None
+    read_iops: int | None = Field(None, ge=1, description="read operations per second "
+                                                          "(default: no limit)")
+    write_iops: int | None = Field(None, ge=1, description="write operations per second "
+                                                           "(default: no limit)")
+    read_bps: Size | None = Field(None, description="read bytes per second, a size such "
+                                                    "as \"125M\" (default: no limit)")
+    write_bps: Size | None = Field(None, description="write bytes per second, a size such "
+                                                     "as \"125M\" (default: no limit)")
 
     @model_validator(mode="after")
     def _some_limit(self) -> "Throttle":
@@ -128,7 +135,8 @@ class Volume(Strict):
     """Several members (loop images or devices) joined into one block device before
     mkfs: an LVM striped logical volume or a Linux md RAID array."""
 
-    kind: Literal["lvm-stripe", "md-raid0", "md-raid1", "md-raid10"]
+    kind: Literal["lvm-stripe", "md-raid0", "md-raid1", "md-raid10"] = Field(
+        description="an LVM striped volume (lvcreate -i N) or an md array (mdadm --create)")
     stripe: Size = Field("64K", description="stripe (LVM -I) or chunk (mdadm --chunk) size: "
                                             "a power of two from 4K")
 
@@ -161,15 +169,21 @@ class Target(Strict):
     and OS settings applied while it runs.
     """
 
-    name: str = Field(pattern=NAME_PATTERN)
+    name: str = Field(pattern=NAME_PATTERN, description="the target's name in every "
+                      "output: lower-case letters, digits, _ . - (at most 40)")
     # One of the filesystem recipes (pgfsbench.filesystems); a filesystem without one
     # is reached by a dir target.
-    fs: str | None = None
-    size: Size = "2G"
-    mkfs: list[str] = []
-    mount: str = ""
-    dir: Path | None = None
-    device: Path | None = None
+    fs: str | None = Field(None, description="the filesystem to make: ext2, ext3, ext4, "
+                           "xfs, btrfs, zfs (f2fs untested); leave it out for a dir target")
+    size: Size = Field("2G", description="size of each loop image (sparse), e.g. \"4G\"")
+    mkfs: list[str] = Field([], description="extra mkfs arguments, e.g. [\"-b\", \"4096\"]; "
+                            "judged by mkfs's dry run where it has one")
+    mount: str = Field("", description="mount options, comma-separated (default: the "
+                       "filesystem's own); names and values checked against the driver's")
+    dir: Path | None = Field(None, description="an existing directory (a mount made by "
+                             "you): only a sub-directory is created in it, never formatted")
+    device: Path | None = Field(None, description="a block device to format; only with "
+                                "--allow-format naming it on the command line")
     devices: list[Path] = Field([], description="several block devices (each needs "
                                                 "--allow-format), joined by btrfs or a volume")
     images: int = Field(1, ge=1, le=16, description="loop images of `size` each")
@@ -182,9 +196,11 @@ class Target(Strict):
                                                              "restored afterwards")
     queue: dict[str, SettingValue] = Field({}, description="block queue settings of the "
                                                            "target's device, e.g. scheduler")
-    postgres: Postgres = Postgres()
+    postgres: Postgres = Field(Postgres(), description="PostgreSQL for this target: "
+                               "wins over the plan's [postgres]")
     pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
-    throttle: Throttle | None = None
+    throttle: Throttle | None = Field(None, description="limit the target's device for "
+                                      "the processes pgfsbench starts (default: none)")
     zfs: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": dataset properties "
                                          "(recordsize, compression, atime, logbias, ...), "
                                          "checked against the installed zfs")
@@ -438,14 +454,21 @@ class Verdicts(Strict):
 
 
 class Plan(Strict):
-    name: str = Field(pattern=NAME_PATTERN)
-    description: str = ""
-    targets: list[Target] = Field(min_length=1)
-    workloads: list[Workload] = Field(min_length=1)
-    postgres: Postgres = Postgres()
-    monitors: Monitors = Monitors()
-    repetitions: Repetitions = Repetitions()
-    verdicts: Verdicts = Verdicts()
+    name: str = Field(pattern=NAME_PATTERN, description="the plan's name: lower-case "
+                      "letters, digits, _ . - (at most 40)")
+    description: str = Field("", description="what the plan compares and why; shown by "
+                             "plans and plan check")
+    targets: list[Target] = Field(min_length=1, description="the variants to compare "
+                                  "([[targets]]), at least one")
+    workloads: list[Workload] = Field(min_length=1, description="what is measured on each "
+                                      "target ([[workloads]]), in this order")
+    postgres: Postgres = Field(Postgres(), description="PostgreSQL for every target; a "
+                               "target's own [postgres] wins")
+    monitors: Monitors = Field(Monitors(), description="what is sampled beside every "
+                               "workload")
+    repetitions: Repetitions = Field(Repetitions(), description="how often and in what "
+                                     "order each target is measured")
+    verdicts: Verdicts = Field(Verdicts(), description="how differences are judged")
 
     @model_validator(mode="after")
     def _unique_targets(self) -> "Plan":

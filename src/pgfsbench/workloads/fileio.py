@@ -41,11 +41,13 @@ class FileioWorkload(WorkloadBase):
 
     type: Literal["fileio"]
     patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
-        ["read", "write", "randread", "randwrite"], min_length=1)
-    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1)
-    size: Size = "256M"
+        ["read", "write", "randread", "randwrite"], min_length=1,
+        description="fio access patterns (--rw), one cell each per block size")
+    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1,
+                                    description="block sizes (--bs), one cell each per pattern")
+    size: Size = Field("256M", description="size of the test file")
     seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
-    iodepth: int = Field(1, ge=1, le=1024)
+    iodepth: int = Field(1, ge=1, le=1024, description="I/Os in flight (--iodepth)")
     warmup: int = Field(0, ge=0, le=3600, description="seconds per cell run before the "
                                                       "measured ones and left out "
                                                       "(fio --ramp_time)")

@@ -30,9 +30,9 @@ class FsyncLatencyWorkload(WorkloadBase):
     """fio, sequential writes each followed by fdatasync: WAL-like sync latency (seed 001)."""
 
     type: Literal["fsync-latency"]
-    size: Size = "64M"
-    block_size: Size = "8k"
-    seconds: int = Field(10, ge=1, le=3600)
+    size: Size = Field("64M", description="size of the file written")
+    block_size: Size = Field("8k", description="bytes per write, each followed by fdatasync")
+    seconds: int = Field(10, ge=1, le=3600, description="seconds measured (fio --runtime)")
     warmup: int = Field(0, ge=0, le=3600, description="seconds run before the measured "
                                                       "ones and left out (fio --ramp_time)")
 

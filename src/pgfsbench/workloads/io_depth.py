@@ -35,8 +35,9 @@ class IoDepthWorkload(WorkloadBase):
     vs random reads at depth 1: effective_io_concurrency and random_page_cost."""
 
     type: Literal["io-depth"]
-    depths: list[int] = Field([1, 2, 4, 8, 16, 32, 64], min_length=1)
-    size: Size = "256M"
+    depths: list[int] = Field([1, 2, 4, 8, 16, 32, 64], min_length=1,
+                              description="queue depths measured, one point each")
+    size: Size = Field("256M", description="size of the file read")
     seconds: int = Field(2, ge=1, le=600, description="seconds per point")
     warmup: int = Field(0, ge=0, le=600, description="seconds per point run first and "
                                                      "left out (fio --ramp_time)")

@@ -48,8 +48,10 @@ class ParallelScanWorkload(WorkloadBase):
     """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
 
     type: Literal["parallel-scan"]
-    rows: int = Field(2_000_000, ge=1000, le=10**10)
-    workers: list[int] = Field([0, 1, 2, 4], min_length=1)
+    rows: int = Field(2_000_000, ge=1000, le=10**10, description="rows in the scanned table")
+    workers: list[int] = Field([0, 1, 2, 4], min_length=1,
+                               description="max_parallel_workers_per_gather values, one "
+                                           "timed scan series each")
     repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
 
     @field_validator("workers")

@@ -49,20 +49,23 @@ class PgbenchWorkload(WorkloadBase):
     """
 
     type: Literal["pgbench"]
-    clients: int | list[int] = 4
+    clients: int | list[int] = Field(4, description="clients (-c); a list is a client "
+                                                    "sweep, one measurement per count")
     threads: int | None = Field(None, ge=1, le=1000,
                                 description="-j; default: as many as clients (-c X -j X, "
                                             "as the seeds do); capped at clients")
     duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
-    protocol: Literal["prepared", "simple", "extended"] = "prepared"
-    mode: Literal["tpcb", "select-only", "simple-update"] = "tpcb"
+    protocol: Literal["prepared", "simple", "extended"] = Field(
+        "prepared", description="query protocol (-M)")
+    mode: Literal["tpcb", "select-only", "simple-update"] = Field(
+        "tpcb", description="built-in script: TPC-B, -S or -N (a script replaces it)")
     script: Path | None = Field(None, description="a custom pgbench script file (-f)")
     warmup: int | Literal["auto"] = Field(
         0, description="seconds at the start left out of tps and latency: a number, or "
                        "'auto' to detect where the per-second tps settles (MSER rule)")
 
     prepare: list[pgbench_prepare.Step] = Field(
-        default_factory=list,
+        [],
         description="before the timed run, outside the numbers: 'vacuum' (what pgbench "
                     "does without -n), 'checkpoint', 'sync' (the target's file system and "
                     "a loop image's)")

@@ -46,9 +46,11 @@ class SeqwriteWorkload(WorkloadBase):
     """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (seed 004)."""
 
     type: Literal["seqwrite"]
-    size: Size = "1G"
-    block_size: Size = "4k"
-    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1)
+    size: Size = Field("1G", description="bytes written to one file")
+    block_size: Size = Field("4k", description="bytes per write (dd bs=, fio --bs)")
+    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1,
+                                             description="which tools write it, one "
+                                                         "measurement each")
 
 
 def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
