@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 
 from dataclasses import replace
 
-from pgfsbench.analysis.sequential import Decision, decide, design_for, headline_family
-from pgfsbench.plan.model import Repetitions, Verdicts
+from pgfsbench.analysis.sequential import Decision, decide, headline_family
+from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.plan.design import Repetitions, Verdicts
 from pgfsbench.workloads.kind import WorkloadBase
 
 Cell = tuple[str, str, str]  # target, workload type, label

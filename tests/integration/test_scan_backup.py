@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.scaling import best_workers, knee_workers, speedup
+from pgfsbench.scaling import best_workers, knee_workers, speedup
 from tests.integration.conftest import export, ledgers, run_plan
 
 PLAN = """

@@ -16,7 +16,7 @@ import pytest
 
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
-from pgfsbench.workloads.seqwrite import SAMPLE_INTERVAL
+from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL
 from tests.integration.conftest import command_artifact, export, ledgers, run_plan
 
 SIZE = 64 * 2**20
@@ -126,10 +126,11 @@ def test_the_monitor_saw_the_bytes_reach_the_device(seqwrite_run):
         for tool in ("dd", "fio"):
             points = _series(results, run_id, f"seqwrite.{tool}.disk.target.write_mb_per_s")
             assert points, (target, tool)
-            # Sampled SAMPLE_INTERVAL apart (at 1 s a write of a second or two got two
+            # Sampled SEQWRITE_SAMPLE_INTERVAL apart (at 1 s a write of a second or two got two
             # points); loose: a loaded machine skips ticks.
             seconds = m[f"seqwrite.{tool}.seconds"]
-            assert len(points) >= 1 + int(seconds / SAMPLE_INTERVAL / 2), (target, tool, points)
+            assert len(points) >= 1 + int(seconds / SEQWRITE_SAMPLE_INTERVAL / 2), (
+                target, tool, points)
             # Each point is the rate over the interval ending at its t.
             written, previous = 0.0, start
             for t, mb_per_s in points:

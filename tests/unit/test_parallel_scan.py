@@ -20,7 +20,7 @@ from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads import basebackup
 from pgfsbench.workloads.basebackup import backup_metrics, tree_bytes
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.analysis.scaling import best_workers, knee_workers, speedup
+from pgfsbench.scaling import best_workers, knee_workers, speedup
 from pgfsbench.workloads.parallel_scan import ScanTiming, parse_explain_documents, sweep_metrics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -64,7 +64,7 @@ def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
 
 
 def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
-    from pgfsbench.plan.check import describe
+    from pgfsbench.planning.check import describe
     from pgfsbench.plan.model import Plan
 
     def plan(**reps):
@@ -100,7 +100,7 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
 
 
 def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
-    from pgfsbench.plan.check import describe
+    from pgfsbench.planning.check import describe
     from pgfsbench.plan.model import Plan
 
     plan = Plan.model_validate({

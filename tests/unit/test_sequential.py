@@ -7,7 +7,8 @@ import pytest
 
 from pgfsbench.analysis.paired import compare_paired, pair_by_round
 from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA, Design,
-                                           _holm, decide, design_for, headline_family)
+                                           _holm, decide, headline_family)
+from pgfsbench.analysis.stored_design import design_for
 
 
 def _campaign(rng: np.random.Generator, rounds: int, effects: dict[str, float],
@@ -181,7 +182,7 @@ def test_a_campaign_stored_before_looks_resumes_with_its_design() -> None:
 
     from pgfsbench.campaign.resume import restore
     from pgfsbench.schedule import Schedule
-    from pgfsbench.plan.model import Repetitions
+    from pgfsbench.plan.design import Repetitions
     from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from pgfsbench.analysis.decisions import decisions
 from pgfsbench.export.json import campaign_data
-from pgfsbench.store.decisions import COLUMNS, decisions
 from pgfsbench.store.read import load_campaign
+from pgfsbench.store.rows import DECISIONS
 from tests.unit.test_export import build_results
 
 
@@ -21,7 +22,7 @@ def test_each_contender_cell_is_stored_as_the_export_decides_it(tmp_path: Path) 
     assert {(d["workload"], d["label"], d["metric"], d["target"]) for d in rows} == set(expected)
     for d in rows:
         vs = expected[(d["workload"], d["label"], d["metric"], d["target"])]
-        assert set(d) == set(COLUMNS)
+        assert set(d) == set(DECISIONS)
         assert d["verdict"] == (vs["verdict"] or "na") and d["baseline"] == "ext4"
         assert d["ratio"] == vs["ratio"] and d["direction"] in ("higher", "lower", "none")
         assert all(not isinstance(v, float) or math.isfinite(v) for v in d.values())

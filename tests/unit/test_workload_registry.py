@@ -21,7 +21,7 @@ from pgfsbench.analysis.verdicts import WINNER, verdict_lines
 from pgfsbench.cli import app
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
+from pgfsbench.planning.estimate import plan_seconds, target_needs, workload_seconds
 from pgfsbench.plan.load import builtin_names, load_plan, parse_plan
 from pgfsbench.plan.model import Plan
 from pgfsbench.store.db import Store

@@ -48,8 +48,8 @@ alpha: each look is another chance. The error control chosen:
 Plans stored before looks existed (no ``looks`` key in their ``[repetitions]``)
 keep the design they were decided with: a look after every round from ``min``
 to ``max``, the same spending, every measurement in the family, and no last
-look at the budget's round (their unspent alpha was lost). ``design_for`` tells
-the two apart, so a stored campaign recomputes as it was decided.
+look at the budget's round (their unspent alpha was lost). ``design_for``
+(``analysis/stored_design.py``) tells the two apart, so a stored campaign recomputes as it was decided.
 
 A fixed count is the special case of one look, at the last round, with all of
 alpha. The same procedure recomputes from the stored rounds, so the report,
@@ -274,52 +274,3 @@ def headline_family(values: dict[tuple[str, str], dict[str, dict[int, float]]],
             for b in present[i + 1:]:
                 family[(workload, label, a, b)] = (by_target[a], by_target[b])
     return family
-
-
-def design_for(plan: dict, schedule: dict | None = None) -> Design:
-    """The design a (stored) plan declared: a fixed count, or 'auto' with its looks.
-
-    A stored plan whose ``[repetitions]`` has no ``looks`` key comes from a version
-    before planned looks: it keeps the design it was decided with (a look after every
-    round from min to max, every measurement in the family). ``schedule`` is what a
-    campaign stored of its schedule (``Schedule.describe()``): the round the time
-    budget ended it at, if it did, is the last look (``Design.final``).
-    """
-    from pgfsbench.plan.model import Repetitions, Verdicts  # pydantic: the defaults live there
-
-    from pydantic import ValidationError
-
-    stored = plan.get("repetitions") or {}
-    try:
-        reps = Repetitions.model_validate(stored)
-    except ValidationError:  # results of another version: judge as one look at the end
-        reps = Repetitions()
-    try:
-        verdicts = Verdicts.model_validate(plan.get("verdicts") or {})
-    except ValidationError:
-        verdicts = Verdicts()
-    if reps.count != "auto":
-        return Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count))
-    if "looks" not in stored:  # stored before planned looks: as it was decided then
-        return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max)
-    design = Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
-                            descriptive_measurements(plan), earliest=reps.min)
-    final = ((schedule or {}).get("design") or {}).get("final_look")
-    return design.at_budget(int(final)) if isinstance(final, int) else design
-
-
-def descriptive_measurements(plan: dict) -> frozenset[Measurement]:
-    """The measurements of an 'auto' plan with their own fixed repetitions: shown, not
-    tested (outside the verdict family)."""
-    from pgfsbench.plan.model import Plan
-
-    from pydantic import ValidationError
-
-    try:
-        model = Plan.model_validate(plan)
-    except ValidationError:  # not a whole plan (a test's, another version's): all tested
-        return frozenset()
-    if model.repetitions.count != "auto":
-        return frozenset()
-    return frozenset((m.type, m.label()) for m in model.measurements()
-                     if m.repetitions is not None)

@@ -66,7 +66,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
-from pgfsbench.plan.model import Verdicts
+from pgfsbench.plan.design import Verdicts
 
 CONFIDENCE = 0.95
 DEFAULT = Verdicts()  # alpha and noise when the caller gives none: the plan's defaults

@@ -30,8 +30,9 @@ from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measureme
 from pgfsbench.analysis.family import compare_cells, decide_headlines
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.outcome import Judged, Verdict, judge_paired, judge_unpaired, verdict_of
-from pgfsbench.analysis.sequential import HIGHER, LOWER, Design, Key, design_for
+from pgfsbench.analysis.sequential import HIGHER, LOWER, Design, Key
 from pgfsbench.analysis.stats import DEFAULT, Comparison, benjamini_hochberg, summarize
+from pgfsbench.analysis.stored_design import design_for
 from pgfsbench.store.read import Campaign
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.sequential import design_for
+from pgfsbench.analysis.stored_design import design_for
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger, state_dir
 from pgfsbench.plan.model import Plan
@@ -168,7 +168,7 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
     schedule.visits = [tuple(v) for v in stored.get("visits", [])]
     if schedule.auto and "looks" not in (point.campaign.plan.get("repetitions") or {}):
         # Stored before planned looks: it goes on with the design it began with (a look
-        # after every round), as its rounds will be replayed (sequential.design_for).
+        # after every round), as its rounds will be replayed (stored_design.design_for).
         schedule.design = design_for(point.campaign.plan)
     start = point.first_round(schedule)
     for round_no, names in _first_blocks(schedule.visits):

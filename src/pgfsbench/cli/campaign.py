@@ -140,10 +140,11 @@ def _resumed_plan(results: Path, plan: str | None):
 def _store_campaign(results: Path, url: str) -> bool:
     """Import the ended campaign into the results store; if that fails, say so (the run
     then exits 1): the results directory keeps everything and can be imported later."""
+    from pgfsbench.analysis.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, shown, store_campaign
 
     try:
-        done = store_campaign(results, url)
+        done = store_campaign(results, url, decisions)
     except (UserError, StoreFailed) as exc:
         err.print(f"[red]error:[/] the campaign is not in the results store: "
                   f"{escape(str(exc))}; its results are kept in {escape(str(results))}: "

@@ -23,8 +23,8 @@ def plans(show: Annotated[Optional[str], typer.Option(
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    from pgfsbench.plan.check import describe
-    from pgfsbench.plan.check_text import minutes_text
+    from pgfsbench.planning.check import describe
+    from pgfsbench.planning.check_text import minutes_text
     from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
 
     if show is not None:
@@ -64,8 +64,8 @@ def plan_check(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
-    from pgfsbench.plan.check import describe
-    from pgfsbench.plan.check_text import render_plan_check
+    from pgfsbench.planning.check import describe
+    from pgfsbench.planning.check_text import render_plan_check
     from pgfsbench.plan.load import load_plan
     from pgfsbench.preflight import check_knobs, check_mkfs, check_sizes
 

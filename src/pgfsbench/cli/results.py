@@ -104,7 +104,7 @@ def compare(
     from pgfsbench.analysis.regressions import gate, parse_threshold
     from pgfsbench.export.formats import pick
     from pgfsbench.export.output import COMPARISON
-    from pgfsbench.plan.model import Verdicts
+    from pgfsbench.plan.design import Verdicts
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url
 

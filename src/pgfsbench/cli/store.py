@@ -31,10 +31,12 @@ def import_(
                                        help=STORE_HELP)] = ...,
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""  # noqa: E501
+    from pgfsbench.analysis.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, import_dirs
 
     try:
-        import_dirs(results, store, lambda line: console.print(escape(line), soft_wrap=True))
+        import_dirs(results, store, lambda line: console.print(escape(line), soft_wrap=True),
+                    decisions)
     except StoreFailed as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)

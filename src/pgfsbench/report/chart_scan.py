@@ -11,7 +11,7 @@ from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, WHISKERS_CAPTION, E
                                      target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
-from pgfsbench.analysis.scaling import knee_workers
+from pgfsbench.scaling import knee_workers
 
 _WORKERS_MS = re.compile(r"^parallel_scan\.workers_(\d+)\.ms$")
 

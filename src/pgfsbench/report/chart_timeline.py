@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pgfsbench.metrics import Series
+from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL, Series
 from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, joined,
                                      layout, run_groups, stacked_rows, target_colors,
                                      target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign, StoredRun
-from pgfsbench.workloads.seqwrite import SAMPLE_INTERVAL
 
 CHECKPOINTS = "mon.pg.checkpoints"
 
@@ -203,8 +202,8 @@ FIGURES = [
                "the other rounds are in the legend, hidden until clicked; a legend entry "
                "toggles a run in every panel.", timeline_chart),
     FigureSpec("seqwrite-timeline-chart", 62, "Sequential write over time",
-               f"The sequential write as the machine saw it, sampled every {SAMPLE_INTERVAL:g} s "
-               "by the "
+               "The sequential write as the machine saw it, sampled every "
+               f"{SEQWRITE_SAMPLE_INTERVAL:g} s by the "
                "workload's own monitor (a write lasts a second or two): the target device's "
                "write MB/s, dirty and writeback memory, and CPU iowait and system time; "
                "dd solid, fio dashed. With repetitions, the median run of each target is "

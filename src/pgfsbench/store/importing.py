@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pgfsbench.store.pg import Imported, PgStore, StoreFailed
+from pgfsbench.store.pg import Decide, Imported, PgStore, StoreFailed
 from pgfsbench.store.read import read_rows
 from pgfsbench.store.sources import results_dirs
 from pgfsbench.store.url import check_store_url, shown
@@ -31,8 +31,9 @@ def describe(result: Imported, results_dir: Path) -> str:
     return line + (f"; the store held: {result.before}" if result.before else "")
 
 
-def import_dirs(paths: list[Path], url: str, say: Say) -> list[Imported]:
-    """Import every results directory ``paths`` name, one transaction each. Every
+def import_dirs(paths: list[Path], url: str, say: Say, decide: Decide) -> list[Imported]:
+    """Import every results directory ``paths`` name, one transaction each, with the
+    decisions ``decide`` makes (analysis/decisions.py, given by the caller). Every
     directory is checked before anything is imported (UserError); if the store fails
     part way, StoreFailed says which were imported (they stay) and which were not."""
     dirs = results_dirs(paths)
@@ -43,7 +44,7 @@ def import_dirs(paths: list[Path], url: str, say: Say) -> list[Imported]:
         for n, d in enumerate(dirs):
             rows = read_rows(d)
             try:
-                result = pg.import_rows(rows, d)
+                result = pg.import_rows(rows, d, decide)
             except StoreFailed as exc:
                 left = ", ".join(str(x) for x in dirs[n:])
                 raise StoreFailed(f"importing {d} failed: {exc}; the {len(done)} "
@@ -58,11 +59,11 @@ def import_dirs(paths: list[Path], url: str, say: Say) -> list[Imported]:
     return done
 
 
-def store_campaign(results_dir: Path, url: str) -> Imported:
-    """After ``run``: import its campaign (UserError or StoreFailed if the store is
-    unreachable; the directory stays importable)."""
+def store_campaign(results_dir: Path, url: str, decide: Decide) -> Imported:
+    """After ``run``: import its campaign with the decisions ``decide`` makes (UserError
+    or StoreFailed if the store is unreachable; the directory stays importable)."""
     with PgStore.connect(url) as pg:
-        return pg.import_rows(read_rows(results_dir), results_dir)
+        return pg.import_rows(read_rows(results_dir), results_dir, decide)
 
 
 __all__ = ["StoreFailed", "check_store", "import_dirs", "shown", "store_campaign"]

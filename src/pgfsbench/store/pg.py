@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,10 +24,8 @@ from psycopg.types.string import TextLoader
 
 from pgfsbench import __version__
 from pgfsbench.errors import UserError
-from pgfsbench.store.decisions import COLUMNS as DECISIONS
-from pgfsbench.store.decisions import decisions
 from pgfsbench.store.read import Campaign, campaign_from_rows
-from pgfsbench.store.rows import CAMPAIGN, TABLES, CampaignRows
+from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows
 from pgfsbench.store.url import shown
 from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
 
@@ -34,6 +33,9 @@ CONNECT_TIMEOUT_S = 10
 SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
 ORDER = {"targets": "position, id", "runs": "id", "metrics": "run_id, seq",
          "series": "run_id, name, t", "artifacts": "id"}
+# A campaign's decisions, one dict of DECISIONS' values per contender cell: the tool's
+# own (analysis/decisions.py), given by the caller; the store imports no analysis.
+Decide = Callable[[Campaign], list[dict]]
 
 
 class StoreFailed(Exception):
@@ -137,8 +139,9 @@ class PgStore:
                               (SCHEMA_VERSION, max(layout, PG_LAYOUT)))
 
     # --- writing ---------------------------------------------------------------
-    def import_rows(self, rows: CampaignRows, results_dir: Path) -> Imported:
-        """Import one campaign in one transaction (StoreFailed if the store fails)."""
+    def import_rows(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> Imported:
+        """Import one campaign in one transaction, with its decisions as ``decide`` makes
+        them (StoreFailed if the store fails)."""
         c = rows.campaign
         digest = rows.digest()
         try:
@@ -152,7 +155,7 @@ class PgStore:
                     "FROM campaign WHERE uuid = %s", (rows.uuid, rows.uuid)).fetchone()
                 if held and held[0] == digest:
                     if not held[5]:  # imported before decisions were kept
-                        self._decide(rows, results_dir)
+                        self._decide(rows, results_dir, decide)
                     return Imported(rows.uuid, c["id"], "unchanged")
                 before = ""
                 if held:
@@ -160,7 +163,7 @@ class PgStore:
                               f"{held[2]:%Y-%m-%d %H:%M %Z}")
                     self.conn.execute("DELETE FROM campaign WHERE uuid = %s", (rows.uuid,))
                 self._insert(rows, results_dir, digest)
-                self._decide(rows, results_dir)
+                self._decide(rows, results_dir, decide)
         except psycopg.Error as exc:
             raise StoreFailed(f"{shown(self.url)}: {_first_line(exc)}") from exc
         return Imported(rows.uuid, c["id"], "updated" if held else "imported", before)
@@ -182,9 +185,9 @@ class PgStore:
                     copy.write_row([rows.uuid, *(row[k] for k in columns),
                                     *((seq,) if extra else ())])
 
-    def _decide(self, rows: CampaignRows, results_dir: Path) -> None:
-        """The campaign's decisions as the report makes them (store/decisions.py)."""
-        found = decisions(campaign_from_rows(rows, results_dir))
+    def _decide(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> None:
+        """The campaign's decisions as the report makes them (analysis/decisions.py)."""
+        found = decide(campaign_from_rows(rows, results_dir))
         with self.conn.cursor().copy(
                 f"COPY decisions (campaign_uuid, {', '.join(DECISIONS)}) FROM STDIN") as copy:
             for d in found:

@@ -28,6 +28,11 @@ SERIES = ("run_id", "name", "unit", "t", "value")
 ARTIFACTS = ("id", "target_id", "run_id", "kind", "path", "command_json", "exit_code")
 TABLES = {"targets": TARGETS, "runs": RUNS, "metrics": METRICS, "series": SERIES,
           "artifacts": ARTIFACTS}
+# The PostgreSQL store's decisions table (filled at import by analysis/decisions.py).
+DECISIONS = ("workload", "label", "metric", "unit", "direction", "headline", "target",
+             "baseline", "verdict", "reason", "median", "baseline_median", "n",
+             "baseline_n", "ratio", "ratio_low", "ratio_high", "p_value", "paired",
+             "decided_at_round", "rounds_needed")
 # What an older file lacks, as its readers took it.
 DEFAULTS = {"label": "", "repetition": 1, "schedule_json": None}
 

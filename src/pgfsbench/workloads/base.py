@@ -6,19 +6,39 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.postgres.cluster import Cluster
-from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.metrics import Artifact
 from pgfsbench.scratch import private_dir
 
 
+class Target(Protocol):
+    """What a workload sees of its prepared target (provision's ``PreparedTarget`` is
+    one): workloads depend on this, not on provisioning."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...  # "loop", "device" or "dir"
+
+    @property
+    def workdir(self) -> Path: ...  # a directory on the target's filesystem
+
+    @property
+    def device(self) -> str | None: ...  # what was formatted and mounted
+
+    @property
+    def io_devices(self) -> list[str]: ...  # the devices whose counters are its I/O
+
+
 @dataclass
 class RunContext:
-    target: PreparedTarget
+    target: Target
     cluster: Cluster
     ledger: Ledger
     artifacts_dir: Path  # this run's folder in the results directory

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from pgfsbench.analysis.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
+from pgfsbench.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.errors import CommandFailed
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind

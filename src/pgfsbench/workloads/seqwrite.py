@@ -20,7 +20,7 @@ from pydantic import Field
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Metric, Series, WorkloadResult
+from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL, Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.dd_output import parse_dd_output
 from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
@@ -34,12 +34,6 @@ MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"
 CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read them
 FILE_NAME = "seqwrite.img"
-# The write's own monitor samples this often: a write lasts a second or two, and
-# at the campaign monitors' 1 s it got two points (one tick, then stop), too few
-# to show how dirty pages drained. 10 Hz costs about 1.4 % of one core
-# (benchmarks/bench_monitor.py: 1.4 ms a tick); the CPU split and the byte
-# totals come from the first and last sample, so they do not depend on it.
-SAMPLE_INTERVAL = 0.1
 
 
 class SeqwriteWorkload(WorkloadBase):
@@ -73,7 +67,8 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
             _flush(ctx, tool)
             # A monitor of its own per tool: the split and the device bytes of this write
             # alone, not of the whole workload (which the campaign's monitors cover).
-            monitor = SystemMonitor(interval=SAMPLE_INTERVAL, device=ctx.target.io_devices)
+            monitor = SystemMonitor(interval=SEQWRITE_SAMPLE_INTERVAL,
+                                    device=ctx.target.io_devices)
             monitor.start(origin)
             try:
                 if tool == "dd":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.plan.estimate import budget_seconds, target_needs, workload_seconds
+from pgfsbench.planning.estimate import budget_seconds, target_needs, workload_seconds
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.plan.stripe import idle_stripe_options, stripe_mkfs_options
 from pgfsbench.schedule import Schedule

@@ -1,5 +1,7 @@
 """A campaign's decisions, as the tool makes them, for the PostgreSQL store's
-``decisions`` table (filled at import).
+``decisions`` table (filled at import: the CLI hands this function to
+``store/importing.py``, as the store imports no analysis; the columns are
+``store/rows.py``'s).
 
 Verdicts stay in the tool: they are paired within rounds, sequential (a look per
 round at an adjusted level), corrected across the headline family and decided
@@ -14,10 +16,6 @@ import math
 
 from pgfsbench.store.read import Campaign
 
-COLUMNS = ("workload", "label", "metric", "unit", "direction", "headline", "target",
-           "baseline", "verdict", "reason", "median", "baseline_median", "n",
-           "baseline_n", "ratio", "ratio_low", "ratio_high", "p_value", "paired",
-           "decided_at_round", "rounds_needed")
 DIRECTION = {True: "higher", False: "lower", None: "none"}
 
 
@@ -27,7 +25,8 @@ def _num(x: float | None) -> float | None:
 
 def decisions(campaign: Campaign) -> list[dict]:
     """One row per contender cell of the campaign's comparison table (its plan's
-    baseline, alpha and noise): the report's verdict and its figures."""
+    baseline, alpha and noise): the report's verdict and its figures, a value for each
+    of ``store.rows.DECISIONS``."""
     from pgfsbench.analysis.table import comparison_table  # heavy: only when importing
 
     table = comparison_table(campaign)
