@@ -245,6 +245,24 @@ def test_settling_round_runs_everything_and_counts_only_the_load_done_once() -> 
     assert s.repetition(each, 0) == 0 and s.visit("a", 1) == [each, bench]
 
 
+def test_settling_round_skips_a_measurement_with_its_own_count() -> None:
+    """pg_test_fsync run once for the advice (~19 s a visit) is not what the settling
+    round steadies: it runs in round 1 only, and the budget goes to the tested rounds."""
+    from pgfsbench.workloads.fsync import FsyncWorkload
+
+    init = PgbenchInitWorkload(type="pgbench-init", scale=1, repetitions=1)
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    once = FsyncWorkload(type="fsync", seconds=1, repetitions=1)
+    s = Schedule(Repetitions(count="auto", fresh=False), ["a"], [init, bench, once])
+    assert s.visit("a", 0) == [init, bench]
+    for m in s.visit("a", 0):
+        s.record("a", m, 5.0, ok=True, round_no=0)
+    s.end_round(0)
+    assert s.visit("a", 1) == [bench, once] and s.repetition(once, 1) == 1
+    s.record("a", once, 5.0, ok=True, round_no=1)
+    assert s.visit("a", 2) == [bench]
+
+
 def test_settling_is_for_reused_targets_with_rounds_and_can_be_skipped() -> None:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
 
