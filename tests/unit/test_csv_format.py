@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.cli import app
-from pgfsbench.export.csv import COMPARISON_COLUMNS, EXPORT_COLUMNS, METRIC_COLUMNS, cell
+from pgfsbench.export.csv import COMPARISON_COLUMNS, EXPORT_COLUMNS, METRIC_COLUMNS
+from pgfsbench.render.values import csv_cell as cell
 from pgfsbench.store.read import load_campaign
 from tests.unit.test_export import RUN_ERROR, build_results
 from tests.unit.test_fail_if_worse import ROUNDS, _store

@@ -12,8 +12,8 @@ from rich.console import Console
 from pgfsbench.report.charts import fsync_chart, target_colors, tps_chart
 from pgfsbench.report.html import write_report
 from pgfsbench.report.plotly_js import plotly_js
-from pgfsbench.report.terminal import (direction_arrow, direction_title, format_value,
-                                       render_table)
+from pgfsbench.render.values import direction_arrow, direction_title, format_value
+from pgfsbench.report.terminal import render_table
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult

@@ -11,7 +11,7 @@ from pgfsbench.analysis.verdicts import (EQUIVALENT, INCONCLUSIVE, LEADERS, PART
                                           WINNER, verdict_lines)
 from pgfsbench.export.json import comparison_data
 from pgfsbench.export.markdown import comparison_markdown
-from pgfsbench.report.compare import select_rows
+from pgfsbench.render.compare import select_rows
 
 SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})

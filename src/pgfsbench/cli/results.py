@@ -154,8 +154,8 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
     from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import campaign_source, build_table
     from pgfsbench.analysis.verdicts import verdict_lines
-    from pgfsbench.export.output import Comparison
-    from pgfsbench.report.compare import select_rows
+    from pgfsbench.render.compare import select_rows
+    from pgfsbench.render.comparison import Comparison
 
     source = campaign_source(campaign)
     if baseline is not None and baseline not in source.columns:

@@ -16,13 +16,14 @@ for nothing (unsupported, not finite, not applicable), never ``None`` or ``nan``
 from __future__ import annotations
 
 import csv
-import math
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
+from pgfsbench.export.output import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.values import csv_cell
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Cell, Row
+    from pgfsbench.render.comparison import Comparison
     from pgfsbench.store.read import Campaign
 
 EXPORT_COLUMNS = ["campaign", "plan", "target", "fs", "workload", "label", "round",
@@ -50,9 +51,9 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
                 r.label, r.repetition, r.repetition == 0, r.status, r.error,
                 *(flat.get(p) for p in params)]
         if not r.metrics:
-            w.writerow(cell(v) for v in head + [None] * len(METRIC_COLUMNS))
+            w.writerow(csv_cell(v) for v in head + [None] * len(METRIC_COLUMNS))
         for m in r.metrics:
-            w.writerow(cell(v) for v in head + [m.name, m.value, m.unit,
+            w.writerow(csv_cell(v) for v in head + [m.name, m.value, m.unit,
                                                 direction(m.higher_is_better)])
 
 
@@ -67,7 +68,7 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
         classes = comparison.durability(row)
         # One column only: its figures all the same, with no contender.
         for target in contenders or [None]:
-            w.writerow(cell(v) for v in comparison_row(row, table.baseline, base, target)
+            w.writerow(csv_cell(v) for v in comparison_row(row, table.baseline, base, target)
                        + [warnings, _level(classes, table.baseline),
                           _level(classes, target)])
 
@@ -129,18 +130,3 @@ def _flatten(params: dict, prefix: str = "") -> dict[str, Any]:
 def direction(higher_is_better: bool | None) -> str:
     """higher or lower is better; empty for informational figures (a count, a size)."""
     return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
-
-
-def cell(value: Any) -> str:
-    """A value as a CSV cell: lossless numbers, yes/no, empty for nothing."""
-    if hasattr(value, "item"):  # a numpy scalar: its repr would be np.float64(...)
-        value = value.item()
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
-    if isinstance(value, (list, tuple)):
-        return " ".join(cell(v) for v in value)
-    return str(value)

@@ -12,7 +12,8 @@ import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.export.output import COMPARISON, EXPORT, Comparison, OutputFormat
+from pgfsbench.export.output import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.comparison import Comparison
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
@@ -42,8 +43,8 @@ def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLin
     """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
     from pgfsbench.analysis.answer import campaign_answer
-    from pgfsbench.report.compare import diff_text, footer, value_text
-    from pgfsbench.report.terminal import row_scale
+    from pgfsbench.render.compare import diff_text, footer, value_text
+    from pgfsbench.render.values import row_scale
 
     lead = [f"**Answer:** {campaign_answer(verdicts)}", ""] if answer and verdicts else []
     head = ["measurement", "metric", "unit"]
@@ -76,7 +77,7 @@ def campaign_markdown(campaign: Campaign) -> str:
     from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
-    from pgfsbench.report.compare import select_rows
+    from pgfsbench.render.compare import select_rows
 
     c = campaign
     durability = durabilities(c)
@@ -89,7 +90,7 @@ def campaign_markdown(campaign: Campaign) -> str:
            _tr("status", c.status), _tr("started", _time(c.started)),
            _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
            _tr("pgfsbench", c.version)]
-    from pgfsbench.report.resumes import resumed_text
+    from pgfsbench.render.resumes import resumed_text
 
     out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
     out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]

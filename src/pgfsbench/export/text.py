@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.export.output import COMPARISON, Comparison, OutputFormat
-
-MARK_STYLE = {"+": "green", "−": "red", "≠": "yellow", "~": "dim", "?": "yellow"}
+from pgfsbench.export.output import COMPARISON, OutputFormat
+from pgfsbench.render.comparison import Comparison
+from pgfsbench.render.values import MARK_STYLE
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
@@ -37,8 +37,8 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
 
 
 def _grid(comparison: Comparison, console: Console) -> None:
-    from pgfsbench.report.compare import diff_text, row_title, value_text
-    from pgfsbench.report.terminal import direction_arrow, row_scale
+    from pgfsbench.render.compare import diff_text, row_title, value_text
+    from pgfsbench.render.values import direction_arrow, row_scale
 
     table, title = comparison.table, comparison.title
     rt = RichTable(title=title or None, title_justify="left")
@@ -65,8 +65,8 @@ def _grid(comparison: Comparison, console: Console) -> None:
 def _blocks(comparison: Comparison, console: Console) -> None:
     """A measurement a block: its title, then a line per target (value, ratio, mark)."""
     from pgfsbench.analysis.labels import metric_label
-    from pgfsbench.report.compare import diff_text, value_text
-    from pgfsbench.report.terminal import direction_arrow, row_scale
+    from pgfsbench.render.compare import diff_text, value_text
+    from pgfsbench.render.values import direction_arrow, row_scale
 
     table = comparison.table
     if comparison.title:
@@ -94,7 +94,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
 
 def _verdicts(comparison: Comparison, console: Console) -> None:
     """The verdict lines; a caveat every verdict shares is said once, at the end."""
-    from pgfsbench.report.compare import footer
+    from pgfsbench.render.compare import footer
 
     verdicts = comparison.verdicts
     shared = [c for c in (verdicts[0].caveats if verdicts else [])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from pgfsbench.campaign import events as ev
-from pgfsbench.report.terminal import format_value
+from pgfsbench.render.values import format_value
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 

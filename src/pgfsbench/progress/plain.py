@@ -16,7 +16,7 @@ from pgfsbench.plan.model import Plan
 from pgfsbench.progress import lines
 from pgfsbench.progress.forecast import Forecast, clock_text
 from pgfsbench.progress.lines import NORMAL, QUIET, VERBOSE
-from pgfsbench.report.terminal import format_value
+from pgfsbench.render.values import format_value
 
 
 class PlainProgress:

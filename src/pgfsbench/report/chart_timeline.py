@@ -20,8 +20,8 @@ from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL, Series
 from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, joined,
                                      layout, run_groups, stacked_rows, target_colors,
                                      target_trace, warmup_seconds, whole_seconds)
+from pgfsbench.render.values import format_value
 from pgfsbench.report.figures import FigureSpec
-from pgfsbench.report.terminal import format_value
 from pgfsbench.store.read import Campaign, StoredRun
 
 CHECKPOINTS = "mon.pg.checkpoints"

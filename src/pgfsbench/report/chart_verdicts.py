@@ -15,7 +15,7 @@ from pgfsbench.report.charts import (FALLBACK_COLOR, Estimate, Figure, axis, des
                                      hover_text, layout, stacked_rows, target_colors,
                                      target_trace, whiskers)
 from pgfsbench.report.figures import FigureSpec
-from pgfsbench.report.terminal import format_value
+from pgfsbench.render.values import format_value
 from pgfsbench.store.read import Campaign
 
 MAX_PANELS = 12

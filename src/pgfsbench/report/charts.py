@@ -32,7 +32,7 @@ from markupsafe import Markup, escape
 from pgfsbench.analysis.cells import CellKey, Samples, collect
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.stats import summarize
-from pgfsbench.report.terminal import format_value
+from pgfsbench.render.values import format_value
 from pgfsbench.store.read import Campaign, StoredRun
 
 # Colour-blind-safe Okabe-Ito palette, then tab10 for larger campaigns.

@@ -14,8 +14,8 @@ from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.pairing import Pairing, pair_label, paired_table
 from pgfsbench.analysis.table import Row
 from pgfsbench.analysis.verdicts import Durabilities, verdict_lines
-from pgfsbench.export.output import Comparison
-from pgfsbench.report.compare import select_rows
+from pgfsbench.render.compare import select_rows
+from pgfsbench.render.comparison import Comparison
 from pgfsbench.store.read import Campaign
 
 

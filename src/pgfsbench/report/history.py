@@ -19,10 +19,8 @@ from rich.text import Text
 
 from pgfsbench import __version__
 from pgfsbench.analysis.history import Point, Series
-from pgfsbench.export.csv import cell as csv_cell
-from pgfsbench.export.text import MARK_STYLE
-from pgfsbench.report.compare import diff_text
-from pgfsbench.report.terminal import format_value
+from pgfsbench.render.compare import diff_text
+from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value
 
 FORMATS = ("text", "json", "csv")
 CSV_COLUMNS = ["target", "host", "workload", "label", "metric", "unit", "direction",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 
 from pgfsbench.analysis.table import Cell, Row, Table
-from pgfsbench.report.terminal import cell_text
+from pgfsbench.render.values import cell_text
 
 
 def select_rows(table: Table, metric: str | None) -> list[Row]:
