@@ -8,7 +8,7 @@ RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 # What apt, dpkg and pip print goes here, not to the screen: one line per step there.
 SETUP_LOG ?= /tmp/pgfsbench-setup.log
 
-.PHONY: setup demo test unit integration clean
+.PHONY: setup demo test unit integration docs clean
 
 # Idempotent: installs only what is missing, without recommended packages (mdadm would
 # bring a mail server with it).
@@ -32,7 +32,7 @@ $(BIN)/pgfsbench: pyproject.toml
 	  { echo "setup: python3-venv is missing and could not be installed; see $(SETUP_LOG)" >&2; exit 1; }
 	@echo "setup: the Python environment in $(VENV) (output in $(SETUP_LOG))"
 	@{ $(PYTHON) -m venv $(VENV) && $(BIN)/pip install -q --upgrade pip && \
-	   $(BIN)/pip install -q -e '.[test]'; } >>$(SETUP_LOG) 2>&1 || \
+	   $(BIN)/pip install -q -e '.[test,docs]'; } >>$(SETUP_LOG) 2>&1 || \
 	  { echo "setup: pip install failed; see $(SETUP_LOG)" >&2; exit 1; }
 	@touch $@
 
@@ -49,5 +49,11 @@ unit: setup
 integration: setup
 	$(BIN)/pytest -q -ra tests/integration
 
+# The documentation site (mkdocs + material) into site/; --strict: a warning or a broken
+# link fails it (make test builds it too: tests/unit/test_docs_build.py). Material's
+# banner about MkDocs 2.0 is not a warning about these docs.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache

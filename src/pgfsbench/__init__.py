@@ -1,3 +1,3 @@
 """pgfsbench: PostgreSQL on filesystems, measured side by side."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -1,6 +1,6 @@
 """Exit codes: what a script or a CI job can tell from pgfsbench's exit status alone.
 
-Every command follows them (README, "Exit codes").
+Every command follows them (docs/ci.md, "Exit codes").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The PostgreSQL store as a DBA queries it, on a real server and a real campaign with a
-settling round: the README's three queries run as written, the views' tidy rows agree
+settling round: the docs' three queries run as written, the views' tidy rows agree
 with the tool's own medians and verdicts, every table, view and column has a comment,
 and a store an older pgfsbench wrote gets the views and keeps its campaigns."""
 
@@ -18,7 +18,7 @@ from pgfsbench.store.version import PG_LAYOUT
 from tests.integration.conftest import cli, export
 from tests.integration.test_store_pg import copy_results, sql
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 VIEWS = ("campaigns", "measurements", "counted_measurements", "medians", "verdicts")
 
 # Two targets, three counted rounds after a settling one (reused targets).
@@ -54,9 +54,9 @@ duration = 2
 """
 
 
-def readme_queries() -> list[str]:
-    """The SQL blocks of the README's results-store section, as written there."""
-    section = README.read_text().split("### The results store", 1)[1].split("\n### ", 1)[0]
+def docs_queries() -> list[str]:
+    """The SQL blocks of the docs' "Querying the store", as written there."""
+    section = DOCS.read_text().split("## Querying the store", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```sql\n(.*?)```", section, re.S)
 
 
@@ -80,12 +80,12 @@ def stored(tmp_path_factory, state_dir, store_url):
 
 
 def test_the_readme_shows_three_queries():
-    assert len(readme_queries()) == 3
+    assert len(docs_queries()) == 3
 
 
 def test_medians_per_filesystem_are_the_reports(stored, store_url):
     results, _, real, _ = stored
-    medians_query = readme_queries()[0]
+    medians_query = docs_queries()[0]
     rows = [r for r in sql(store_url, medians_query) if r[0] == load_campaign(results).id]
     doc = export(results)
     [tps] = [r for r in doc["comparison"]["rows"] if r["metric"] == "pgbench.tps"]
@@ -99,7 +99,7 @@ def test_medians_per_filesystem_are_the_reports(stored, store_url):
 def test_a_metrics_history_on_one_host(stored, store_url):
     results, slower, _, _ = stored
     host = load_campaign(results).host["hostname"]
-    history = readme_queries()[1].replace("'db-old'", psycopg.sql.quote(host))
+    history = docs_queries()[1].replace("'db-old'", psycopg.sql.quote(host))
     rows = sql(store_url, history)
     xfs = [(r[1], r[4]) for r in rows if r[2] == "xfs"]
     assert [c for c, _ in xfs] == [load_campaign(results).id, load_campaign(slower).id]
@@ -110,7 +110,7 @@ def test_a_metrics_history_on_one_host(stored, store_url):
 
 def test_every_campaign_where_a_target_was_decided_worse(stored, store_url):
     _, slower, real, slower_uuid = stored
-    rows = sql(store_url, readme_queries()[2])
+    rows = sql(store_url, docs_queries()[2])
     worse = {(r[0], r[3], r[7]) for r in rows}
     assert (load_campaign(slower).id, "xfs", "pgbench.tps") in worse
     assert all(r[3] == "xfs" and r[4] == "ext4" for r in rows)

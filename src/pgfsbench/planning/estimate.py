@@ -1,7 +1,7 @@
 """Rough cost of a plan before running it: disk space and time.
 
-The figures are calibrated on a 2-core VM with loop images (see the README's
-seed-plan table); they exist so `plan check` can warn about an afternoon-long
+The figures are calibrated on a 2-core VM with loop images (see the built-in
+plans table in docs/getting-started.md); they exist so `plan check` can warn about an afternoon-long
 plan, not to predict to the second.
 """
 
