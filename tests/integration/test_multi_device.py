@@ -17,6 +17,7 @@ from pgfsbench.plan.model import Target
 from pgfsbench.proc import CommandResult
 from pgfsbench.provision import lvm
 from pgfsbench.provision.loop import attach_images
+from pgfsbench.provision.target import Provisioning
 from pgfsbench.provision.volume import join
 from tests.integration.conftest import export, ledgers, leftovers, loops_backed_by, run_plan
 
@@ -112,8 +113,9 @@ def test_lvm_volumes_are_made_and_undone_for_real_on_loop_images(tmp_path, state
     outcome = None
     try:
         with contextlib.ExitStack() as undo:
-            members = attach_images(spec, tmp_path / "images", ledger, False, undo, commands)
-            joined = join(spec, recipe("ext4"), members, ledger, undo, commands)
+            p = Provisioning(ledger, undo, commands)
+            members = attach_images(spec, tmp_path / "images", p, False)
+            joined = join(spec, recipe("ext4"), members, p)
             outcome = joined.layout["volume"]["path"]
             during = _lvm_knows(*[m["device"] for m in members])
             assert joined.layout["volume"]["vg"] in during

@@ -21,6 +21,7 @@ from pgfsbench.ledger import STATE_ENV
 from pgfsbench.plan.model import Target
 from pgfsbench.provision import lvm, md
 from pgfsbench.provision.members import member_record
+from pgfsbench.provision.target import Provisioning
 from pgfsbench.provision.volume import join
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -169,7 +170,7 @@ def test_lvm_stripe_without_device_mapper_fails_at_lvcreate_and_undoes_in_revers
     commands: list = []
     with pytest.raises(CommandFailed) as failed:
         with contextlib.ExitStack() as undo:
-            join(spec, recipe("ext4"), _members(3), ledger, undo, commands)
+            join(spec, recipe("ext4"), _members(3), Provisioning(ledger, undo, commands))
             pytest.fail("lvcreate failed: join must not return")
         # (the ExitStack has undone everything by here)
     assert "device-mapper" in failed.value.result.stderr
@@ -193,7 +194,7 @@ def test_md_without_the_driver_fails_at_create_and_leaves_nothing_recorded(ledge
     spec = Target(name="x", fs="xfs", images=3, volume={"kind": "md-raid0", "stripe": "8K"})
     with pytest.raises(CommandFailed) as failed:
         with contextlib.ExitStack() as undo:
-            join(spec, recipe("xfs"), _members(3), ledger, undo, [])
+            join(spec, recipe("xfs"), _members(3), Provisioning(ledger, undo))
     assert "unexpected failure opening /dev/md" in failed.value.result.stderr
     create = replay.calls[0]
     assert create[:2] == ["mdadm", "--create"] and create[-3:] == ["/dev/loop3", "/dev/loop4",

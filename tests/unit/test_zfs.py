@@ -17,6 +17,7 @@ from pgfsbench.plan.load import parse_plan
 from pgfsbench.proc import CommandResult, RunAs
 from pgfsbench.provision import zfs as provision_zfs
 from pgfsbench.provision.mountinfo import MountEntry
+from pgfsbench.provision.target import Provisioning
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 POOL = "pgfsb-20261124-230427-abc123-zfs"
@@ -290,7 +291,7 @@ def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkey
     pool = "pgfsb-20261124-230427-abc123-z"
     with contextlib.ExitStack() as undo:
         workdir, mount, notes = provision_zfs.make_pool(
-            spec, ["/dev/loop7"], ledger, undo, RunAs("pg", 999, 999, "/"), [])
+            spec, ["/dev/loop7"], Provisioning(ledger, undo), RunAs("pg", 999, 999, "/"))
         assert made == {pool, f"{pool}/pgdata"}
         making, ran[:] = list(ran), []
     acts = [(kinds, argv[:3]) for kinds, argv in making if argv[1] != "list"]

@@ -25,7 +25,7 @@ from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_
 from pgfsbench.plan.stripe import stripe_mkfs_options
 from pgfsbench.provision.volume import Joined, join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
-from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.zfs import make_pool
 
 
@@ -99,13 +99,15 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
         notes += [f"device: {c.shown}", *_describe(c.path)]
     if fs_recipe.pooled:
         with contextlib.ExitStack() as undo:
-            yield _pool_on_devices(spec, checked, ledger, owner, undo, commands, notes)
+            yield _pool_on_devices(spec, checked, Provisioning(ledger, undo, commands), owner,
+                                   notes)
         return
     with contextlib.ExitStack() as undo:
+        p = Provisioning(ledger, undo, commands)
         try:
             with contextlib.ExitStack() as held:
                 fds = [held.enter_context(opened_for_formatting(c)) for c in checked]
-                joined = _format(spec, fs_recipe, checked, fds, ledger, undo, commands, notes)
+                joined = _format(spec, fs_recipe, checked, fds, p, notes)
         except UserError as exc:
             raise UserError(f"target '{name}': {exc}") from None
 
@@ -113,17 +115,15 @@ def device_target(spec: Target, ledger: Ledger, owner: proc.RunAs, allowed: Iter
                                            if spec.volume is None else [joined.device]):
             commands.append(proc.run(tool_path(argv)))
         device = checked[0].path if spec.volume is None else joined.device
-        workdir, mount = mount_private(name, fs, device, spec.mount, ledger, undo, owner,
-                                       commands)
+        workdir, mount = mount_private(name, fs, device, spec.mount, p, owner)
         target = PreparedTarget(name=name, kind="device", fs=fs, workdir=workdir,
                                 device=device, mount=mount, commands=commands, notes=notes,
                                 devices=[c.path for c in checked], layout=joined.layout)
         yield target
 
 
-def _pool_on_devices(spec: Target, checked: list[CheckedDevice], ledger: Ledger,
-                     owner: proc.RunAs, undo: contextlib.ExitStack, commands: list,
-                     notes: list[str]) -> PreparedTarget:
+def _pool_on_devices(spec: Target, checked: list[CheckedDevice], p: Provisioning,
+                     owner: proc.RunAs, notes: list[str]) -> PreparedTarget:
     """ZFS on the checked devices. The zfs-fuse daemon, not a child of ours, opens them,
     so it gets the paths the check resolved, verified once more to be the checked
     devices."""
@@ -135,22 +135,21 @@ def _pool_on_devices(spec: Target, checked: list[CheckedDevice], ledger: Ledger,
                 if c.signatures:
                     notes.append(f"signatures wiped on {c.path} before zpool create "
                                  f"(--wipe-signatures): {'; '.join(c.signatures)}")
-                    commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all",
-                                              f"/proc/self/fd/{fd}"], pass_fds=(fd,)))
+                    p.commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all",
+                                                f"/proc/self/fd/{fd}"], pass_fds=(fd,)))
     except UserError as exc:
         raise UserError(f"target '{spec.name}': {exc}") from None
     notes.append("the pool was made on the checked paths (the ZFS daemon opens them by "
                  "name), verified by device number just before")
-    workdir, mount, more = make_pool(spec, paths, ledger, undo, owner, commands)
+    workdir, mount, more = make_pool(spec, paths, p, owner)
     layout = {"members": paths, **({"spanned_by": "zfs"} if len(paths) > 1 else {})}
     return PreparedTarget(name=spec.name, kind="device", fs=spec.fs, workdir=workdir,
-                          device=paths[0], mount=mount, commands=commands,
+                          device=paths[0], mount=mount, commands=p.commands,
                           notes=[*notes, *more], devices=paths, layout=layout)
 
 
 def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int],
-            ledger: Ledger, undo: contextlib.ExitStack, commands: list,
-            notes: list[str]) -> Joined:
+            p: Provisioning, notes: list[str]) -> Joined:
     """Wipe (if allowed), join and mkfs the checked devices while their descriptors,
     verified to be the checked devices, are held open."""
     # The tools open a device through our descriptor, verified just now to be the
@@ -164,8 +163,8 @@ def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int
             notes.append("signatures wiped before mkfs (--wipe-signatures)"
                          + (f" on {c.path}" if several else "") + ": "
                          + "; ".join(c.signatures))
-            commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
-                                     pass_fds=tuple(fds)))
+            p.commands.append(proc.run([proc.which("wipefs") or "wipefs", "--all", node],
+                                       pass_fds=tuple(fds)))
     if spec.volume is None:
         options, _ = stripe_mkfs_options(spec)
         layout = {"members": [c.path for c in checked]}
@@ -173,16 +172,16 @@ def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int
             layout["spanned_by"] = spec.fs
         # The recipe's force flags are safe here: the check above is stricter than
         # mkfs's own (single -F of mke2fs still refuses a mounted device).
-        commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(nodes[0], options, nodes[1:])),
-                                 pass_fds=tuple(fds)))
+        p.commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(nodes[0], options,
+                                                                 nodes[1:])),
+                                   pass_fds=tuple(fds)))
         return Joined(nodes[0], nodes[1:], options, layout)
     # mdadm and LVM find their members by /dev path (LVM filters devices by name), not
     # through a descriptor: they get the paths the check resolved, which the descriptors
     # opened just now (without following links) showed to be the checked devices.
     notes.append("the volume was made on the checked paths (mdadm and LVM look devices "
                  "up by name), verified by device number just before")
-    joined = join(spec, fs_recipe, [member_record(c.path, None) for c in checked], ledger,
-                  undo, commands)
-    commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(joined.device,
-                                                           joined.mkfs_options))))
+    joined = join(spec, fs_recipe, [member_record(c.path, None) for c in checked], p)
+    p.commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(joined.device,
+                                                             joined.mkfs_options))))
     return joined

@@ -23,7 +23,7 @@ from pgfsbench.units import size_to_mb
 from pgfsbench.provision.filesystems import tool_path, unavailable_reason
 from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.members import member_record
-from pgfsbench.provision.target import PreparedTarget
+from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.zfs import make_pool
 from pgfsbench.provision.volume import join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
@@ -44,18 +44,17 @@ def _attach(image: Path, direct_io: bool, commands: list) -> str:
     raise CommandFailed(result)
 
 
-def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, ledger: Ledger, keep: bool,
-                   undo: contextlib.ExitStack, commands: list) -> str:
+def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, p: Provisioning,
+                   keep: bool) -> str:
     """A sparse image attached to a loop device, both in the ledger before they exist."""
     if not keep:  # a kept image stays out of the ledger: cleanup must not take it
-        undo.callback(ledger.release, ledger.add("file", path=str(image)))
+        p.hold("file", path=str(image))
     with open(image, "wb") as f:
         f.truncate(size_bytes)  # sparse: costs only what is written
-    res = ledger.add("loop", image=str(image))
-    undo.callback(ledger.release, res)
-    device = _attach(image, direct_io, commands)
+    res = p.hold("loop", image=str(image))
+    device = _attach(image, direct_io, p.commands)
     res["device"] = device
-    ledger.save()
+    p.ledger.save()
     return device
 
 
@@ -78,18 +77,16 @@ def _mkfs_with_log(spec: Target, fs_recipe: Recipe, device: str, mkfs_options: l
     return ",".join([*(o for o in spec.mount.split(",") if o), *setup.mount_options])
 
 
-def attach_images(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
-                  undo: contextlib.ExitStack, commands: list) -> list[dict]:
+def attach_images(spec: Target, images_dir: Path, p: Provisioning, keep: bool) -> list[dict]:
     """The target's ``images`` loop images of ``size`` each, attached; member records
-    (device + image), in the ledger before each exists and undone by ``undo``."""
+    (device + image), in the ledger before each exists and undone by the undo stack."""
     images_dir.mkdir(parents=True, exist_ok=True)
     names = [f"{spec.name}.img"] if spec.images == 1 else \
         [f"{spec.name}-{i}.img" for i in range(1, spec.images + 1)]
     members = []
     for image_name in names:
         image = images_dir / image_name
-        device = _image_on_loop(image, spec.size_mb * 2**20, spec.direct_io, ledger, keep,
-                                undo, commands)
+        device = _image_on_loop(image, spec.size_mb * 2**20, spec.direct_io, p, keep)
         members.append(member_record(device, str(image)))
     return members
 
@@ -139,20 +136,20 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         raise UserError(f"target '{name}': {images_dir} has {free_mb} MB free, the image"
                         f"{'s need' if need_mb > size_mb else ' needs'} {need_mb} MB; free "
                         "space or make the plan's image smaller")
-    commands: list[proc.CommandResult] = []
     with contextlib.ExitStack() as undo:
-        members = attach_images(spec, images_dir, ledger, keep, undo, commands)
-        joined = join(spec, fs_recipe, members, ledger, undo, commands)
+        p = Provisioning(ledger, undo)
+        commands = p.commands
+        members = attach_images(spec, images_dir, p, keep)
+        joined = join(spec, fs_recipe, members, p)
         device = joined.device
         log_device = None
         notes: list[str] = []
         if fs_recipe.pooled:  # ZFS: a pool on every member and a dataset, not mkfs + mount
-            workdir, mount, notes = make_pool(spec, [device, *joined.more_devices], ledger,
-                                              undo, owner, commands)
+            workdir, mount, notes = make_pool(spec, [device, *joined.more_devices], p, owner)
         else:
             if spec.log_size is not None:
                 log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
-                                            spec.direct_io, ledger, keep, undo, commands)
+                                            spec.direct_io, p, keep)
                 mount_options = _mkfs_with_log(spec, fs_recipe, device, joined.mkfs_options,
                                                log_device, log_mb * 2**20, commands)
             else:
@@ -162,8 +159,7 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
                 commands.append(proc.run(tool_path(argv)))
 
             # Unmounted first by undo: before any volume is taken apart or loop detached.
-            workdir, mount = mount_private(name, fs, device, mount_options, ledger, undo,
-                                           owner, commands)
+            workdir, mount = mount_private(name, fs, device, mount_options, p, owner)
         target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
                                 device=device, mount=mount, commands=commands,
                                 log_device=log_device,

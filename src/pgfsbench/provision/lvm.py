@@ -9,14 +9,14 @@ running it, so it is unit-tested on machines without device-mapper.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
-from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.ledger import releaser
 from pgfsbench.provision.members import current_device
+from pgfsbench.provision.target import Provisioning
 
 # LVM warns about every inherited descriptor on stderr: noise in the recorded output.
 LVM_ENV = {"LVM_SUPPRESS_FD_WARNINGS": "1"}
@@ -69,21 +69,18 @@ def _run(argv: list[str], commands: list | None = None) -> proc.CommandResult:
 
 
 def create_striped_volume(vg: str, lv: str, stripe_bytes: int, members: list[dict],
-                          ledger: Ledger, undo: contextlib.ExitStack, commands: list) -> str:
+                          p: Provisioning) -> str:
     """The logical volume striped over ``members`` (member records); every step in the
     ledger before it runs."""
     for member in members:
-        res = ledger.add("lvm-pv", member=member)
-        undo.callback(ledger.release, res)
-        if not (result := _run(pvcreate_argv(member["device"]), commands)).ok:
+        p.hold("lvm-pv", member=member)
+        if not (result := _run(pvcreate_argv(member["device"]), p.commands)).ok:
             raise CommandFailed(result)
-    res = ledger.add("lvm-vg", vg=vg)
-    undo.callback(ledger.release, res)
-    if not (result := _run(vgcreate_argv(vg, [m["device"] for m in members]), commands)).ok:
+    p.hold("lvm-vg", vg=vg)
+    if not (result := _run(vgcreate_argv(vg, [m["device"] for m in members]), p.commands)).ok:
         raise CommandFailed(result)
-    res = ledger.add("lvm-lv", vg=vg, lv=lv)
-    undo.callback(ledger.release, res)
-    if not (result := _run(lvcreate_argv(vg, lv, len(members), stripe_bytes), commands)).ok:
+    p.hold("lvm-lv", vg=vg, lv=lv)
+    if not (result := _run(lvcreate_argv(vg, lv, len(members), stripe_bytes), p.commands)).ok:
         raise CommandFailed(result)
     path = lv_path(vg, lv)
     if not os.path.exists(path):

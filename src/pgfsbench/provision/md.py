@@ -8,14 +8,14 @@ apart from running it, so it is unit-tested on machines without md.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
-from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.ledger import releaser
 from pgfsbench.provision.members import current_device
+from pgfsbench.provision.target import Provisioning
 
 LEVELS = {"md-raid0": "0", "md-raid1": "1", "md-raid10": "10"}
 
@@ -56,14 +56,13 @@ def detail_argv(array: str) -> list[str]:
     return ["mdadm", "--detail", array]
 
 
-def create_array(array: str, kind: str, chunk_bytes: int, members: list[dict], ledger: Ledger,
-                 undo: contextlib.ExitStack, commands: list) -> str:
+def create_array(array: str, kind: str, chunk_bytes: int, members: list[dict],
+                 p: Provisioning) -> str:
     """The array made from ``members`` (member records), in the ledger before it exists."""
-    res = ledger.add("md", array=array, members=members)
-    undo.callback(ledger.release, res)
+    p.hold("md", array=array, members=members)
     result = proc.run(create_argv(array, kind, chunk_bytes, [m["device"] for m in members]),
                       check=False)
-    commands.append(result)
+    p.commands.append(result)
     if not result.ok:
         raise CommandFailed(result)
     if not os.path.exists(array):

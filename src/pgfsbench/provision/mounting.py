@@ -11,28 +11,28 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipe
-from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.ledger import releaser
 from pgfsbench.provision.mountinfo import MountEntry, mount_of, mount_points
+from pgfsbench.provision.target import Provisioning
 
 
-def mount_private(name: str, fs: str, device: str, options: str, ledger: Ledger,
-                  undo: contextlib.ExitStack, owner: proc.RunAs,
-                  commands: list[proc.CommandResult]) -> tuple[Path, MountEntry]:
+def mount_private(name: str, fs: str, device: str, options: str, p: Provisioning,
+                  owner: proc.RunAs) -> tuple[Path, MountEntry]:
     """Mount ``device`` under a new private directory; returns (workdir, mount read back).
 
-    The mount is in the ledger before it happens and unmounted by ``undo``; the
+    The mount is in the ledger before it happens and unmounted by the undo stack; the
     kernel's own account of it is checked, not mount(8)'s exit code alone.
     """
     mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
     os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
-    res = ledger.add("mount", path=mount_point, device=device)
-    undo.callback(ledger.release, res)
-    commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
+    p.hold("mount", path=mount_point, device=device)
+    p.commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
     mount = mount_of(mount_point)
     if mount.mount_point != os.path.realpath(mount_point):
         raise UserError(f"target '{name}': mount reported success but {mount_point} is not "
@@ -68,22 +68,31 @@ def users_of(path: str) -> set[int]:
     return pids
 
 
-@releaser("mount")
-def unmount_recorded(res: dict) -> list[str]:
-    path = res["path"]
-    for attempt in range(8):
-        if not _mounted(path):
-            break
-        if proc.run(["umount", path], check=False).ok:
-            break
-        if attempt >= 1:
-            # Still busy: a tool orphaned by a killed run (pgbench, pg_test_fsync) holds
-            # files on our own mount. Nothing else can be there: end it.
+def release_busy(gone: Callable[[], bool], release: Callable[[], bool], path: str,
+                 attempts: int, kill_from: int = 0) -> bool:
+    """Take apart something of ours mounted at ``path`` (an unmount, a ZFS dataset's
+    destroy) that may be busy: until ``gone()``, try ``release()``; after each failed try
+    from attempt ``kill_from`` on, end the processes holding files under ``path`` (a
+    tool orphaned by a killed run, pgbench or pg_test_fsync: nothing else can be on our
+    own mount), and wait a little longer each time. False if still busy after
+    ``attempts`` tries."""
+    for attempt in range(attempts):
+        if gone() or release():
+            return True
+        if attempt >= kill_from:
             for pid in users_of(path):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         time.sleep(0.5 * (attempt + 1))
-    else:
+    return False
+
+
+@releaser("mount")
+def unmount_recorded(res: dict) -> list[str]:
+    path = res["path"]
+    if not release_busy(lambda: not _mounted(path),
+                        lambda: proc.run(["umount", path], check=False).ok,
+                        path, attempts=8, kill_from=1):
         return [f"could not unmount {path}: still busy"]
     try:
         os.rmdir(path)

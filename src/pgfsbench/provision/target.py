@@ -1,12 +1,34 @@
-"""What a provisioned target looks like to the stages after it."""
+"""What a provisioned target looks like to the stages after it, and what every step of
+making one shares."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgfsbench.ledger import Ledger
 from pgfsbench.proc import CommandResult
 from pgfsbench.provision.mountinfo import MountEntry
+
+
+@dataclass
+class Provisioning:
+    """What every step of making one target shares, passed as one: the ledger each
+    resource goes in before it exists, the undo stack that takes them apart in reverse
+    (on failure, or when the target is done with), and the commands run so far (the
+    target's provenance)."""
+
+    ledger: Ledger
+    undo: contextlib.ExitStack
+    commands: list[CommandResult] = field(default_factory=list)
+
+    def hold(self, kind: str, **info) -> dict:
+        """A resource in the ledger before it exists, released by the undo stack; returns
+        its ledger record (to complete once more is known)."""
+        res = self.ledger.add(kind, **info)
+        self.undo.callback(self.ledger.release, res)
+        return res
 
 
 @dataclass

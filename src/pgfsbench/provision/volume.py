@@ -8,15 +8,14 @@ or an LVM striped volume. The stripe geometry of a volume becomes mkfs options
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 from dataclasses import dataclass, field
 
 from pgfsbench.filesystems.recipe import Recipe
-from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target, Volume
 from pgfsbench.plan.stripe import stripe_mkfs_options
 from pgfsbench.provision import lvm, md
+from pgfsbench.provision.target import Provisioning
 
 
 @dataclass
@@ -36,10 +35,9 @@ def unavailable_reason(volume: Volume | None) -> str | None:
     return lvm.unavailable_reason() if volume.kind == "lvm-stripe" else md.unavailable_reason()
 
 
-def join(spec: Target, fs_recipe: Recipe, members: list[dict], ledger: Ledger,
-         undo: contextlib.ExitStack, commands: list) -> Joined:
+def join(spec: Target, fs_recipe: Recipe, members: list[dict], p: Provisioning) -> Joined:
     """``members`` (member records, in order) made into what mkfs formats; a volume is
-    in the ledger and undone by ``undo`` like everything else."""
+    in the ledger and undone by the undo stack like everything else."""
     devices = [m["device"] for m in members]
     layout: dict = {"members": devices}
     options, geometry = stripe_mkfs_options(spec)
@@ -51,14 +49,12 @@ def join(spec: Target, fs_recipe: Recipe, members: list[dict], ledger: Ledger,
     token = secrets.token_hex(3)  # two campaigns may name a target alike
     if volume.kind == "lvm-stripe":
         vg = f"pgfsbench-{spec.name}-{token}"
-        device = lvm.create_striped_volume(vg, "data", volume.stripe_bytes, members, ledger,
-                                           undo, commands)
+        device = lvm.create_striped_volume(vg, "data", volume.stripe_bytes, members, p)
         layout["volume"] = {"kind": volume.kind, "vg": vg, "lv": "data",
                             "path": lvm.lv_path(vg, "data"), "stripes": len(devices)}
     else:
         array = f"/dev/md/pgfsbench-{token}"
-        device = md.create_array(array, volume.kind, volume.stripe_bytes, members, ledger,
-                                 undo, commands)
+        device = md.create_array(array, volume.kind, volume.stripe_bytes, members, p)
         layout["volume"] = {"kind": volume.kind, "array": array, "level": md.LEVELS[volume.kind]}
     layout["volume"].update({"device": device, **geometry})
     return Joined(device, [], options, layout)

@@ -30,7 +30,8 @@ from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.paths import own_dir
 from pgfsbench.plan.model import Target
 from pgfsbench.provision.mountinfo import MountEntry, mount_of
-from pgfsbench.provision.mounting import unmount_recorded, users_of
+from pgfsbench.provision.mounting import release_busy, unmount_recorded
+from pgfsbench.provision.target import Provisioning
 
 DAEMON = "zfs-fuse"
 PIDFILE = Path(zfs.DAEMON_PIDFILE)
@@ -236,22 +237,21 @@ def plan_problems(targets: list[Target]) -> list[str]:
 # --- the target -------------------------------------------------------------------
 
 
-def make_pool(spec: Target, devices: list[str], ledger: Ledger, undo: contextlib.ExitStack,
-              owner: proc.RunAs, commands: list[proc.CommandResult]
+def make_pool(spec: Target, devices: list[str], p: Provisioning, owner: proc.RunAs
               ) -> tuple[Path, MountEntry, list[str]]:
     """A pool on ``devices`` and its dataset on a new private directory; returns
     (workdir, mount read back, notes). Each is in the ledger before it exists, and
-    undone by ``undo``: the dataset, then the pool."""
-    ensure_daemon(ledger, commands)
-    pool = zfs.pool_name(ledger.path.stem, spec.name)
-    undo.callback(ledger.release, ledger.add("zfs-pool", pool=pool))
-    commands.append(proc.run(_tool(zfs.create_pool_argv(pool, devices, dict(spec.zpool)))))
+    undone by the undo stack: the dataset, then the pool."""
+    ensure_daemon(p.ledger, p.commands)
+    pool = zfs.pool_name(p.ledger.path.stem, spec.name)
+    p.hold("zfs-pool", pool=pool)
+    p.commands.append(proc.run(_tool(zfs.create_pool_argv(pool, devices, dict(spec.zpool)))))
     mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{spec.name}-")
     os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
     dataset = f"{pool}/{zfs.DATASET}"
-    undo.callback(ledger.release, ledger.add("zfs-dataset", dataset=dataset, path=mount_point))
-    commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
-                                                           dict(spec.zfs)))))
+    p.hold("zfs-dataset", dataset=dataset, path=mount_point)
+    p.commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
+                                                             dict(spec.zfs)))))
     mount = mount_of(mount_point)
     if mount.mount_point != os.path.realpath(mount_point):
         raise UserError(f"target '{spec.name}': zfs create succeeded but {mount_point} is "
@@ -283,19 +283,12 @@ def pools() -> list[str]:
 @releaser("zfs-dataset")
 def destroy_dataset(res: dict) -> list[str]:
     dataset, path = res["dataset"], res["path"]
-    if responds():
-        for attempt in range(6):
-            if not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok:
-                break  # never made, or gone
-            if _run(zfs.destroy_dataset_argv(dataset)).ok:
-                break
-            # Busy: a tool orphaned by a killed run holds files on our own dataset.
-            for pid in users_of(path):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.5 * (attempt + 1))
-        else:
-            return [f"could not destroy ZFS dataset {dataset}: still busy"]
+    # Gone when never made or destroyed; busy: a tool orphaned by a killed run holds
+    # files on our own dataset.
+    if responds() and not release_busy(
+            lambda: not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok,
+            lambda: _run(zfs.destroy_dataset_argv(dataset)).ok, path, attempts=6):
+        return [f"could not destroy ZFS dataset {dataset}: still busy"]
     # Gone with its daemon, or destroyed: a dead FUSE mount may remain, and the directory.
     return unmount_recorded({"path": path})
 
