@@ -293,7 +293,9 @@ class Schedule:
             **({"plan_sha256": self.plan_sha256} if self.plan_sha256 else {}),
             "fresh": self.reps.fresh,
             "settle": self.settling,  # round 0 ran (or would run) uncounted
-            "design": ({"alpha": d.alpha, "noise": d.noise, "first_look": d.first_look,
+            "design": ({"alpha": d.alpha, "noise": d.noise,
+                        **({} if d.margin is None else {"equivalence": d.margin}),
+                        "first_look": d.first_look,
                         "last_look": d.last_look, "max_minutes": self.reps.max_minutes,
                         **({} if d.every_round else {
                             "looks": list(d.planned_looks()), "final_look": d.final,

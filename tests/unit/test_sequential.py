@@ -144,9 +144,11 @@ def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
     design = design_for(quick.model_dump(mode="json"))
     assert ("fsync", "") in design.descriptive and ("pgbench-init", "") in design.descriptive
     assert ("pgbench", "clients=4") not in design.descriptive
-    # one planned look (at 12), yet not a fixed count: the earliest look is the budget's,
+    # one planned look (at max), yet not a fixed count: the earliest look is the budget's,
     # from min on, and family.py keeps this design (and its descriptive measurements)
-    assert design.planned_looks() == (12,) and (design.first_look, design.last_look) == (3, 12)
+    reps = quick.repetitions
+    assert design.planned_looks() == (reps.max,)
+    assert (design.first_look, design.last_look) == (reps.min, reps.max)
     values = {("fsync", ""): {"a": {1: 1.0, 2: 1.1, 3: 1.0}, "b": {1: 2.0, 2: 2.1, 3: 2.0}},
               ("pgbench", "clients=4"): {"a": {1: 1.0, 2: 1.1}, "b": {1: 1.0, 2: 1.2}}}
     assert set(headline_family(values, ["a", "b"], design.descriptive)) == {

@@ -106,7 +106,7 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
             ci = j.decision_ci()
             span = (f"{percent(ci.low)}..{percent(ci.high)} ({percent_text(ci.confidence)} CI)"
                     if ci else _span(j, bare=True))
-            facts.append(f"{b} vs {a} {span}, equivalent within ±{table.noise * 100:g}%")
+            facts.append(f"{b} vs {a} {span}, equivalent within ±{table.equivalence * 100:g}%")
         elif rel == BETTER:  # decided, yet no cut holds it (decisions not transitive)
             facts.append(f"{a} ahead of {b}: {b} {decided_change(j, name)}")
         else:

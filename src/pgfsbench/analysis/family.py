@@ -45,10 +45,13 @@ def pairable(base, other) -> bool:
         set(base.rounds) & set(other.rounds)) >= 2
 
 
-def compare_cells(base, other, alpha: float, noise: float) -> Comparison:
-    """Within rounds where the design is paired, else independent samples."""
+def compare_cells(base, other, alpha: float, noise: float,
+                  margin: float | None = None) -> Comparison:
+    """Within rounds where the design is paired, else independent samples (equivalence
+    within ``margin``, default ``noise``)."""
     if pairable(base, other):
-        return compare_rounds(rounds_of(base), rounds_of(other), noise)
+        return compare_rounds(rounds_of(base), rounds_of(other),
+                              noise if margin is None else margin, noise)
     return compare(base.values, other.values, alpha)
 
 
@@ -76,10 +79,10 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
             # repetitions, or a campaign cut short, make it differ from the count).
             last = max(r for base, other in paired.values() for r in base.keys() & other.keys())
             design = replace(Design.fixed(design.alpha, design.noise, last),
-                             descriptive=design.descriptive)
+                             descriptive=design.descriptive, margin=design.margin)
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
         out |= {k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round,
-                                                                    design.noise))
+                                                                    design))
                 for k, d in decisions.items()}
         if design.first_look != design.last_look:
             out |= _fixed_rounds({k: out[k] for k in decisions}, paired)
@@ -88,7 +91,8 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         alpha = design.alpha * (1 - share) if live else design.alpha
         adjusted = holm([c.p_value for c in unpaired.values()])
         for (k, c), p in zip(unpaired.items(), adjusted):
-            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live))
+            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live),
+                                    margin=design.margin)
     return out
 
 
@@ -110,7 +114,7 @@ def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
 
 
 def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None,
-             noise: float):
+             design: Design):
     """The paired comparison on the rounds up to the look that decided it (None: not
     decided)."""
     if at_round is None:
@@ -118,4 +122,4 @@ def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | No
     base, other = pair
     return compare_paired(pair_by_round({r: v for r, v in base.items() if r <= at_round},
                                         {r: v for r, v in other.items() if r <= at_round}),
-                          noise)
+                          design.equivalence, design.noise)

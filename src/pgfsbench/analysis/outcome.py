@@ -162,7 +162,7 @@ def judge_paired(c: Comparison, p: float | None, p_equivalent: float | None,
 
 
 def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
-                   comparisons: int = 1) -> Judged:
+                   comparisons: int = 1, margin: float | None = None) -> Judged:
     """Independent samples: Mann-Whitney p (corrected) and the bootstrap CI of the ratio.
 
     ``comparisons``: how many share ``alpha`` in the family; each CI is held to
@@ -182,7 +182,7 @@ def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
     excludes_one = ci is not None and not ci[0] <= 1 <= ci[1]
     if p is not None and p < alpha and abs(c.ratio - 1) >= noise and excludes_one:
         return Judged(HIGHER if c.ratio > 1 else LOWER, c, p, level)
-    p_eq = c.p_equivalent_unpaired(noise)
+    p_eq = c.p_equivalent_unpaired(noise if margin is None else margin)
     if (min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and p_eq is not None
             and p_eq <= level):
         return Judged(EQUIVALENT, c, p_eq, level)
@@ -191,7 +191,7 @@ def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
 
 
 def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
-               budget: int | None = None) -> Verdict:
+               budget: int | None = None, margin: float | None = None) -> Verdict:
     """The mark and sentence of a judged comparison; ``budget``: the plan's most rounds."""
     c = j.comparison
 
@@ -212,7 +212,8 @@ def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
         dci = j.decision_ci()
         ci = (f": {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}, "
               "the level of the decision" if dci is not None else "")
-        return verdict("equivalent", f"equivalent within ±{noise * 100:g}%{ci} ({how})")
+        within = noise if margin is None else margin
+        return verdict("equivalent", f"equivalent within ±{within * 100:g}%{ci} ({how})")
     what = j.note or f"{interval_text(c)} ({how})"
     return verdict("inconclusive", f"inconclusive: {what}; {settle_text(j, budget)}")
 

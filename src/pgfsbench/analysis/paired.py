@@ -82,11 +82,19 @@ class Paired:
     sd_log: float | None        # standard deviation of the per-round log-ratios (observed)
     p_value: float | None       # two-sided paired t, H0: ratio = 1
     p_equivalent: float | None  # TOST: the larger one-sided p; small means equivalent
-    margin: float               # the equivalence bound (relative): the noise
+    margin: float               # the equivalence bound (relative)
     # The smallest step between distinct values of a side (log scale), when the
     # values are quantized (ties inside a side); None for continuous values.
     resolution: float | None = None
     note: str = ""              # why there is no p (no spread to judge by)
+    # The smallest difference worth a claim (relative), when it is not the margin: a
+    # plan's noise under a wider equivalence margin.
+    threshold: float | None = None
+
+    @property
+    def claim(self) -> float:
+        """The smallest relative difference a "better"/"worse" must show."""
+        return self.margin if self.threshold is None else self.threshold
 
     @property
     def spread(self) -> float | None:
@@ -136,25 +144,31 @@ def resolution(*sides: np.ndarray) -> float | None:
     return min(steps) if steps else None
 
 
-def compare_paired(pairs: list[tuple[float, float]], margin: float) -> Paired:
-    """The paired comparison of (baseline, contender) values, one pair per round."""
+def compare_paired(pairs: list[tuple[float, float]], margin: float,
+                   threshold: float | None = None) -> Paired:
+    """The paired comparison of (baseline, contender) values, one pair per round:
+    equivalence tested within ``margin``; a difference is worth a claim from
+    ``threshold`` (default: the margin)."""
     n = len(pairs)
+    if threshold == margin:
+        threshold = None
     if n == 0:
-        return Paired(0, None, None, None, None, None, margin)
+        return Paired(0, None, None, None, None, None, margin, threshold=threshold)
     base = np.array([b for b, _ in pairs], dtype=float)
     other = np.array([c for _, c in pairs], dtype=float)
     d = np.log(other / base)
     mean = float(d.mean())
     if n < 2:
-        return Paired(n, math.exp(mean), mean, None, None, None, margin)
+        return Paired(n, math.exp(mean), mean, None, None, None, margin, threshold=threshold)
     sd = float(d.std(ddof=1))
     step = resolution(base, other)
     if sd <= _NO_SPREAD:
         # Every round the same ratio: a t test would divide by zero and call any ratio
         # certain. Identical values say the spread is below what they can show, not that
         # it is nil: no p, no equivalence, never decided (module docstring).
-        return Paired(n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE)
-    c = Paired(n, math.exp(mean), mean, sd, None, None, margin, step)
+        return Paired(n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE,
+                      threshold)
+    c = Paired(n, math.exp(mean), mean, sd, None, None, margin, step, threshold=threshold)
     se = c.spread / math.sqrt(n)
     df = n - 1
     bound = math.log1p(margin)
@@ -165,27 +179,39 @@ def compare_paired(pairs: list[tuple[float, float]], margin: float) -> Paired:
     return replace(c, p_value=p, p_equivalent=max(p_low, p_high))
 
 
-def planned_effect(c: Paired) -> tuple[str, float] | None:
-    """The route that can decide this comparison and the effect it is planned for.
+def planned_effects(c: Paired) -> list[tuple[str, float]]:
+    """The routes that can decide this comparison, each with the effect it is planned for.
 
-    ("equivalent", 0.0) inside the margin: only TOST can decide there, planned for a
-    true ratio of 1. ("different", delta) at or beyond it: only the difference test can,
-    planned for delta = max(2 * margin, the nearer end of the current 95% CI) on the
-    log scale: twice the margin because the estimate must also clear the margin (at
-    the margin itself power cannot pass 50%); the CI's nearer end because the data
-    already rule out smaller effects with 95% confidence, and it is still the least
-    of the effects they allow, not the observed one. None: no spread to plan with, or
-    a zero margin with a CI reaching 1 (no effect to aim at).
+    ("equivalent", 0.0) inside the equivalence margin: TOST can decide there, planned
+    for a true ratio of 1. ("different", delta) at or beyond the claim threshold: the
+    difference test can, planned for delta = max(2 * threshold, the nearer end of the
+    current 95% CI) on the log scale: twice the threshold because the estimate must
+    also clear it (at the threshold itself power cannot pass 50%); the CI's nearer end
+    because the data already rule out smaller effects with 95% confidence, and it is
+    still the least of the effects they allow, not the observed one. With one margin
+    for both (the default) exactly one route applies; a wider equivalence margin than
+    the threshold leaves both open between them. Empty: no spread to plan with, or a
+    zero threshold with a CI reaching 1 (no effect to aim at).
     """
     sd = c.spread
     if c.n < 2 or sd is None or c.mean_log is None:
-        return None
-    bound = math.log1p(c.margin)
-    if abs(c.mean_log) < bound:
-        return ("equivalent", 0.0)
-    nearer = abs(c.mean_log) - stdtrit(c.n - 1, 0.975) * sd / math.sqrt(c.n)
-    delta = max(2 * bound, nearer)
-    return ("different", float(delta)) if delta > 0 else None
+        return []
+    routes = []
+    if abs(c.mean_log) < math.log1p(c.margin):
+        routes.append(("equivalent", 0.0))
+    claim = math.log1p(c.claim)
+    if abs(c.mean_log) >= claim:
+        nearer = abs(c.mean_log) - stdtrit(c.n - 1, 0.975) * sd / math.sqrt(c.n)
+        delta = max(2 * claim, nearer)
+        if delta > 0:
+            routes.append(("different", float(delta)))
+    return routes
+
+
+def planned_effect(c: Paired) -> tuple[str, float] | None:
+    """The first route of ``planned_effects`` (the only one under a single margin)."""
+    routes = planned_effects(c)
+    return routes[0] if routes else None
 
 
 def power(route: str, effect: float, sd: float, margin: float, ns: np.ndarray,
@@ -200,7 +226,7 @@ def power(route: str, effect: float, sd: float, margin: float, ns: np.ndarray,
     """
     df = ns - 1
     se = sd / np.sqrt(ns)
-    bound = math.log1p(margin)
+    bound = math.log1p(margin)  # "different": the claim threshold; else the margin
     if route == "different":
         reject = 1 - nctdtr(df, effect / se, stdtrit(df, 1 - levels / 2))
         return reject * ndtr((effect - bound) / se)
@@ -221,10 +247,14 @@ def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
     further look would test it, or more than MAX_ROUNDS_ESTIMATE would be needed:
     ``why_unsettled`` says which.
     """
-    plan = planned_effect(c)
-    if plan is None:
-        return None
-    route, effect = plan
+    found = [n for route, effect in planned_effects(c)
+             if (n := _rounds_for(c, route, effect, alpha)) is not None]
+    return min(found) if found else None
+
+
+def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], float]
+                ) -> int | None:
+    bound = c.claim if route == "different" else c.margin
 
     def first_hit(ns: np.ndarray) -> int | None:
         """The first n of ``ns`` whose power reaches POWER (scipy's quantiles are
@@ -234,7 +264,7 @@ def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
         ns, levels = ns[ok], levels[ok]
         if len(ns) == 0:
             return None
-        hit = power(route, effect, c.spread, c.margin, ns, levels) >= POWER
+        hit = power(route, effect, c.spread, bound, ns, levels) >= POWER
         return int(ns[np.argmax(hit)]) if hit.any() else None
 
     # Power grows with n: a coarse geometric grid finds the span, the rounds inside it

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round, rounds_to_decide
@@ -76,7 +76,8 @@ Measurement = tuple[str, str]  # workload type, label
 @dataclass(frozen=True)
 class Design:
     alpha: float
-    noise: float       # equivalence margin, and the smallest difference worth a claim
+    noise: float       # the smallest difference worth a claim (and, without margin, the
+                       # equivalence margin)
     # Every round: the first look. Planned looks: the plan's min, the earliest round a
     # look may come at (the budget's); a fixed count: first_look == last_look.
     first_look: int
@@ -89,6 +90,14 @@ class Design:
     final: int | None = None
     # Measurements outside the verdict family (fixed repetitions in an 'auto' plan).
     descriptive: frozenset[Measurement] = field(default_factory=frozenset)
+    # The equivalence margin when the plan gives one wider than noise ([verdicts]
+    # equivalence): a budget can show "within ±10%" where ±3% would take hours.
+    margin: float | None = None
+
+    @property
+    def equivalence(self) -> float:
+        """The margin "equivalent" is tested against."""
+        return self.noise if self.margin is None else self.margin
 
     @classmethod
     def fixed(cls, alpha: float, noise: float, count: int) -> "Design":
@@ -149,8 +158,7 @@ class Design:
         """This design when the time budget ends the campaign after round n."""
         if self.every_round or self.final is not None or n >= self.last_look:
             return self
-        return Design(self.alpha, self.noise, self.first_look, self.last_look, self.looks, n,
-                      self.descriptive)
+        return replace(self, final=n)
 
     def next_look(self, n: int) -> int | None:
         """The first planned look after round n, or None after the last."""
@@ -191,7 +199,8 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
         if n > last:
             break
         open_keys = [k for k in comparisons if k not in decided]
-        at_n = {k: compare_paired(_upto(comparisons[k], n), design.noise) for k in open_keys}
+        at_n = {k: compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
+                for k in open_keys}
         differs = _holm({k: c.p_value for k, c in at_n.items()}, level)
         same = _holm({k: c.p_equivalent for k, c in at_n.items()}, level)
         bound = math.log1p(design.noise)
@@ -204,7 +213,8 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
     out: dict[Hashable, Decision] = {}
     m = max(1, len(comparisons))
     for k, (base, other) in comparisons.items():
-        everything = compare_paired(pair_by_round(base, other), design.noise)
+        everything = compare_paired(pair_by_round(base, other), design.equivalence,
+                                    design.noise)
         if k in decided:
             d = decided[k]
             out[k] = Decision(d.outcome, everything, d.at_round, d.level, d.p, None)
@@ -223,7 +233,7 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
                     before = looks[-2] / looks[-1] if len(looks) > 1 else 0.0
                     return design.alpha * (1 - before ** RHO) / m
                 stretched = Design(design.alpha, design.noise, design.first_look,
-                                   max(design.last_look, n))
+                                   max(design.last_look, n), margin=design.margin)
                 return stretched.look_alpha(n) / m
             out[k] = Decision(INCONCLUSIVE, everything, None, None, None,
                               rounds_to_decide(everything, alpha_at))

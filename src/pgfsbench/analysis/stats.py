@@ -329,9 +329,11 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
 
 
 def compare_rounds(baseline: dict[int, float], contender: dict[int, float],
-                   noise: float = DEFAULT.noise) -> Comparison:
-    """Contender against baseline within the rounds both were measured in (paired.py)."""
-    return from_paired(compare_paired(pair_by_round(baseline, contender), noise))
+                   noise: float = DEFAULT.noise, threshold: float | None = None
+                   ) -> Comparison:
+    """Contender against baseline within the rounds both were measured in (paired.py):
+    equivalence within ``noise``; claims from ``threshold`` (default: the same)."""
+    return from_paired(compare_paired(pair_by_round(baseline, contender), noise, threshold))
 
 
 def from_paired(c: Paired) -> Comparison:

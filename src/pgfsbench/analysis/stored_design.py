@@ -8,6 +8,8 @@ plan needs the plan's types (``plan/design.py``) and, for the measurements of an
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pgfsbench.analysis.sequential import Design, Measurement
 from pgfsbench.plan.design import Repetitions, Verdicts
 
@@ -32,12 +34,15 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
         verdicts = Verdicts.model_validate(plan.get("verdicts") or {})
     except ValidationError:
         verdicts = Verdicts()
+    margin = verdicts.equivalence  # None: the noise margin, as before it existed
     if reps.count != "auto":
-        return Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count))
+        return replace(Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count)),
+                       margin=margin)
     if "looks" not in stored:  # stored before planned looks: as it was decided then
-        return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max)
-    design = Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
-                            descriptive_measurements(plan), earliest=reps.min)
+        return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max, margin=margin)
+    design = replace(Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
+                                    descriptive_measurements(plan), earliest=reps.min),
+                     margin=margin)
     final = ((schedule or {}).get("design") or {}).get("final_look")
     return design.at_budget(int(final)) if isinstance(final, int) else design
 

@@ -81,6 +81,12 @@ class Table:
     pairs: dict[Key, Judged] = field(default_factory=dict)  # headline: b against a
     paired: bool = False  # some comparison is within rounds
     unpaired: bool = False  # some comparison is between independent samples
+    margin: float | None = None  # the plan's equivalence margin, when not the noise
+
+    @property
+    def equivalence(self) -> float:
+        """The margin "equivalent" means within."""
+        return self.noise if self.margin is None else self.margin
 
     def pair(self, row: Row, a: str, b: str) -> Judged | None:
         """b judged against a on a headline row, whichever order the family holds them in."""
@@ -124,14 +130,16 @@ def comparison_table(campaign: Campaign, baseline: str | None = None,
     verdicts = campaign.plan.get("verdicts") or {}
     key = (baseline or verdicts.get("baseline"),
            alpha if alpha is not None else verdicts.get("alpha", DEFAULT.alpha),
-           noise if noise is not None else verdicts.get("noise", DEFAULT.noise))
+           noise if noise is not None else verdicts.get("noise", DEFAULT.noise),
+           verdicts.get("equivalence"))
     known = _tables.setdefault(campaign, {})
     if key not in known:
         known[key] = build_table(campaign_source(campaign), *key)
     return known[key]
 
 
-def build_table(source: Source, baseline: str | None, alpha: float, noise: float) -> Table:
+def build_table(source: Source, baseline: str | None, alpha: float, noise: float,
+                margin: float | None = None) -> Table:
     columns = list(source.columns)
     if baseline is None or baseline not in columns:
         baseline = columns[0] if columns else None
@@ -158,10 +166,10 @@ def build_table(source: Source, baseline: str | None, alpha: float, noise: float
                 status = "failed" if (t, row.workload, row.label) in failed else "missing"
                 row.cells[t] = Cell(None, None, False, status)
         row.cells = {t: row.cells[t] for t in columns}
-    table = Table(columns, baseline, list(rows.values()), alpha, noise)
+    table = Table(columns, baseline, list(rows.values()), alpha, noise, margin=margin)
     table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
     planned = source.design or Design.fixed(alpha, noise, 1)
-    table.design = replace(planned, alpha=alpha, noise=noise)  # its looks kept
+    table.design = replace(planned, alpha=alpha, noise=noise, margin=margin)  # looks kept
     _compare_with_baseline(table)
     for row in table.rows:
         if (best := _best(table, row)) is not None:
@@ -220,7 +228,8 @@ def _compare_with_baseline(table: Table) -> None:
         for t in table.targets[1:]:
             cell = row.cells[t]
             if base.value is not None and cell.value is not None:
-                cell.comparison = compare_cells(base, cell, table.alpha, table.noise)
+                cell.comparison = compare_cells(base, cell, table.alpha, table.noise,
+                                                table.margin)
                 cell.ratio = cell.comparison.ratio
                 pairs.append((row, t, cell))
                 table.paired |= cell.comparison.paired is not None
@@ -238,7 +247,8 @@ def _compare_with_baseline(table: Table) -> None:
         if cell.judged is None or max(cell.n, row.cells[table.baseline].n) < 2:
             continue  # one run on each side (repetitions = 1): a ratio, no verdict
         cell.p_adjusted = cell.judged.p
-        cell.verdict = verdict_of(cell.judged, row.higher_is_better, table.noise, table.budget)
+        cell.verdict = verdict_of(cell.judged, row.higher_is_better, table.noise, table.budget,
+                                  table.margin)
 
 
 def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
@@ -249,7 +259,8 @@ def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
         if cell.comparison.paired is not None:
             cell.judged = judge_paired(cell.comparison, q, q_eq, table.alpha, table.noise)
         else:
-            cell.judged = judge_unpaired(cell.comparison, q, table.alpha, table.noise)
+            cell.judged = judge_unpaired(cell.comparison, q, table.alpha, table.noise,
+                                         margin=table.margin)
 
 
 def params_key(params: dict) -> str:

@@ -148,6 +148,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
         "columns": table.targets,
         "alpha": table.alpha,
         "noise": table.noise,
+        "equivalence": table.equivalence,
         "rows": [{"workload": r.workload, "label": r.label, "metric": r.metric,
                   "unit": r.unit, "headline": r.headline,
                   "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],

@@ -105,5 +105,15 @@ class Verdicts(Strict):
                                                     "(default: the first)")
     alpha: float = Field(0.05, gt=0, lt=0.5, description="significance level")
     noise: float = Field(0.02, ge=0, lt=1, description="the noise margin: smaller relative "
-                                                       "differences are never better or worse; "
-                                                       "equivalent means shown within it")
+                                                       "differences are never better or worse "
+                                                       "(and, without equivalence, the "
+                                                       "equivalence margin)")
+    equivalence: float | None = Field(None, gt=0, lt=1, description=(
+        "the equivalence margin: 'equivalent' means the ratio is shown within ±this "
+        "(relative, e.g. 0.1 for ±10%); default: noise. A wider margin than noise lets a "
+        "budget show equivalence it could not show within the noise margin"))
+
+    @property
+    def margin(self) -> float:
+        """The equivalence margin: ``equivalence``, or ``noise`` when not given."""
+        return self.noise if self.equivalence is None else self.equivalence

@@ -85,7 +85,7 @@ def footer(table: Table) -> str:
             "ratios are contender/baseline with 95% CIs. "
             + (how_text[:1].upper() + how_text[1:] + ". " if how else "")
             + f"Marks: + better, − worse (significant and beyond ±{table.noise:.0%}), "
-            f"≈ equivalent (two one-sided tests show the ratio within ±{table.noise:.0%}), "
+            f"≈ equivalent (two one-sided tests show the ratio within ±{table.equivalence:.0%}), "
             "? inconclusive (neither shown; the reason says about how many rounds would settle "
             f"it). Headline rows: all {table.headline_tests} pair(s) of targets {design}; "
             "other rows: Benjamini-Hochberg.")
