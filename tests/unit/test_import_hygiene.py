@@ -1,6 +1,7 @@
-"""The read side (plan, store, analysis, report, export) never imports provisioning,
-PostgreSQL, the monitors, the campaign or the workloads' RunContext: reading results must
-not need (or risk touching) what makes them."""
+"""The read side (plan, store, analysis, render, report, export) never imports
+provisioning, PostgreSQL, the monitors, the campaign, the schedule, plan checking or the
+workloads' RunContext: reading results must not need (or risk touching) what makes them.
+What a fresh process really loads; the static rules are test_import_rules.py's."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import json
 import subprocess
 import sys
 
-READ_SIDE = ("plan", "store", "analysis", "report", "export")
+READ_SIDE = ("plan", "store", "analysis", "render", "report", "export")
 FORBIDDEN = ("pgfsbench.provision", "pgfsbench.postgres", "pgfsbench.monitor",
-             "pgfsbench.campaign", "pgfsbench.workloads.base")
+             "pgfsbench.campaign", "pgfsbench.schedule", "pgfsbench.planning",
+             "pgfsbench.workloads.base")
 
 # Imports every module of the given packages in a fresh interpreter, then lists what
 # got loaded.
