@@ -50,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -260,15 +261,18 @@ def pooled_sd(c: Campaign, m: str) -> float | None:
     return float(np.sqrt(np.mean(np.square(sds)))) if sds else None
 
 
-def analyse(paths: list[Path], plan: str = "quick") -> None:
+def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None) -> None:
     design, minutes = plan_design(plan)
+    if margin is not None:  # another equivalence margin than the plan's, to compare
+        design = replace(design, margin=margin)
     # a campaign counts for a plan only if it ran as long as that plan's budget would
     campaigns = [c for c in load(paths) if len(identical(c, TPS)) >= 2
                  and (max(c.seconds.values(), default=0) >= minutes * 60
                       or len(c.rounds()) >= design.last_look)]
     print(f"{len(campaigns)} independent campaigns with two or more identical targets that "
           f"ran {plan}'s budget; design: looks after rounds {list(design.planned_looks())}, "
-          f"alpha {design.alpha}, margin ±{design.noise:.0%}, budget {minutes:g} min")
+          f"alpha {design.alpha}, claims from ±{design.noise:.0%}, equivalence within "
+          f"±{design.equivalence:.0%}, budget {minutes:g} min")
     aa_false = aa_equiv_all = aa_equiv_any = 0
     rounds_run = []
     for c in campaigns:
@@ -433,6 +437,8 @@ def main() -> None:
         a.add_argument("csv", type=Path, nargs="*")
         a.add_argument("--plan", default="quick", help="the built-in plan whose design "
                        "and budget are replayed (quick, thorough)")
+        a.add_argument("--margin", type=float, help="an equivalence margin other than the "
+                       "plan's (0.05 for ±5%)")
         if name == "simulate":
             a.add_argument("--campaigns", type=int, default=2000)
             a.add_argument("--sd", type=float, help="tps paired sd per round (median), "
@@ -451,7 +457,7 @@ def main() -> None:
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":
-            analyse(paths, args.plan)
+            analyse(paths, args.plan, args.margin)
         else:
             simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range)
 

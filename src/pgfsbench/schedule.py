@@ -144,6 +144,13 @@ class Schedule:
         return (self.settling and not self.resettling and m.type == "pgbench-init"
                 and self.reps.fixed(m) == 1)
 
+    @staticmethod
+    def skips_settling(m: WorkloadBase) -> bool:
+        """A measurement with its own count (in an 'auto' plan: described, not tested)
+        is not what the settling round steadies: a run of it there would only spend the
+        budget (pg_test_fsync: ~19 s a visit). A load keeps its run there."""
+        return bool(m.repetitions) and m.type != "pgbench-init"
+
     def repetition(self, m: WorkloadBase, round_no: int) -> int:
         """The repetition a run of ``m`` in ``round_no`` is stored as (0: settling)."""
         if round_no == SETTLING:
@@ -168,11 +175,7 @@ class Schedule:
                 continue
             if round_no == 1 and self.loads_once_in_settling(m):
                 continue  # counted in round 0
-            if round_no == SETTLING and fixed is not None and m.repetitions \
-                    and m.type != "pgbench-init":
-                # A measurement with its own count (in an 'auto' plan: described, not
-                # tested) is not what the settling round steadies: a run of it there
-                # would only spend the budget (pg_test_fsync: ~19 s a visit).
+            if round_no == SETTLING and self.skips_settling(m):
                 continue
             out.append(m)
         return out

@@ -44,7 +44,8 @@ def describe(plan: Plan) -> dict:
     runs = [{"workload": w.type, "label": w.label(),
              "estimated_seconds": round(workload_seconds(w), 1),
              "repetitions": reps.fixed(w) or reps.max,  # auto: at most
-             "settling": settle and not schedule.loads_once_in_settling(w),
+             "settling": (settle and not schedule.loads_once_in_settling(w)
+                          and not schedule.skips_settling(w)),
              "params": w.model_dump(mode="json", exclude={"type", "repetitions"})}
             for w in schedule.measurements]
     notes = []
