@@ -8,7 +8,7 @@ RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 # What apt, dpkg and pip print goes here, not to the screen: one line per step there.
 SETUP_LOG ?= /tmp/pgfsbench-setup.log
 
-.PHONY: setup demo test unit integration docs clean
+.PHONY: setup demo test unit integration docs clean plotly-bundle
 
 # Idempotent: installs only what is missing, without recommended packages (mdadm would
 # bring a mail server with it).
@@ -54,6 +54,12 @@ integration: setup
 # banner about MkDocs 2.0 is not a warning about these docs.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# Rebuilds the report's vendored partial plotly.js from its pinned npm packages (needs node
+# and npm); setup never does: the built file is committed. See
+# src/pgfsbench/report/vendor/README.md.
+plotly-bundle:
+	sh src/pgfsbench/report/vendor/build.sh
 
 clean:
 	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache

@@ -10,10 +10,11 @@ is not crash-safe is hatched.
 from __future__ import annotations
 
 from pgfsbench.analysis.durability import SAFE, durabilities
+from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.table import Row, comparison_table
 from pgfsbench.report.charts import (FALLBACK_COLOR, Estimate, Figure, axis, describe,
                                      hover_text, layout, stacked_rows, target_colors,
-                                     target_trace, whiskers)
+                                     target_trace, whiskers, wrap_title)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.render.values import format_value
 from pgfsbench.store.read import Campaign
@@ -28,11 +29,22 @@ def headline_rows(campaign: Campaign) -> list[Row]:
             and sum(c.value is not None for c in r.cells.values()) >= 2][:MAX_PANELS]
 
 
+# A panel title's line, in characters: a phone's plot area, right of the targets' names
+# and values (about 200 px of a 375 px screen).
+TITLE_WIDTH = 28
+
+
 def row_title(row: Row) -> str:
-    """"pgbench.tps clients=8 (tx/s, ↑ better)": short enough for a phone's width."""
-    better = "↑" if row.higher_is_better else "↓"
-    unit = row.unit.split(" (")[0]  # "MB/s (10^6 B/s)": the title needs only "MB/s"
-    return f"{row.metric} {row.label}".strip() + f" ({unit}, {better} better)"
+    """"TPC-B tps clients=8": the metric as a person names it (its id when it has no
+    name); the unit and the direction are a line of their own under it."""
+    return f"{metric_label(row.metric)} {row.label}".strip()
+
+
+def row_unit_line(row: Row) -> str:
+    """"tx/s, higher is better"."""
+    unit = row.unit.split(" (")[0]  # "MB/s (10^6 B/s)": the axis needs only "MB/s"
+    better = "higher" if row.higher_is_better else "lower"
+    return f"{unit}, {better} is better" if unit else f"{better} is better"
 
 
 def verdicts_chart(campaign: Campaign) -> Figure | None:
@@ -42,8 +54,12 @@ def verdicts_chart(campaign: Campaign) -> Figure | None:
     colors = target_colors(campaign)
     unsafe = {t for t, d in durabilities(campaign).items() if d and d.level != SAFE}
     heights = [22 * len(row.cells) + 16 for row in rows]
-    height, domains, notes = stacked_rows(heights, [row_title(r) for r in rows], gap=58,
-                                          top=30, bottom=24)
+    titles = [row_title(r) for r in rows]
+    lines = 1 + max(len(wrap_title(t, TITLE_WIDTH)) for t in titles)  # + the unit's line
+    # Between two panels: the upper one's tick labels, the lower one's title lines.
+    height, domains, notes = stacked_rows(heights, titles, gap=38 + 15 * lines,
+                                          top=8 + 15 * lines, bottom=24, wrap=TITLE_WIDTH,
+                                          subtitles=[row_unit_line(r) for r in rows])
     traces: list[dict] = []
     axes: dict[str, dict] = {}
     legend_done: set[str] = set()

@@ -1,15 +1,18 @@
 """Charts for the report: Plotly figure specs built as plain dicts, drawn in the browser.
 
-Why Plotly (plotly.js, through the pinned ``plotly`` package): the report must be
-one file that works offline, and a reader wants hover values, zoom and series
-toggled from the legend. The Python package ships plotly.min.js (MIT, actively
-maintained since 2015, stable JSON figure schema), so the report inlines the
-library once and fetches nothing. We build the figures as dicts, not with
-plotly's Python figure API: no validation pass per trace, so rendering a report
-stays fast, and the spec a chart sends is exactly what is written here.
-Alternatives weighed: matplotlib SVG (what we had: no interaction), Vega-Lite
-(needs three scripts and a compiler in the page), uPlot/Chart.js (not on PyPI,
-so no pinned offline copy we could depend on).
+Why Plotly (plotly.js: MIT, actively maintained since 2015, stable JSON figure
+schema): the report must be one file that works offline, and a reader wants hover
+values, zoom and series toggled from the legend. The report inlines the library
+once and fetches nothing: a partial bundle of a pinned plotly.js with the only two
+trace types the charts use, scatter and bar (``vendor/README.md``), packed
+(``plotly_js.py``). A chart that needs another type adds it to the bundle
+(``vendor/entry.js``) and to ``plotly_js.BUNDLED_TRACES``. We build the figures as
+dicts, not with plotly's Python figure API: no validation pass per trace, so
+rendering a report stays fast, and the spec a chart sends is exactly what is written
+here. Alternatives weighed: matplotlib SVG (what we had: no interaction), Vega-Lite
+(needs three scripts and a compiler in the page), uPlot (about 50 kB, but no error
+bars, grouped bars or annotations of its own) and Chart.js (error bars and zoom only
+as plugins): every chart rewritten against a new schema, for a smaller library.
 
 Conventions every chart follows, which tests and the browser test rely on:
 - every trace that draws a target's data has ``meta.target`` = the target's name
@@ -130,9 +133,13 @@ def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None,
     """A layout that fills its container's width (the page sets it, phone to desktop);
     the legend sits above the plot, horizontal, so it never eats a narrow plot's width."""
     out = {"height": height, "autosize": True, "font": FONT,
-           # t: room above the legend for plotly's toolbar (zoom, pan, reset, PNG),
-           # which sits at the top right and would cover a long legend.
+           # t: room above the plot for the legend (plotly pushes it up for a legend
+           # of several rows). plotly's toolbar (zoom, pan, reset, PNG) stands upright
+           # at the top right, where it covers no legend entry: on a wide screen the
+           # page's script widens the right margin for it (plotly_js.CHARTS_INIT_JS); a
+           # phone gets no toolbar and keeps the width.
            "margin": {"l": 10, "r": 10, "t": 56, "b": 10},
+           "modebar": {"orientation": "v"},
            "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff",
            "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1,
                       "yanchor": "bottom"},
@@ -220,18 +227,49 @@ def grouped_bars(campaign: Campaign, groups: Sequence[tuple[str, str]],
     return traces
 
 
+def wrap_title(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces (a longer word,
+    a metric id, after its dots): plotly never wraps a title, it lets the chart cut it."""
+    pieces: list[tuple[str, str]] = []  # (what joins it to the piece before, the piece)
+    for word in text.split():
+        glue = " "
+        while len(word) > width and "." in word[1:width]:
+            cut = word.rindex(".", 1, width) + 1
+            pieces.append((glue, word[:cut]))
+            word, glue = word[cut:], ""
+        pieces.append((glue, word))
+    lines: list[str] = []
+    for glue, piece in pieces:
+        if lines and len(lines[-1]) + len(glue) + len(piece) <= width:
+            lines[-1] += glue + piece
+        else:
+            lines.append(piece)
+    return lines or [""]
+
+
+SUBTITLE = '<span style="font-size:11px;color:#555555">{}</span>'
+
+
 def stacked_rows(heights: Sequence[int], titles: Sequence[str], gap: int = 34,
-                 top: int = 40, bottom: int = 50) -> tuple[int, list[tuple[float, float]],
-                                                           list[dict]]:
+                 top: int = 40, bottom: int = 50, wrap: int | None = None,
+                 subtitles: Sequence[str] | None = None
+                 ) -> tuple[int, list[tuple[float, float]], list[dict]]:
     """Panels stacked top to bottom: the figure's height in px, each panel's y
-    domain (paper fractions) and an annotation per panel with its title above it."""
+    domain (paper fractions) and an annotation per panel with its title above it,
+    in lines of at most ``wrap`` characters when given (a phone's width), and a
+    subtitle line under it when given (smaller, grey: a unit)."""
     total = top + bottom + sum(heights) + gap * (len(heights) - 1)
     domains, notes, y = [], [], bottom
-    for h, title in reversed(list(zip(heights, titles))):
+    subs = list(subtitles) if subtitles is not None else [""] * len(titles)
+    for h, title, sub in reversed(list(zip(heights, titles, subs))):
         domains.append((y / total, (y + h) / total))
-        notes.append({"text": str(escape(title)), "xref": "paper", "yref": "paper", "x": 0,
+        text = ("<br>".join(str(escape(line)) for line in wrap_title(title, wrap)) if wrap
+                else str(escape(title)))
+        if sub:
+            text += "<br>" + SUBTITLE.format(escape(sub))
+        notes.append({"text": text, "xref": "paper", "yref": "paper", "x": 0,
                       "xanchor": "left", "y": (y + h) / total, "yanchor": "bottom",
-                      "showarrow": False, "font": {"size": 12}})
+                      "showarrow": False, "font": {"size": 12}, "align": "left"})
         y += h + gap
     return total, domains[::-1], notes[::-1]
 
