@@ -1,5 +1,5 @@
 """Take docs/images/report.png: the first screen of a campaign's HTML report, as a reader
-sees it at 1200×800 in Debian's chromium (the browser the report's tests use).
+sees it at 1200×660 in Debian's chromium (the browser the report's tests use).
 
     python docs/screenshot_report.py RESULTS_DIR [--output docs/images/report.png]
 
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 OUT = Path(__file__).with_name("images") / "report.png"
-VIEWPORT = {"width": 1200, "height": 800}
+VIEWPORT = {"width": 1200, "height": 660}
 
 
 def main() -> int:
