@@ -56,7 +56,7 @@ def _clean(text: str) -> str:
 
 def _anchor_of(ref: str, anchors: dict[str, str]) -> str:
     name = ref.rsplit("/", 1)[-1]
-    return f"[table](#{anchors[name]})" if name in anchors else name
+    return f"[{name.lower()} table](#{anchors[name]})" if name in anchors else name
 
 
 def _num(x: float) -> str:
