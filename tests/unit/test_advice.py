@@ -33,11 +33,13 @@ IOPS = {  # queue depth → IO/s
 for _table in (FSYNC, IOPS):
     _table["ext4-async"] = {k: v * 3 for k, v in _table["ext4"].items()}
     _table["xfs-async"] = dict(_table["xfs"])
+FSYNC["xfs-twin"] = {k: v * 1.014 for k, v in FSYNC["xfs"].items()}  # jitter unlike both
+IOPS["xfs-twin"] = IOPS["xfs"]
 FSYNC["ext4-close"] = {"open_datasync": 990, "fdatasync": 1000, "fsync": 700, "open_sync": 1003}
 IOPS["ext4-close"] = IOPS["ext4"]
 READCOST = {"ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0),
             "ext4-async": (90.0, 100.0), "xfs-async": (200.0, 100.0),
-            "ext4-close": (90.0, 100.0)}  # µs: random, sequential
+            "ext4-close": (90.0, 100.0), "xfs-twin": (200.0, 100.0)}  # µs: random, sequential
 MKFS = {"ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
         "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
         "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"]}
@@ -66,9 +68,10 @@ def _provenance(name: str, fs: str, settings: dict | None = None) -> dict:
 
 def build(results: Path, workloads=("fsync", "io-depth"),
           targets=("ext4", "xfs", "ext4-nobarrier"),
-          extra=None) -> Path:
+          extra=None, verdicts: dict | None = None) -> Path:
     store = Store.create(results)
-    store.start_campaign("c-adv", "advice", {"name": "advice"}, {}, "0.1.0")
+    plan = {"name": "advice", **({"verdicts": verdicts} if verdicts else {})}
+    store.start_campaign("c-adv", "advice", plan, {}, "0.1.0")
     for pos, name in enumerate(targets):
         fs = "xfs" if name == "xfs" else "ext4"
         tid = store.add_target(name, pos, "loop", fs, {"name": name, "fs": fs})
@@ -301,3 +304,19 @@ def test_a_sync_method_lead_within_the_noise_keeps_the_default_and_says_so_first
     s = by_name(a, "wal_sync_method")
     assert s.value == "fdatasync" and s.why.startswith("lead not established: open_sync")
     assert "O_DIRECT" not in s.note  # that caveat is about open_* methods
+
+
+def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path):
+    # xfs-twin runs 1.4% faster than xfs in every round: inside a ±10% equivalence margin
+    # (the default plan's), both lead, and the advice says how close they were shown to be.
+    a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",),
+                                   targets=("xfs", "xfs-twin", "ext4"),
+                                   verdicts={"noise": 0.03, "equivalence": 0.10})))
+    assert a.target == "xfs", a.chosen_by
+    assert a.chosen_by.startswith("tied with xfs-twin (equivalent within ±10%): "), a.chosen_by
+    assert "behind it: ext4 −50%" in a.chosen_by
+    # without an equivalence margin the noise margin is the one named
+    b = advise(load_campaign(build(tmp_path / "r3", workloads=("fsync",),
+                                   targets=("xfs", "xfs-twin", "ext4"),
+                                   verdicts={"noise": 0.03})))
+    assert b.chosen_by.startswith("tied with xfs-twin (equivalent within ±3%): "), b.chosen_by

@@ -16,6 +16,7 @@ from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
 from pgfsbench.analysis.durability import (MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability,
                                            durabilities)
+from pgfsbench.analysis.sequential import EQUIVALENT
 from pgfsbench.analysis.table import Table, comparison_table
 from pgfsbench.analysis.answer import decided_change
 from pgfsbench.analysis.labels import metric_label
@@ -100,11 +101,22 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
     why = (f"in the top tier on {on}" if best == len(decided)
            else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)")
     if len(leaders) > 1:
-        why = f"tied with {', '.join(leaders[1:])}: " + why
+        why = f"tied with {', '.join(leaders[1:])}{_tie(table, tops[picked], leaders)}: " + why
     # What the crash-safe rest would cost (the unsafe ones have their own section).
     losers = [f"{t} {_cost(table, v, picked, t)}" for v in tops[picked]
               for tier in v.tiers.tiers[1:] for t in tier if t in pool]
     return picked, why + (f"; behind it: {'; '.join(losers)}" if losers else "") + window
+
+
+def _tie(table: Table, lines: list, leaders: list[str]) -> str:
+    """' (equivalent within ±10%)' where every pair of the tied leaders was shown
+    equivalent on every measurement they lead; else ' (not told apart)'."""
+    rows = [r for r in table.rows if r.headline and any(
+        (r.workload, r.label, r.metric) == (v.workload, v.label, v.metric) for v in lines)]
+    shown = all((j := table.pair(r, a, b)) is not None and j.outcome == EQUIVALENT
+                for r in rows for i, a in enumerate(leaders) for b in leaders[i + 1:])
+    return (f" (equivalent within ±{table.equivalence * 100:g}%)" if shown
+            else " (not told apart)")
 
 
 def _cost(table: Table, line, picked: str, target: str) -> str:
