@@ -20,19 +20,23 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "pgfsbench"
 
 
 def _recorded_kinds() -> dict[str, str]:
-    """Every kind passed to ``<something>ledger.add(kind, ...)`` in the sources, with
-    where. A kind taken from ``knob.kind`` is each literal a ``Knob(...)`` starts with."""
+    """Every kind passed to ``<something>ledger.add(kind, ...)`` or to a target's
+    ``Provisioning.hold(kind, ...)`` in the sources, with where. A kind taken from
+    ``knob.kind`` is each literal a ``Knob(...)`` starts with."""
     kinds: dict[str, str] = {}
     for path in SRC.rglob("*.py"):
         tree = ast.parse(path.read_text())
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         for call in calls:
             func = call.func
-            if not (isinstance(func, ast.Attribute) and func.attr == "add"
-                    and ast.unparse(func.value).endswith("ledger")):
+            if not (isinstance(func, ast.Attribute) and (
+                    func.attr == "add" and ast.unparse(func.value).endswith("ledger")
+                    or func.attr == "hold")):
                 continue
             where = f"{path.relative_to(SRC)}:{call.lineno}"
             first = call.args[0]
+            if path == SRC / "provision" / "target.py" and ast.unparse(first) == "kind":
+                continue  # Provisioning.hold passes its caller's kind on: counted there
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 kinds[first.value] = where
             elif ast.unparse(first) == "knob.kind":
