@@ -1,42 +1,49 @@
 """How the verdicts behave on this machine's real noise: false claims, power, time.
 
-    .venv/bin/python benchmarks/bench_verdicts.py collect DIR [--rounds 12]   # root, ~8 min
+    .venv/bin/python benchmarks/bench_verdicts.py collect DIR [--rounds 16]   # root, ~10 min
     .venv/bin/python benchmarks/bench_verdicts.py extract DIR [DIR ...]       # CSV from DIRs
-    .venv/bin/python benchmarks/bench_verdicts.py analyse [CSV ...]
+    .venv/bin/python benchmarks/bench_verdicts.py analyse [CSV ...] [--plan quick|thorough]
+        [--margin 0.05] [--quiet 0.05] [--current]
     .venv/bin/python benchmarks/bench_verdicts.py simulate [CSV ...] [--campaigns 2000]
-        [--sd 0.09 [--spread 0.12] | --sd-range 0.07 0.11]
+        [--quiet 0.05] [--sd 0.09 [--spread 0.12] | --sd-range 0.07 0.11]
 
 ``collect`` runs one real A/A campaign through the CLI: three *identical* ext4
-loop targets (a, b, c) with the default plan's measurements (fio fdatasync p99,
-TPC-B with 4 clients), reused across shuffled interleaved rounds (a fixed
-count), then ``extract``\\s it. Every difference between a, b and c is noise.
+loop targets (a, b, c) with the default plan's measurements and settings, reused
+across shuffled interleaved rounds, on the default plan's own path ('auto' with one
+look at the last round, no time limit: ``--rounds`` of them), then ``extract``\s
+it. Every difference between a, b and c is noise. Run one campaign at a time on a
+machine with nothing else running: others' CPU use is the largest cause of the
+visit level (``bench_noise.py``), and each run's share of it is kept.
 
 ``extract`` keeps a campaign's per-round headline values, small, in
 ``benchmarks/data/verdicts-<campaign id>.csv``: campaign, round, target,
 measurement, value, seconds (the wall seconds from the campaign's start to the
-end of that round). Keep results directories out of the repository.
+end of that round), other_cpu (the run's ``bound.other_cpu_frac``). Keep results
+directories out of the repository.
 
 ``analyse`` treats **each campaign as one independent campaign**: no rounds are
 drawn, pooled or reordered across campaigns. It reads these CSVs and those of
 ``bench_noise.py`` (``noise-*.csv``: TPC-B tps of two identical ext4 targets
-"a", "b" and one xfs). For each campaign it replays the product's procedure
-(``analysis.sequential.decide`` with the default plan's design: its planned
-looks, and a last look at the round its 9-minute budget would have ended the
-campaign at, from the campaign's own clock) and counts, with the number of
-campaigns behind every figure:
+"a", "b" and one xfs). For each campaign that ran at least a built-in plan's
+budget it replays the product's procedure (``analysis.sequential.decide`` with
+that plan's design: its planned looks, its margins, and a last look at the round
+its budget would have ended the campaign at, from the campaign's own clock) and
+counts, with the number of campaigns behind every figure:
 
 1. **A/A false claims**: campaigns in which any pair of identical targets was
-   called better or worse, and those where they came out equivalent;
+   called better or worse; and those where every tps pair came out equivalent;
 2. **power on real noise**: the same campaign with target b's tps slowed by d
-   (multiplied by 1 - d: a real slowdown on top of real noise): decided worse?
+   (multiplied by 1 - d), or its fio p99 raised, on top of the campaign's real
+   values: decided worse than a (and than c)? At which minute?
 
 ``simulate`` is a **calibrated simulation**, labelled as such wherever it is
 quoted: per measurement, the per-round paired sd of each campaign is fitted
 (its median and its spread between campaigns, on the log scale), and the
-minutes per round; many simulated campaigns are drawn from that model (each
-target's visit level normal with sd = paired sd / sqrt 2, campaign by
-campaign) and decided by the same procedure, under several designs of looks.
-It extends the real campaigns (more of them, other looks), never replaces them.
+campaigns' clock (round 1's end, seconds per round after); many simulated
+campaigns are drawn from that model (each target's visit level normal with sd =
+paired sd / sqrt 2, campaign by campaign; half of the A/A ones with t(4) tails)
+and decided by each built-in plan's design. It extends the real campaigns (more of
+them), never replaces them.
 """
 
 from __future__ import annotations
@@ -261,14 +268,21 @@ def pooled_sd(c: Campaign, m: str) -> float | None:
     return float(np.sqrt(np.mean(np.square(sds)))) if sds else None
 
 
-def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None) -> None:
+def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
+            quiet: float | None = None, current: bool = False, to_end: bool = False) -> None:
+    """``to_end``: a campaign that ended before the plan's budget counts too, its last
+    look at its last round (fewer rounds than the budget allows: a lower bound on power)."""
     design, minutes = plan_design(plan)
     if margin is not None:  # another equivalence margin than the plan's, to compare
         design = replace(design, margin=margin)
     # a campaign counts for a plan only if it ran as long as that plan's budget would
     campaigns = [c for c in load(paths) if len(identical(c, TPS)) >= 2
                  and (max(c.seconds.values(), default=0) >= minutes * 60
-                      or len(c.rounds()) >= design.last_look)]
+                      or len(c.rounds()) >= design.last_look or to_end)]
+    if quiet is not None:
+        campaigns = [c for c in campaigns if c.other_cpu and np.mean(c.other_cpu) <= quiet]
+    if current:
+        campaigns = [c for c in campaigns if current_shape(c)]
     print(f"{len(campaigns)} independent campaigns with two or more identical targets that "
           f"ran {plan}'s budget; design: looks after rounds {list(design.planned_looks())}, "
           f"alpha {design.alpha}, claims from ±{design.noise:.0%}, equivalence within "
@@ -309,10 +323,13 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None)
                 decisions, _ = replay(c, design, minutes, {m: d})
                 x = decisions.get((m, "", "a", "b"))
                 y = decisions.get((m, "", "b", "c"))
-                if x is not None and x.outcome == LOWER:
+                # worse: b's tps below a's (b/a lower), b's latency above (b/a higher)
+                worse, better = ((LOWER, HIGHER) if HIGHER_IS_BETTER[m.split()[-1]]
+                                 else (HIGHER, LOWER))
+                if x is not None and x.outcome == worse:
                     hit += 1
                     at.append(round(_minute(c, x) or 0, 1))
-                    both += y is not None and y.outcome == HIGHER
+                    both += y is not None and y.outcome == better
             n_m = sum(m in c.values for c in campaigns)
             print(json.dumps({"measurement": m.split()[-1], "slowdown": d,
                               "b_decided_worse_than_a": f"{hit} of {n_m}",
@@ -337,20 +354,38 @@ def fit(campaigns: list[Campaign]) -> dict:
             for m, v in sds.items()}
 
 
-def clock(r: int, rng: np.random.Generator) -> float:
-    """Seconds from a default campaign's start to the end of round r, as `make demo`
-    measured it on this 2-core machine (settling round and loads 70 s, rounds 1-3 with
-    pg_test_fsync 85 s, then 33 s), 2% jitter."""
-    return (70 + 85 * min(r, 3) + 33 * max(0, r - 3)) * rng.normal(1, 0.02)
+def current_shape(c: Campaign) -> bool:
+    """Collected with the default plan as it is: pg_test_fsync once, none in the settling
+    round (before 2026-11-26 22:00 it ran in rounds 0-3: ~2.5 minutes fewer rounds)."""
+    fsync = [m for m in c.values if m.split()[0] == "fsync"]
+    return bool(c.other_cpu) and all(
+        max(len(rounds) for rounds in c.values[m].values()) <= 1 for m in fsync)
+
+
+def fit_clock(campaigns: list[Campaign]) -> tuple[float, float]:
+    """Seconds to the end of round 1 (settling round, loads, pg_test_fsync) and per round
+    after it: medians over the campaigns that kept others' CPU (this plan's shape)."""
+    firsts, pers = [], []
+    for c in campaigns:
+        r = c.rounds()
+        if not current_shape(c) or len(r) < 3:
+            continue
+        firsts.append(c.seconds[r[0]])
+        pers.append((c.seconds[r[-1]] - c.seconds[r[0]]) / (len(r) - 1))
+    if not firsts:  # none measured yet: make demo's shape before the plan changed
+        return 225.0, 33.0
+    return float(np.median(firsts)), float(np.median(pers))
 
 
 def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minutes: float,
-                       tails: int | None = None) -> tuple[dict, int]:
+                       clock: tuple[float, float], tails: int | None = None
+                       ) -> tuple[dict, int]:
+    first, per = clock
     rounds = 0
-    while rounds < design.last_look:
-        rounds += 1
-        if clock(rounds, rng) >= max_minutes * 60:
+    while rounds < design.last_look:  # rounds start while the clock is under the budget
+        if rounds and (first + per * (rounds - 1)) * rng.normal(1, 0.02) >= max_minutes * 60:
             break
+        rounds += 1
     d = design.at_budget(rounds) if rounds < design.last_look else design
     values = {}
     for m, fit_m in noise.items():
@@ -364,63 +399,62 @@ def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minu
             level = e * sd / math.sqrt(2) + effects.get((m, t), 0.0)
             values.setdefault((m, ""), {})[t] = {r + 1: 1000 * math.exp(level[r])
                                                  for r in range(rounds)}
-    decisions = decide(headline_family(values, TARGETS), d)
-    stop = rounds
-    if all(x.decided for x in decisions.values()):
-        stop = max(x.at_round for x in decisions.values())
-    return decisions, stop
+    return decide(headline_family(values, TARGETS), d), rounds
 
 
 def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float = 0.12,
-             sd_range: list[float] | None = None,
-             designs: dict[str, Design] | None = None) -> None:
+             sd_range: list[float] | None = None, quiet: float | None = None) -> None:
+    """Each built-in plan's design on simulated campaigns calibrated on the real ones:
+    A/A false claims (normal and t(4) tails), A/A equivalence of every tps pair, and
+    power for c slower by the effect the plan is for (quick 10%, thorough 5%; also the
+    other's), decided worse than a, and than both a and b."""
     campaigns = load(paths)
+    if quiet is not None:  # only campaigns whose runs had little of others' CPU
+        campaigns = [c for c in campaigns if c.other_cpu and np.mean(c.other_cpu) <= quiet]
     noise = fit(campaigns)
     if sd is not None:  # the tps noise given, not fitted
         noise[TPS] = {"campaigns": 0, "median_sd": sd, "log_spread": spread}
-    if sd_range:  # e.g. issue 21's quiet campaigns: 0.07-0.11; fio p99 0.094 x 0.8-1.2
+    if sd_range:
         noise[TPS] = {"campaigns": 0, "range": tuple(sd_range)}
-        noise["fsync-latency fsync_latency.sync_p99_us"] = {"campaigns": 0,
-                                                            "range": (0.075, 0.113)}
-    if TPS not in noise:  # nothing collected yet: the issue's measured range
-        noise[TPS] = {"campaigns": 0, "median_sd": 0.09, "log_spread": 0.12}
-    noise = {m: v for m, v in noise.items() if m in (TPS,) or "p99" in m} or noise
-    if not any("p99" in m for m in noise):
-        noise["fsync-latency fsync_latency.sync_p99_us"] = {"campaigns": 0, "median_sd": 0.094,
-                                                            "log_spread": 0.12}
-    base, minutes = default_design()
-    designs = designs or {
-        "a look every round 3..12 (before)": Design(base.alpha, base.noise, 3, 12),
-        "default": base,
-        "6, 9, 12": Design.planned(base.alpha, base.noise, [6, 9, 12]),
-        "12 only": Design.planned(base.alpha, base.noise, [12]),
-        "6, 12": Design.planned(base.alpha, base.noise, [6, 12]),
-        "8, 12": Design.planned(base.alpha, base.noise, [8, 12]),
-    }
+    noise = {m: v for m, v in noise.items() if m in (TPS, FIO_P99)}
+    noise.setdefault(TPS, {"campaigns": 0, "median_sd": 0.09, "log_spread": 0.12})
+    noise.setdefault(FIO_P99, {"campaigns": 0, "median_sd": 0.094, "log_spread": 0.12})
+    clock = fit_clock(campaigns)
     print("SIMULATION calibrated on "
-          + json.dumps({m: {k: round(v, 3) if isinstance(v, float) else v for k, v in f.items()}
-                          for m, f in noise.items()})
-          + f"; {n} simulated campaigns per row; budget {minutes:g} min")
-    slow = {(TPS, "c"): math.log(0.9)}
-    for name, d in designs.items():
+          + json.dumps({m.split()[-1]: {k: round(v, 3) if isinstance(v, float) else v
+                                        for k, v in f.items()} for m, f in noise.items()})
+          + f"; clock: round 1 ends at {clock[0]:.0f} s, then {clock[1]:.1f} s a round; "
+          f"{n} simulated campaigns per row")
+    for plan in ("quick", "thorough"):
+        design, minutes = plan_design(plan)
         rng = np.random.default_rng(1)
-        false = false_t4 = hit = both = 0
-        stops = []
-        for i in range(n):
-            aa, _ = simulated_campaign(rng, d, noise, {}, minutes)
+        false = false_t4 = equiv = pairs_equiv = 0
+        power: dict[float, list[int]] = {0.05: [0, 0], 0.10: [0, 0]}
+        rounds = []
+        for _ in range(n):
+            aa, k = simulated_campaign(rng, design, noise, {}, minutes, clock)
+            rounds.append(k)
             false += any(x.outcome in (HIGHER, LOWER) for x in aa.values())
-            aa, _ = simulated_campaign(rng, d, noise, {}, minutes, tails=4)
+            tps = [x.outcome == EQUIVALENT for key, x in aa.items() if key[0] == TPS]
+            equiv += all(tps)
+            pairs_equiv += sum(tps)
+            aa, _ = simulated_campaign(rng, design, noise, {}, minutes, clock, tails=4)
             false_t4 += any(x.outcome in (HIGHER, LOWER) for x in aa.values())
-            dec, stop = simulated_campaign(rng, d, noise, slow, minutes)
-            hit += dec[(TPS, "", "a", "c")].outcome == LOWER
-            both += (dec[(TPS, "", "a", "c")].outcome == LOWER
-                     and dec[(TPS, "", "b", "c")].outcome == LOWER)
-            stops.append(stop)
-        print(json.dumps({"design": name, "looks": list(d.planned_looks()),
+            for d, hits in power.items():
+                dec, _ = simulated_campaign(rng, design, noise, {(TPS, "c"): math.log(1 - d)},
+                                            minutes, clock)
+                hits[0] += dec[(TPS, "", "a", "c")].outcome == LOWER
+                hits[1] += (dec[(TPS, "", "a", "c")].outcome == LOWER
+                            and dec[(TPS, "", "b", "c")].outcome == LOWER)
+        print(json.dumps({"plan": plan, "budget_min": minutes, "rounds": int(np.median(rounds)),
                           "aa_false_claim": round(false / n, 4),
                           "aa_false_claim_t4_tails": round(false_t4 / n, 4),
-                          "power_10pct_c_vs_a": round(hit / n, 4),
-                          "power_10pct_c_vs_both": round(both / n, 4),
+                          "aa_all_tps_pairs_equivalent": round(equiv / n, 4),
+                          "aa_tps_pair_equivalent": round(pairs_equiv / (3 * n), 4),
+                          **{f"power_{d:.0%}_c_vs_a": round(h[0] / n, 4)
+                             for d, h in power.items()},
+                          **{f"power_{d:.0%}_c_vs_a_and_b": round(h[1] / n, 4)
+                             for d, h in power.items()},
                           "campaigns": n}), flush=True)
 
 
@@ -438,7 +472,13 @@ def main() -> None:
         a.add_argument("--plan", default="quick", help="the built-in plan whose design "
                        "and budget are replayed (quick, thorough)")
         a.add_argument("--margin", type=float, help="an equivalence margin other than the "
-                       "plan's (0.05 for ±5%)")
+                       "plan's (0.05 for ±5%%)")
+        a.add_argument("--quiet", type=float, help="only campaigns whose runs' mean share "
+                       "of others' CPU was at most this (e.g. 0.05)")
+        a.add_argument("--current", action="store_true", help="only campaigns of the "
+                       "default plan's present shape (pg_test_fsync once)")
+        a.add_argument("--to-end", action="store_true", help="campaigns shorter than the "
+                       "budget too, decided at their last round")
         if name == "simulate":
             a.add_argument("--campaigns", type=int, default=2000)
             a.add_argument("--sd", type=float, help="tps paired sd per round (median), "
@@ -446,8 +486,8 @@ def main() -> None:
             a.add_argument("--spread", type=float, default=0.12,
                            help="with --sd: its sd between campaigns, log scale")
             a.add_argument("--sd-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                           help="tps paired sd uniform in LOW..HIGH, one draw per campaign "
-                                "(fio p99: 0.094 x 0.8-1.2)")
+                           help="tps paired sd uniform in LOW..HIGH, one draw per campaign")
+
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.results, args.rounds)
@@ -457,9 +497,9 @@ def main() -> None:
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":
-            analyse(paths, args.plan, args.margin)
+            analyse(paths, args.plan, args.margin, args.quiet, args.current, args.to_end)
         else:
-            simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range)
+            simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range, args.quiet)
 
 
 if __name__ == "__main__":
