@@ -6,18 +6,24 @@ headless chromium (Debian's, driven by Playwright as the browser test does)
 several times on a laptop and a phone viewport, in two layouts of the same
 file:
 
-  body   as shipped: plotly.js (4.8 MB) and the chart script at the end of <body>
+  body   as shipped: plotly.js (packed) and the chart script at the end of <body>
   head   the same two scripts moved into <head> (how the report was first built)
 
 and prints, per layout and viewport, the range over the loads of
 
   paint  first-contentful-paint: when the reader first sees anything (the
          recommendation and the verdicts are the first content)
-  ready  DOMContentLoaded's end: the whole file parsed, plotly.js included
+  ready  DOMContentLoaded's end: the whole file parsed (the packed library included,
+         not yet unpacked)
   charts every chart drawn (each div.chart has plotly's js-plotly-plot class)
+
+With --library FILE the report inlines that plotly.js file as it is instead of the packed
+partial bundle (how reports were written before issue 23), e.g. the full plotly.min.js
+the plotly Python package ships, to compare the two on the same machine and campaign.
 
     .venv/bin/python benchmarks/bench_report_browser.py                # 3 targets x 5 reps
     .venv/bin/python benchmarks/bench_report_browser.py --loads 5 --results /path/to/results
+    .venv/bin/python benchmarks/bench_report_browser.py --library path/to/plotly.min.js
 """
 
 from __future__ import annotations
@@ -68,7 +74,13 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--loads", type=int, default=3, help="loads per layout and viewport")
     ap.add_argument("--results", type=Path, help="this results directory's report instead")
+    ap.add_argument("--library", type=Path, help="inline this plotly.js file as it is")
     args = ap.parse_args()
+    if args.library:
+        import pgfsbench.report.html as report_html
+
+        raw = args.library.read_text().replace("</script", "<\\/script")
+        report_html.plotly_js = lambda: raw  # the chart script then finds window.Plotly
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         sys.exit("needs chromium (apt-get install chromium)")
@@ -78,7 +90,7 @@ def main() -> None:
         html = shipped.read_text()
         (Path(tmp) / "head.html").write_text(scripts_in_head(html))
         charts = html.count('class="chart"')
-        print(f"report: {len(html) / 2**20:.1f} MB, {charts} charts")
+        print(f"report: {len(html.encode()) / 1e6:.2f} MB, {charts} charts")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             for layout in ("body", "head"):
