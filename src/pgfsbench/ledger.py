@@ -7,9 +7,9 @@ cleanup`` after a crash go through the same releaser, so there is one way to
 undo each thing.
 
 The ledger is only the journal. How a kind of resource is undone lives with
-the code that acquires it, registered here with ``@releaser("kind")``;
-``releasers.py`` lists those modules for a process that releases a ledger it
-did not fill.
+the code that acquires it, registered here with ``@releaser("kind")``; the
+``pgfsbench.releasers`` entry points name them (``releasers.py``) for a process
+that releases a ledger it did not fill.
 """
 
 from __future__ import annotations

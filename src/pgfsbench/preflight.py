@@ -7,13 +7,20 @@ device that may not be formatted, sysctl and queue values the kernel would
 refuse, data checksums initdb cannot set. ``run`` refuses on any of these before it
 changes anything; ``plan check`` runs the same checks that need no command-line
 permission.
+
+Each check is a ``Check`` that declares the stages it applies to, declared as an entry
+point of the ``pgfsbench.checks`` group (extensions.py; the shipped ones at the end of
+this module, named in pyproject.toml): ``run_checks(plan, stage, context)`` runs those of
+a stage, in their order, so a new check is one declaration and one entry point.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
+from pgfsbench import extensions
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import find
 from pgfsbench.plan.model import Plan
@@ -120,3 +127,124 @@ def check_zfs_properties(plan: Plan) -> None:
         return  # no ZFS here: the targets are skipped with the reason
     if problems := plan_problems(plan.targets):
         raise UserError("; ".join(problems) + "; fix the target's zfs/zpool table in the plan")
+
+
+# --- the checks, as the stages run them ----------------------------------------------------
+
+RUN = "run"  # before a campaign makes anything: every check
+PLAN_CHECK = "plan check"  # on any machine, without the command line's permissions
+STAGES = (RUN, PLAN_CHECK)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check may need beyond the plan."""
+
+    # Each target's PostgreSQL (run: already found and staged); None: plan check, which
+    # looks for the binaries here without staging them.
+    bins_for: Callable[[str], PgBinaries] | None = None
+    allow_format: Iterable[str] = ()  # run --allow-format
+    wipe_signatures: bool = False  # run --wipe-signatures
+
+
+@dataclass(frozen=True)
+class Check:
+    """One preflight check: raises UserError (exit 2) on what would fail; returns what it
+    could not check here (plan check shows those as warnings)."""
+
+    name: str  # its entry point's name
+    stages: frozenset[str]  # where it applies: RUN and/or PLAN_CHECK
+    order: int  # lower first
+    check: Callable[[Plan, CheckContext], list[str]] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if unknown := set(self.stages) - set(STAGES):
+            raise ValueError(f"check {self.name!r}: no stage {sorted(unknown)}")
+
+
+def contract(name: str, obj: object) -> str | None:
+    """What an entry of the group must be: a Check named as the entry."""
+    if not isinstance(obj, Check):
+        return f"not a Check but {type(obj).__name__}"
+    if obj.name != name:
+        return f"the check is named '{obj.name}', the entry point '{name}'"
+    return None
+
+
+def checks(stage: str) -> list[Check]:
+    """The checks of ``stage``, in their order."""
+    if stage not in STAGES:
+        raise ValueError(f"no stage {stage!r} (stages: {', '.join(STAGES)})")
+    found = extensions.load_all(extensions.CHECKS, contract).values()
+    return sorted((c for c in found if stage in c.stages), key=lambda c: (c.order, c.name))
+
+
+def run_checks(plan: Plan, stage: str, context: CheckContext) -> list[str]:
+    """Run the checks of ``stage``: the first refusal raises; returns what could not be
+    checked here."""
+    return [note for c in checks(stage) for note in c.check(plan, context)]
+
+
+def _sizes(plan: Plan, context: CheckContext) -> list[str]:
+    check_sizes(plan)
+    return []
+
+
+def _dirs(plan: Plan, context: CheckContext) -> list[str]:
+    check_dirs(plan)
+    return []
+
+
+def _knobs(plan: Plan, context: CheckContext) -> list[str]:
+    check_knobs(plan)
+    return []
+
+
+def _settings(plan: Plan, context: CheckContext) -> list[str]:
+    """The run's binaries judge the settings; plan check asks the ones found here (a
+    warning when there are none)."""
+    bins_for = context.bins_for
+    if bins_for is None:
+        try:  # look, don't stage: a plan check changes nothing
+            default = find_binaries(stage=False)
+            bins = {**{t.name: default for t in plan.targets},
+                    **target_binaries(plan, stage=False)}
+        except UserError as exc:
+            return [f"PostgreSQL settings not checked against a server: {exc}"]
+        bins_for = bins.__getitem__
+    check_settings(plan, bins_for)
+    return []
+
+
+def _devices(plan: Plan, context: CheckContext) -> list[str]:
+    check_devices(plan, context.allow_format, context.wipe_signatures)
+    return []
+
+
+def _mkfs(plan: Plan, context: CheckContext) -> list[str]:
+    check_mkfs(plan)
+    return []
+
+
+def _zfs(plan: Plan, context: CheckContext) -> list[str]:
+    """The installed zfs and zpool judge the ZFS targets' properties; a warning instead
+    when there is no ZFS here to ask."""
+    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
+        return []
+    from pgfsbench.provision.zfs import unavailable_reason
+
+    if reason := unavailable_reason():
+        return [f"ZFS properties not checked against zfs: {reason}"]
+    check_zfs_properties(plan)
+    return []
+
+
+BOTH = frozenset(STAGES)
+# The order is run's: what is cheapest and most often wrong first, mkfs's dry runs late.
+SIZES = Check("sizes", BOTH, 10, _sizes)
+DIRS = Check("dirs", frozenset({RUN}), 20, _dirs)  # the plan may be checked elsewhere
+KNOBS = Check("knobs", BOTH, 30, _knobs)
+SETTINGS = Check("settings", BOTH, 40, _settings)
+DEVICES = Check("devices", frozenset({RUN}), 50, _devices)  # needs --allow-format
+MKFS = Check("mkfs", BOTH, 60, _mkfs)
+ZFS = Check("zfs", BOTH, 70, _zfs)

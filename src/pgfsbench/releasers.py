@@ -1,32 +1,29 @@
-"""Every module that acquires something a ledger records, for its releaser.
+"""Every releaser, for a process that releases a ledger it did not fill.
 
-Each of these registers how its kind of resource is undone (``@releaser`` in
-``ledger.py``) when it is imported. A campaign imports them anyway, by using
-them; a process that releases a ledger it did not fill (``pgfsbench cleanup``
-after a killed campaign) calls ``load_all()`` first. A new acquiring module is
-added to ``ACQUIRING``; ``tests/unit/test_releasers.py`` checks that every kind
-passed to ``ledger.add`` has a releaser.
+How a kind of resource is undone lives with the code that acquires it (``@releaser`` in
+``ledger.py``, registered when its module is imported), and is declared as an entry
+point of the ``pgfsbench.releasers`` group named by the ledger kind (extensions.py; the
+shipped ones in pyproject.toml). A campaign imports those modules anyway, by using them;
+a process that releases a ledger it did not fill (``pgfsbench cleanup`` after a killed
+campaign) calls ``load_all()`` first. ``tests/unit/test_releasers.py`` checks that every
+kind passed to ``ledger.add`` has a releaser.
 """
 
 from __future__ import annotations
 
-import importlib
+from pgfsbench import extensions
+from pgfsbench.ledger import RELEASERS
 
-ACQUIRING = (
-    "pgfsbench.machine_lock",        # lock
-    "pgfsbench.scratch",             # dir
-    "pgfsbench.postgres.cluster",    # postgres
-    "pgfsbench.provision.knobs",     # sysctl, sysfs
-    "pgfsbench.provision.loop",      # file, loop
-    "pgfsbench.provision.md",        # md
-    "pgfsbench.provision.lvm",       # lvm-pv, lvm-vg, lvm-lv
-    "pgfsbench.provision.mounting",  # mount
-    "pgfsbench.provision.throttle",  # cgroup
-    "pgfsbench.provision.zfs",       # zfs-daemon, zfs-pool, zfs-dataset
-)
+
+def contract(name: str, obj: object) -> str | None:
+    """What an entry must name: the function ``@releaser`` registered for the kind named."""
+    if not callable(obj):
+        return f"not a function but {type(obj).__name__}"
+    if RELEASERS.get(name) is not obj:
+        return f"not registered with @releaser({name!r}) in ledger.py"
+    return None
 
 
 def load_all() -> None:
     """Register every kind's releaser."""
-    for module in ACQUIRING:
-        importlib.import_module(module)
+    extensions.load_all(extensions.RELEASERS, contract)

@@ -1,4 +1,5 @@
-"""Output formats: one table behind `export --format` and `compare --format`.
+"""Output formats: one table behind every ``--format`` (export, compare, advise, list,
+history).
 
 Every registered format is reachable from the command of each kind it writes and refused
 (exit 2, one line) by the others; a format registered here, in this one module, shows up
@@ -14,12 +15,15 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench.cli import app
-from pgfsbench.export import formats
-from pgfsbench.export.output import COMPARISON, EXPORT, KINDS, OutputFormat
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.render import formats
+from pgfsbench.render.formats import (ADVICE, COMPARISON, EXPORT, HISTORY, KINDS, LIST,
+                                      OutputFormat)
 from pgfsbench.store.db import Store
 
-COMMAND = {EXPORT: "export", COMPARISON: "compare"}
+COMMAND = {EXPORT: "export", COMPARISON: "compare", ADVICE: "advise", LIST: "list",
+           HISTORY: "history"}
+NAMES = sorted({name for kind in KINDS for name in formats.names(kind)})
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +57,15 @@ def _assert_refused(result, *words: str) -> None:
         assert word in result.stderr
 
 
-@pytest.mark.parametrize("name,kind", [(n, k) for n in formats.FORMATS for k in KINDS])
+@pytest.mark.parametrize("name,kind", [(n, k) for n in NAMES for k in KINDS])
 def test_every_format_is_reachable_from_each_command_it_writes(results, name, kind) -> None:
     result = cli(COMMAND[kind], str(results), "--format", name)
-    if formats.FORMATS[name].writes(kind):
+    if name in formats.names(kind):
         assert result.exit_code == 0, result.output
-        assert "pgbench.tps" in result.stdout
+        if kind in (EXPORT, COMPARISON):
+            assert "pgbench.tps" in result.stdout
+        elif kind == LIST:
+            assert "c-7" in result.stdout
     else:
         _assert_refused(result, f"the {name} format does not write",
                         f"({kind} formats: {', '.join(formats.names(kind))})")
@@ -67,19 +74,34 @@ def test_every_format_is_reachable_from_each_command_it_writes(results, name, ki
 def test_the_builtin_formats_are_the_ones_of_today() -> None:
     assert formats.names(EXPORT) == ["markdown", "json", "csv"]
     assert formats.names(COMPARISON) == ["text", "markdown", "json", "csv"]
-    json_out = formats.FORMATS["json"]
+    assert formats.names(ADVICE) == ["text", "conf", "json"]
+    assert formats.names(LIST) == ["text", "json"]
+    assert formats.names(HISTORY) == ["text", "json", "csv"]
+    json_out = formats.pick("json", EXPORT)
     assert (json_out.extension, json_out.media_type) == ("json", "application/json")
 
 
 def test_each_command_lists_its_formats_in_its_help() -> None:
-    for kind, command in COMMAND.items():
-        help_text = cli(command, "--help").stdout
-        assert f"output format: {', '.join(formats.names(kind))}" in help_text
+    def help_text(command: str) -> str:  # as one line: the help wraps at 80 columns
+        return " ".join(cli(command, "--help").stdout.split())
+
+    for kind in (EXPORT, COMPARISON):
+        assert f"output format: {', '.join(formats.names(kind))}" in help_text(COMMAND[kind])
+    # as they were written by hand before the table held them
+    assert "output format: text, conf (a postgresql.conf snippet), json" in help_text("advise")
+    assert "text or json" in help_text("list")
+    assert "text, json or csv" in help_text("history")
 
 
 def test_an_unknown_format_names_the_available_ones(results) -> None:
     _assert_refused(cli("compare", str(results), "--format", "xml"),
                     "unknown comparison format 'xml' (available: text, markdown, json, csv)")
+    _assert_refused(cli("advise", str(results), "--format", "xml"),
+                    "unknown advice format 'xml' (available: text, conf, json)")
+    _assert_refused(cli("list", str(results), "--format", "xml"),
+                    "unknown list format 'xml' (available: text, json)")
+    _assert_refused(cli("history", str(results), "--format", "xml"),
+                    "unknown history format 'xml' (available: text, json, csv)")
 
 
 # --- a toy format, declared and registered here ----------------------------------------
@@ -102,10 +124,9 @@ TOY_COMPARISON_ONLY = OutputFormat("toy-cmp", "toy", "text/x-toy",
 
 
 @pytest.fixture
-def toys(monkeypatch):
-    monkeypatch.setattr(formats, "FORMATS", dict(formats.FORMATS))  # undone after the test
-    formats.register(TOY)
-    formats.register(TOY_COMPARISON_ONLY)
+def toys():
+    with formats.registered(TOY, TOY_COMPARISON_ONLY):
+        yield
 
 
 def test_a_registered_format_is_offered_by_both_commands(toys) -> None:

@@ -17,9 +17,7 @@ from pgfsbench.campaign.events import Note
 from pgfsbench.plan.model import Target
 from pgfsbench.postgres.cluster import Cluster, running_cluster
 from pgfsbench.postgres.user import ensure_pg_user
-from pgfsbench.preflight import (check_devices, check_dirs, check_knobs, check_mkfs,
-                                 check_settings, check_sizes, check_zfs_properties,
-                                 target_binaries)
+from pgfsbench.preflight import RUN, CheckContext, run_checks, target_binaries
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.directory import directory_target
 from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_reason
@@ -78,19 +76,15 @@ class Machine:
         self.campaign = campaign
 
     def preflight(self) -> None:
-        # A wrong pg_bin, settings the server refuses, an image too small for its
-        # filesystem, mkfs options mkfs refuses, a device that may not be formatted
-        # (device_target checks again right before mkfs), sysctl and queue values the
-        # kernel would refuse (os_knobs judges them again on the target's own device).
+        # A wrong pg_bin, then every check of the run stage (preflight.py): settings the
+        # server refuses, an image too small for its filesystem, mkfs options mkfs
+        # refuses, a device that may not be formatted (device_target checks again right
+        # before mkfs), sysctl and queue values the kernel would refuse (os_knobs judges
+        # them again on the target's own device).
         plan, opts = self.campaign.plan, self.campaign.options
         opts.target_bins = target_binaries(plan)
-        check_sizes(plan)
-        check_dirs(plan)
-        check_knobs(plan)
-        check_settings(plan, opts.bins_for)
-        check_devices(plan, opts.allow_format, opts.wipe_signatures)
-        check_mkfs(plan)
-        check_zfs_properties(plan)
+        run_checks(plan, RUN, CheckContext(opts.bins_for, opts.allow_format,
+                                           opts.wipe_signatures))
 
     def pg_user(self) -> RunAs:
         return ensure_pg_user()

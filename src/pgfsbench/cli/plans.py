@@ -67,15 +67,13 @@ def plan_check(
     from pgfsbench.planning.check import describe
     from pgfsbench.planning.check_text import render_plan_check
     from pgfsbench.plan.load import load_plan
-    from pgfsbench.preflight import check_knobs, check_mkfs, check_sizes
+    from pgfsbench.preflight import PLAN_CHECK, CheckContext, run_checks
 
     the_plan = load_plan(plan)
-    check_sizes(the_plan)
-    check_knobs(the_plan)
-    check_mkfs(the_plan)
+    # the checks of this stage (preflight.py); what they could not check here is a warning
+    unchecked = run_checks(the_plan, PLAN_CHECK, CheckContext())
     info = describe(the_plan)
-    info["problems"] += _check_zfs_here(the_plan)
-    info["problems"] += _check_settings_here(the_plan)
+    info["problems"] += unchecked
     info["notes"] += _layout_notes(the_plan, info)
     if as_json:
         json.dump(info, sys.stdout, indent=2)
@@ -94,20 +92,6 @@ def plan_schema() -> None:
 
     json.dump(schema(), sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
-
-
-def _check_zfs_here(plan) -> list[str]:
-    """Have the installed zfs and zpool judge the ZFS targets' properties (UserError when
-    they refuse some); a note instead when there is no ZFS here to ask."""
-    from pgfsbench.preflight import check_zfs_properties
-    from pgfsbench.provision.zfs import unavailable_reason
-
-    if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
-        return []
-    if reason := unavailable_reason():
-        return [f"ZFS properties not checked against zfs: {reason}"]
-    check_zfs_properties(plan)
-    return []
 
 
 def _layout_notes(plan, info: dict) -> list[str]:
@@ -129,18 +113,3 @@ def _layout_notes(plan, info: dict) -> list[str]:
                          f"{reason}")
     return notes
 
-
-def _check_settings_here(plan) -> list[str]:
-    """Have the PostgreSQL binaries found here judge the plan's settings (UserError when
-    they refuse some); a note instead when there are none to ask."""
-    from pgfsbench.postgres.binaries import find_binaries
-    from pgfsbench.preflight import check_settings, target_binaries
-
-    try:  # look, don't stage: a plan check changes nothing
-        default = find_binaries(stage=False)
-        bins = {**{t.name: default for t in plan.targets},
-                **target_binaries(plan, stage=False)}
-    except UserError as exc:
-        return [f"PostgreSQL settings not checked against a server: {exc}"]
-    check_settings(plan, bins.__getitem__)
-    return []

@@ -10,16 +10,8 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, err, user_errors
+from pgfsbench.cli.shared import app, err, format_help, user_errors
 from pgfsbench.errors import UserError
-
-
-def _format_help(kind: str) -> str:
-    """--format's help: the formats that write ``kind``. Typer evaluates these (lazy)
-    annotations each time it builds the CLI, so every registered format is listed."""
-    from pgfsbench.export.formats import names
-
-    return f"output format: {', '.join(names(kind))}"
 
 
 @app.command(short_help="Print every run and the comparison (JSON, ...).")
@@ -27,11 +19,10 @@ def _format_help(kind: str) -> str:
 def export(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help=_format_help("export"))] = "json",
+                                        help=format_help("export"))] = "json",
 ) -> None:
     """Print every run with its target, workload, parameters and metrics."""
-    from pgfsbench.export.formats import pick
-    from pgfsbench.export.output import EXPORT
+    from pgfsbench.render.formats import EXPORT, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, EXPORT)
@@ -46,18 +37,15 @@ def advise(
         "--target", metavar="NAME", help="advise for this target (default: the crash-safe target that won "
                          "the most verdicts, else the baseline)")] = None,
     format: Annotated[str, typer.Option(
-        "--format", metavar="FORMAT",
-        help="output format: text, conf (a postgresql.conf snippet), json")] = "text",
+        "--format", metavar="FORMAT", help=format_help("advice"))] = "text",
 ) -> None:
     """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""  # noqa: E501
     from pgfsbench.analysis.advice import advise as make_advice
-    from pgfsbench.report.advice import FORMATS
+    from pgfsbench.render.formats import ADVICE, pick
     from pgfsbench.store.read import load_campaign
 
-    render = FORMATS.get(format)
-    if render is None:
-        raise UserError(f"unknown advice format '{format}' (available: {', '.join(FORMATS)})")
-    sys.stdout.write(render(make_advice(load_campaign(results), target)))
+    output = pick(format, ADVICE)
+    output.write(ADVICE, make_advice(load_campaign(results), target), sys.stdout)
 
 
 @app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
@@ -87,7 +75,7 @@ def compare(
         "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
     format: Annotated[str, typer.Option(
-        "--format", metavar="FORMAT", help=_format_help("comparison"))] = "text",
+        "--format", metavar="FORMAT", help=format_help("comparison"))] = "text",
     alpha: Annotated[Optional[float], typer.Option(metavar="ALPHA",
                                                    help="significance level")] = None,
     noise: Annotated[Optional[float], typer.Option(
@@ -102,8 +90,7 @@ def compare(
 ) -> None:
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
     from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.export.formats import pick
-    from pgfsbench.export.output import COMPARISON
+    from pgfsbench.render.formats import COMPARISON, pick
     from pgfsbench.plan.design import Verdicts
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, console, err, user_errors
+from pgfsbench.cli.shared import app, console, err, format_help, user_errors
 from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
@@ -48,16 +48,15 @@ def list_(
     results: ResultsDirs = None,
     store: StoreUrl = None,
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help="text or json")] = "text",
+                                        help=format_help("list", "", " or "))] = "text",
 ) -> None:
     """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""  # noqa: E501
     from pgfsbench.analysis.summary import summarize
-    from pgfsbench.report.listing import FORMATS, list_json, list_text
+    from pgfsbench.render.formats import LIST, pick
     from pgfsbench.store.sources import campaigns
     from pgfsbench.store.url import check_store_url
 
-    if format not in FORMATS:
-        raise UserError(f"unknown list format '{format}' (available: {', '.join(FORMATS)})")
+    output = pick(format, LIST)
     if not results and not store:
         raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
     skipped = []
@@ -69,10 +68,7 @@ def list_(
     summaries = [summarize(c, source) for c, source in
                  campaigns(results or [], check_store_url(store) if store else None,
                            skip=skip)]
-    if format == "json":
-        list_json(summaries, sys.stdout)
-    else:
-        list_text(summaries, console)
+    output.write(LIST, summaries, sys.stdout)
     if skipped:
         raise typer.Exit(exits.INCOMPLETE)
 
@@ -90,19 +86,18 @@ def history(
     plan: Annotated[Optional[str], typer.Option(
         "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help="text, json or csv")] = "text",
+                                        help=format_help("history", "", " or "))] = "text",
     html: Annotated[Optional[Path], typer.Option(
         "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
                                        "of each metric over the campaigns")] = None,
 ) -> None:
     """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""  # noqa: E501
     from pgfsbench.analysis.history import history as build_history
-    from pgfsbench.report.history import FORMATS, write_csv, write_json, write_text
+    from pgfsbench.render.formats import HISTORY, pick
     from pgfsbench.store.sources import campaigns
     from pgfsbench.store.url import check_store_url
 
-    if format not in FORMATS:
-        raise UserError(f"unknown history format '{format}' (available: {', '.join(FORMATS)})")
+    output = pick(format, HISTORY)
     if not results and not store:
         raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
     if html is not None and not html.parent.is_dir():
@@ -111,12 +106,7 @@ def history(
                            skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]",
                                                       soft_wrap=True)))
     series = build_history(found, target, metric, plan)
-    if format == "json":
-        write_json(series, sys.stdout)
-    elif format == "csv":
-        write_csv(series, sys.stdout)
-    else:
-        write_text(series, console)
+    output.write(HISTORY, series, sys.stdout)
     if html is not None:
         from pgfsbench.report.chart_history import write_history_page
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.export.output import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.values import csv_cell
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
@@ -80,7 +80,7 @@ def _level(classes: dict, column: str | None) -> str | None:
 
 
 FORMAT = OutputFormat("csv", "csv", "text/csv", {EXPORT: write_campaign,
-                                                 COMPARISON: write_comparison})
+                                                 COMPARISON: write_comparison}, order=40)
 
 
 def comparison_row(row: Row, baseline: str | None, base: Cell | None,

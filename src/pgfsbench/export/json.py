@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench import __version__
 from pgfsbench.analysis.durability import durabilities, target_durability
-from pgfsbench.export.output import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.comparison import Comparison
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
@@ -52,7 +52,7 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
 
 
 FORMAT = OutputFormat("json", "json", "application/json",
-                      {EXPORT: write_campaign, COMPARISON: write_comparison})
+                      {EXPORT: write_campaign, COMPARISON: write_comparison}, order=30)
 
 
 def _dump(data: dict[str, Any], out: TextIO) -> None:

@@ -12,7 +12,7 @@ import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.export.output import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.comparison import Comparison
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
@@ -35,7 +35,8 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
 
 
 FORMAT = OutputFormat("markdown", "md", "text/markdown", {EXPORT: write_campaign,
-                                                          COMPARISON: write_comparison})
+                                                          COMPARISON: write_comparison},
+                      order=20)
 
 
 def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine],

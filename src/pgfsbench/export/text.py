@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.export.output import COMPARISON, OutputFormat
+from pgfsbench.render.formats import COMPARISON, OutputFormat
 from pgfsbench.render.comparison import Comparison
 from pgfsbench.render.values import MARK_STYLE
 
@@ -17,7 +17,8 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
     print_comparison(comparison, Console(file=out, highlight=False))
 
 
-FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison})
+FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison},
+                      order=10)
 
 
 def print_comparison(comparison: Comparison, console: Console) -> None:

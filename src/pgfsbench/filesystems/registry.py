@@ -1,18 +1,18 @@
-"""The filesystems pgfsbench can make: every ``RECIPES`` tuple in this package.
+"""The filesystems pgfsbench can make: the recipes of the ``pgfsbench.filesystems`` group.
 
-A module of this package that declares ``RECIPES`` is a filesystem family; the
-registry imports them all on first use, so adding a filesystem is adding its
-module. Everything else (plan validation, mkfs, mount, the mount-option check,
-geometry, durability, doctor) asks here.
+Each entry point of the group (extensions.py) names a filesystem family's ``RECIPES``
+tuple: the shipped families are declared in pyproject.toml, a third party's in its own
+package; the registry loads them on first use, so adding a filesystem is adding its
+module and its entry point. Everything else (plan validation, mkfs, mount, the
+mount-option check, geometry, durability, doctor) asks here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import pkgutil
 from collections.abc import Iterator
 
+from pgfsbench import extensions
 from pgfsbench.filesystems.recipe import Recipe
 
 _recipes: dict[str, Recipe] = {}
@@ -23,16 +23,29 @@ class UnknownFilesystem(ValueError):
     pass
 
 
+def contract(name: str, obj: object) -> str | None:
+    """What an entry of the group must name: a tuple of Recipes (a family)."""
+    if not isinstance(obj, (tuple, list)) or not obj:
+        return f"not a tuple of Recipes but {type(obj).__name__}"
+    if wrong := [type(r).__name__ for r in obj if not isinstance(r, Recipe)]:
+        return f"holds {', '.join(wrong)}, not Recipes"
+    return None
+
+
 def _load() -> dict[str, Recipe]:
     global _loaded
     if not _loaded:
-        package = importlib.import_module(__package__)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{__package__}.{info.name}")
-            for r in getattr(module, "RECIPES", ()):
+        for family in extensions.load_all(extensions.FILESYSTEMS, contract).values():
+            for r in family:
                 _add(r)
         _loaded = True
     return _recipes
+
+
+def _forget() -> None:
+    global _loaded
+    _recipes.clear()
+    _loaded = False
 
 
 def _add(r: Recipe) -> None:
@@ -74,3 +87,6 @@ def registered(r: Recipe) -> Iterator[Recipe]:
         yield r
     finally:
         del _recipes[r.fs]
+
+
+extensions.on_refresh(_forget)  # a package put on sys.path by a test

@@ -1,7 +1,7 @@
 """The advice (analysis/advice.py) as text, as a postgresql.conf snippet, and as JSON.
 
-``pgfsbench advise --format`` takes the names in FORMATS; the end of ``run`` prints the
-text; the HTML report renders the same Advice in its template.
+``pgfsbench advise --format`` takes them (formats.py declares them); the end of ``run``
+prints the text; the HTML report renders the same Advice in its template.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import textwrap
-from collections.abc import Callable
 
 from pgfsbench.analysis.advice_model import POSTGRES, Advice, Setting
 
@@ -82,9 +81,6 @@ def _command(command: str, first: str, rest: str) -> list[str]:
 def advice_json(a: Advice) -> str:
     return json.dumps(dataclasses.asdict(a), indent=2) + "\n"
 
-
-FORMATS: dict[str, Callable[[Advice], str]] = {
-    "text": advice_text, "conf": advice_conf, "json": advice_json}
 
 
 def _figure(f, target: str | None) -> str:

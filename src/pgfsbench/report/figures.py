@@ -1,17 +1,17 @@
 """The report's figures: each chart module declares its own, the report finds them.
 
-A chart module is ``pgfsbench.report.charts`` or any ``pgfsbench.report.chart_*``
-module with a ``FIGURES`` list; adding a workload's chart never edits this file.
+A chart module declares a ``FIGURES`` list and names it as an entry point of the
+``pgfsbench.charts`` group (extensions.py; the shipped ones in pyproject.toml); adding a
+workload's chart never edits this file.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pgfsbench import extensions
 from pgfsbench.store.read import Campaign
 
 if TYPE_CHECKING:
@@ -32,14 +32,18 @@ class FigureSpec:
         return self.id.removesuffix("-chart")
 
 
-def all_figures() -> list[FigureSpec]:
-    import pgfsbench.report as package
+def contract(name: str, obj: object) -> str | None:
+    """What an entry of the group must name: a list of FigureSpecs."""
+    if not isinstance(obj, (list, tuple)):
+        return f"not a list of FigureSpecs but {type(obj).__name__}"
+    if wrong := [type(f).__name__ for f in obj if not isinstance(f, FigureSpec)]:
+        return f"holds {', '.join(wrong)}, not FigureSpecs"
+    return None
 
-    names = ["charts"] + sorted(m.name for m in pkgutil.iter_modules(package.__path__)
-                                if m.name.startswith("chart_"))
-    specs: list[FigureSpec] = []
-    for name in names:
-        specs += getattr(importlib.import_module(f"pgfsbench.report.{name}"), "FIGURES", [])
+
+def all_figures() -> list[FigureSpec]:
+    specs = [spec for figures in extensions.load_all(extensions.CHARTS, contract).values()
+             for spec in figures]
     return sorted(specs, key=lambda s: s.order)
 
 

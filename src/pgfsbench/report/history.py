@@ -22,7 +22,6 @@ from pgfsbench.analysis.history import Point, Series
 from pgfsbench.render.compare import diff_text
 from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value
 
-FORMATS = ("text", "json", "csv")
 CSV_COLUMNS = ["target", "host", "workload", "label", "metric", "unit", "direction",
                "campaign", "uuid", "plan", "started", "source", "median", "ci_low", "ci_high",
                "n", "previous", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",

@@ -12,8 +12,6 @@ from rich.text import Text
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.summary import Summary
 
-FORMATS = ("text", "json")
-
 
 def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))

@@ -77,6 +77,7 @@ def run(ctx: RunContext, params: BasebackupWorkload) -> WorkloadResult:
 KIND = WorkloadKind(
     params=BasebackupWorkload,
     run=run,
+    order=60,  # where plan errors and the schema list the type
     headline="basebackup.mb_per_s",
     seconds=lambda p: 5,
     disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,  # a copy of the loaded tables

@@ -163,6 +163,7 @@ def estimate_seconds(params: FileioWorkload) -> float:
 KIND = WorkloadKind(
     params=FileioWorkload,
     run=run,
+    order=80,  # where plan errors and the schema list the type
     headline=headline,
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),

@@ -44,6 +44,7 @@ def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
 KIND = WorkloadKind(
     params=FsyncWorkload,
     run=run,
+    order=10,  # where plan errors and the schema list the type
     headline="fsync.fdatasync_8k.ops_per_s",  # Linux's default wal_sync_method
     seconds=lambda p: TESTS * p.seconds + 1,
     disk_bytes=lambda p, tables: FILE_BYTES,

@@ -104,6 +104,7 @@ def logical_bytes(params: FsyncLatencyWorkload,
 KIND = WorkloadKind(
     params=FsyncLatencyWorkload,
     run=run,
+    order=20,  # where plan errors and the schema list the type
     headline="fsync_latency.sync_p99_us",
     seconds=lambda p: p.seconds + p.warmup + size_to_bytes(p.size) / EST_WRITE_RATE,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),

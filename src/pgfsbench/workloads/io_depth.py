@@ -137,6 +137,7 @@ def estimate_seconds(params: IoDepthWorkload) -> float:
 KIND = WorkloadKind(
     params=IoDepthWorkload,
     run=run,
+    order=90,  # where plan errors and the schema list the type
     # The deepest point: what the device gives when PostgreSQL keeps it busy.
     headline=lambda p, names: f"iodepth.qd{max(p.depths)}.iops",
     seconds=estimate_seconds,

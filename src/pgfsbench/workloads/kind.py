@@ -1,9 +1,10 @@
 """What a workload kind declares: its parameters, how it runs, and what the rest of the
 tool needs to know about it without running it.
 
-A kind is one module in ``pgfsbench.workloads`` that ends with ``KIND = WorkloadKind(...)``
-and is listed in ``registry.SHIPPED``. The plan model, the estimate, the headline metric
-and the efficiency ratios all read that declaration, so nothing else names the type.
+A kind is one module that ends with ``KIND = WorkloadKind(...)``, declared as an entry
+point of the ``pgfsbench.workloads`` group (pyproject.toml; extensions.py). The plan
+model, the estimate, the headline metric and the efficiency ratios all read that
+declaration, so nothing else names the type.
 The read side (plan, analysis, report) imports kind modules too: a kind module imports
 RunContext only for type checking, and anything heavy (monitors, PostgreSQL) inside
 ``run``.
@@ -96,6 +97,9 @@ class WorkloadKind(Generic[P]):
     # What to do before the measurement, outside its monitors and its numbers (pgbench's
     # vacuum, a checkpoint, a sync): returns metrics saying what it took.
     prepare: Callable[[RunContext, P], list[Metric]] | None = None
+    # Where plan errors and the plan schema list the type: lower first (a third-party
+    # kind after the shipped ones).
+    order: int = 1000
 
     @property
     def type(self) -> str:

@@ -277,6 +277,7 @@ def estimate_seconds(params: ParallelScanWorkload) -> float:
 KIND = WorkloadKind(
     params=ParallelScanWorkload,
     run=run,
+    order=50,  # where plan errors and the schema list the type
     # The scan with the most workers asked: what parallelism buys on this filesystem.
     headline=lambda p, names: f"parallel_scan.workers_{max(p.workers)}.ms",
     seconds=estimate_seconds,

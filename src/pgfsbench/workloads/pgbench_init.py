@@ -51,6 +51,7 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
 KIND = WorkloadKind(
     params=PgbenchInitWorkload,
     run=run,
+    order=30,  # where plan errors and the schema list the type
     headline="pgbench_init.elapsed_s",
     seconds=lambda p: 1 + 0.25 * p.scale,
     disk_bytes=lambda p, tables: p.scale * BYTES_PER_SCALE,

@@ -220,6 +220,7 @@ def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
 KIND = WorkloadKind(
     params=PgbenchWorkload,
     run=run,
+    order=40,  # where plan errors and the schema list the type
     headline="pgbench.tps",
     seconds=lambda p: p.duration + 2,
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded

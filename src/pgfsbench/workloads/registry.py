@@ -1,6 +1,8 @@
 """The workload kinds: plan ``type`` → its declaration (``WorkloadKind``, workloads/kind.py).
 
-Built from the shipped kind modules at import; a test adds a toy kind with
+The kinds are the entry points of the ``pgfsbench.workloads`` group (extensions.py): the
+shipped ones are declared in pyproject.toml, a third party's in its own package. A kind
+module is imported when its type is first asked for; a test adds a toy kind with
 ``registered(kind)``. Plan validation, the runner lookup, the estimate, the headline
 metric and the efficiency ratios all ask here, so an unregistered type fails loudly
 instead of estimating 0 s or giving no verdict.
@@ -14,22 +16,9 @@ from collections.abc import Iterator, Mapping
 
 from pydantic import BaseModel, ValidationError
 
-from pgfsbench.workloads import (
-    basebackup,
-    fileio,
-    fsync,
-    fsync_latency,
-    io_depth,
-    parallel_scan,
-    pgbench_init,
-    pgbench_tpcb,
-    seqwrite,
-)
+from pgfsbench import extensions
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
-# In the order plan errors list the types.
-SHIPPED = (fsync, fsync_latency, pgbench_init, pgbench_tpcb, parallel_scan, basebackup,
-           seqwrite, fileio, io_depth)
 # Stored params keys not re-validated: the plan's measurements() may have appended the
 # parameters that tell two measurements apart to the tag, beyond what a plan may write;
 # nothing derived from params reads it (the run's label keeps it).
@@ -44,37 +33,58 @@ class StoredParamsWarning(UserWarning):
     """A stored run's params that its kind no longer accepts (an older version stored them)."""
 
 
-_kinds: dict[str, WorkloadKind] = {}
+_added: dict[str, WorkloadKind] = {}  # by register(): a test's toy
 _dependents: list[type[BaseModel]] = []  # models whose schema holds the kinds' params
 
 
+def contract(name: str, obj: object) -> str | None:
+    """What an entry of the group must be: a WorkloadKind whose type is the entry's name."""
+    if not isinstance(obj, WorkloadKind):
+        return f"not a WorkloadKind but {type(obj).__name__}"
+    if not (isinstance(obj.params, type) and issubclass(obj.params, WorkloadBase)):
+        return "its params model is not a WorkloadBase"
+    if obj.type != name:
+        return f"its params declare type '{obj.type}', the entry point's name is '{name}'"
+    return None
+
+
+def _installed(type_: str) -> WorkloadKind | None:
+    if type_ not in extensions.names(extensions.WORKLOADS):
+        return None
+    return extensions.load(extensions.WORKLOADS, type_, contract)
+
+
 def kind(type_: str) -> WorkloadKind:
-    try:
-        return _kinds[type_]
-    except KeyError:
+    found = find(type_)
+    if found is None:
         raise UnknownWorkloadType(f"no workload type '{type_}' is registered (known: "
-                                  f"{', '.join(_kinds)})") from None
+                                  f"{', '.join(k.type for k in kinds())})")
+    return found
 
 
 def find(type_: str) -> WorkloadKind | None:
     """``kind`` for stored runs: None for a type this version does not have."""
-    return _kinds.get(type_)
+    return _added.get(type_) or _installed(type_)
 
 
 def kinds() -> list[WorkloadKind]:
-    return list(_kinds.values())
+    """Every kind, in the order they declare (imports every kind module)."""
+    every = {**extensions.load_all(extensions.WORKLOADS, contract), **_added}
+    return sorted(every.values(), key=lambda k: (k.order, k.type))
 
 
 def register(new: WorkloadKind) -> None:
-    if new.type in _kinds:
+    if find(new.type) is not None:
         raise ValueError(f"workload type '{new.type}' is registered already")
-    _kinds[new.type] = new
+    _added[new.type] = new
     _rebuild()
 
 
 def unregister(type_: str) -> None:
     kind(type_)  # an unknown type is a mistake, not a no-op
-    del _kinds[type_]
+    if type_ not in _added:
+        raise ValueError(f"workload type '{type_}' is installed, not registered by a test")
+    del _added[type_]
     _rebuild()
 
 
@@ -130,5 +140,4 @@ def stored_params(of: WorkloadKind, stored: Mapping[str, object]) -> WorkloadBas
         return None
 
 
-for _module in SHIPPED:
-    register(_module.KIND)
+extensions.on_refresh(_rebuild)  # a package put on sys.path by a test

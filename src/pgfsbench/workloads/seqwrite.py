@@ -200,6 +200,7 @@ def logical_bytes(params: SeqwriteWorkload,
 KIND = WorkloadKind(
     params=SeqwriteWorkload,
     run=run,
+    order=70,  # where plan errors and the schema list the type
     headline=lambda p, names: f"seqwrite.{p.tools[0]}.mb_per_s",
     seconds=lambda p: len(p.tools) * (size_to_bytes(p.size) / EST_WRITE_RATE + 1),
     disk_bytes=lambda p, tables: size_to_bytes(p.size),  # one tool's file at a time

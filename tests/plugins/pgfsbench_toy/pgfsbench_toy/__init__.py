@@ -1,0 +1,1 @@
+"""Toy pgfsbench extensions: each module declares one thing, pyproject.toml names it."""
