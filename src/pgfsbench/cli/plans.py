@@ -20,18 +20,20 @@ def plans(show: Annotated[Optional[str], typer.Option(
         "--show", metavar="NAME",
         help="print this built-in plan's file, to copy and edit")] = None) -> None:
     """List the built-in plans, each with its budget and estimated duration, or print one of them."""  # noqa: E501
+    from pgfsbench.plan.builtin import builtin_names, builtin_text
+
+    if show is not None:  # the file as it is: no plan model, no workload kind loaded
+        if show not in builtin_names():
+            raise UserError(f"no built-in plan '{show}' (built-in: {', '.join(builtin_names())})")
+        sys.stdout.write(builtin_text(show))
+        return
     from rich.table import Table as RichTable
     from rich.text import Text
 
     from pgfsbench.planning.check import describe
     from pgfsbench.planning.check_text import minutes_text
-    from pgfsbench.plan.load import builtin_names, builtin_text, load_plan
+    from pgfsbench.plan.load import load_plan
 
-    if show is not None:
-        if show not in builtin_names():
-            raise UserError(f"no built-in plan '{show}' (built-in: {', '.join(builtin_names())})")
-        sys.stdout.write(builtin_text(show))
-        return
     # A compact table; the whole description and budget: plans --show NAME, plan check NAME.
     table = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
     for column in ("plan", "reproduces", "targets", "estimated"):

@@ -40,7 +40,7 @@ verbosity = NORMAL
 
 def plan_names(incomplete: str) -> list[str]:
     """Tab completion of a PLAN: the built-in names (a path: the shell completes files)."""
-    from pgfsbench.plan.load import builtin_names
+    from pgfsbench.plan.builtin import builtin_names
 
     return [n for n in builtin_names() if n.startswith(incomplete)]
 

@@ -6,27 +6,18 @@ import difflib
 import re
 import tomllib
 import typing
-from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from pgfsbench.errors import UserError
+from pgfsbench.plan.builtin import builtin_names, builtin_text
 from pgfsbench.plan.compose import compose
 from pgfsbench.plan.model import Plan, Workload
 from pgfsbench.plan.strings import check_strings
 from pgfsbench.workloads import registry
 
-BUILTIN = resources.files("pgfsbench.plan").joinpath("builtin")
 MAX_PLAN_BYTES = 1 << 20  # the largest built-in plan is a few kB
-
-
-def builtin_names() -> list[str]:
-    return sorted(p.name[:-5] for p in BUILTIN.iterdir() if p.name.endswith(".toml"))
-
-
-def builtin_text(name: str) -> str:
-    return BUILTIN.joinpath(f"{name}.toml").read_text()
 
 
 # pydantic names the branch of a union in an error's location ("count.constrained-int",
