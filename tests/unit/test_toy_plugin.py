@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -113,3 +115,21 @@ def test_uninstalled_the_toy_is_gone(tmp_path: Path) -> None:
     assert workloads.find("toy") is None and filesystems.find("toyfs") is None
     assert "toy" not in formats.names(formats.EXPORT)
     assert workloads.kinds()[-1].type == "io-depth"
+
+
+def test_a_broken_extension_is_one_error_naming_its_package(tmp_path: Path) -> None:
+    """An installed package whose entry names nothing loadable: exit 2, one line naming
+    the package and the entry (the CLI meets it building its --format help)."""
+    site = tmp_path / "site"
+    info = site / "pgfsbench_broken-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pgfsbench-broken\n"
+                                   "Version: 0.1\n")
+    (info / "entry_points.txt").write_text('[pgfsbench.formats]\n'
+                                           'export.broken = pgfsbench_nowhere:FORMAT\n')
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    result = subprocess.run([sys.executable, "-m", "pgfsbench", "export", "--help"],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "pgfsbench.formats 'export.broken' of package pgfsbench-broken" in result.stderr
+    assert "Traceback" not in result.stderr

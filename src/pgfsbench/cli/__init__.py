@@ -10,6 +10,7 @@ import traceback
 from rich.markup import escape
 
 from pgfsbench import exits
+from pgfsbench.extensions import ExtensionError
 # Each module registers its commands on app as it is imported: this order, not the
 # alphabet's, is the order of the commands in --help.
 from pgfsbench.cli import campaign, results, store, machine, plans  # noqa: F401  # isort: skip
@@ -23,6 +24,9 @@ def main() -> None:
         # What is left to print goes nowhere, not into another error at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(exits.INCOMPLETE)
+    except ExtensionError as exc:  # an installed package's extension, met building the CLI
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        sys.exit(exits.USAGE)
     except Exception as exc:  # a bug of ours: one line, the traceback kept, exit 3
         if os.environ.get("PGFSBENCH_DEBUG"):
             raise
