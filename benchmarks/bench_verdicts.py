@@ -211,10 +211,6 @@ def plan_design(plan: str = "quick") -> tuple[Design, float]:
     return design_for(loaded.model_dump(mode="json")), loaded.repetitions.max_minutes
 
 
-def default_design() -> tuple[Design, float]:
-    return plan_design("quick")
-
-
 def budget_round(c: Campaign, design: Design, max_minutes: float) -> int:
     """The last round an 'auto' campaign would have run: rounds start while the clock is
     under the budget (the settling round and loads included in the campaign's clock)."""
@@ -339,16 +335,13 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
 
 # --- the calibrated simulation -----------------------------------------------------------
 def fit(campaigns: list[Campaign]) -> dict:
-    """Per measurement: each campaign's paired sd (every pair of identical targets
-    pooled), their median and the sd of their logs; and the minutes per round."""
+    """Per measurement: each campaign's paired sd (``pooled_sd``), their median and the
+    sd of their logs."""
     sds: dict[str, list[float]] = defaultdict(list)
     for c in campaigns:
         for m in c.values:
-            ts = identical(c, m)
-            pairs = [paired_sd(c, m, a, b) for i, a in enumerate(ts) for b in ts[i + 1:]]
-            pairs = [p for p in pairs if p]
-            if pairs:
-                sds[m].append(float(np.sqrt(np.mean(np.square(pairs)))))
+            if (sd := pooled_sd(c, m)) is not None:
+                sds[m].append(sd)
     return {m: {"campaigns": len(v), "median_sd": float(np.median(v)),
                 "log_spread": float(np.std(np.log(v), ddof=1)) if len(v) > 1 else 0.0}
             for m, v in sds.items()}
