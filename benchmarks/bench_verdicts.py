@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/bench_verdicts.py collect DIR [--rounds 16]   # root, ~10 min
     .venv/bin/python benchmarks/bench_verdicts.py extract DIR [DIR ...]       # CSV from DIRs
     .venv/bin/python benchmarks/bench_verdicts.py analyse [CSV ...] [--plan quick|thorough]
-        [--margin 0.05] [--quiet 0.05] [--current]
+        [--margin 0.05] [--quiet 0.05] [--current] [--to-end] [--rounds N]
     .venv/bin/python benchmarks/bench_verdicts.py simulate [CSV ...] [--campaigns 2000]
         [--quiet 0.05] [--sd 0.09 [--spread 0.12] | --sd-range 0.07 0.11]
+        [--clock FIRST PER] [--plan quick --rounds N]
 
 ``collect`` runs one real A/A campaign through the CLI: three *identical* ext4
 loop targets (a, b, c) with the default plan's measurements and settings, reused
@@ -35,6 +36,10 @@ counts, with the number of campaigns behind every figure:
 2. **power on real noise**: the same campaign with target b's tps slowed by d
    (multiplied by 1 - d), or its fio p99 raised, on top of the campaign's real
    values: decided worse than a (and than c)? At which minute?
+
+``--rounds N`` replays the plan's design with its one look at round N instead of
+the round the campaign's own clock gives (campaigns of at least N rounds): for a
+plan whose budget now reaches a round the campaign's older clock did not.
 
 ``simulate`` is a **calibrated simulation**, labelled as such wherever it is
 quoted: per measurement, the per-round paired sd of each campaign is fitted
@@ -211,9 +216,13 @@ def plan_design(plan: str = "quick") -> tuple[Design, float]:
     return design_for(loaded.model_dump(mode="json")), loaded.repetitions.max_minutes
 
 
-def budget_round(c: Campaign, design: Design, max_minutes: float) -> int:
+def budget_round(c: Campaign, design: Design, max_minutes: float,
+                 rounds: int | None = None) -> int:
     """The last round an 'auto' campaign would have run: rounds start while the clock is
-    under the budget (the settling round and loads included in the campaign's clock)."""
+    under the budget (the settling round and loads included in the campaign's clock).
+    ``rounds``: the look at that round whatever the clock says."""
+    if rounds is not None:
+        return min(rounds, len(c.rounds()))
     last = 0
     for r in c.rounds():
         if r > design.last_look:
@@ -224,11 +233,11 @@ def budget_round(c: Campaign, design: Design, max_minutes: float) -> int:
     return last
 
 
-def replay(c: Campaign, design: Design, max_minutes: float, slow: dict[str, float]
-           ) -> tuple[dict, int]:
+def replay(c: Campaign, design: Design, max_minutes: float, slow: dict[str, float],
+           rounds: int | None = None) -> tuple[dict, int]:
     """The decisions the default design gives on this campaign's rounds (b slowed by
     ``slow[measurement]``), as an 'auto' campaign with the default budget would."""
-    n = budget_round(c, design, max_minutes)
+    n = budget_round(c, design, max_minutes, rounds)
     d = design.at_budget(n) if n < design.last_look else design
     values = {}
     # measurements the plan only describes (pg_test_fsync, the load) are outside the
@@ -265,16 +274,19 @@ def pooled_sd(c: Campaign, m: str) -> float | None:
 
 
 def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
-            quiet: float | None = None, current: bool = False, to_end: bool = False) -> None:
+            quiet: float | None = None, current: bool = False, to_end: bool = False,
+            rounds: int | None = None) -> None:
     """``to_end``: a campaign that ended before the plan's budget counts too, its last
-    look at its last round (fewer rounds than the budget allows: a lower bound on power)."""
+    look at its last round (fewer rounds than the budget allows: a lower bound on power).
+    ``rounds``: the one look at that round (campaigns with at least that many)."""
     design, minutes = plan_design(plan)
     if margin is not None:  # another equivalence margin than the plan's, to compare
         design = replace(design, margin=margin)
     # a campaign counts for a plan only if it ran as long as that plan's budget would
     campaigns = [c for c in load(paths) if len(identical(c, TPS)) >= 2
-                 and (max(c.seconds.values(), default=0) >= minutes * 60
-                      or len(c.rounds()) >= design.last_look or to_end)]
+                 and (len(c.rounds()) >= rounds if rounds else
+                      (max(c.seconds.values(), default=0) >= minutes * 60
+                       or len(c.rounds()) >= design.last_look or to_end))]
     if quiet is not None:
         campaigns = [c for c in campaigns if c.other_cpu and np.mean(c.other_cpu) <= quiet]
     if current:
@@ -282,11 +294,13 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
     print(f"{len(campaigns)} independent campaigns with two or more identical targets that "
           f"ran {plan}'s budget; design: looks after rounds {list(design.planned_looks())}, "
           f"alpha {design.alpha}, claims from ±{design.noise:.0%}, equivalence within "
-          f"±{design.equivalence:.0%}, budget {minutes:g} min")
+          f"±{design.equivalence:.0%}, budget {minutes:g} min"
+          + (f"; REPLAYED WITH THE LOOK AT ROUND {rounds}, not at the campaigns' clock"
+             if rounds else ""))
     aa_false = aa_equiv_all = aa_equiv_any = 0
     rounds_run = []
     for c in campaigns:
-        decisions, n = replay(c, design, minutes, {})
+        decisions, n = replay(c, design, minutes, {}, rounds)
         rounds_run.append(n)
         same = [k for k in decisions if k[2] in IDENTICAL and k[3] in IDENTICAL]
         false = [k for k in same if decisions[k].outcome in (HIGHER, LOWER)]
@@ -316,7 +330,7 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
             for c in campaigns:
                 if m not in c.values:
                     continue
-                decisions, _ = replay(c, design, minutes, {m: d})
+                decisions, _ = replay(c, design, minutes, {m: d}, rounds)
                 x = decisions.get((m, "", "a", "b"))
                 y = decisions.get((m, "", "b", "c"))
                 # worse: b's tps below a's (b/a lower), b's latency above (b/a higher)
@@ -347,35 +361,52 @@ def fit(campaigns: list[Campaign]) -> dict:
             for m, v in sds.items()}
 
 
-def current_shape(c: Campaign) -> bool:
-    """Collected with the default plan as it is: pg_test_fsync once, none in the settling
-    round (before 2026-11-26 22:00 it ran in rounds 0-3: ~2.5 minutes fewer rounds)."""
+def shape(c: Campaign) -> str:
+    """The default plan's shape a campaign was collected with: "2026-11-27" no
+    pg_test_fsync; "2026-11-26" pg_test_fsync once, in round 1; "before" pg_test_fsync in
+    rounds 0-3 (~2.5 minutes fewer rounds in the budget). The rounds after the first are
+    the same in the last two: only round 1's clock differs."""
     fsync = [m for m in c.values if m.split()[0] == "fsync"]
-    return bool(c.other_cpu) and all(
-        max(len(rounds) for rounds in c.values[m].values()) <= 1 for m in fsync)
+    if not c.other_cpu:
+        return "before"
+    if not fsync:
+        return "2026-11-27"
+    once = all(max(len(rounds) for rounds in c.values[m].values()) <= 1 for m in fsync)
+    return "2026-11-26" if once else "before"
+
+
+def current_shape(c: Campaign) -> bool:
+    """The default plan's rounds as they are (the last two shapes)."""
+    return shape(c) != "before"
 
 
 def fit_clock(campaigns: list[Campaign]) -> tuple[float, float]:
-    """Seconds to the end of round 1 (settling round, loads, pg_test_fsync) and per round
-    after it: medians over the campaigns that kept others' CPU (this plan's shape)."""
-    firsts, pers = [], []
+    """Seconds to the end of round 1 (settling round, loads) and per round after it:
+    medians over the campaigns of the newest shape (per round: of both current shapes)."""
+    firsts: dict[str, list[float]] = defaultdict(list)
+    pers = []
     for c in campaigns:
         r = c.rounds()
         if not current_shape(c) or len(r) < 3:
             continue
-        firsts.append(c.seconds[r[0]])
+        firsts[shape(c)].append(c.seconds[r[0]])
         pers.append((c.seconds[r[-1]] - c.seconds[r[0]]) / (len(r) - 1))
-    if not firsts:  # none measured yet: make demo's shape before the plan changed
+    if not pers:  # none measured yet: make demo's shape before the plan changed
         return 225.0, 33.0
-    return float(np.median(firsts)), float(np.median(pers))
+    newest = firsts["2026-11-27"] or firsts["2026-11-26"]
+    return float(np.median(newest)), float(np.median(pers))
 
 
 def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minutes: float,
-                       clock: tuple[float, float], tails: int | None = None
-                       ) -> tuple[dict, int]:
+                       clock: tuple[float, float], tails: int | None = None,
+                       fixed: int | None = None) -> tuple[dict, int]:
+    """``fixed``: that many rounds and the one look there, whatever the clock."""
     first, per = clock
-    rounds = 0
-    while rounds < design.last_look:  # rounds start while the clock is under the budget
+    rounds = fixed or 0
+    if fixed:
+        design = replace(design, looks=(fixed,), last_look=fixed,
+                         first_look=min(design.first_look, fixed))
+    while not fixed and rounds < design.last_look:  # rounds start while under the budget
         if rounds and (first + per * (rounds - 1)) * rng.normal(1, 0.02) >= max_minutes * 60:
             break
         rounds += 1
@@ -396,7 +427,9 @@ def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minu
 
 
 def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float = 0.12,
-             sd_range: list[float] | None = None, quiet: float | None = None) -> None:
+             sd_range: list[float] | None = None, quiet: float | None = None,
+             plans: tuple[str, ...] = ("quick", "thorough"), rounds: int | None = None,
+             clock: tuple[float, float] | None = None) -> None:
     """Each built-in plan's design on simulated campaigns calibrated on the real ones:
     A/A false claims (normal and t(4) tails), A/A equivalence of every tps pair, and
     power for c slower by the effect the plan is for (quick 10%, thorough 5%; also the
@@ -412,34 +445,38 @@ def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float =
     noise = {m: v for m, v in noise.items() if m in (TPS, FIO_P99)}
     noise.setdefault(TPS, {"campaigns": 0, "median_sd": 0.09, "log_spread": 0.12})
     noise.setdefault(FIO_P99, {"campaigns": 0, "median_sd": 0.094, "log_spread": 0.12})
-    clock = fit_clock(campaigns)
+    clock = clock or fit_clock(campaigns)
     print("SIMULATION calibrated on "
           + json.dumps({m.split()[-1]: {k: round(v, 3) if isinstance(v, float) else v
                                         for k, v in f.items()} for m, f in noise.items()})
           + f"; clock: round 1 ends at {clock[0]:.0f} s, then {clock[1]:.1f} s a round; "
           f"{n} simulated campaigns per row")
-    for plan in ("quick", "thorough"):
+    first_end, per = clock
+    for plan in plans:
         design, minutes = plan_design(plan)
         rng = np.random.default_rng(1)
         false = false_t4 = equiv = pairs_equiv = 0
         power: dict[float, list[int]] = {0.05: [0, 0], 0.10: [0, 0]}
-        rounds = []
+        ran = []
         for _ in range(n):
-            aa, k = simulated_campaign(rng, design, noise, {}, minutes, clock)
-            rounds.append(k)
+            aa, k = simulated_campaign(rng, design, noise, {}, minutes, clock, fixed=rounds)
+            ran.append(k)
             false += any(x.outcome in (HIGHER, LOWER) for x in aa.values())
             tps = [x.outcome == EQUIVALENT for key, x in aa.items() if key[0] == TPS]
             equiv += all(tps)
             pairs_equiv += sum(tps)
-            aa, _ = simulated_campaign(rng, design, noise, {}, minutes, clock, tails=4)
+            aa, _ = simulated_campaign(rng, design, noise, {}, minutes, clock, tails=4,
+                                       fixed=rounds)
             false_t4 += any(x.outcome in (HIGHER, LOWER) for x in aa.values())
             for d, hits in power.items():
                 dec, _ = simulated_campaign(rng, design, noise, {(TPS, "c"): math.log(1 - d)},
-                                            minutes, clock)
+                                            minutes, clock, fixed=rounds)
                 hits[0] += dec[(TPS, "", "a", "c")].outcome == LOWER
                 hits[1] += (dec[(TPS, "", "a", "c")].outcome == LOWER
                             and dec[(TPS, "", "b", "c")].outcome == LOWER)
-        print(json.dumps({"plan": plan, "budget_min": minutes, "rounds": int(np.median(rounds)),
+        last = first_end + per * (int(np.median(ran)) - 1)
+        print(json.dumps({"plan": plan, "budget_min": minutes, "rounds": int(np.median(ran)),
+                          "fixed_rounds": bool(rounds), "minutes_at_decision": round(last / 60, 1),
                           "aa_false_claim": round(false / n, 4),
                           "aa_false_claim_t4_tails": round(false_t4 / n, 4),
                           "aa_all_tps_pairs_equivalent": round(equiv / n, 4),
@@ -469,7 +506,9 @@ def main() -> None:
         a.add_argument("--quiet", type=float, help="only campaigns whose runs' mean share "
                        "of others' CPU was at most this (e.g. 0.05)")
         a.add_argument("--current", action="store_true", help="only campaigns of the "
-                       "default plan's present shape (pg_test_fsync once)")
+                       "default plan's present rounds (pg_test_fsync once or not at all)")
+        a.add_argument("--rounds", type=int, help="the one look at this round, not at the "
+                       "round the budget gives on the clock (simulate: the --plan only)")
         a.add_argument("--to-end", action="store_true", help="campaigns shorter than the "
                        "budget too, decided at their last round")
         if name == "simulate":
@@ -480,6 +519,10 @@ def main() -> None:
                            help="with --sd: its sd between campaigns, log scale")
             a.add_argument("--sd-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
                            help="tps paired sd uniform in LOW..HIGH, one draw per campaign")
+            a.add_argument("--clock", type=float, nargs=2, metavar=("FIRST", "PER"),
+                           help="seconds to round 1's end and per round, instead of the fit")
+            a.add_argument("--all-plans", action="store_true",
+                           help="quick and thorough (the default without --rounds)")
 
     args = parser.parse_args()
     if args.command == "collect":
@@ -490,9 +533,13 @@ def main() -> None:
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":
-            analyse(paths, args.plan, args.margin, args.quiet, args.current, args.to_end)
+            analyse(paths, args.plan, args.margin, args.quiet, args.current, args.to_end,
+                    args.rounds)
         else:
-            simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range, args.quiet)
+            plans = ((args.plan,) if args.rounds or not args.all_plans and args.plan != "quick"
+                     else ("quick", "thorough"))
+            simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range, args.quiet,
+                     plans, args.rounds, tuple(args.clock) if args.clock else None)
 
 
 if __name__ == "__main__":

@@ -141,7 +141,10 @@ def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
     from pgfsbench.plan.load import load_plan
 
     quick = load_plan("quick")
-    design = design_for(quick.model_dump(mode="json"))
+    # the default plan with pg_test_fsync run once for the advice, as seed-fsync's is
+    stored = quick.model_dump(mode="json")
+    stored["workloads"].append({"type": "fsync", "seconds": 1, "repetitions": 1})
+    design = design_for(stored)
     assert ("fsync", "") in design.descriptive and ("pgbench-init", "") in design.descriptive
     assert ("pgbench", "clients=4") not in design.descriptive
     # one planned look (at max), yet not a fixed count: the earliest look is the budget's,
@@ -157,7 +160,6 @@ def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
     assert set(decide(headline_family(values, ["a", "b"]), design)) == {
         ("pgbench", "clients=4", "a", "b")}
     # an old stored 'auto' plan kept every measurement in its family
-    stored = quick.model_dump(mode="json")
     del stored["repetitions"]["looks"]
     assert design_for(stored).descriptive == frozenset()
 

@@ -37,7 +37,8 @@ def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
                 if (f := figure(r, target)) is not None]
     name = "wal_sync_method"
     if not measured:
-        return Setting(POSTGRES, name, None, f"no fsync (pg_test_fsync) result on {target}")
+        return Setting(POSTGRES, name, None, f"no pg_test_fsync result on {target} (the "
+                       "seed-fsync plan measures it); keep Linux's default, fdatasync")
     if unsafe:
         return Setting(POSTGRES, name, None, f"{target} is not crash-safe ({unsafe}): no "
                        "sync method is safe on it", [f for f, _ in measured])
