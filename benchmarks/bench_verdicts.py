@@ -367,7 +367,7 @@ def shape(c: Campaign) -> str:
     rounds 0-3 (~2.5 minutes fewer rounds in the budget). The rounds after the first are
     the same in the last two: only round 1's clock differs."""
     fsync = [m for m in c.values if m.split()[0] == "fsync"]
-    if not c.other_cpu:
+    if not c.other_cpu or FIO_P99 not in c.values:  # bench_noise.py's: tps only
         return "before"
     if not fsync:
         return "2026-11-27"
@@ -429,7 +429,7 @@ def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minu
 def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float = 0.12,
              sd_range: list[float] | None = None, quiet: float | None = None,
              plans: tuple[str, ...] = ("quick", "thorough"), rounds: int | None = None,
-             clock: tuple[float, float] | None = None) -> None:
+             clock: tuple[float, float] | None = None, current: bool = False) -> None:
     """Each built-in plan's design on simulated campaigns calibrated on the real ones:
     A/A false claims (normal and t(4) tails), A/A equivalence of every tps pair, and
     power for c slower by the effect the plan is for (quick 10%, thorough 5%; also the
@@ -437,6 +437,8 @@ def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float =
     campaigns = load(paths)
     if quiet is not None:  # only campaigns whose runs had little of others' CPU
         campaigns = [c for c in campaigns if c.other_cpu and np.mean(c.other_cpu) <= quiet]
+    if current:  # only the default plan's present rounds
+        campaigns = [c for c in campaigns if current_shape(c)]
     noise = fit(campaigns)
     if sd is not None:  # the tps noise given, not fitted
         noise[TPS] = {"campaigns": 0, "median_sd": sd, "log_spread": spread}
@@ -539,7 +541,8 @@ def main() -> None:
             plans = ((args.plan,) if args.rounds or not args.all_plans and args.plan != "quick"
                      else ("quick", "thorough"))
             simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range, args.quiet,
-                     plans, args.rounds, tuple(args.clock) if args.clock else None)
+                     plans, args.rounds, tuple(args.clock) if args.clock else None,
+                     args.current)
 
 
 if __name__ == "__main__":
