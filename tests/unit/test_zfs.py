@@ -15,6 +15,7 @@ from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.proc import CommandResult, RunAs
+from pgfsbench.provision import mounting as provision_mounting
 from pgfsbench.provision import zfs as provision_zfs
 from pgfsbench.provision.mountinfo import MountEntry
 from pgfsbench.provision.target import Provisioning
@@ -279,11 +280,11 @@ def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkey
     monkeypatch.setattr(provision_zfs.proc, "run", tools)
     monkeypatch.setattr(provision_zfs.proc, "which", lambda n: f"/usr/sbin/{n}")
     monkeypatch.setattr(provision_zfs, "kernel_module", lambda: False)
-    monkeypatch.setattr(provision_zfs, "mount_of", lambda p: MountEntry(
+    monkeypatch.setattr(provision_mounting, "mount_of", lambda p: MountEntry(
         str(p), "fuse.zfs", "pgfsb-20261124-230427-abc123-z/pgdata", "rw,relatime",
         "rw,user_id=0,group_id=0,default_permissions,allow_other", 44))
-    monkeypatch.setattr(provision_zfs.os, "chown", lambda *a: None)
-    monkeypatch.setattr(provision_zfs.tempfile, "mkdtemp",
+    monkeypatch.setattr(provision_mounting.os, "chown", lambda *a: None)
+    monkeypatch.setattr(provision_mounting.tempfile, "mkdtemp",
                         lambda prefix: str(tmp_path / f"{prefix}mp"))
     monkeypatch.setattr(provision_zfs, "unmount_recorded", lambda res: [])
     (tmp_path / "pgfsbench-z-mp").mkdir()

@@ -26,24 +26,37 @@ def mount_private(name: str, fs: str, device: str, options: str, p: Provisioning
                   owner: proc.RunAs) -> tuple[Path, MountEntry]:
     """Mount ``device`` under a new private directory; returns (workdir, mount read back).
 
-    The mount is in the ledger before it happens and unmounted by the undo stack; the
-    kernel's own account of it is checked, not mount(8)'s exit code alone.
+    The mount is in the ledger before it happens and unmounted by the undo stack.
     """
+    def mount(mount_point: str) -> str:
+        p.hold("mount", path=mount_point, device=device)
+        p.commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
+        return "mount"
+    return on_private_mount(name, fs, mount, owner)
+
+
+def on_private_mount(name: str, fs: str, mount: Callable[[str], str], owner: proc.RunAs
+                     ) -> tuple[Path, MountEntry]:
+    """Make a new private directory, have ``mount(directory)`` put target ``name``'s
+    filesystem there (it holds what it makes in the ledger first, and returns the name
+    of the tool that did it, for a message), check the kernel's own account of it, not
+    the tool's exit code alone, and make the workdir PostgreSQL's ``owner`` owns in it.
+    Returns (workdir, mount read back). Every target's filesystem goes through here:
+    mkfs + mount, and a ZFS dataset alike."""
     mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{name}-")
     os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
-    p.hold("mount", path=mount_point, device=device)
-    p.commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
-    mount = mount_of(mount_point)
-    if mount.mount_point != os.path.realpath(mount_point):
-        raise UserError(f"target '{name}': mount reported success but {mount_point} is not "
+    tool = mount(mount_point)
+    entry = mount_of(mount_point)
+    if entry.mount_point != os.path.realpath(mount_point):
+        raise UserError(f"target '{name}': {tool} reported success but {mount_point} is not "
                         "a mount point")
-    if mount.fs_type != fs:
+    if entry.fs_type not in (recipe(fs).mount_types or {fs}):
         raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
-                        f"{mount.fs_type}")
+                        f"{entry.fs_type} at {mount_point}")
     workdir = Path(mount_point) / "pgfsbench"
     workdir.mkdir()
     os.chown(workdir, owner.uid, owner.gid)
-    return workdir, mount
+    return workdir, entry
 
 
 def _mounted(path: str) -> bool:
@@ -68,18 +81,18 @@ def users_of(path: str) -> set[int]:
     return pids
 
 
-def release_busy(gone: Callable[[], bool], release: Callable[[], bool], path: str,
-                 attempts: int, kill_from: int = 0) -> bool:
-    """Take apart something of ours mounted at ``path`` (an unmount, a ZFS dataset's
-    destroy) that may be busy: until ``gone()``, try ``release()``; after each failed try
-    from attempt ``kill_from`` on, end the processes holding files under ``path`` (a
-    tool orphaned by a killed run, pgbench or pg_test_fsync: nothing else can be on our
-    own mount), and wait a little longer each time. False if still busy after
-    ``attempts`` tries."""
+def release_busy(gone: Callable[[], bool], release: Callable[[], bool], attempts: int,
+                 path: str | None = None, kill_from: int = 0) -> bool:
+    """Take apart something of ours that may be busy (an unmount, a ZFS dataset's or
+    pool's destroy): until ``gone()``, try ``release()``, and wait a little longer after
+    each failed try. With ``path`` (where it is mounted), from attempt ``kill_from`` on,
+    a failed try also ends the processes holding files under ``path`` (a tool orphaned
+    by a killed run, pgbench or pg_test_fsync: nothing else can be on our own mount).
+    False if still there after ``attempts`` tries."""
     for attempt in range(attempts):
         if gone() or release():
             return True
-        if attempt >= kill_from:
+        if path is not None and attempt >= kill_from:
             for pid in users_of(path):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -92,7 +105,7 @@ def unmount_recorded(res: dict) -> list[str]:
     path = res["path"]
     if not release_busy(lambda: not _mounted(path),
                         lambda: proc.run(["umount", path], check=False).ok,
-                        path, attempts=8, kill_from=1):
+                        attempts=8, path=path, kill_from=1):
         return [f"could not unmount {path}: still busy"]
     try:
         os.rmdir(path)

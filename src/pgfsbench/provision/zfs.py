@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,12 +24,11 @@ from pathlib import Path
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems import zfs
-from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.paths import own_dir
 from pgfsbench.plan.model import Target
-from pgfsbench.provision.mountinfo import MountEntry, mount_of
-from pgfsbench.provision.mounting import release_busy, unmount_recorded
+from pgfsbench.provision.mountinfo import MountEntry
+from pgfsbench.provision.mounting import on_private_mount, release_busy, unmount_recorded
 from pgfsbench.provision.target import Provisioning
 
 DAEMON = "zfs-fuse"
@@ -246,22 +244,14 @@ def make_pool(spec: Target, devices: list[str], p: Provisioning, owner: proc.Run
     pool = zfs.pool_name(p.ledger.path.stem, spec.name)
     p.hold("zfs-pool", pool=pool)
     p.commands.append(proc.run(_tool(zfs.create_pool_argv(pool, devices, dict(spec.zpool)))))
-    mount_point = tempfile.mkdtemp(prefix=f"pgfsbench-{spec.name}-")
-    os.chmod(mount_point, 0o755)  # the PostgreSQL user must reach its data dir
     dataset = f"{pool}/{zfs.DATASET}"
-    p.hold("zfs-dataset", dataset=dataset, path=mount_point)
-    p.commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
-                                                             dict(spec.zfs)))))
-    mount = mount_of(mount_point)
-    if mount.mount_point != os.path.realpath(mount_point):
-        raise UserError(f"target '{spec.name}': zfs create succeeded but {mount_point} is "
-                        "not a mount point")
-    if mount.fs_type not in recipe("zfs").mount_types:
-        raise UserError(f"target '{spec.name}': the kernel lists {mount.fs_type} at "
-                        f"{mount_point}, not ZFS")
-    workdir = Path(mount_point) / "pgfsbench"
-    workdir.mkdir()
-    os.chown(workdir, owner.uid, owner.gid)
+
+    def create_dataset(mount_point: str) -> str:
+        p.hold("zfs-dataset", dataset=dataset, path=mount_point)
+        p.commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
+                                                                 dict(spec.zfs)))))
+        return "zfs create"
+    workdir, mount = on_private_mount(spec.name, "zfs", create_dataset, owner)
     notes = [f"ZFS pool {pool} on {', '.join(devices)}, dataset {dataset}",
              "ZFS by " + ("the kernel module" if kernel_module() else
                           "zfs-fuse (user space, through FUSE)")]
@@ -287,7 +277,7 @@ def destroy_dataset(res: dict) -> list[str]:
     # files on our own dataset.
     if responds() and not release_busy(
             lambda: not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok,
-            lambda: _run(zfs.destroy_dataset_argv(dataset)).ok, path, attempts=6):
+            lambda: _run(zfs.destroy_dataset_argv(dataset)).ok, attempts=6, path=path):
         return [f"could not destroy ZFS dataset {dataset}: still busy"]
     # Gone with its daemon, or destroyed: a dead FUSE mount may remain, and the directory.
     return unmount_recorded({"path": path})
@@ -298,12 +288,9 @@ def destroy_pool(res: dict) -> list[str]:
     pool = res["pool"]
     if not responds():
         return []  # no daemon: with cachefile=none the pool is imported nowhere
-    for attempt in range(5):
-        if pool not in pools():
-            return []
-        if _run(zfs.destroy_pool_argv(pool)).ok:
-            return []
-        time.sleep(0.5 * (attempt + 1))
+    if release_busy(lambda: pool not in pools(),
+                    lambda: _run(zfs.destroy_pool_argv(pool)).ok, attempts=5):
+        return []
     return [f"could not destroy ZFS pool {pool}: 'zpool destroy -f {pool}' keeps failing"]
 
 
