@@ -10,7 +10,6 @@ distribution on sys.path), written here from that pyproject.toml.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.render import formats
 from pgfsbench.store.db import Store
 from pgfsbench.workloads import registry as workloads
+from tests.unit.plan_check import plan_check_json
 
 PLUGIN = Path(__file__).parents[1] / "plugins" / "pgfsbench_toy"
 
@@ -79,11 +79,7 @@ def test_the_toy_is_found_through_the_entry_points(toy) -> None:
 
 
 def test_plan_check_accepts_the_toy_workload_and_filesystem(toy, tmp_path: Path) -> None:
-    path = tmp_path / "toy.toml"
-    path.write_text(TOY_PLAN)
-    result = CliRunner().invoke(app, ["plan", "check", str(path), "--json"])
-    assert result.exit_code == 0, result.output
-    info = json.loads(result.stdout)
+    info = plan_check_json(tmp_path, TOY_PLAN)
     [run] = info["runs_per_target"]
     assert run["workload"] == "toy" and run["estimated_seconds"] == 14.0
     assert info["targets"][0]["fs"] == "toyfs"

@@ -5,20 +5,17 @@ params re-validate to the same values."""
 from __future__ import annotations
 
 import inspect
-import json
 import warnings
 from pathlib import Path
 from typing import Literal
 
 import pytest
 from pydantic import Field, ValidationError
-from typer.testing import CliRunner
 
 from pgfsbench.analysis.efficiency import efficiency_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts import WINNER, verdict_lines
-from pgfsbench.cli import app
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.planning.estimate import plan_seconds, target_needs, workload_seconds
@@ -30,6 +27,7 @@ from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads import registry
 from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
 from pgfsbench.workloads.registry import StoredParamsWarning, UnknownWorkloadType
+from tests.unit.plan_check import plan_check_json
 
 # --- the toy kind: everything about it is here ---------------------------------------------
 
@@ -69,11 +67,7 @@ def toy():
 
 
 def test_a_registered_toy_is_a_plan_type_in_plan_check(toy, tmp_path: Path) -> None:
-    path = tmp_path / "toy.toml"
-    path.write_text(TOY_PLAN)
-    result = CliRunner().invoke(app, ["plan", "check", str(path), "--json"])
-    assert result.exit_code == 0, result.output
-    info = json.loads(result.stdout)
+    info = plan_check_json(tmp_path, TOY_PLAN)
     [run] = info["runs_per_target"]
     assert run["workload"] == "toy" and run["estimated_seconds"] == 21.0
     assert run["params"] == {"size": "4M", "passes": 3, "tag": ""}
