@@ -46,6 +46,9 @@ def _workload(name: str, kind) -> None:
     assert isinstance(kind.disk_bytes(params, 0), int) and kind.disk_bytes(params, 0) >= 0
     assert isinstance(kind.headline, str) or callable(kind.headline)
     assert kind.needs is None or workloads.find(kind.needs) is not None
+    assert kind.loads_tables is None or kind.loads_tables(params) > 0
+    assert isinstance(kind.writes_wal, bool)
+    assert kind.logical_bytes is None or callable(kind.logical_bytes)
     assert isinstance(kind.order, int)
 
 
