@@ -11,6 +11,8 @@ _EXACT = {
     "fsync.fdatasync_8k.ops_per_s": "pg_test_fsync fdatasync ops/s",
     "basebackup.mb_per_s": "base backup MB/s",
     "pgbench_init.elapsed_s": "pgbench load time",
+    "clone_db.clone_s": "CREATE DATABASE time (file_copy_method=clone)",
+    "clone_db.copy_s": "CREATE DATABASE time (file_copy_method=copy)",
 }
 _PATTERNS = [
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),
