@@ -70,10 +70,30 @@ def check_settings(plan: Plan, bins_for) -> None:
             initdb_flags(bins, plan.data_checksums(t))
         except UserError as exc:
             raise UserError(f"target '{t.name}': {exc}") from None
-        if problems := settings_problems(bins, plan.server_settings(t)):
+        settings = plan.server_settings(t)
+        if problems := settings_problems(bins, settings):
+            if why := _io_uring_missing(settings, problems, bins):
+                raise UserError(f"target '{t.name}': {why}")
             raise UserError(f"target '{t.name}': PostgreSQL {bins.version} refuses its "
                             f"settings: {'; '.join(problems)}; fix [postgres.settings] in "
                             "the plan")
+
+
+def _io_uring_missing(settings: dict[str, object], problems: list[str],
+                      bins) -> str | None:
+    """Why io_method = io_uring cannot run on this server (built without liburing: its
+    io_method offers no io_uring), or None when that is not what the server refused."""
+    if str(settings.get("io_method", "")).strip().lower() != "io_uring":
+        return None
+    # a server before 18 has no io_method at all: the plain refusal says that
+    if not any(p.startswith('invalid value for parameter "io_method"') for p in problems):
+        return None
+    offered = next((p.split(":", 1)[1].strip() for p in problems
+                    if p.startswith("Available values:")), "sync, worker")
+    return (f"io_method = io_uring needs a PostgreSQL built with liburing (configure "
+            f"--with-liburing); PostgreSQL {bins.version} in {bins.bindir} was built "
+            f"without it (its io_method offers {offered}): use io_method = \"worker\" or "
+            "\"sync\", or point pg_bin at a build with liburing")
 
 
 def check_knobs(plan: Plan) -> None:
@@ -239,6 +259,19 @@ def _zfs(plan: Plan, context: CheckContext) -> list[str]:
     return []
 
 
+def _memory(plan: Plan, context: CheckContext) -> list[str]:
+    """A memory size needs the kernel's memory controller (plan check, anywhere) and, to
+    run, a memory cgroup pgfsbench may make (root, a writable hierarchy)."""
+    if not any(plan.memory_limit(t) is not None for t in plan.targets):
+        return []
+    from pgfsbench.provision.memory import memory_controller_missing, memory_support
+
+    reason = memory_support() if context.bins_for is not None else memory_controller_missing()
+    if reason:
+        raise UserError(reason)
+    return []
+
+
 BOTH = frozenset(STAGES)
 # The order is run's: what is cheapest and most often wrong first, mkfs's dry runs late.
 SIZES = Check("sizes", BOTH, 10, _sizes)
@@ -248,3 +281,4 @@ SETTINGS = Check("settings", BOTH, 40, _settings)
 DEVICES = Check("devices", frozenset({RUN}), 50, _devices)  # needs --allow-format
 MKFS = Check("mkfs", BOTH, 60, _mkfs)
 ZFS = Check("zfs", BOTH, 70, _zfs)
+MEMORY = Check("memory", BOTH, 15, _memory)  # cheap: two small files

@@ -65,6 +65,41 @@ mount = ["ssd,discard", "nodatacow"]
     assert got["btrfs-nodatacow"].size == "2G"
 
 
+def test_a_setting_is_an_axis_of_its_own():
+    """Issue 25: io_method × effective_io_concurrency, each setting its own axis, merged
+    into the extended target's settings and sysctls (not replacing them)."""
+    got = targets('''
+name = "p"
+[mixins.base]
+size = "1G"
+postgres.settings = { shared_buffers = "16MB" }
+sysctls = { "vm.dirty_ratio" = 20 }
+[[matrix]]
+extends = "base"
+name = "{fs}-{io_method}-eic{effective_io_concurrency}"
+[matrix.axes]
+fs = ["ext4", "xfs"]
+"postgres.settings.io_method" = ["sync", "worker"]
+"postgres.settings.effective_io_concurrency" = [1, 16]
+"sysctls.vm.dirty_background_bytes" = { small = 102400000 }
+''')
+    assert len(got) == 8
+    t = got["xfs-worker-eic16"]
+    assert t.fs == "xfs" and t.size == "1G"
+    assert t.postgres.settings == {"shared_buffers": "16MB", "io_method": "worker",
+                                   "effective_io_concurrency": 16}
+    assert t.sysctls == {"vm.dirty_ratio": 20, "vm.dirty_background_bytes": 102400000}
+    assert got["ext4-sync-eic1"].postgres.settings["io_method"] == "sync"
+
+
+def test_a_dotted_axis_names_a_table_it_may_vary():
+    with pytest.raises(UserError) as info:
+        targets('name = "p"\n[[matrix]]\n[matrix.axes]\nfs = ["ext4"]\n'
+                '"mount.noatime" = ["a"]\n')
+    assert "matrix.0.axes.mount.noatime: a dotted axis varies one entry of " \
+           "postgres.settings.NAME" in str(info.value)
+
+
 @pytest.mark.parametrize("body, words", [
     ('[[targets]]\nname = "a"\nfs = "ext4"\nextends = "b"\n'
      '[[targets]]\nname = "b"\nfs = "ext4"\nextends = "a"\n', "extends cycle: a -> b -> a"),

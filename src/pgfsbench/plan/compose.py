@@ -15,6 +15,11 @@ sees plain, complete targets:
     name = "xfs-{mount}"               # optional; default joins the labels with '-'
     [matrix.axes]
     mount = { default = "", noatime = "noatime" }   # label = value, or a plain list
+    "postgres.settings.io_method" = ["sync", "worker"]   # one setting as an axis
+
+An axis named ``postgres.settings.NAME``, ``sysctls.NAME`` or ``queue.NAME`` varies that
+one entry (merged into the target's table like any other), so several settings can each
+be an axis of their own; a ``name`` template calls it by its last part (``{io_method}``).
 """
 
 from __future__ import annotations
@@ -89,6 +94,23 @@ class _Resolver:
         return _merge(out, {k: v for k, v in body.items() if k != "extends"})
 
 
+# An axis that varies one entry of a table: the key's prefix names the table.
+ENTRY_AXES = {"postgres.settings.": ("postgres", "settings"), "sysctls.": ("sysctls",),
+              "queue.": ("queue",)}
+
+
+def _axis_entry(key: str, value: object) -> dict | None:
+    """``postgres.settings.io_method = "sync"`` as the target keys it sets, or None
+    for a plain target key."""
+    for prefix, path in ENTRY_AXES.items():
+        if key.startswith(prefix) and len(key) > len(prefix):
+            nested: object = {key[len(prefix):]: value}
+            for part in reversed(path):
+                nested = {part: nested}
+            return nested  # type: ignore[return-value]
+    return None
+
+
 def _label(value: object) -> str:
     text = re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")
     return text or "default"
@@ -110,6 +132,9 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
             pairs = [(_label(v), v) for v in values]
         else:
             resolver.fail(f"{where}.axes.{key}", "a non-empty list or a table label = value")
+        if "." in key and _axis_entry(key, None) is None:
+            resolver.fail(f"{where}.axes.{key}", "a dotted axis varies one entry of "
+                          + ", ".join(p + "NAME" for p in ENTRY_AXES))
         choices.append([(key, label, value) for label, value in pairs])
     if (count := math.prod(len(c) for c in choices)) > MAX_TARGETS:
         resolver.fail(f"{where}.axes", f"makes {count:,} targets; at most {MAX_TARGETS:,}")
@@ -118,12 +143,16 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
     out = []
     for combo in itertools.product(*choices):
         labels = {key: str(label) for key, label, _ in combo}
+        named = {key.rsplit(".", 1)[-1]: label for key, label in labels.items()}
         try:
-            name = template.format(**labels) if template else "-".join(labels.values())
+            name = template.format(**named) if template else "-".join(labels.values())
         except (KeyError, IndexError, AttributeError, ValueError):
             resolver.fail(f"{where}.name", f"'{template}' names an axis the matrix lacks "
-                                           f"(axes: {', '.join(axes)})")
-        out.append(_merge(base, {**{k: v for k, _, v in combo}, "name": name}))
+                                           f"(axes: {', '.join(named)})")
+        over: dict = {}
+        for key, _, value in combo:
+            over = _merge(over, _axis_entry(key, value) or {key: value})
+        out.append(_merge(base, {**over, "name": name}))
     return out
 
 

@@ -29,7 +29,8 @@ MATRIX = {
             "type": "object",
             "minProperties": 1,
             "description": "target keys to vary: a list of values (labelled by their text) "
-                           "or a table label = value",
+                           "or a table label = value; \"postgres.settings.NAME\", "
+                           "\"sysctls.NAME\" or \"queue.NAME\" varies that one entry",
             "additionalProperties": {"anyOf": [{"type": "array", "minItems": 1},
                                                {"type": "object", "minProperties": 1}]},
         },
