@@ -205,8 +205,7 @@ def pair_stats(rows: list[dict]) -> dict:
         ss = df = within = within_ar = lag_num = lag_den = 0.0
         ds, cs = [], []  # centred per campaign: log-ratio, and others' CPU share difference
         n = 0
-        levels_x = []
-        for camp, items in by_campaign.items():
+        for items in by_campaign.values():
             d = [math.log(a["value"]) - math.log(b["value"]) for _, a, b in items]
             if len(d) < 2:
                 continue

@@ -31,12 +31,12 @@ T0 = time.perf_counter()
 from rich.console import Console  # noqa: E402
 
 from pgfsbench.analysis.table import comparison_table  # noqa: E402
+from pgfsbench.metrics import Metric, Series, WorkloadResult  # noqa: E402
 from pgfsbench.report.figures import render_figures  # noqa: E402
 from pgfsbench.report.html import write_report  # noqa: E402
 from pgfsbench.report.terminal import render_table  # noqa: E402
 from pgfsbench.store.db import Store  # noqa: E402
 from pgfsbench.store.read import load_campaign  # noqa: E402
-from pgfsbench.metrics import Metric, Series, WorkloadResult  # noqa: E402
 
 IMPORT_S = time.perf_counter() - T0
 PGBENCH_METRICS = 40

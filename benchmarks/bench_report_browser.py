@@ -37,9 +37,9 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_report import build  # noqa: E402
+from bench_report import build
 
-from pgfsbench.report.html import write_report  # noqa: E402
+from pgfsbench.report.html import write_report
 
 VIEWPORTS = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 375, "height": 667}}
 PROBE = """() => {

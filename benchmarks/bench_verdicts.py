@@ -1,4 +1,4 @@
-"""How the verdicts behave on this machine's real noise: false claims, power, time.
+r"""How the verdicts behave on this machine's real noise: false claims, power, time.
 
     .venv/bin/python benchmarks/bench_verdicts.py collect DIR [--rounds 16]   # root, ~10 min
     .venv/bin/python benchmarks/bench_verdicts.py extract DIR [DIR ...]       # CSV from DIRs

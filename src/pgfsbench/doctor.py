@@ -11,8 +11,8 @@ from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipes
 from pgfsbench.postgres.binaries import find_binaries
-from pgfsbench.provision.filesystems import unavailable_reason
 from pgfsbench.provision import lvm, md
+from pgfsbench.provision.filesystems import unavailable_reason
 from pgfsbench.provision.host import tool_versions
 
 DEFAULT_CAMPAIGN_FS = ("ext4", "xfs", "btrfs")  # what `make demo` compares

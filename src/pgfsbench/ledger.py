@@ -60,7 +60,7 @@ class Ledger:
     resources: list[dict] = field(default_factory=list)
 
     @classmethod
-    def create(cls, campaign_id: str, results_dir: Path) -> "Ledger":
+    def create(cls, campaign_id: str, results_dir: Path) -> Ledger:
         directory = state_dir()
         ledger = cls(directory / f"{campaign_id}.json", os.getpid(), str(results_dir))
         try:
@@ -73,7 +73,7 @@ class Ledger:
         return ledger
 
     @classmethod
-    def load(cls, path: Path) -> "Ledger":
+    def load(cls, path: Path) -> Ledger:
         data = json.loads(path.read_text())
         return cls(path, data["pid"], data["results_dir"], data["resources"])
 

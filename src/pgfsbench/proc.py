@@ -42,12 +42,12 @@ class RunAs:
     home: str
 
     @classmethod
-    def lookup(cls, name: str) -> "RunAs":
+    def lookup(cls, name: str) -> RunAs:
         entry = pwd.getpwnam(name)
         return cls(name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
 
     @classmethod
-    def current(cls) -> "RunAs":
+    def current(cls) -> RunAs:
         return cls.lookup(pwd.getpwuid(os.getuid()).pw_name)
 
 
@@ -68,7 +68,7 @@ def watching(watcher: CommandWatcher) -> Iterator[None]:
         _watchers.remove(watcher)
 
 
-def _tell(argv: tuple[str, ...], result: "CommandResult | None") -> None:
+def _tell(argv: tuple[str, ...], result: CommandResult | None) -> None:
     for watcher in list(_watchers):
         watcher(argv, result)
 

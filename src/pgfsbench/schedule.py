@@ -24,9 +24,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from pgfsbench.analysis.sequential import Decision, decide, headline_family
 from pgfsbench.analysis.stored_design import design_for

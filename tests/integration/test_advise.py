@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from tests.integration.conftest import cli, export, ledgers, loops_backed_by, run_plan
 

@@ -116,7 +116,7 @@ def finish(run: subprocess.Popen, seconds: float = 300) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         os.killpg(run.pid, signal.SIGINT)
         out, _ = run.communicate()
-        raise AssertionError(f"the playbook took over {seconds} s:\n{out}")
+        raise AssertionError(f"the playbook took over {seconds} s:\n{out}") from None
     return run.returncode, out
 
 

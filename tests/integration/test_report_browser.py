@@ -279,7 +279,7 @@ def test_hovering_a_chart_shows_its_value(laptop):
         chart.scroll_into_view_if_needed()
         point = chart.evaluate(FIRST_POINT)
         label = ""
-        for attempt in range(3):  # Plotly throttles hover events: move again if none came
+        for _attempt in range(3):  # Plotly throttles hover events: move again if none came
             page.mouse.move(0, 0)
             page.mouse.move(point["x"] - 3, point["y"] - 3)
             page.mouse.move(point["x"], point["y"], steps=3)

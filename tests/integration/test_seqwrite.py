@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL
 from tests.integration.conftest import command_artifact, export, ledgers, run_plan
 
 SIZE = 64 * 2**20
@@ -107,7 +107,7 @@ def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
 
 def test_fio_figure_is_its_json_bandwidth(seqwrite_run):
     results, _ = seqwrite_run
-    for target, run_id in _runs(results).items():
+    for run_id in _runs(results).values():
         argv, text = command_artifact(results, run_id, "seqwrite-fio")
         assert {"--rw=write", "--bs=4096", f"--size={SIZE}", "--end_fsync=1",
                 "--output-format=json"} <= set(argv)

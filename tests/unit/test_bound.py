@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.bound import (CACHED, CPU, DEVICE, FSYNC, OTHER, STORAGE,
-                                      bound_metrics, classify, legend)
-from pgfsbench.analysis.caveats import (fill_verdict_caveats, measurement_caveats,
-                                        target_caveats)
+from pgfsbench.analysis.bound import (
+    CACHED,
+    CPU,
+    DEVICE,
+    FSYNC,
+    OTHER,
+    STORAGE,
+    bound_metrics,
+    classify,
+    legend,
+)
+from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats, target_caveats
 from pgfsbench.analysis.verdicts import VerdictLine
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.store.read import Campaign, StoredRun, StoredTarget

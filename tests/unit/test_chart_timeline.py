@@ -12,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.metrics import Metric, Series, WorkloadResult
-from pgfsbench.report.chart_timeline import (PGBENCH_PANELS, SEQWRITE_PANELS, full_intervals,
-                                             seqwrite_timeline_chart, timeline_chart)
+from pgfsbench.report.chart_timeline import (
+    PGBENCH_PANELS,
+    SEQWRITE_PANELS,
+    full_intervals,
+    seqwrite_timeline_chart,
+    timeline_chart,
+)
 from pgfsbench.report.charts import target_colors, whole_seconds
 from pgfsbench.report.figures import all_figures, render_figures
 from pgfsbench.store.db import Store

@@ -10,24 +10,29 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from pathlib import Path
 
 import pytest
 
 from pgfsbench.analysis.stats import summarize
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.report.chart_fio import collect_values, fileio_chart, fsync_latency_chart
-from pgfsbench.report.chart_scan import (basebackup_chart, basebackup_rates, scan_chart,
-                                         scan_curves)
+from pgfsbench.report.chart_scan import basebackup_chart, basebackup_rates, scan_chart, scan_curves
 from pgfsbench.report.chart_seqwrite import cpu_chart, seqwrite_values, throughput_chart
 from pgfsbench.report.chart_sweep import clients_chart, sweep_points
 from pgfsbench.report.chart_verdicts import headline_rows, verdicts_chart
-from pgfsbench.report.charts import (Chart, Estimate, fsync_chart, fsync_points, log_ticks,
-                                     target_colors, whiskers)
+from pgfsbench.report.charts import (
+    Chart,
+    Estimate,
+    fsync_chart,
+    fsync_points,
+    log_ticks,
+    target_colors,
+    whiskers,
+)
 from pgfsbench.report.figures import all_figures, render_figures
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import Campaign, load_campaign
-from pgfsbench.metrics import Metric, WorkloadResult
 
 THREE = (1.2, 1.0, 0.9)
 ONE = (1.0,)
@@ -248,9 +253,9 @@ def test_captions_say_what_the_points_and_whiskers_are() -> None:
 
 
 def test_representative_run_is_the_median_repetition() -> None:
+    from pgfsbench.metrics import Metric
     from pgfsbench.report.charts import representative_runs
     from pgfsbench.store.read import StoredRun
-    from pgfsbench.metrics import Metric
 
     def run(i: int, target: str, tps: float) -> StoredRun:
         return StoredRun(i, target, "pgbench", "clients=4", i, {"clients": 4}, "ok", None,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from pgfsbench.analysis.efficiency import (
-    Stall, derived_metrics, efficiency_metrics, find_stalls, stall_context, stall_metrics)
+    Stall,
+    derived_metrics,
+    efficiency_metrics,
+    find_stalls,
+    stall_context,
+    stall_metrics,
+)
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.workloads.registry import StoredParamsWarning
 

@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 
 from pgfsbench.export.json import campaign_data
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import Metric, Series, WorkloadResult
 
 SKIP_REASON = "zfs is not available: modprobe zfs exited 1"
 RUN_ERROR = "pgbench exited 2: connection refused"

@@ -27,8 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.workloads.fileio import FileioWorkload
-from pgfsbench.workloads.fileio import Cell, block_label, cell_metrics, cells
+from pgfsbench.workloads.fileio import Cell, FileioWorkload, block_label, cell_metrics, cells
 from pgfsbench.workloads.fio_output import failure_reason, parse_fio_json
 from pgfsbench.workloads.fsync_latency import fsync_latency_metrics
 
@@ -252,9 +251,8 @@ def test_failure_reason_dedupes_and_never_is_empty():
 
 
 def test_a_warmup_becomes_fio_ramp_time_and_is_left_out_of_the_stats():
-    from pgfsbench.workloads.fsync_latency import FsyncLatencyWorkload
     from pgfsbench.workloads.fileio import cell_argv
-    from pgfsbench.workloads.fsync_latency import fio_argv
+    from pgfsbench.workloads.fsync_latency import FsyncLatencyWorkload, fio_argv
 
     lat = FsyncLatencyWorkload(type="fsync-latency", seconds=5, warmup=2)
     assert "--ramp_time=2" in fio_argv("fio", "/x", lat)

@@ -13,8 +13,13 @@ import pytest
 from pgfsbench.analysis.durability import SAFE, UNSAFE, classify
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems import registry
-from pgfsbench.filesystems.mountcheck import (CHANGED, DEFAULT, IGNORED, IMPLIED,
-                                              mount_option_changes)
+from pgfsbench.filesystems.mountcheck import (
+    CHANGED,
+    DEFAULT,
+    IGNORED,
+    IMPLIED,
+    mount_option_changes,
+)
 from pgfsbench.filesystems.mountoptions import GENERIC, unknown_mount_options
 from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, LogSetup, Recipe
 from pgfsbench.filesystems.registry import UnknownFilesystem, recipe, recipes, registered

@@ -8,9 +8,15 @@ import pytest
 
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.table import Cell, Source, build_table
+from pgfsbench.render.values import (
+    cell_text,
+    format_quantity,
+    format_ratio,
+    format_value,
+    human_unit,
+    spread_text,
+)
 from pgfsbench.report.html import _fact, _params
-from pgfsbench.render.values import (cell_text, format_quantity, format_ratio, format_value,
-                                     human_unit, spread_text)
 
 
 @pytest.mark.parametrize("value, scale, unit, text", [

@@ -13,8 +13,12 @@ import pytest
 
 from pgfsbench.monitor import MonitorSet, SystemMonitor, monitors_for
 from pgfsbench.monitor.base import Monitor
-from pgfsbench.monitor.procfs import (combined_disk, iostat_x, parse_diskstats,
-                                      parse_proc_stat_extras)
+from pgfsbench.monitor.procfs import (
+    combined_disk,
+    iostat_x,
+    parse_diskstats,
+    parse_proc_stat_extras,
+)
 from pgfsbench.monitor.system import series_names
 from pgfsbench.plan.model import Monitors
 

@@ -10,9 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.filesystems.mountcheck import (CHANGED, DEFAULT, EQUIVALENT, IGNORED, IMPLIED,
-                                              KEPT, changes_for, describe,
-                                              mount_option_changes, problems)
+from pgfsbench.filesystems.mountcheck import (
+    CHANGED,
+    DEFAULT,
+    EQUIVALENT,
+    IGNORED,
+    IMPLIED,
+    KEPT,
+    changes_for,
+    describe,
+    mount_option_changes,
+    problems,
+)
 from pgfsbench.provision.mountinfo import parse_mountinfo
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "mountinfo_mount_options.txt"

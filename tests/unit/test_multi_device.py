@@ -13,11 +13,14 @@ import pytest
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed
-from pgfsbench.filesystems.btrfs import (PROFILE_MIN_DEVICES, parse_btrfs_df, parse_btrfs_show,
-                                         profile_problems)
+from pgfsbench.filesystems.btrfs import (
+    PROFILE_MIN_DEVICES,
+    parse_btrfs_df,
+    parse_btrfs_show,
+    profile_problems,
+)
 from pgfsbench.filesystems.registry import recipe
-from pgfsbench.ledger import Ledger
-from pgfsbench.ledger import STATE_ENV
+from pgfsbench.ledger import STATE_ENV, Ledger
 from pgfsbench.plan.model import Target
 from pgfsbench.provision import lvm, md
 from pgfsbench.provision.members import member_record

@@ -17,8 +17,7 @@ from typer.testing import CliRunner
 from pgfsbench.cli import app
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.render import formats
-from pgfsbench.render.formats import (ADVICE, COMPARISON, EXPORT, HISTORY, KINDS, LIST,
-                                      OutputFormat)
+from pgfsbench.render.formats import ADVICE, COMPARISON, EXPORT, HISTORY, KINDS, LIST, OutputFormat
 from pgfsbench.store.db import Store
 
 COMMAND = {EXPORT: "export", COMPARISON: "compare", ADVICE: "advise", LIST: "list",

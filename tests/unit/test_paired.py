@@ -8,10 +8,15 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pgfsbench.analysis.outcome import (Judged, from_decision, judge_paired, settle_text,
-                                       verdict_of)
-from pgfsbench.analysis.paired import (Paired, compare_paired, pair_by_round, planned_effect,
-                                       rounds_to_decide, why_unsettled)
+from pgfsbench.analysis.outcome import Judged, from_decision, judge_paired, settle_text, verdict_of
+from pgfsbench.analysis.paired import (
+    Paired,
+    compare_paired,
+    pair_by_round,
+    planned_effect,
+    rounds_to_decide,
+    why_unsettled,
+)
 from pgfsbench.analysis.sequential import INCONCLUSIVE, Design, decide
 from pgfsbench.analysis.stats import compare, from_paired
 

@@ -12,15 +12,14 @@ from types import SimpleNamespace
 import pytest
 
 from pgfsbench.errors import CommandFailed
-from pgfsbench.workloads.basebackup import BasebackupWorkload
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.proc import CommandResult
 from pgfsbench.report.chart_scan import basebackup_chart, basebackup_rates, scan_chart, scan_curves
+from pgfsbench.scaling import best_workers, knee_workers, speedup
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads import basebackup
-from pgfsbench.workloads.basebackup import backup_metrics, tree_bytes
-from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.scaling import best_workers, knee_workers, speedup
+from pgfsbench.workloads.basebackup import BasebackupWorkload, backup_metrics, tree_bytes
 from pgfsbench.workloads.parallel_scan import ScanTiming, parse_explain_documents, sweep_metrics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
+from pgfsbench.metrics import Metric
 from pgfsbench.workloads.pgbench_output import (
     InitTimes,
     LatencyHistogram,
@@ -20,8 +20,7 @@ from pgfsbench.workloads.pgbench_output import (
     parse_run_summary,
     summarize_transaction_logs,
 )
-from pgfsbench.workloads.pgbench_tpcb import _metrics
-from pgfsbench.metrics import Metric
+from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload, _metrics
 from pgfsbench.workloads.warmup import steady_state_start
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

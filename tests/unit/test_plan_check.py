@@ -64,8 +64,8 @@ def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
 
 
 def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
-    from pgfsbench.planning.check import describe
     from pgfsbench.plan.model import Plan
+    from pgfsbench.planning.check import describe
 
     def plan(**reps):
         return Plan.model_validate({
@@ -100,8 +100,8 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
 
 
 def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
-    from pgfsbench.planning.check import describe
     from pgfsbench.plan.model import Plan
+    from pgfsbench.planning.check import describe
 
     plan = Plan.model_validate({
         "name": "p", "repetitions": {"count": "auto", "ci_width": 0.03},

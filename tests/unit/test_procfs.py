@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.monitor.procfs import CpuTimes, DiskStats
 from pgfsbench.monitor.procfs import (
+    CpuTimes,
+    DiskStats,
     cpu_percentages,
     parse_diskstats,
     parse_meminfo,

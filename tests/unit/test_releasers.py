@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench import extensions
+from pgfsbench import extensions, releasers
 from pgfsbench import ledger as ledger_mod
-from pgfsbench import releasers
 from pgfsbench.ledger import RELEASERS, Ledger
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "pgfsbench"

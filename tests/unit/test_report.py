@@ -9,14 +9,14 @@ from pathlib import Path
 from markupsafe import escape
 from rich.console import Console
 
+from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult
+from pgfsbench.render.values import direction_arrow, direction_title, format_value
 from pgfsbench.report.charts import fsync_chart, target_colors, tps_chart
 from pgfsbench.report.html import write_report
 from pgfsbench.report.plotly_js import plotly_js
-from pgfsbench.render.values import direction_arrow, direction_title, format_value
 from pgfsbench.report.terminal import render_table
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult
 
 SKIP_REASON = "zfs is not available: modprobe zfs exited 1 (module not found)"
 RUN_ERROR = ('pgbench exited 2: connection to server on socket "/tmp/pg/.s.PGSQL.5432" failed: '

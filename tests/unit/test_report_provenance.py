@@ -14,14 +14,14 @@ from pathlib import Path
 from markupsafe import escape
 from rich.console import Console
 
-from pgfsbench.plan.model import Target
-from pgfsbench.filesystems.xfs import parse_xfs_info
 from pgfsbench.filesystems.mountcheck import mount_option_changes
+from pgfsbench.filesystems.xfs import parse_xfs_info
+from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.plan.model import Target
 from pgfsbench.report.html import write_report
 from pgfsbench.report.terminal import notices, render_table
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import Metric, WorkloadResult
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 XFS_INFO = (FIXTURES / "xfs_info_su_sw.txt").read_text()

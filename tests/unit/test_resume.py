@@ -26,8 +26,15 @@ from pgfsbench.errors import Interrupted, UserError
 from pgfsbench.machine_lock import LOCK_ENV
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.store.read import load_campaign
-from tests.unit.test_campaign import (AUTO, BINS, PLAN, FakeMachine, FakeWorkloads, drifting,
-                                      nothing_left)
+from tests.unit.test_campaign import (
+    AUTO,
+    BINS,
+    PLAN,
+    FakeMachine,
+    FakeWorkloads,
+    drifting,
+    nothing_left,
+)
 
 
 @pytest.fixture

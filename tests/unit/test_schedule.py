@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from pgfsbench.plan.design import Repetitions
+from pgfsbench.schedule import Schedule
 from pgfsbench.workloads.pgbench_init import PgbenchInitWorkload
 from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
-from pgfsbench.schedule import Schedule
 
 
 def _measurements():

@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 
 from pgfsbench.analysis.paired import compare_paired, pair_by_round
-from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA, Design,
-                                           _holm, decide, headline_family)
+from pgfsbench.analysis.sequential import (
+    EQUIVALENT,
+    HIGHER,
+    INCONCLUSIVE,
+    LOWER,
+    NA,
+    Design,
+    _holm,
+    decide,
+    headline_family,
+)
 from pgfsbench.analysis.stored_design import design_for
 
 
@@ -185,8 +194,8 @@ def test_a_campaign_stored_before_looks_resumes_with_its_design() -> None:
     from types import SimpleNamespace
 
     from pgfsbench.campaign.resume import restore
-    from pgfsbench.schedule import Schedule
     from pgfsbench.plan.design import Repetitions
+    from pgfsbench.schedule import Schedule
     from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)

@@ -8,10 +8,19 @@ import warnings
 import numpy as np
 import pytest
 
-from pgfsbench.analysis.stats import (
-    CONFIDENCE, Comparison, Summary, benjamini_hochberg, can_be_significant, compare, holm,
-    min_n_per_side, smallest_p, summarize)
 from pgfsbench.analysis.outcome import judge_unpaired, verdict_of
+from pgfsbench.analysis.stats import (
+    CONFIDENCE,
+    Comparison,
+    Summary,
+    benjamini_hochberg,
+    can_be_significant,
+    compare,
+    holm,
+    min_n_per_side,
+    smallest_p,
+    summarize,
+)
 
 
 def classify(comp: Comparison, p: float | None, *, higher_is_better: bool | None,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.errors import ResultsUnwritable, UserError
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import RESERVE_BYTES, RESERVE_NAME, Store, check_new_results_dir
 from pgfsbench.store.read import load_campaign
-from pgfsbench.metrics import Metric, WorkloadResult
 
 
 def test_a_runs_numbers_and_its_ok_land_together(tmp_path: Path) -> None:

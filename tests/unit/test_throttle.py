@@ -14,8 +14,16 @@ from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Throttle
 from pgfsbench.provision import throttle
 from pgfsbench.provision.throttle import (
-    Hierarchy, device_number, find_hierarchies, limit_values, throttled, v1_lines, v2_line,
-    whole_disk, writes_for)
+    Hierarchy,
+    device_number,
+    find_hierarchies,
+    limit_values,
+    throttled,
+    v1_lines,
+    v2_line,
+    whole_disk,
+    writes_for,
+)
 
 
 @pytest.fixture

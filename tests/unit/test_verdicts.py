@@ -7,8 +7,15 @@ import numpy as np
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts import (EQUIVALENT, INCONCLUSIVE, LEADERS, PARTIAL, SINGLE,
-                                          WINNER, verdict_lines)
+from pgfsbench.analysis.verdicts import (
+    EQUIVALENT,
+    INCONCLUSIVE,
+    LEADERS,
+    PARTIAL,
+    SINGLE,
+    WINNER,
+    verdict_lines,
+)
 from pgfsbench.export.json import comparison_data
 from pgfsbench.export.markdown import comparison_markdown
 from pgfsbench.render.compare import select_rows

@@ -14,12 +14,11 @@ from pathlib import Path
 
 from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
-from pgfsbench.analysis.durability import (MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability,
-                                           durabilities)
+from pgfsbench.analysis.answer import decided_change
+from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability, durabilities
+from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.sequential import EQUIVALENT
 from pgfsbench.analysis.table import Table, comparison_table
-from pgfsbench.analysis.answer import decided_change
-from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import find as find_recipe

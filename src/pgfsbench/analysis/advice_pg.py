@@ -10,8 +10,7 @@ import json
 import math
 import re
 
-from pgfsbench.analysis.advice_model import (POSTGRES, SYSCTL, Figure, Setting, figure, num,
-                                             rows_of)
+from pgfsbench.analysis.advice_model import POSTGRES, SYSCTL, Figure, Setting, figure, num, rows_of
 from pgfsbench.analysis.table import Table
 from pgfsbench.store.read import StoredTarget
 

@@ -79,7 +79,7 @@ def _mount_keys(options: list) -> dict[str, str]:
     return out
 
 
-def _facts_keys(prefix: str, facts: object, skip: set[str] = frozenset()) -> dict[str, str]:
+def _facts_keys(prefix: str, facts: object, skip: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
     out: dict[str, str] = {}
     if isinstance(facts, dict):
         for key, value in facts.items():

@@ -39,8 +39,7 @@ import math
 from dataclasses import dataclass, replace
 
 from pgfsbench.analysis.paired import Paired, rounds_to_decide, why_unsettled
-from pgfsbench.analysis.sequential import (EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA,
-                                           Decision)
+from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER, INCONCLUSIVE, LOWER, NA, Decision
 from pgfsbench.analysis.stats import Comparison, can_be_significant, fmt_p, min_n_per_side
 
 UNPAIRED_EQUIVALENCE_N = 6
@@ -129,7 +128,7 @@ class Judged:
         return Interval(c.ratio, c.ci_low, c.ci_high, 0.95,
                         c.paired.n if c.paired is not None else None, False)
 
-    def flipped(self) -> "Judged":
+    def flipped(self) -> Judged:
         """The reference against the contender."""
         swap = {HIGHER: LOWER, LOWER: HIGHER}
         return replace(self, outcome=swap.get(self.outcome, self.outcome),

@@ -59,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+
 # The t, noncentral t and normal distributions straight from scipy.special: importing
 # scipy.stats for them costs ~0.7 s of every read command's start-up (issue 23).
 from scipy.special import nctdtr, ndtr, stdtr, stdtrit
@@ -113,7 +114,7 @@ class Paired:
         half = stdtrit(self.n - 1, 0.5 + confidence / 2) * sd / math.sqrt(self.n)
         return math.exp(self.mean_log - half), math.exp(self.mean_log + half)
 
-    def flipped(self) -> "Paired":
+    def flipped(self) -> Paired:
         """The baseline against the contender: the same evidence read the other way."""
         return replace(self, ratio=1 / self.ratio if self.ratio else None,
                        mean_log=None if self.mean_log is None else -self.mean_log)

@@ -100,13 +100,13 @@ class Design:
         return self.noise if self.margin is None else self.margin
 
     @classmethod
-    def fixed(cls, alpha: float, noise: float, count: int) -> "Design":
+    def fixed(cls, alpha: float, noise: float, count: int) -> Design:
         return cls(alpha, noise, count, count)
 
     @classmethod
     def planned(cls, alpha: float, noise: float, looks: Iterable[int],
                 descriptive: Iterable[Measurement] = (), earliest: int | None = None
-                ) -> "Design":
+                ) -> Design:
         rounds = tuple(sorted(set(looks)))
         first = rounds[0] if earliest is None else min(earliest, rounds[0])
         return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive))
@@ -154,7 +154,7 @@ class Design:
             return self._a(n) - (self._a(n - 1) if n > self.first_look else 0.0)
         return self._levels.get(n, 0.0)
 
-    def at_budget(self, n: int) -> "Design":
+    def at_budget(self, n: int) -> Design:
         """This design when the time budget ends the campaign after round n."""
         if self.every_round or self.final is not None or n >= self.last_look:
             return self

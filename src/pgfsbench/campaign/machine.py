@@ -72,7 +72,7 @@ class Provisioner(Protocol):
 class Machine:
     """The real machine: needs root for loop devices, mkfs, mount, sysctls, cgroups."""
 
-    def __init__(self, campaign: "Campaign") -> None:
+    def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
 
     def preflight(self) -> None:

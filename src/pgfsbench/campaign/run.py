@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.bound import bound_metrics
 from pgfsbench.analysis.efficiency import derived_metrics
@@ -80,7 +79,7 @@ class Campaign:
     """
 
     def __init__(self, plan: Plan, options: Options, observe: ev.Observer = ev.ignore, *,
-                 machine: Callable[["Campaign"], Provisioner] = Machine,
+                 machine: Callable[[Campaign], Provisioner] = Machine,
                  run_workload: Runner = run_workload, resume: bool = False) -> None:
         self.plan = plan
         self.options = options
@@ -279,7 +278,7 @@ class Campaign:
                 raise
             finally:
                 store.set_schedule(schedule.describe())
-        for name, st in states.items():
+        for st in states.values():
             if not st.failed:
                 store.set_target(st.target_id, "ok")
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.extensions import ExtensionError
+
 # Each module registers its commands on app as it is imported: this order, not the
 # alphabet's, is the order of the commands in --help.
 from pgfsbench.cli import campaign, results, store, machine, plans  # noqa: F401  # isort: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -20,21 +20,21 @@ from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 @app.command(short_help="Run a plan and write its report.")
 @user_errors
 def run(
-    plan: Annotated[Optional[str], typer.Argument(
+    plan: Annotated[str | None, typer.Argument(
         help="a built-in plan name or a plan file (default: quick; with --resume: the "
              "plan the campaign recorded)", metavar="PLAN",
         autocompletion=lambda incomplete: plan_names(incomplete))] = None,
-    results: Annotated[Optional[Path], typer.Option("--results", metavar="DIR",
+    results: Annotated[Path | None, typer.Option("--results", metavar="DIR",
                                                     help="new directory for results")] = None,
-    resume: Annotated[Optional[Path], typer.Option(
+    resume: Annotated[Path | None, typer.Option(
         "--resume", metavar="DIR",
         help="continue the interrupted or killed campaign in DIR: its recorded plan, "
              "schedule and seed, from the first round that did not end")] = None,
-    pg_bin: Annotated[Optional[Path], typer.Option(
+    pg_bin: Annotated[Path | None, typer.Option(
         "--pg-bin", metavar="DIR",
         help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
-    allow_format: Annotated[Optional[list[str]], typer.Option(
+    allow_format: Annotated[list[str] | None, typer.Option(
         "--allow-format", metavar="DEVICE",
         help="a block device the plan names that may be formatted (repeat per device)")] = None,
     wipe_signatures: Annotated[bool, typer.Option(
@@ -43,7 +43,7 @@ def run(
     wait: Annotated[bool, typer.Option(
         "--wait", help="if another campaign runs on this machine, start when it ends "
                        "(default: refuse)")] = False,
-    store: Annotated[Optional[str], typer.Option(
+    store: Annotated[str | None, typer.Option(
         "--store", envvar="PGFSBENCH_STORE", metavar="URL",
         help="also import the campaign into this PostgreSQL results store when it ends "
              "(postgresql://...; default: $PGFSBENCH_STORE)")] = None,
@@ -54,7 +54,7 @@ def run(
     and what is left, with each run's headline figure as it finishes; otherwise (a log,
     CI) one line per measurement after each round. At the end: the verdicts, the
     headline figures, the advice and the report's path.
-    """  # noqa: E501
+    """
     from pgfsbench.campaign.options import Options
     from pgfsbench.campaign.run import Campaign
     from pgfsbench.plan.load import load_plan
@@ -97,12 +97,12 @@ def run(
             _write_report_quietly(results)
         else:
             err.print("[yellow]interrupted before anything ran[/]")
-        raise typer.Exit(exits.for_signal(signum))
+        raise typer.Exit(exits.for_signal(signum)) from None
     except ResultsUnwritable as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}: the campaign stopped and everything "
                   f"was cleaned up; what completed before is kept in {escape(str(results))}: "
                   f"free space, then 'pgfsbench report {escape(str(results))}'", soft_wrap=True)
-        raise typer.Exit(exits.INCOMPLETE)
+        raise typer.Exit(exits.INCOMPLETE) from None
     campaign = load_campaign(results)
     _print_summary(campaign, results)
     if shared.verbosity > QUIET:
@@ -112,7 +112,7 @@ def run(
         console.print(f"report: {_write_report(results, campaign)}")
     except UserError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(exits.INCOMPLETE)
+        raise typer.Exit(exits.INCOMPLETE) from None
     if status != "ok":
         err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
                   soft_wrap=True)
@@ -223,15 +223,15 @@ def _write_report_quietly(results: Path) -> None:
 @user_errors
 def report(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE",
         help="write the report here instead of RESULTS/report.html (for a read-only "
              "results directory)")] = None,
-    store: Annotated[Optional[str], typer.Option(
+    store: Annotated[str | None, typer.Option(
         "--store", metavar="URL", help="add a history section: this campaign after the "
         "earlier campaigns of its plan in this PostgreSQL results store")] = None,
 ) -> None:
-    """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""  # noqa: E501
+    """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""
     from pgfsbench.store.read import load_campaign
     from pgfsbench.store.url import check_store_url
 
@@ -255,7 +255,7 @@ def show(
         "--full", help="every metric of every measurement, side by side, one section per "
                        "workload (wide: best at 120 columns or more)")] = False,
 ) -> None:
-    """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""  # noqa: E501
+    """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 

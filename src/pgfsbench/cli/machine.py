@@ -24,7 +24,7 @@ from pgfsbench.errors import ResultsUnwritable, UserError
 def doctor(as_json: Annotated[bool, typer.Option(
         "--json", help="machine-readable: every check with its state, detail and fix; "
                        "the same exit code")] = False) -> None:
-    """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""  # noqa: E501
+    """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""
     from pgfsbench.doctor import checks
 
     found = checks()
@@ -65,7 +65,7 @@ def _doctor_lines(found) -> None:
 def cleanup(wait: Annotated[bool, typer.Option(
         "--wait", help="if a campaign runs on this machine, clean up when it ends "
                        "(default: refuse)")] = False) -> None:
-    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""  # noqa: E501
+    """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""
     from pgfsbench import releasers
     from pgfsbench.ledger import stale_ledgers
     from pgfsbench.machine_lock import CLEANUP_WHY, machine_lock

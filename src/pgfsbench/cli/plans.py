@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -16,10 +16,10 @@ from pgfsbench.errors import UserError
 
 @app.command(short_help="List the built-in plans, or print one.")
 @user_errors
-def plans(show: Annotated[Optional[str], typer.Option(
+def plans(show: Annotated[str | None, typer.Option(
         "--show", metavar="NAME",
         help="print this built-in plan's file, to copy and edit")] = None) -> None:
-    """List the built-in plans, each with its budget and estimated duration, or print one of them."""  # noqa: E501
+    """List the built-in plans, each with its budget and estimated duration, or print one of them."""
     from pgfsbench.plan.builtin import builtin_names, builtin_text
 
     if show is not None:  # the file as it is: no plan model, no workload kind loaded
@@ -30,9 +30,9 @@ def plans(show: Annotated[Optional[str], typer.Option(
     from rich.table import Table as RichTable
     from rich.text import Text
 
+    from pgfsbench.plan.load import load_plan
     from pgfsbench.planning.check import describe
     from pgfsbench.planning.check_text import minutes_text
-    from pgfsbench.plan.load import load_plan
 
     # A compact table; the whole description and budget: plans --show NAME, plan check NAME.
     table = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
@@ -65,10 +65,10 @@ def plan_check(
         autocompletion=lambda incomplete: plan_names(incomplete))],
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
-    """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""  # noqa: E501
+    """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""
+    from pgfsbench.plan.load import load_plan
     from pgfsbench.planning.check import describe
     from pgfsbench.planning.check_text import render_plan_check
-    from pgfsbench.plan.load import load_plan
     from pgfsbench.preflight import PLAN_CHECK, CheckContext, run_checks
 
     the_plan = load_plan(plan)
@@ -89,7 +89,7 @@ def plan_check(
 @plan_app.command("schema", short_help="Print the JSON Schema of a plan file.")
 @user_errors
 def plan_schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of a plan file, made from the plan model: every key with its type, default and description. Editors validate and complete plan files with it (a TOML language server such as taplo reads a '#:schema plan.schema.json' line at the top of a plan)."""  # noqa: E501
+    """Print the JSON Schema (draft 2020-12) of a plan file, made from the plan model: every key with its type, default and description. Editors validate and complete plan files with it (a TOML language server such as taplo reads a '#:schema plan.schema.json' line at the top of a plan)."""
     from pgfsbench.plan.schema import plan_schema as schema
 
     json.dump(schema(), sys.stdout, indent=2, ensure_ascii=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -33,13 +33,13 @@ def export(
 @user_errors
 def advise(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    target: Annotated[Optional[str], typer.Option(
+    target: Annotated[str | None, typer.Option(
         "--target", metavar="NAME", help="advise for this target (default: the crash-safe target that won "
                          "the most verdicts, else the baseline)")] = None,
     format: Annotated[str, typer.Option(
         "--format", metavar="FORMAT", help=format_help("advice"))] = "text",
 ) -> None:
-    """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""  # noqa: E501
+    """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""
     from pgfsbench.analysis.advice import advise as make_advice
     from pgfsbench.render.formats import ADVICE, pick
     from pgfsbench.store.read import load_campaign
@@ -56,11 +56,11 @@ def compare(
              "baseline then its contenders (e.g. one per host): results directories or, "
              "with --store, campaign UUIDs/ids",
         metavar="RESULTS")],
-    baseline: Annotated[Optional[str], typer.Option(
+    baseline: Annotated[str | None, typer.Option(
         "--baseline", metavar="NAME", help="one campaign: the column the others are compared "
                            "with (default: the plan's [verdicts] baseline, else the first target)"
                            )] = None,
-    pair: Annotated[Optional[list[str]], typer.Option(
+    pair: Annotated[list[str] | None, typer.Option(
         "--pair", metavar="BASE=CONTENDER",
         help="across campaigns: compare the baseline's target BASE with each contender's "
              "CONTENDER (repeatable; other targets pair by name)")] = None,
@@ -68,30 +68,30 @@ def compare(
         "--allow-different", help="across campaigns: compare them even though their key "
         "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
         "warning in the output (default: refuse)")] = False,
-    store: Annotated[Optional[str], typer.Option(
+    store: Annotated[str | None, typer.Option(
         "--store", metavar="URL", help="read campaigns named by UUID or id from this "
         "PostgreSQL results store")] = None,
-    metric: Annotated[Optional[str], typer.Option(
+    metric: Annotated[str | None, typer.Option(
         "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
                          "each measurement's headline metric)")] = None,
     format: Annotated[str, typer.Option(
         "--format", metavar="FORMAT", help=format_help("comparison"))] = "text",
-    alpha: Annotated[Optional[float], typer.Option(metavar="ALPHA",
+    alpha: Annotated[float | None, typer.Option(metavar="ALPHA",
                                                    help="significance level")] = None,
-    noise: Annotated[Optional[float], typer.Option(
+    noise: Annotated[float | None, typer.Option(
         metavar="FRACTION", help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
              "'equivalent' means shown to lie within it")] = None,
-    fail_if_worse: Annotated[Optional[str], typer.Option(
+    fail_if_worse: Annotated[str | None, typer.Option(
         "--fail-if-worse", metavar="PERCENT",
         help="for CI: exit 4 when a contender is marked worse than the baseline (significant, "
              "beyond the noise margin) and its whole 95% CI is worse by more than PERCENT, "
              "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
              "fail. The rows checked are the ones shown (--metric)")] = None,
 ) -> None:
-    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""  # noqa: E501
+    """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
     from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.render.formats import COMPARISON, pick
     from pgfsbench.plan.design import Verdicts
+    from pgfsbench.render.formats import COMPARISON, pick
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url
 
@@ -139,7 +139,7 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
     """One campaign's targets compared within its rounds."""
     from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.durability import durabilities
-    from pgfsbench.analysis.table import campaign_source, build_table
+    from pgfsbench.analysis.table import build_table, campaign_source
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.render.compare import select_rows
     from pgfsbench.render.comparison import Comparison

@@ -73,7 +73,7 @@ def main_options(
         "--version", callback=_version, is_eager=True,
         help="print the version and exit")] = False,
 ) -> None:
-    """pgfsbench: which filesystem, mkfs/mount options and OS settings to run PostgreSQL on, measured side by side."""  # noqa: E501
+    """pgfsbench: which filesystem, mkfs/mount options and OS settings to run PostgreSQL on, measured side by side."""
     global verbosity
     if quiet and verbose:
         err.print("[red]error:[/] --quiet and --verbose: choose one")
@@ -90,14 +90,14 @@ def user_errors(func):
             return func(*args, **kwargs)
         except UserError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-            raise typer.Exit(exits.USAGE)
+            raise typer.Exit(exits.USAGE) from None
         except ResultsUnwritable as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-            raise typer.Exit(exits.INCOMPLETE)
+            raise typer.Exit(exits.INCOMPLETE) from None
         except KeyboardInterrupt:
             err.print("[yellow]interrupted[/]")
-            raise typer.Exit(exits.for_signal(signal.SIGINT))
+            raise typer.Exit(exits.for_signal(signal.SIGINT)) from None
         except Interrupted as exc:
             err.print("[yellow]interrupted[/]")
-            raise typer.Exit(exits.for_signal(exc.signum))
+            raise typer.Exit(exits.for_signal(exc.signum)) from None
     return wrapper

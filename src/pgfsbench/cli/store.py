@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -16,9 +16,9 @@ from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
 # list and history read the same sources: results directories and/or a store.
-ResultsDirs = Annotated[Optional[list[Path]], typer.Argument(
+ResultsDirs = Annotated[list[Path] | None, typer.Argument(
     help="results directories, or directories holding them", metavar="DIR")]
-StoreUrl = Annotated[Optional[str], typer.Option(
+StoreUrl = Annotated[str | None, typer.Option(
     "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)]
 
 
@@ -30,7 +30,7 @@ def import_(
     store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
                                        help=STORE_HELP)] = ...,
 ) -> None:
-    """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""  # noqa: E501
+    """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
     from pgfsbench.analysis.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, import_dirs
 
@@ -39,7 +39,7 @@ def import_(
                     decisions)
     except StoreFailed as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(exits.INCOMPLETE)
+        raise typer.Exit(exits.INCOMPLETE) from None
 
 
 @app.command("list")
@@ -50,7 +50,7 @@ def list_(
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
                                         help=format_help("list", "", " or "))] = "text",
 ) -> None:
-    """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""  # noqa: E501
+    """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""
     from pgfsbench.analysis.summary import summarize
     from pgfsbench.render.formats import LIST, pick
     from pgfsbench.store.sources import campaigns
@@ -78,20 +78,20 @@ def list_(
 def history(
     results: ResultsDirs = None,
     store: StoreUrl = None,
-    target: Annotated[Optional[str], typer.Option(
+    target: Annotated[str | None, typer.Option(
         "--target", metavar="NAME", help="only this target (default: every target)")] = None,
-    metric: Annotated[Optional[str], typer.Option(
+    metric: Annotated[str | None, typer.Option(
         "--metric", metavar="GLOB", help="metric name or glob (default: each measurement's "
                                          "headline metric)")] = None,
-    plan: Annotated[Optional[str], typer.Option(
+    plan: Annotated[str | None, typer.Option(
         "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
     format: Annotated[str, typer.Option("--format", metavar="FORMAT",
                                         help=format_help("history", "", " or "))] = "text",
-    html: Annotated[Optional[Path], typer.Option(
+    html: Annotated[Path | None, typer.Option(
         "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
                                        "of each metric over the campaigns")] = None,
 ) -> None:
-    """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""  # noqa: E501
+    """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""
     from pgfsbench.analysis.history import history as build_history
     from pgfsbench.render.formats import HISTORY, pick
     from pgfsbench.store.sources import campaigns

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench import __version__
 from pgfsbench.analysis.durability import durabilities, target_durability
-from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.comparison import Comparison
+from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Cell, Row, Table

@@ -9,11 +9,11 @@ No Python reprs: nothing is an empty cell, flags are yes/no, numbers are grouped
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.comparison import Comparison
+from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
@@ -195,7 +195,7 @@ def _plain(value: Any) -> str:
 def _time(epoch: float | None) -> str:
     if epoch is None:
         return "not ended"
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _took(started: float | None, ended: float | None) -> str:

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.render.formats import COMPARISON, OutputFormat
 from pgfsbench.render.comparison import Comparison
+from pgfsbench.render.formats import COMPARISON, OutputFormat
 from pgfsbench.render.values import MARK_STYLE
 
 

@@ -152,7 +152,8 @@ class Recipe:
             raise ValueError(f"{self.fs} is made on one device")
         if dry_run and self.dry_run_flag is None:
             raise ValueError(f"mkfs for {self.fs} has no dry run")
-        return [self.mkfs_tool, *self.force_flags, *([self.dry_run_flag] if dry_run else []),
+        dry = [self.dry_run_flag] if dry_run and self.dry_run_flag is not None else []
+        return [self.mkfs_tool, *self.force_flags, *dry,
                 *self.mkfs_defaults(list(options)), device, *more_devices]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:

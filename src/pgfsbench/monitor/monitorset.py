@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from pgfsbench.metrics import Metric, Series
 from pgfsbench.monitor.base import Monitor
 from pgfsbench.monitor.postgres import PgMonitor
 from pgfsbench.monitor.system import SystemMonitor
-from pgfsbench.metrics import Metric, Series
 
 
 class MonitorSet:
@@ -18,7 +18,7 @@ class MonitorSet:
         self.origin = origin
         self._problems: list[str] = []
 
-    def __enter__(self) -> "MonitorSet":
+    def __enter__(self) -> MonitorSet:
         self.start()
         return self
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from pgfsbench.metrics import Metric, Series
 from pgfsbench.monitor.base import PeriodicMonitor
 from pgfsbench.monitor.pgstats import (
     COUNTERS,
@@ -27,7 +28,6 @@ from pgfsbench.monitor.pgstats import (
     parse_pg_stats,
     snapshot_query,
 )
-from pgfsbench.metrics import Metric, Series
 
 MB = 1e6
 

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pgfsbench.metrics import Metric, Series
 from pgfsbench.monitor.base import PeriodicMonitor
 from pgfsbench.monitor.procfs import (
     CpuTimes,
@@ -42,7 +43,6 @@ from pgfsbench.monitor.procfs import (
     parse_proc_stat_extras,
 )
 from pgfsbench.monitor.proctree import ProcessTree, TreeCpu
-from pgfsbench.metrics import Metric, Series
 
 MB = 1e6
 ROLES = ("target", "backing")

@@ -85,7 +85,7 @@ class Repetitions(Strict):
         return self.settle is True or rounds > 1
 
     @model_validator(mode="after")
-    def _bounds(self) -> "Repetitions":
+    def _bounds(self) -> Repetitions:
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
         if isinstance(self.looks, list) and any(not self.min <= n <= self.max

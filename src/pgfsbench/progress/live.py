@@ -56,7 +56,7 @@ class LiveProgress:
         self.most_rounds, self.round = 1, 0
         self.runs = self.failed = 0
 
-    def __enter__(self) -> "LiveProgress":
+    def __enter__(self) -> LiveProgress:
         self.progress.start()
         return self
 

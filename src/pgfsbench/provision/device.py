@@ -18,14 +18,14 @@ from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
-from pgfsbench.provision.filesystems import tool_path, unavailable_reason
-from pgfsbench.provision.mounting import mount_private
-from pgfsbench.provision.members import member_record
-from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_for_formatting
 from pgfsbench.plan.stripe import stripe_mkfs_options
+from pgfsbench.provision.filesystems import tool_path, unavailable_reason
+from pgfsbench.provision.members import member_record
+from pgfsbench.provision.mounting import mount_private
+from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_for_formatting
+from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.volume import Joined, join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
-from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.zfs import make_pool
 
 

@@ -19,14 +19,14 @@ from pgfsbench.filesystems.registry import recipe
 from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.model import Target
-from pgfsbench.units import size_to_mb
 from pgfsbench.provision.filesystems import tool_path, unavailable_reason
-from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.members import member_record
+from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget, Provisioning
-from pgfsbench.provision.zfs import make_pool
 from pgfsbench.provision.volume import join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
+from pgfsbench.provision.zfs import make_pool
+from pgfsbench.units import size_to_mb
 
 
 def _attach(image: Path, direct_io: bool, commands: list) -> str:

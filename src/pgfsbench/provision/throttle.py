@@ -50,8 +50,8 @@ from pathlib import Path
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger, releaser
 from pgfsbench.plan.model import Throttle
-from pgfsbench.units import size_to_bytes
 from pgfsbench.provision.mountinfo import parse_mountinfo
+from pgfsbench.units import size_to_bytes
 
 PROC_CGROUP = Path("/proc/self/cgroup")
 MOUNTINFO = Path("/proc/self/mountinfo")

@@ -12,7 +12,6 @@ import textwrap
 
 from pgfsbench.analysis.advice_model import POSTGRES, Advice, Setting
 
-
 WIDTH = 80  # what a terminal, a mail and a postgresql.conf reader all hold
 
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import re
 
-from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, Figure, axis, cells_of,
-                                     estimate, grouped_bars, in_plan_order, layout, log_ticks)
+from pgfsbench.report.charts import (
+    WHISKERS_CAPTION,
+    Estimate,
+    Figure,
+    axis,
+    cells_of,
+    estimate,
+    grouped_bars,
+    in_plan_order,
+    layout,
+    log_ticks,
+)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 

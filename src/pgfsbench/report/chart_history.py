@@ -9,21 +9,30 @@ better). The page is self-contained like the report: plotly.js inlined once
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from markupsafe import Markup, escape
 
 from pgfsbench.analysis.history import Series
-from pgfsbench.report.charts import (_PALETTE, WHISKERS_CAPTION, Chart, Estimate, axis,
-                                     describe, layout, target_trace, whiskers)
+from pgfsbench.report.charts import (
+    _PALETTE,
+    WHISKERS_CAPTION,
+    Chart,
+    Estimate,
+    axis,
+    describe,
+    layout,
+    target_trace,
+    whiskers,
+)
 from pgfsbench.report.plotly_js import CHARTS_INIT_JS, plotly_js
 
 SYMBOL = {"worse": "x", "better": "triangle-up"}
 
 
 def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
+    return datetime.fromtimestamp(seconds, UTC).isoformat()
 
 
 def history_charts(series: list[Series]) -> list[Chart]:

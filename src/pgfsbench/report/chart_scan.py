@@ -5,13 +5,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, WHISKERS_CAPTION, Estimate,
-                                     Figure, axis, cells_of, describe, estimate, grouped_bars,
-                                     hover_text, in_plan_order, layout, target_colors,
-                                     target_trace, whiskers)
+from pgfsbench.report.charts import (
+    DASHES,
+    FALLBACK_COLOR,
+    WHISKERS_CAPTION,
+    Estimate,
+    Figure,
+    axis,
+    cells_of,
+    describe,
+    estimate,
+    grouped_bars,
+    hover_text,
+    in_plan_order,
+    layout,
+    target_colors,
+    target_trace,
+    whiskers,
+)
 from pgfsbench.report.figures import FigureSpec
-from pgfsbench.store.read import Campaign
 from pgfsbench.scaling import knee_workers
+from pgfsbench.store.read import Campaign
 
 _WORKERS_MS = re.compile(r"^parallel_scan\.workers_(\d+)\.ms$")
 

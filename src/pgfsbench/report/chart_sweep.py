@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from pgfsbench.report.charts import (WHISKERS_CAPTION, Estimate, Figure, FALLBACK_COLOR, axis,
-                                     cells_of, describe, estimate, hover_text, in_plan_order,
-                                     layout, target_colors, target_trace, whiskers)
+from pgfsbench.report.charts import (
+    FALLBACK_COLOR,
+    WHISKERS_CAPTION,
+    Estimate,
+    Figure,
+    axis,
+    cells_of,
+    describe,
+    estimate,
+    hover_text,
+    in_plan_order,
+    layout,
+    target_colors,
+    target_trace,
+    whiskers,
+)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 

@@ -17,10 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL, Series
-from pgfsbench.report.charts import (DASHES, FALLBACK_COLOR, Figure, axis, hover_text, joined,
-                                     layout, run_groups, stacked_rows, target_colors,
-                                     target_trace, warmup_seconds, whole_seconds)
 from pgfsbench.render.values import format_value
+from pgfsbench.report.charts import (
+    DASHES,
+    FALLBACK_COLOR,
+    Figure,
+    axis,
+    hover_text,
+    joined,
+    layout,
+    run_groups,
+    stacked_rows,
+    target_colors,
+    target_trace,
+    warmup_seconds,
+    whole_seconds,
+)
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
 
@@ -113,7 +125,7 @@ def _timeline(campaign: Campaign, runs: list[StoredRun], panels: tuple[Panel, ..
                 first = True
                 for p, panel in enumerate(panels):
                     for k, (series, what) in enumerate(panel.series):
-                        xs, ys, owners = joined(runs_, lambda r: _points(r, prefix + series))
+                        xs, ys, owners = joined(runs_, lambda r, key=prefix + series: _points(r, key))
                         if not xs:
                             continue
                         trace = target_trace(g.target, color, "scatter", mode="lines+markers",

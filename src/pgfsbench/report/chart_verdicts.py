@@ -12,11 +12,22 @@ from __future__ import annotations
 from pgfsbench.analysis.durability import SAFE, durabilities
 from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.table import Row, comparison_table
-from pgfsbench.report.charts import (FALLBACK_COLOR, Estimate, Figure, axis, describe,
-                                     hover_text, layout, stacked_rows, target_colors,
-                                     target_trace, whiskers, wrap_title)
-from pgfsbench.report.figures import FigureSpec
 from pgfsbench.render.values import format_value
+from pgfsbench.report.charts import (
+    FALLBACK_COLOR,
+    Estimate,
+    Figure,
+    axis,
+    describe,
+    hover_text,
+    layout,
+    stacked_rows,
+    target_colors,
+    target_trace,
+    whiskers,
+    wrap_title,
+)
+from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign
 
 MAX_PANELS = 12

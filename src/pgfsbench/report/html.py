@@ -19,23 +19,32 @@ import jinja2
 from markupsafe import Markup
 
 from pgfsbench.analysis.advice import advise
+from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, Table, comparison_table
-from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe
+from pgfsbench.render.compare import footer as compare_footer
+from pgfsbench.render.compare import looks_text
+from pgfsbench.render.values import (
+    BEST_MARK,
+    cell_text,
+    direction_arrow,
+    direction_title,
+    format_quantity,
+    format_ratio,
+    format_value,
+    row_scale,
+    row_unit,
+    spread_text,
+)
 from pgfsbench.report import charts
 from pgfsbench.report.figures import render_figures
 from pgfsbench.report.plotly_js import CHARTS_INIT_JS, plotly_js
 from pgfsbench.report.terminal import notices
-from pgfsbench.render.compare import footer as compare_footer
-from pgfsbench.render.compare import looks_text
-from pgfsbench.render.values import (BEST_MARK, cell_text, direction_arrow, direction_title,
-                                     format_quantity, format_ratio, format_value, row_scale,
-                                     row_unit, spread_text)
 from pgfsbench.store.read import Campaign, StoredArtifact, load_campaign
 from pgfsbench.units import fact_quantity
 

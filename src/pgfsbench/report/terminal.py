@@ -17,16 +17,24 @@ from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.durability import SAFE, durabilities, target_durability
-from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
-from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.labels import metric_label
+from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
-from pgfsbench.render.values import (BEST_MARK, cell_text, direction_arrow, format_ratio,
-                                     format_value, row_scale, row_unit, spread_text,
-                                     verdict_mark)
+from pgfsbench.render.values import (
+    BEST_MARK,
+    cell_text,
+    direction_arrow,
+    format_ratio,
+    format_value,
+    row_scale,
+    row_unit,
+    spread_text,
+    verdict_mark,
+)
 from pgfsbench.store.read import Campaign
 
 

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from pgfsbench.errors import ResultsUnwritable, UserError
 from pgfsbench.metrics import WorkloadResult
-from pgfsbench.store.version import (SCHEMA_VERSION, migrate_sqlite, refuse_newer,
-                                     sqlite_version)
+from pgfsbench.store.version import SCHEMA_VERSION, migrate_sqlite, refuse_newer, sqlite_version
 
 DB_NAME = "results.db"
 RESERVE_NAME = ".pgfsbench-reserve"
@@ -63,7 +62,7 @@ def _writes(method):
     """A write that fails because the results can no longer be written is
     ResultsUnwritable, whatever SQLite calls it (full, read-only, I/O error)."""
     @functools.wraps(method)
-    def wrapper(self: "Store", *args, **kwargs):
+    def wrapper(self: Store, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
@@ -79,7 +78,7 @@ class Store:
 
     # --- opening ---------------------------------------------------------------
     @classmethod
-    def create(cls, results_dir: Path) -> "Store":
+    def create(cls, results_dir: Path) -> Store:
         check_new_results_dir(results_dir)
         path = results_dir / DB_NAME
         try:
@@ -95,7 +94,7 @@ class Store:
         return cls(results_dir, conn)
 
     @classmethod
-    def open(cls, results_dir: Path, writable: bool = False) -> "Store":
+    def open(cls, results_dir: Path, writable: bool = False) -> Store:
         """Open existing results: one from a newer pgfsbench is refused (UserError); an
         older one is read as it is, and migrated to this version when ``writable``."""
         path = results_dir / DB_NAME
@@ -119,7 +118,7 @@ class Store:
         return cls(results_dir, conn)
 
     @classmethod
-    def reopen(cls, results_dir: Path) -> "Store":
+    def reopen(cls, results_dir: Path) -> Store:
         """Open a campaign's results to resume it: writable, with its reserve made again."""
         store = cls.open(results_dir, writable=True)
         try:

@@ -66,7 +66,7 @@ class PgStore:
         self.conn = conn
 
     @classmethod
-    def connect(cls, url: str) -> "PgStore":
+    def connect(cls, url: str) -> PgStore:
         """Connect, and create the schema in an empty database (UserError if the store
         cannot be reached or is newer than this program)."""
         try:
@@ -99,7 +99,7 @@ class PgStore:
             raise
         return store
 
-    def __enter__(self) -> "PgStore":
+    def __enter__(self) -> PgStore:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -11,8 +11,8 @@ from typing import Protocol
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.ledger import Ledger
-from pgfsbench.postgres.cluster import Cluster
 from pgfsbench.metrics import Artifact
+from pgfsbench.postgres.cluster import Cluster
 from pgfsbench.scratch import private_dir
 
 

@@ -35,6 +35,11 @@ class WorkloadBase(Strict):
     server must allow for the workload (set before the cluster starts); ``expand`` turns
     a sweep into one concrete workload per measurement."""
 
+    if TYPE_CHECKING:
+        # Each kind's table declares its own `type: Literal["..."]` (the plan's
+        # discriminator); the type checker knows every workload has one.
+        type: str
+
     repetitions: int | None = Field(
         None, ge=1, le=1000,
         description="measure this workload this many times per target (default: the plan's "
@@ -43,7 +48,7 @@ class WorkloadBase(Strict):
     def server_settings(self) -> dict[str, int]:
         return {}
 
-    def expand(self) -> list["WorkloadBase"]:
+    def expand(self) -> list[WorkloadBase]:
         return [self]
 
     tag: str = Field("", pattern=r"^[A-Za-z0-9_.=-]{0,40}$",

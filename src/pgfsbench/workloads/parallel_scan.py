@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from pgfsbench.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.errors import CommandFailed
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:

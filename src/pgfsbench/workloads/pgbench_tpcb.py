@@ -78,7 +78,7 @@ class PgbenchWorkload(WorkloadBase):
         return v
 
     @model_validator(mode="after")
-    def _warmup_shorter(self) -> "PgbenchWorkload":
+    def _warmup_shorter(self) -> PgbenchWorkload:
         if isinstance(self.warmup, int) and self.warmup >= self.duration:
             raise ValueError(f"warmup ({self.warmup} s) must be shorter than duration "
                              f"({self.duration} s)")
@@ -93,12 +93,12 @@ class PgbenchWorkload(WorkloadBase):
         return v
 
     @model_validator(mode="after")
-    def _script_or_mode(self) -> "PgbenchWorkload":
+    def _script_or_mode(self) -> PgbenchWorkload:
         if self.script is not None and self.mode != "tpcb":
             raise ValueError("give either mode or script, not both")
         return self
 
-    def expand(self) -> list["PgbenchWorkload"]:
+    def expand(self) -> list[PgbenchWorkload]:
         if isinstance(self.clients, list):
             return [self.model_copy(update={"clients": c}) for c in self.clients]
         return [self]
