@@ -8,7 +8,7 @@ RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 # What apt, dpkg and pip print goes here, not to the screen: one line per step there.
 SETUP_LOG ?= /tmp/pgfsbench-setup.log
 
-.PHONY: setup demo test unit integration docs clean plotly-bundle
+.PHONY: setup demo test lint unit integration docs clean plotly-bundle
 
 # Idempotent: installs only what is missing, without recommended packages (mdadm would
 # bring a mail server with it).
@@ -40,8 +40,14 @@ demo: setup
 	$(BIN)/pgfsbench run quick --results $(RESULTS)
 	@echo "The report is at $(RESULTS)/report.html"
 
-test: setup
+# Lint and types first: seconds, and they fail the build before the long suite starts.
+test: lint
 	$(BIN)/pytest -q -ra
+
+# ruff (lint, [tool.ruff]) and mypy (types, [tool.mypy]) as configured in pyproject.toml.
+lint: setup
+	$(BIN)/ruff check
+	$(BIN)/mypy
 
 unit: setup
 	$(BIN)/pytest -q tests/unit

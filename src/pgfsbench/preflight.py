@@ -55,7 +55,7 @@ def check_sizes(plan: Plan) -> None:
 
 def check_dirs(plan: Plan) -> None:
     for t in plan.targets:
-        if t.kind == "dir" and not t.dir.is_dir():
+        if t.kind == "dir" and (t.dir is None or not t.dir.is_dir()):
             raise UserError(f"target '{t.name}': directory {t.dir} does not exist: create it "
                             "(pgfsbench only ever makes its own sub-directory inside) or fix "
                             "'dir' in the plan")

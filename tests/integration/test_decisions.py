@@ -22,54 +22,18 @@ import pytest
 
 from pgfsbench.plan.load import load_plan
 from tests.integration.conftest import export, run_plan
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, plan_toml, rounds
 
-DEFAULT = load_plan("quick").repetitions
-
-PLAN = f"""
-name = "three-identical-one-costly"
-
-[repetitions]
-count = "auto"
-order = "random"
-fresh = false
-min = {DEFAULT.min}
-max = 12
-max_minutes = {DEFAULT.max_minutes}
-
-[verdicts]
-noise = {load_plan("quick").verdicts.noise}
-equivalence = {load_plan("quick").verdicts.margin}
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[mixins.disk]
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "a"
-extends = "disk"
-
-[[targets]]
-name = "b"
-extends = "disk"
-
-[[targets]]
-name = "costly"
-extends = "disk"
-postgres = {{ settings = {{ commit_delay = 1, commit_siblings = 0 }} }}
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 4
-duration = 3
-"""
+QUICK = load_plan("quick")
+DEFAULT = QUICK.repetitions
+PLAN = plan_toml(
+    "three-identical-one-costly",
+    [ext4("a"), ext4("b"),
+     ext4("costly", postgres={"settings": {"commit_delay": 1, "commit_siblings": 0}})],
+    [LOAD_ONCE, pgbench(clients=4, duration=3)],
+    repetitions=rounds("auto", min=DEFAULT.min, max=12, max_minutes=DEFAULT.max_minutes),
+    verdicts={"noise": QUICK.verdicts.noise, "equivalence": QUICK.verdicts.margin},
+    settings=SMALL_BUFFERS)
 
 
 @pytest.fixture(scope="module")

@@ -21,41 +21,12 @@ import pytest
 
 from pgfsbench import exits
 from tests.integration.conftest import cli, export, run_plan
+from tests.integration.plans import (COMMIT_DELAY, LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench,
+                                     plan_toml, rounds)
 
-PLAN = """
-name = "gate"
-
-[repetitions]
-count = 4
-order = "random"
-fresh = false
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[mixins.disk]
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "fast"
-extends = "disk"
-
-[[targets]]
-name = "slow"
-extends = "disk"
-postgres = { settings = { commit_delay = 10000, commit_siblings = 0 } }
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 4
-duration = 2
-"""
+PLAN = plan_toml("gate", [ext4("fast"), ext4("slow", postgres=COMMIT_DELAY)],
+                 [LOAD_ONCE, pgbench(clients=4, duration=2)],
+                 repetitions=rounds(4), settings=SMALL_BUFFERS)
 
 
 @pytest.fixture(scope="module")

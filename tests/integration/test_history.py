@@ -20,49 +20,27 @@ import pytest
 
 from pgfsbench import exits
 from pgfsbench.store.read import load_campaign
-from tests.integration.conftest import cli, run_plan
+from tests.integration.conftest import cli
+from tests.integration.plans import (COMMIT_DELAY, LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench,
+                                     rounds, run_campaign)
 from tests.integration.pg_server import pg_server
 
-PLAN = """
-name = "nightly"
 
-[repetitions]
-count = 5
-order = "random"
-fresh = false
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "300M"
-{slow}
-
-[[targets]]
-name = "xfs"
-fs = "xfs"
-size = "300M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 4
-duration = 2
-"""
-SLOW = "postgres = { settings = { commit_delay = 10000, commit_siblings = 0 } }"
+def nightly(**ext4_fields) -> dict:
+    """The nightly plan's keywords; ``ext4_fields`` for its ext4 target."""
+    return dict(name="nightly",
+                targets=[ext4("ext4", "300M", **ext4_fields),
+                         {"name": "xfs", "fs": "xfs", "size": "300M"}],
+                workloads=[LOAD_ONCE, pgbench(clients=4, duration=2)],
+                repetitions=rounds(5), settings=SMALL_BUFFERS)
 
 
 @pytest.fixture(scope="module")
 def nights(tmp_path_factory, state_dir: Path):
     """(first night's results, second night's, store URL) with both imported."""
-    first, _ = run_plan(tmp_path_factory.mktemp("night1"), PLAN.format(slow=""))
-    second, _ = run_plan(tmp_path_factory.mktemp("night2"), PLAN.format(slow=SLOW))
+    first, _ = run_campaign(tmp_path_factory.mktemp("night1"), **nightly())
+    second, _ = run_campaign(tmp_path_factory.mktemp("night2"),
+                             **nightly(postgres=COMMIT_DELAY))
     with pg_server() as url:
         cli("import", str(first), str(second), "--store", url)
         yield first, second, url

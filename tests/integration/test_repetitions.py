@@ -6,41 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.integration.conftest import export, leftovers, ledgers, run_plan
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, plan_toml
 
-PLAN = """
-name = "repeated"
 
-[repetitions]
-{repetitions}
+def repeated(repetitions: dict, load: dict) -> str:
+    """Two ext4 targets, the pgbench load (``load``), a 4 s pgbench with a warm-up."""
+    return plan_toml("repeated", [ext4("e"), ext4("f")],
+                     [load, pgbench(clients=1, duration=4, warmup=1)],
+                     repetitions=repetitions, settings=SMALL_BUFFERS)
 
-[postgres.settings]
-shared_buffers = "32MB"
 
-[[targets]]
-name = "e"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "f"
-fs = "ext4"
-size = "512M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-{init}
-
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 4
-warmup = 1
-"""
-
-AUTO_FRESH = PLAN.format(repetitions='count = "auto"\nmin = 2\nmax = 3\nfresh = true', init="")
+AUTO_FRESH = repeated({"count": "auto", "min": 2, "max": 3, "fresh": True},
+                      {"type": "pgbench-init", "scale": 1})
 # reused: a settling round comes first (settle defaults to true); the load runs once
-SETTLED = PLAN.format(repetitions="count = 2\nfresh = false", init="repetitions = 1")
+SETTLED = repeated({"count": 2, "fresh": False}, LOAD_ONCE)
 
 
 def _nothing_left(tmp_path: Path, state_dir: Path) -> None:

@@ -17,49 +17,20 @@ import pytest
 
 from pgfsbench.provision.throttle import throttle_support
 from tests.integration.conftest import cli, export, leftovers, ledgers, run_plan
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, plan_toml, rounds
 
-PLAN = """
-name = "twins-and-throttled"
-
-[repetitions]
-count = 5          # 5 paired rounds: the t within rounds can decide 3 pairs at 0.05
-order = "round-robin"
-fresh = false      # mkfs, initdb and the load once per target, then reused
-settle = false     # statistics of n = 5 rounds; the settling round: test_repetitions.py
-
-[verdicts]
-noise = 0.25       # a 2-core CI VM: 4 s runs of identical targets wander by 10% and
-                   # more; the throttled target is ×0.02 here, far outside it
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "a"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "b"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "slow"
-fs = "ext4"
-size = "512M"
-throttle = { write_iops = 100 }
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 2
-duration = 4
-"""
+PLAN = plan_toml(
+    "twins-and-throttled",
+    [ext4("a"), ext4("b"), ext4("slow", throttle={"write_iops": 100})],
+    [LOAD_ONCE, pgbench(clients=2, duration=4)],
+    # 5 paired rounds: the t within rounds can decide 3 pairs at 0.05; mkfs, initdb and
+    # the load once per target, then reused; statistics of n = 5 rounds (the settling
+    # round: test_repetitions.py)
+    repetitions=rounds(5, order="round-robin", settle=False),
+    # a 2-core CI VM: 4 s runs of identical targets wander by 10% and more; the
+    # throttled target is ×0.02 here, far outside it
+    verdicts={"noise": 0.25},
+    settings=SMALL_BUFFERS)
 
 
 @pytest.fixture(scope="module")

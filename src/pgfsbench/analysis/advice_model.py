@@ -81,7 +81,7 @@ def figure(row: Row, target: str) -> Figure | None:
     if cell is None or cell.value is None:
         return None
     return Figure(target, row.workload, row.label, row.metric, row.unit, cell.value,
-                  tuple(cell.ci) if cell.ci else None, cell.n)
+                  (cell.ci[0], cell.ci[1]) if cell.ci else None, cell.n)
 
 
 def rows_of(table: Table, workload: str, metric_prefix: str = "") -> list[Row]:

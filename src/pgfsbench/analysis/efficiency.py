@@ -191,7 +191,7 @@ def stall_metrics(series: dict[str, Series], fraction: float = 0.5,
         # their low counts are not stalls.
         tps = Series(tps.name, tps.unit, sorted(tps.points)[1:-1])
     points = [v for _, v in tps.points if v is not None] if tps else []
-    if not points:
+    if tps is None or not points:
         return []
     stalls = find_stalls(tps, fraction)
     seconds = sum(s.seconds for s in stalls)

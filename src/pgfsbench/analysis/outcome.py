@@ -270,4 +270,5 @@ def settle_text(j: Judged, budget: int | None = None) -> str:
 def _why(j: Judged) -> str:
     """What keeps an inconclusive paired comparison from a rounds estimate (the ratio
     may be far from the margin: ×0.37 with a wide spread is not 'at the margin')."""
-    return j.why_open or why_unsettled(j.comparison.paired)
+    paired = j.comparison.paired
+    return j.why_open or (why_unsettled(paired) if paired is not None else "")

@@ -71,6 +71,7 @@ def run(
             return
     else:
         the_plan = load_plan(plan or "quick")
+    assert results is not None  # one of --results and --resume, checked above
     bins = find_binaries(pg_bin)
     results = results.resolve()
     if store:  # an unreachable store is refused before anything runs

@@ -28,7 +28,7 @@ def import_(
     results: Annotated[list[Path], typer.Argument(
         help="results directories, or directories holding them", metavar="DIR")],
     store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
-                                       help=STORE_HELP)] = ...,
+                                       help=STORE_HELP)] = ...,  # type: ignore[assignment]  # typer: required
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
     from pgfsbench.analysis.decisions import decisions

@@ -67,7 +67,8 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
         base = row.cells[table.baseline] if table.baseline is not None else None
         classes = comparison.durability(row)
         # One column only: its figures all the same, with no contender.
-        for target in contenders or [None]:
+        targets: list[str | None] = [*contenders] or [None]
+        for target in targets:
             w.writerow(csv_cell(v) for v in comparison_row(row, table.baseline, base, target)
                        + [warnings, _level(classes, table.baseline),
                           _level(classes, target)])

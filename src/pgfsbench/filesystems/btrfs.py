@@ -40,7 +40,7 @@ KERNEL_DEFAULTS = frozenset({
 })
 
 # The kernel lists only the stronger option.
-IMPLIED_BY = {"nodatasum": ("nodatacow",), "ssd": ("ssd_spread",),
+IMPLIED_BY: dict[str, tuple[str, ...]] = {"nodatasum": ("nodatacow",), "ssd": ("ssd_spread",),
               "compress": ("compress-force",)}
 
 _BTRFS_KEYS = ("csum_type", "csum_size", "sectorsize", "nodesize", "stripesize",

@@ -123,6 +123,8 @@ def _size_bytes(text: str) -> int | None:
     if not _ZFS_SIZE.match(text):
         return None
     m = re.match(r"^(\d+(?:\.\d+)?)([A-Za-z]?)", text)
+    if m is None:  # _ZFS_SIZE matched: never
+        return None
     return int(float(m.group(1)) * _FACTORS[(m.group(2) or "B").upper()])
 
 

@@ -86,11 +86,11 @@ class PgMonitor(PeriodicMonitor):
     def _connection(self):
         if self._conn is not None and not self._conn.closed:
             return self._conn
-        self._conn = self._connect()
-        self.major = self._conn.info.server_version // 10000
+        conn = self._conn = self._connect()
+        self.major = conn.info.server_version // 10000
         self._query = snapshot_query(self.major)
         if self.major >= 14:
-            row = self._conn.execute("SELECT current_setting('track_wal_io_timing')").fetchone()
+            row = conn.execute("SELECT current_setting('track_wal_io_timing')").fetchone()
             self._wal_io_timing = row[0] == "on"
         return self._conn
 

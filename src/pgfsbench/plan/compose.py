@@ -28,6 +28,7 @@ import copy
 import itertools
 import math
 import re
+from typing import NoReturn
 
 from pgfsbench.errors import UserError
 
@@ -64,7 +65,7 @@ class _Resolver:
                 self.raw.setdefault(t["name"], t)
         self.done: dict[str, dict] = {}
 
-    def fail(self, where: str, what: str):
+    def fail(self, where: str, what: str) -> NoReturn:
         raise UserError(f"plan {self.source}: {where}: {what}")
 
     def resolve(self, name: str, chain: tuple[str, ...] = ()) -> dict:

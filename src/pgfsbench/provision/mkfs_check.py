@@ -69,8 +69,9 @@ def formatted_bytes(spec: Target) -> int | None:
     if spec.kind == "loop":
         members = [spec.size_mb * 2**20] * spec.images
     else:
-        members = [_device_bytes(d) for d in spec.member_devices]
-        if not members or None in members:
+        sizes = [_device_bytes(d) for d in spec.member_devices]
+        members = [s for s in sizes if s is not None]
+        if not members or len(members) < len(sizes):
             return None
     if spec.volume is None:
         return members[0]

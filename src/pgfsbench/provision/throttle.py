@@ -155,7 +155,8 @@ def _inside(path: str, root: str) -> str | None:
 
 def find_hierarchies(proc_cgroup: str, mountinfo: str) -> list[Hierarchy]:
     """The v1 blkio and the v2 hierarchy this process can see, v1 first."""
-    v1_path = v2_path = None
+    v1_path: str | None = None
+    v2_path: str | None = None
     for line in proc_cgroup.splitlines():
         number, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
@@ -163,16 +164,16 @@ def find_hierarchies(proc_cgroup: str, mountinfo: str) -> list[Hierarchy]:
             v1_path = path
         elif number == "0" and controllers == "":
             v2_path = path
-    found = []
+    found: list[Hierarchy] = []
     for m in parse_mountinfo(mountinfo):
         if m.fs_type not in ("cgroup", "cgroup2"):
             continue
-        version, path = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
+        version, ours = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
         if version == 1 and "blkio" not in m.super_options.split(","):
             continue
-        if path is None or any(h.version == version for h in found):
+        if ours is None or any(h.version == version for h in found):
             continue
-        relative = _inside(path, m.root)
+        relative = _inside(ours, m.root)
         if relative is None:  # a mount of another part of the hierarchy
             continue
         found.append(Hierarchy(version, Path(m.mount_point), Path(m.mount_point) / relative))

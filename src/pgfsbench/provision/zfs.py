@@ -182,7 +182,7 @@ def _tables_cache() -> Path | None:
             st = os.stat(found) if found else None
         except OSError:
             st = None
-        if st is None:
+        if st is None or found is None:
             return None
         marks.append(f"{os.path.realpath(found)}:{st.st_size}:{st.st_mtime_ns}")
     key = hashlib.sha1("|".join(marks).encode()).hexdigest()[:16]

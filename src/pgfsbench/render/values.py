@@ -20,7 +20,7 @@ CELL_TEXT = {"unsupported": "n/a", "failed": "failed", "missing": "—"}
 # Units shown in a larger or smaller unit when the row's largest value asks for it:
 # unit -> [(threshold, shown unit, factor)], largest first; the stored unit is the last
 # resort. Bytes in binary units, as the plans write sizes; durations in µs/ms/s.
-_BYTES = [(2**40, "TiB", 2**40), (2**30, "GiB", 2**30), (2**20, "MiB", 2**20),
+_BYTES: list[tuple[float, str, float]] = [(2**40, "TiB", 2**40), (2**30, "GiB", 2**30), (2**20, "MiB", 2**20),
           (2**10, "KiB", 2**10)]
 _HUMAN_UNITS: dict[str, list[tuple[float, str, float]]] = {
     "B": _BYTES,

@@ -91,7 +91,7 @@ def _figure(f, target: str | None) -> str:
 def _conf_value(value: str | None) -> str:
     """Numbers bare; anything else single-quoted, as postgresql.conf reads it."""
     try:
-        float(value)
+        float(str(value))
         return str(value)
     except (TypeError, ValueError):
         return "'" + str(value).replace("'", "''") + "'"

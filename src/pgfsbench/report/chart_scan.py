@@ -50,7 +50,7 @@ def scan_curves(campaign: Campaign) -> list[ScanCurve]:
     for key, cell in cells_of(campaign, "parallel-scan").items():
         m = _WORKERS_MS.match(key.metric)
         est = estimate(cell.values) if m else None
-        if est is not None:
+        if m is not None and est is not None:
             _, ms = sweeps.setdefault((key.target, key.label), (cell.params, {}))
             ms[int(m.group(1))] = est
     per_target: dict[str, int] = {}

@@ -200,7 +200,8 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     small table with a line per target (median, CI and n, ratio to the baseline and its
     verdict)."""
     label = f"{row.label} · " if row.label else ""
-    direction = {True: "higher is better", False: "lower is better"}.get(
+    directions: dict[bool | None, str] = {True: "higher is better", False: "lower is better"}
+    direction = directions.get(
         row.higher_is_better, "no direction")
     unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
     human = metric_label(row.metric)

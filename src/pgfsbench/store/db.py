@@ -226,6 +226,7 @@ class Store:
         cur = self.conn.execute(
             "INSERT INTO targets (name, position, kind, fs, spec_json, status) "
             "VALUES (?,?,?,?,?,'pending')", (name, position, kind, fs, json.dumps(spec)))
+        assert cur.lastrowid is not None  # an INSERT sets it
         return cur.lastrowid
 
     @_writes
@@ -243,6 +244,7 @@ class Store:
             "INSERT INTO runs (target_id, workload, label, repetition, params_json, status, "
             "started) VALUES (?,?,?,?,?,'running',?)",
             (target_id, workload, label, repetition, json.dumps(params), time.time()))
+        assert cur.lastrowid is not None  # an INSERT sets it
         return cur.lastrowid
 
     @_writes

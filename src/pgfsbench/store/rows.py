@@ -86,7 +86,8 @@ def _select(conn: sqlite3.Connection, table: str, columns: tuple[str, ...],
 def read_sqlite(conn: sqlite3.Connection, series: bool = True) -> CampaignRows:
     """Every row of the campaign in a results.db of any version this program reads;
     ``series=False`` leaves the per-second series out (a listing needs none)."""
-    [campaign] = _select(conn, "campaign", CAMPAIGN, "id") or [None]
+    campaigns = _select(conn, "campaign", CAMPAIGN, "id")
+    campaign = campaigns[0] if campaigns else None
     if campaign is None:
         raise LookupError("the results hold no campaign yet")
     if campaign["uuid"] is None:  # recorded before campaigns had one
