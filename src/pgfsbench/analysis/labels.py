@@ -13,6 +13,8 @@ _EXACT = {
     "pgbench_init.elapsed_s": "pgbench load time",
     "clone_db.clone_s": "CREATE DATABASE time (file_copy_method=clone)",
     "clone_db.copy_s": "CREATE DATABASE time (file_copy_method=copy)",
+    "fs_snapshot.seconds": "filesystem snapshot time",
+    "fs_snapshot.basebackup_s": "pg_basebackup time",
 }
 _PATTERNS = [
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),
