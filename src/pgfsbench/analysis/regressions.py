@@ -55,6 +55,7 @@ class Finding:
 
     def describe(self) -> str:
         c = self.cell.comparison
+        assert c is not None  # a regression is a compared cell
         ci = f" [{c.ci_low:.3f}, {c.ci_high:.3f}]" if c.ci_low is not None else ""
         reason = f": {self.cell.verdict.reason}" if self.cell.verdict else ""
         return f"{self.title}: {self.target} ×{c.ratio:.3f}{ci} vs baseline{reason}"

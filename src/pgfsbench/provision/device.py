@@ -128,6 +128,7 @@ def _pool_on_devices(spec: Target, checked: list[CheckedDevice], p: Provisioning
     so it gets the paths the check resolved, verified once more to be the checked
     devices."""
     paths = [c.path for c in checked]
+    assert spec.fs is not None  # a device target names its filesystem (the plan model checks)
     try:
         with contextlib.ExitStack() as held:
             fds = [held.enter_context(opened_for_formatting(c)) for c in checked]
@@ -167,7 +168,7 @@ def _format(spec: Target, fs_recipe, checked: list[CheckedDevice], fds: list[int
                                        pass_fds=tuple(fds)))
     if spec.volume is None:
         options, _ = stripe_mkfs_options(spec)
-        layout = {"members": [c.path for c in checked]}
+        layout: dict = {"members": [c.path for c in checked]}  # as PreparedTarget.layout
         if len(checked) > 1:
             layout["spanned_by"] = spec.fs
         # The recipe's force flags are safe here: the check above is stricter than

@@ -321,6 +321,7 @@ def restore(res: dict) -> list[str]:
 
 
 def _apply(knob: Knob) -> None:
+    assert knob.asked is not None  # only asked knobs are written (the caller checks)
     try:
         write_value(knob.path, knob.asked)
     except OSError as exc:

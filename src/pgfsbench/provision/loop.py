@@ -116,6 +116,7 @@ def _direct_io_note(label: str, device: str, asked: bool) -> str:
 def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
                 owner: proc.RunAs) -> Iterator[PreparedTarget]:
     name, fs, size_mb = spec.name, spec.fs, spec.size_mb
+    assert fs is not None  # a loop target names its filesystem (the plan model checks)
     mount_options = spec.mount
     reason = unavailable_reason(fs)
     if reason:
