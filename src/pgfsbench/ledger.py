@@ -131,7 +131,7 @@ class Ledger:
             elif res["kind"] != "lock":
                 counts[res["kind"]] = counts.get(res["kind"], 0) + 1
         words = {"mount": "mount", "loop": "loop device", "file": "image", "dir": "directory",
-                 "postgres": "PostgreSQL server", "cgroup": "throttling cgroup",
+                 "postgres": "PostgreSQL server", "cgroup": "cgroup (throttling or memory)",
                  "md": "md array", "lvm-pv": "LVM physical volume",
                  "lvm-vg": "LVM volume group", "lvm-lv": "LVM logical volume",
                  "zfs-daemon": "zfs-fuse daemon", "zfs-pool": "ZFS pool",

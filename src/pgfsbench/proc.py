@@ -98,16 +98,28 @@ def run(
     timeout: float | None = None,
     check: bool = True,
     pass_fds: tuple[int, ...] = (),
+    cgroup: str | None = None,
 ) -> CommandResult:
     """Run ``argv`` (never through a shell) and capture everything.
 
     With ``as_user`` the child drops to that user (only when we are root and
     that user is not us). ``check`` raises CommandFailed on a non-zero exit.
-    ``pass_fds`` stay open in the child under the same numbers.
+    ``pass_fds`` stay open in the child under the same numbers. ``cgroup`` (a
+    ``cgroup.procs`` path, as root): the command starts inside that cgroup, through a
+    ``/bin/sh -c 'echo $$ > "$0" && exec ...'`` given the path and argv as arguments
+    (never interpolated), and setpriv to drop to ``as_user``.
     """
     argv = tuple(str(a) for a in argv)
     kwargs: dict = {}
-    if as_user is not None and os.geteuid() == 0 and as_user.uid != 0:
+    drop = as_user is not None and os.geteuid() == 0 and as_user.uid != 0
+    if cgroup is not None:
+        # Into the cgroup first (as root: a shell writes its own pid to the cgroup's
+        # cgroup.procs), then the user dropped by setpriv, then the command: everything
+        # it starts is born in the cgroup.
+        user = (f"setpriv --reuid={as_user.uid} --regid={as_user.gid} --clear-groups -- "
+                if drop else "")
+        argv = ("/bin/sh", "-c", f'echo $$ > "$0" && exec {user}"$@"', cgroup, *argv)
+    elif drop:
         kwargs.update(user=as_user.uid, group=as_user.gid, extra_groups=[])
     _tell(argv, None)
     started = time.monotonic()

@@ -63,3 +63,23 @@ def fact_quantity(key: str, value: object) -> tuple[str, str] | None:
         if key.lower().endswith(suffix):
             return key[:-len(suffix)], bytes_text(value * factor)
     return None
+
+
+# PostgreSQL's memory units (postgresql.conf is case-sensitive: kB, MB, GB, TB).
+_PG_UNITS = {"B": 1, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+_PG_MEMORY_RE = re.compile(r"^\s*(\d+)\s*(B|kB|MB|GB|TB)?\s*$")
+
+
+def pg_memory_bytes(value: object, block: int = 8192) -> int | None:
+    """A PostgreSQL memory setting's value in bytes: ``"256MB"``, ``"1GB"``, or a bare
+    number of ``block``-byte units (shared_buffers counts 8 kB buffers); None when it is
+    not one (the server judges it before anything runs)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value * block
+    match = _PG_MEMORY_RE.match(str(value))
+    if not match:
+        return None
+    unit = match.group(2)
+    return int(match.group(1)) * (_PG_UNITS[unit] if unit else block)

@@ -7,12 +7,15 @@ import re
 
 _EXACT = {
     "pgbench.tps": "TPC-B tps",
+    "pgbench_capacity.tps": "tx/s held at the latency target",
     "fsync_latency.sync_p99_us": "fsync p99 latency",
     "fsync.fdatasync_8k.ops_per_s": "pg_test_fsync fdatasync ops/s",
     "basebackup.mb_per_s": "base backup MB/s",
     "pgbench_init.elapsed_s": "pgbench load time",
     "clone_db.clone_s": "CREATE DATABASE time (file_copy_method=clone)",
     "clone_db.copy_s": "CREATE DATABASE time (file_copy_method=copy)",
+    "fs_snapshot.seconds": "filesystem snapshot time",
+    "fs_snapshot.basebackup_s": "pg_basebackup time",
 }
 _PATTERNS = [
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),

@@ -10,8 +10,12 @@ Pure functions, no I/O. The methods, and why each is the right tool here:
 * **Percentile bootstrap for the CI of the median and of the ratio of
   medians.** The median has no simple standard error, and run results are not
   normal, so a distribution-free interval is needed. The bootstrap is
-  vectorised (one resample matrix, ``np.median`` along an axis), uses 10,000
+  vectorised (one resample matrix, the middle of each sorted row), uses 10,000
   resamples, and a *fixed* seed so the same data always gives the same report.
+  Because the seed is fixed, a summary of n values always draws the same positions:
+  they are drawn once per n and kept as counts (``_fresh_boot_medians``, the same
+  numbers without a sort per resample), and each interval is kept by a digest of
+  this code and its values (``ci_cache.py`` stores them beside the results).
   For the ratio each side is resampled independently (the two targets' runs
   are independent) and the interval is taken over median(contender*) /
   median(baseline*). Caveat: with small n the percentile bootstrap is coarse:
@@ -54,6 +58,7 @@ How a comparison becomes better / worse / equivalent / inconclusive is
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -75,6 +80,43 @@ _RESAMPLES = 10_000
 _SEED = 20261122
 # Resample matrices are built in row chunks so a long series cannot eat memory.
 _CHUNK_CELLS = 2_000_000
+
+# Bootstrap intervals already computed in this process, by a digest of the code that
+# computes them and of the values they come from (so a hit is the interval these values
+# would give again); ci_cache.py keeps them beside the results between processes.
+_intervals: dict[str, tuple[float, float] | None] = {}
+_touched: set[str] | None = None  # the digests looked up while ci_cache records
+_code: bytes | None = None
+
+
+def _code_version() -> bytes:
+    """What the intervals depend on besides the data: this module's source (method,
+    resamples, seed) and numpy's version (its random streams)."""
+    global _code
+    if _code is None:
+        from hashlib import blake2b
+        from pathlib import Path
+
+        _code = blake2b(Path(__file__).read_bytes() + np.__version__.encode(),
+                        digest_size=16).digest()
+    return _code
+
+
+def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute
+              ) -> tuple[float, float] | None:
+    """compute(), or what it gave before for the same code, kind and values."""
+    from hashlib import blake2b
+
+    h = blake2b(_code_version() + kind.encode(), digest_size=16)
+    for a in arrays:
+        h.update(len(a).to_bytes(8, "little"))
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    key = h.hexdigest()
+    if _touched is not None:
+        _touched.add(key)
+    if key not in _intervals:
+        _intervals[key] = compute()
+    return _intervals[key]
 
 
 @dataclass(frozen=True)
@@ -198,6 +240,34 @@ def _boot_medians(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     return out
 
 
+# Up to this many values, a summary's resamples are drawn once per n and kept as counts.
+_COUNTED_N = 64
+
+
+@functools.lru_cache(maxsize=16)
+def _fresh_counts(n: int) -> np.ndarray:
+    """How often each of n positions is drawn in each resample that _boot_medians draws
+    from a fresh default_rng(_SEED) (one chunk: n <= _COUNTED_N)."""
+    idx = np.random.default_rng(_SEED).integers(0, n, size=(_RESAMPLES, n))
+    flat = idx + n * np.arange(_RESAMPLES)[:, None]
+    return np.bincount(flat.ravel(), minlength=_RESAMPLES * n).reshape(_RESAMPLES, n)
+
+
+def _fresh_boot_medians(x: np.ndarray) -> np.ndarray:
+    """_boot_medians(default_rng(_SEED), x), the same numbers without a sort per resample:
+    the k-th smallest of a resample is the k-th smallest value of x counted with the
+    number of times it was drawn (a cumulative count over x in sorted order)."""
+    n = len(x)
+    if n > _COUNTED_N:
+        return _boot_medians(np.random.default_rng(_SEED), x)
+    order = np.argsort(x, kind="stable")
+    sorted_x = x[order]
+    drawn = np.cumsum(_fresh_counts(n)[:, order], axis=1)
+    low = sorted_x[np.count_nonzero(drawn <= (n - 1) // 2, axis=1)]
+    high = sorted_x[np.count_nonzero(drawn <= n // 2, axis=1)]
+    return (low + high) / 2
+
+
 def _percentile_ci(boot: np.ndarray) -> tuple[float, float]:
     tail = (1 - CONFIDENCE) / 2 * 100
     lo, hi = np.percentile(boot, [tail, 100 - tail])
@@ -212,7 +282,8 @@ def summarize(values: Iterable[float | None]) -> Summary:
     median = float(np.median(x))
     if n < 2:
         return Summary(n, median, None, None, None, dropped)
-    lo, hi = _percentile_ci(_boot_medians(np.random.default_rng(_SEED), x))
+    lo, hi = _interval("median", (x,),
+                       lambda: _percentile_ci(_fresh_boot_medians(x))) or (None, None)
     mean = float(np.mean(x))
     cv = float(np.std(x, ddof=1)) / abs(mean) if mean != 0 else None
     return Summary(n, median, lo, hi, cv, dropped)
@@ -315,17 +386,23 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
 
     ci_low = ci_high = None
     if ratio is not None and nb >= 2 and no >= 2:
-        rng = np.random.default_rng(_SEED)
-        boot_base = _boot_medians(rng, base)
-        boot_other = _boot_medians(rng, other)
-        # Resampled baselines at or below zero make the ratio unbounded: no CI.
-        if np.all(boot_base > 0):
-            ci_low, ci_high = _percentile_ci(boot_other / boot_base)
+        ci_low, ci_high = _interval("ratio", (base, other),
+                                    lambda: _ratio_ci(base, other)) or (None, None)
 
     # Withhold p where no outcome could be significant (see module docstring).
     p = _mann_whitney(base, other) if can_be_significant(nb, no, alpha) else None
     flat = bool(np.all(base == base[0]) and np.all(other == other[0]))
     return Comparison(ratio, ci_low, ci_high, p, nb, no, no_spread=flat)
+
+
+def _ratio_ci(base: np.ndarray, other: np.ndarray) -> tuple[float, float] | None:
+    rng = np.random.default_rng(_SEED)
+    boot_base = _boot_medians(rng, base)
+    boot_other = _boot_medians(rng, other)
+    # Resampled baselines at or below zero make the ratio unbounded: no CI.
+    if np.all(boot_base > 0):
+        return _percentile_ci(boot_other / boot_base)
+    return None
 
 
 def compare_rounds(baseline: dict[int, float], contender: dict[int, float],

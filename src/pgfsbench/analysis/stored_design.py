@@ -40,10 +40,17 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
                        margin=margin)
     if "looks" not in stored:  # stored before planned looks: as it was decided then
         return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max, margin=margin)
+    stored_design = (schedule or {}).get("design") or {}
+    # The campaign kept the descriptive measurements it decided with (schedule.py, the
+    # same rule): read them back rather than validate the whole plan (pydantic and every
+    # workload kind, ~0.2 s of a read command's start).
+    kept = stored_design.get("descriptive")
+    descriptive = (frozenset((str(w), str(label)) for w, label in kept)
+                   if isinstance(kept, list) else descriptive_measurements(plan))
     design = replace(Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
-                                    descriptive_measurements(plan), earliest=reps.min),
+                                    descriptive, earliest=reps.min),
                      margin=margin)
-    final = ((schedule or {}).get("design") or {}).get("final_look")
+    final = stored_design.get("final_look")
     return design.at_budget(int(final)) if isinstance(final, int) else design
 
 

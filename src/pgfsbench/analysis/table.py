@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
+from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.family import compare_cells, decide_headlines
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.outcome import Judged, Verdict, judge_paired, judge_unpaired, verdict_of
@@ -110,12 +112,13 @@ class Source:
     cells: dict[CellKey, Samples]  # target part of the key is the column name
     failed: set[tuple[str, str, str]] = field(default_factory=set)  # (column, workload, label)
     design: Design | None = None  # the plan's; None: one look at the end (several campaigns)
+    results_dir: Path | None = None  # where its bootstrap intervals are cached (ci_cache.py)
 
 
 def campaign_source(campaign: Campaign) -> Source:
     columns = [t.name for t in campaign.targets if t.status != "skipped"]
     return Source(columns, collect(campaign), failed_measurements(campaign),
-                  design_for(campaign.plan, campaign.schedule))
+                  design_for(campaign.plan, campaign.schedule), campaign.results_dir)
 
 
 # A loaded campaign does not change, and the bootstrap behind a table costs
@@ -140,6 +143,12 @@ def comparison_table(campaign: Campaign, baseline: str | None = None,
 
 def build_table(source: Source, baseline: str | None, alpha: float, noise: float,
                 margin: float | None = None) -> Table:
+    with kept_in(source.results_dir):
+        return _build_table(source, baseline, alpha, noise, margin)
+
+
+def _build_table(source: Source, baseline: str | None, alpha: float, noise: float,
+                 margin: float | None) -> Table:
     columns = list(source.columns)
     if baseline is None or baseline not in columns:
         baseline = columns[0] if columns else None

@@ -25,6 +25,8 @@ from pgfsbench.provision.host import host_facts
 from pgfsbench.provision.knobs import os_knobs
 from pgfsbench.provision.loop import loop_target
 from pgfsbench.provision.provenance import target_provenance
+from pgfsbench.provision.memory import memory_limited
+from pgfsbench.provision.memory import usage as memory_usage
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.provision.throttle import throttled
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
@@ -75,6 +77,7 @@ class Machine:
     def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
 
+        self._memory: dict[str, dict] = {}  # target name -> its visit's memory cgroup
     def preflight(self) -> None:
         # A wrong pg_bin, then every check of the run stage (preflight.py): settings the
         # server refuses, an image too small for its filesystem, mkfs options mkfs
@@ -138,7 +141,12 @@ class Machine:
             # Inside the target: after a crash, cleanup restores these before detaching.
             knobs = stack.enter_context(os_knobs(dict(spec.sysctls), dict(spec.queue),
                                                  device, ledger))
-            yield {"os_settings": knobs, "throttle": limits}
+            # Last: the target's cache is dropped right before the server starts in it.
+            memory = stack.enter_context(memory_limited(
+                self.campaign.plan.memory_limit(spec), target.workdir, ledger))
+            self._memory[spec.name] = memory
+            stack.callback(self._memory.pop, spec.name, None)
+            yield {"os_settings": knobs, "throttle": limits, "memory": memory}
 
     def provenance(self, spec: Target, target: PreparedTarget) -> dict:
         return target_provenance(target, spec)
@@ -146,6 +154,21 @@ class Machine:
     def server(self, spec: Target, target: PreparedTarget, log_dest: Path
                ) -> ContextManager[Cluster]:
         c = self.campaign
-        return running_cluster(c.options.bins_for(spec.name), c.user, target.workdir,
-                               c.ledger, c.plan.server_settings(spec), log_dest,
-                               c.plan.data_checksums(spec))
+        memory = self._memory.get(spec.name) or {}
+        cluster = running_cluster(c.options.bins_for(spec.name), c.user, target.workdir,
+                                  c.ledger, c.plan.server_settings(spec), log_dest,
+                                  c.plan.data_checksums(spec), cgroup=memory.get("procs"))
+        if not memory:
+            return cluster
+        return _reading_usage(cluster, memory)
+
+
+@contextlib.contextmanager
+def _reading_usage(cluster: ContextManager[Cluster], memory: dict) -> Iterator[Cluster]:
+    """The server's context; once it has stopped, the memory cgroup's peak and limit hits
+    are added to its provenance record (the first visit's is what is stored)."""
+    try:
+        with cluster as running:
+            yield running
+    finally:
+        memory_usage(memory)

@@ -19,11 +19,14 @@ from pgfsbench.filesystems.mountoptions import mount_option_problems, unknown_mo
 from pgfsbench.filesystems.registry import find, recipe, recipes
 from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.design import Repetitions, Verdicts
-from pgfsbench.units import size_to_mb
+from pgfsbench.units import pg_memory_bytes, size_to_bytes, size_to_mb
 from pgfsbench.workloads import registry
 from pgfsbench.workloads.kind import WorkloadBase
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,39}$"
+# A memory limit holds shared_buffers and at least this much beside it: the backends,
+# the client connections' buffers, and a page cache worth the name.
+MEMORY_MARGIN = 64 * 2**20
 # --- workloads ------------------------------------------------------------------
 # Each workload type is a kind: one module in pgfsbench.workloads that declares its
 # params model (what its [[workloads]] table may hold), how it runs and what it costs
@@ -202,6 +205,10 @@ class Target(Strict):
     pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
     throttle: Throttle | None = Field(None, description="limit the target's device for "
                                       "the processes pgfsbench starts (default: none)")
+    memory: Size | None = Field(None, description="hold the PostgreSQL server and its page "
+                                "cache to this size (a memory cgroup), e.g. \"1G\", so a "
+                                "modest scale reads from the device; wins over the plan's "
+                                "(default: no limit)")
     zfs: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": dataset properties "
                                          "(recordsize, compression, atime, logbias, ...), "
                                          "checked against the installed zfs")
@@ -379,6 +386,9 @@ class Plan(Strict):
     repetitions: Repetitions = Field(Repetitions(), description="how often and in what "
                                      "order each target is measured")
     verdicts: Verdicts = Field(Verdicts(), description="how differences are judged")
+    memory: Size | None = Field(None, description="a memory size for every target's "
+                                "PostgreSQL server and page cache; a target's own wins "
+                                "(default: no limit)")
 
     @model_validator(mode="after")
     def _unique_targets(self) -> "Plan":
@@ -419,6 +429,34 @@ class Plan(Strict):
         if target.postgres.data_checksums is not None:
             return target.postgres.data_checksums
         return self.postgres.data_checksums
+
+    def memory_limit(self, target: Target) -> str | None:
+        """The memory the target's server and page cache are held to: the target's own,
+        else the plan's; None: no limit."""
+        return target.memory if target.memory is not None else self.memory
+
+    @model_validator(mode="after")
+    def _memory_holds_shared_buffers(self) -> Plan:
+        for t in self.targets:
+            if (memory := self.memory_limit(t)) is None:
+                continue
+            if t.fs == "zfs":
+                raise ValueError(f"target '{t.name}': memory cannot hold ZFS's cache (the ARC "
+                                 "is the ZFS daemon's or the kernel's, outside the cgroup): "
+                                 "remove memory from this target")
+            limit = size_to_bytes(memory)
+            value = self.server_settings(t).get("shared_buffers", "128MB")
+            buffers = pg_memory_bytes(value)
+            if buffers is None:  # the server judges the value itself
+                continue
+            if limit < buffers + MEMORY_MARGIN:
+                raise ValueError(
+                    f"target '{t.name}': memory = \"{memory}\" leaves no room beside "
+                    f"shared_buffers = {value!r}: the limit holds shared_buffers, every "
+                    f"backend and the page cache; give it at least "
+                    f"{(buffers + MEMORY_MARGIN) // 2**20}M (shared_buffers + "
+                    f"{MEMORY_MARGIN // 2**20}M), or lower shared_buffers")
+        return self
 
     def server_settings(self, target: Target | None = None) -> dict[str, object]:
         """The plan's PostgreSQL settings, then the target's over them, raised where a

@@ -31,6 +31,7 @@ def describe(plan: Plan) -> dict:
             "zfs": t.zfs, "zpool": t.zpool,
             "direct_io": t.direct_io, "sysctls": t.sysctls, "queue": t.queue,
             "throttle": t.throttle.model_dump(exclude_none=True) if t.throttle else {},
+            "memory": plan.memory_limit(t),
             "postgres_settings": plan.server_settings(t),
             "data_checksums": plan.data_checksums(t),
             "pg_bin": str(t.pg_bin) if t.pg_bin else None,

@@ -128,6 +128,7 @@ def _target(t: dict, console: Console, with_postgres: bool) -> None:
         "sysctls": value_text(t["sysctls"]),
         "queue": value_text(t["queue"]),
         "throttle": value_text(t["throttle"]),
+        "memory": t.get("memory") or "",
         "direct I/O": "" if t.get("direct_io") in (None, True) else value_text(t["direct_io"]),
         "pg_bin": t.get("pg_bin") or "",
         "data checksums": "" if t.get("data_checksums") is None

@@ -104,10 +104,12 @@ class Cluster:
 @contextlib.contextmanager
 def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: Ledger,
                     settings: dict[str, object], log_dest: Path,
-                    data_checksums: bool | None = None) -> Iterator[Cluster]:
+                    data_checksums: bool | None = None,
+                    cgroup: str | None = None) -> Iterator[Cluster]:
     """initdb in ``workdir`` (on the target) unless a cluster is already there, start,
     yield, and always stop. ``data_checksums``: on or off by initdb's flag (None: the
-    server's default).
+    server's default). ``cgroup``: the ``cgroup.procs`` the server starts in (a memory
+    limit: the postmaster and every backend are born there).
 
     The server log is copied to ``log_dest`` once the server has stopped.
     """
@@ -132,7 +134,8 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
         try:
             cluster.commands.append(cluster.run([
                 bins.tool("pg_ctl"), "start", "-D", str(cluster.pgdata), "-l",
-                str(cluster.log_path), "-o", conn_opts, "-w", "-t", "120"], timeout=180))
+                str(cluster.log_path), "-o", conn_opts, "-w", "-t", "120"], timeout=180,
+                cgroup=cgroup))
             yield cluster
         finally:
             ledger.release(res)

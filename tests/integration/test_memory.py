@@ -1,0 +1,122 @@
+"""A memory size (issue 25): the server and its page cache held to 128 MB reach the device.
+
+One ext4 loop target, ``memory = "128M"`` with 32 MB of shared_buffers, a scale-20
+database (about 300 MB): TPC-B and select-only for 5 s each read from the device, the
+bound check does not call the select-only run ``cached``, the provenance records the
+cgroup, and the cgroup is gone afterwards, also after a SIGTERM mid-run.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pgfsbench.provision.memory import find_memory_hierarchies, memory_support
+from tests.integration.conftest import (
+    CLI,
+    export,
+    ledgers,
+    loops_backed_by,
+    run_plan,
+    wait_for_run,
+)
+
+PLAN = """
+name = "memory"
+memory = "128M"
+
+[postgres.settings]
+shared_buffers = "32MB"
+
+[[targets]]
+name = "ext4"
+fs = "ext4"
+size = "1G"
+
+[[workloads]]
+type = "pgbench-init"
+scale = 20
+
+[[workloads]]
+type = "pgbench"
+clients = 2
+duration = 5
+
+[[workloads]]
+type = "pgbench"
+mode = "select-only"
+clients = 2
+duration = 5
+"""
+
+
+def our_cgroups() -> list[Path]:
+    """Memory cgroups pgfsbench made and left behind, where it makes them."""
+    found = find_memory_hierarchies(Path("/proc/self/cgroup").read_text(),
+                                    Path("/proc/self/mountinfo").read_text())
+    return [p for h in found for p in h.parent.glob("pgfsbench-mem-*")]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory, state_dir: Path):
+    if reason := memory_support():
+        pytest.skip(reason)
+    where = tmp_path_factory.mktemp("memory")
+    results, _ = run_plan(where, PLAN, "--wait")  # others' campaigns may hold the machine
+    assert not ledgers(state_dir) and not loops_backed_by(where)
+    assert our_cgroups() == []
+    return results, export(results)
+
+
+def the_run(doc: dict, mode: str) -> dict:
+    [run] = [r for r in doc["runs"] if r["workload"] == "pgbench"
+             and r["params"]["mode"] == mode]
+    return run
+
+
+def values(run: dict) -> dict[str, float]:
+    return {m["name"]: m["value"] for m in run["metrics"]}
+
+
+def test_limited_runs_read_from_the_device_and_are_not_cached(campaign) -> None:
+    _, doc = campaign
+    tpcb, select = values(the_run(doc, "tpcb")), the_run(doc, "select-only")
+    assert tpcb["mon.disk.target.read_bytes"] > 0, tpcb
+    v = values(select)
+    assert v["mon.disk.target.read_bytes"] > 0, v
+    # a page a transaction at least, nearly all from the device (unlimited: < 1%)
+    assert v["bound.device_read_frac"] >= 0.5, v
+    assert "cached" not in select["bound"]["classes"]
+
+
+def test_the_limit_is_in_the_provenance(campaign) -> None:
+    results, _ = campaign
+    db = sqlite3.connect(results / "results.db")
+    [(text,)] = db.execute("SELECT provenance_json FROM targets").fetchall()
+    memory = json.loads(text)["memory"]
+    assert memory["limit_bytes"] == 128 * 2**20 and memory["release_problems"] == []
+    assert memory["mechanism"] in ("cgroup v1 memory", "cgroup v2 memory.max")
+    assert int(next(iter(memory["effective"].values()))) == 128 * 2**20
+    assert 32 * 2**20 < memory["peak_bytes"] <= 128 * 2**20  # shared_buffers and more
+
+
+def test_sigterm_mid_run_removes_the_cgroup(tmp_path, state_dir) -> None:
+    if reason := memory_support():
+        pytest.skip(reason)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace("scale = 20", "scale = 2").replace("duration = 5",
+                                                                    "duration = 60"))
+    results = tmp_path / "r"
+    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results), "--wait"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_run(run, results, "status = 'running' AND workload = 'pgbench'", 900)
+    assert len(our_cgroups()) == 1  # the server is in it now
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 143, (out, err)
+    assert our_cgroups() == [] and ledgers(state_dir) == []
