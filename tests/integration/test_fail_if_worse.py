@@ -14,15 +14,21 @@ and a threshold beyond what the CI shows must not fail.
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 import pytest
 
 from pgfsbench import exits
 from tests.integration.conftest import cli, export, run_plan
-from tests.integration.plans import (COMMIT_DELAY, LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench,
-                                     plan_toml, rounds)
+from tests.integration.plans import (
+    COMMIT_DELAY,
+    LOAD_ONCE,
+    SMALL_BUFFERS,
+    ext4,
+    pgbench,
+    plan_toml,
+    rounds,
+)
 
 PLAN = plan_toml("gate", [ext4("fast"), ext4("slow", postgres=COMMIT_DELAY)],
                  [LOAD_ONCE, pgbench(clients=4, duration=2)],

@@ -21,9 +21,16 @@ import pytest
 from pgfsbench import exits
 from pgfsbench.store.read import load_campaign
 from tests.integration.conftest import cli
-from tests.integration.plans import (COMMIT_DELAY, LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench,
-                                     rounds, run_campaign)
 from tests.integration.pg_server import pg_server
+from tests.integration.plans import (
+    COMMIT_DELAY,
+    LOAD_ONCE,
+    SMALL_BUFFERS,
+    ext4,
+    pgbench,
+    rounds,
+    run_campaign,
+)
 
 
 def nightly(**ext4_fields) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.conftest import export, leftovers, ledgers, run_plan
+from tests.integration.conftest import export, ledgers, leftovers, run_plan
 from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, plan_toml
 
 

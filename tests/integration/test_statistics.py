@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.provision.throttle import throttle_support
-from tests.integration.conftest import cli, export, leftovers, ledgers, run_plan
+from tests.integration.conftest import cli, export, ledgers, leftovers, run_plan
 from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, plan_toml, rounds
 
 PLAN = plan_toml(

@@ -66,6 +66,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 # scipy.special, not scipy.stats (~0.7 s to import): the normal distribution is all the
 # paired and bootstrap paths need; the rank tests import scipy.stats where they run.
 from scipy.special import ndtr, ndtri
@@ -197,7 +198,7 @@ class Comparison:
             p = max(p, 0.0 if half <= 0 else float(ndtr(-dist * z95 / half)))
         return p
 
-    def flipped(self) -> "Comparison":
+    def flipped(self) -> Comparison:
         """The baseline against the contender: the same evidence read the other way."""
         if not self.ratio:  # none, or zero: no ratio the other way round
             return Comparison(None, None, None, self.p_value, self.n_other, self.n_base,

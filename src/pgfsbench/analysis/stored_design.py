@@ -57,9 +57,9 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
 def descriptive_measurements(plan: dict) -> frozenset[Measurement]:
     """The measurements of an 'auto' plan with their own fixed repetitions: shown, not
     tested (outside the verdict family)."""
-    from pgfsbench.plan.model import Plan
-
     from pydantic import ValidationError
+
+    from pgfsbench.plan.model import Plan
 
     try:
         model = Plan.model_validate(plan)

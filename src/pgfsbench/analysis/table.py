@@ -264,7 +264,7 @@ def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
     """Every non-headline contender cell at alpha, Benjamini-Hochberg over the rows."""
     p = benjamini_hochberg([c.comparison.p_value for _, c in family])
     p_eq = benjamini_hochberg([c.comparison.p_equivalent for _, c in family])
-    for (row, cell), q, q_eq in zip(family, p, p_eq):
+    for (_row, cell), q, q_eq in zip(family, p, p_eq):
         if cell.comparison.paired is not None:
             cell.judged = judge_paired(cell.comparison, q, q_eq, table.alpha, table.noise)
         else:

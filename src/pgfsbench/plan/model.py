@@ -17,8 +17,8 @@ from pydantic_core import core_schema
 from pgfsbench.fields import Size, Strict
 from pgfsbench.filesystems.mountoptions import mount_option_problems, unknown_mount_options
 from pgfsbench.filesystems.registry import find, recipe, recipes
-from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.plan.design import Repetitions, Verdicts
+from pgfsbench.plan.fsoptions import device_options
 from pgfsbench.units import pg_memory_bytes, size_to_bytes, size_to_mb
 from pgfsbench.workloads import registry
 from pgfsbench.workloads.kind import WorkloadBase
@@ -47,7 +47,8 @@ class Workload:
                                      ) -> core_schema.CoreSchema:
         models = tuple(k.params for k in registry.kinds())
         return handler.generate_schema(
-            Annotated[Union[models], Field(discriminator="type")])
+            # Union of a runtime tuple of classes: `|` cannot spell it.
+            Annotated[Union[models], Field(discriminator="type")])  # noqa: UP007
 
 
 # --- targets --------------------------------------------------------------------
@@ -125,7 +126,7 @@ class Throttle(Strict):
                                                      "as \"125M\" (default: no limit)")
 
     @model_validator(mode="after")
-    def _some_limit(self) -> "Throttle":
+    def _some_limit(self) -> Throttle:
         if not any((self.read_iops, self.write_iops, self.read_bps, self.write_bps)):
             raise ValueError("throttle needs at least one of read_iops, write_iops, "
                              "read_bps, write_bps")
@@ -217,7 +218,7 @@ class Target(Strict):
                                            "zpool")
 
     @model_validator(mode="after")
-    def _zfs_properties(self) -> "Target":
+    def _zfs_properties(self) -> Target:
         from pgfsbench.filesystems.zfs import OWNED
 
         if not (fs := find(self.fs)) or not fs.pooled:
@@ -249,7 +250,7 @@ class Target(Strict):
         return self
 
     @model_validator(mode="after")
-    def _kind(self) -> "Target":
+    def _kind(self) -> Target:
         if self.dir is not None and (self.device is not None or self.devices):
             raise ValueError("set either dir or device, not both")
         self._check_members()
@@ -391,7 +392,7 @@ class Plan(Strict):
                                 "(default: no limit)")
 
     @model_validator(mode="after")
-    def _unique_targets(self) -> "Plan":
+    def _unique_targets(self) -> Plan:
         seen: set[str] = set()
         for t in self.targets:
             if t.name in seen:
@@ -472,7 +473,7 @@ class Plan(Strict):
         return settings
 
     @model_validator(mode="after")
-    def _needed_before(self) -> "Plan":
+    def _needed_before(self) -> Plan:
         types = [w.type for w in self.workloads]
         for t in dict.fromkeys(types):
             need = registry.kind(t).needs
@@ -481,7 +482,7 @@ class Plan(Strict):
         return self
 
     @model_validator(mode="after")
-    def _distinct_measurements(self) -> "Plan":
+    def _distinct_measurements(self) -> Plan:
         # Two identical measurements would be pooled into one cell (two samples a
         # round) and share a run directory: refuse them rather than guess.
         seen: set[tuple[str, str]] = set()
