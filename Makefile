@@ -68,4 +68,4 @@ plotly-bundle:
 	sh src/pgfsbench/report/vendor/build.sh
 
 clean:
-	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
