@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, ContextManager, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pgfsbench.campaign.events import Note
 from pgfsbench.plan.model import Target
@@ -24,9 +25,9 @@ from pgfsbench.provision.filesystems import can_use_loop_devices, unavailable_re
 from pgfsbench.provision.host import host_facts
 from pgfsbench.provision.knobs import os_knobs
 from pgfsbench.provision.loop import loop_target
-from pgfsbench.provision.provenance import target_provenance
 from pgfsbench.provision.memory import memory_limited
 from pgfsbench.provision.memory import usage as memory_usage
+from pgfsbench.provision.provenance import target_provenance
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.provision.throttle import throttled
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
@@ -76,8 +77,8 @@ class Machine:
 
     def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
-
         self._memory: dict[str, dict] = {}  # target name -> its visit's memory cgroup
+
     def preflight(self) -> None:
         # A wrong pg_bin, then every check of the run stage (preflight.py): settings the
         # server refuses, an image too small for its filesystem, mkfs options mkfs
