@@ -44,9 +44,10 @@ demo: setup
 test: lint
 	$(BIN)/pytest -q -ra
 
-# ruff (lint, [tool.ruff]) and mypy (types, [tool.mypy]) as configured in pyproject.toml.
+# ruff (lint and format, [tool.ruff]) and mypy (types, [tool.mypy]) as configured in pyproject.toml.
 lint: setup
 	$(BIN)/ruff check
+	$(BIN)/ruff format --check
 	$(BIN)/mypy
 
 unit: setup

@@ -48,19 +48,28 @@ def throwaway_cluster(stack: ExitStack):
     work = base / "work"
     work.mkdir()
     os.chown(work, user.uid, user.gid)
-    return stack.enter_context(running_cluster(find_binaries(), user, work, ledger, {},
-                                               base / "pg.log"))
+    return stack.enter_context(
+        running_cluster(find_binaries(), user, work, ledger, {}, base / "pg.log")
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--interval", type=float, default=1.0)
-    ap.add_argument("--device", default=None, help="a block device for the disk series "
-                    "(default: the disk / is on is not guessed; e.g. /dev/vda)")
+    ap.add_argument(
+        "--device",
+        default=None,
+        help="a block device for the disk series "
+        "(default: the disk / is on is not guessed; e.g. /dev/vda)",
+    )
     ap.add_argument("--postgres", action="store_true", help="also a pg monitor (needs root)")
-    ap.add_argument("--clients", type=int, default=0,
-                    help="with --postgres: idle connections held open (backends to read)")
+    ap.add_argument(
+        "--clients",
+        type=int,
+        default=0,
+        help="with --postgres: idle connections held open (backends to read)",
+    )
     args = ap.parse_args()
 
     with ExitStack() as stack:
@@ -70,11 +79,21 @@ def main() -> int:
             import psycopg
 
             cluster = throwaway_cluster(stack)
-            monitors = [SystemMonitor(args.interval, args.device, args.device,
-                                      server_pidfile=cluster.pgdata / "postmaster.pid")]
+            monitors = [
+                SystemMonitor(
+                    args.interval,
+                    args.device,
+                    args.device,
+                    server_pidfile=cluster.pgdata / "postmaster.pid",
+                )
+            ]
             for _ in range(args.clients):
-                conn = psycopg.connect(host=str(cluster.socket_dir), port=cluster.port,
-                                       user="postgres", dbname="postgres")
+                conn = psycopg.connect(
+                    host=str(cluster.socket_dir),
+                    port=cluster.port,
+                    user="postgres",
+                    dbname="postgres",
+                )
                 stack.callback(conn.close)
             pg = PgMonitor(cluster, args.interval)
             monitors.append(pg)
@@ -93,20 +112,30 @@ def main() -> int:
         wall = time.monotonic() - origin
         process_cpu = time.process_time() - cpu0
 
-    print(f"{wall:.1f} s at {1 / args.interval:g} Hz, Python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs")
-    print(f"{'monitor':<10} {'ticks':>6} {'thread CPU s':>13} {'% of a core':>12} "
-          f"{'ms/tick':>8} {'series':>7} problems")
+    print(
+        f"{wall:.1f} s at {1 / args.interval:g} Hz, Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'monitor':<10} {'ticks':>6} {'thread CPU s':>13} {'% of a core':>12} "
+        f"{'ms/tick':>8} {'series':>7} problems"
+    )
     for m in monitors:
         pct = 100 * m.cpu_seconds / wall
         per_tick = 1000 * m.cpu_seconds / max(1, m.ticks)
-        print(f"{m.name:<10} {m.ticks:>6} {m.cpu_seconds:>13.4f} {pct:>11.3f}% "
-              f"{per_tick:>8.3f} {len(m.series()):>7} {len(m.problems)}")
+        print(
+            f"{m.name:<10} {m.ticks:>6} {m.cpu_seconds:>13.4f} {pct:>11.3f}% "
+            f"{per_tick:>8.3f} {len(m.series()):>7} {len(m.problems)}"
+        )
     if backend is not None:
-        print(f"{'pg server':<10} {'':>6} {backend_cpu:>13.4f} {100 * backend_cpu / wall:>11.3f}%"
-              "   (the backend serving the monitor's queries)")
-    print(f"whole process CPU (incl. main thread, start/stop): {process_cpu:.3f} s "
-          f"= {100 * process_cpu / wall:.3f}% of a core")
+        print(
+            f"{'pg server':<10} {'':>6} {backend_cpu:>13.4f} {100 * backend_cpu / wall:>11.3f}%"
+            "   (the backend serving the monitor's queries)"
+        )
+    print(
+        f"whole process CPU (incl. main thread, start/stop): {process_cpu:.3f} s "
+        f"= {100 * process_cpu / wall:.3f}% of a core"
+    )
     return 0
 
 

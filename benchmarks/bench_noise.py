@@ -57,23 +57,59 @@ DATA = REPO / "benchmarks" / "data"
 
 TARGETS = (("a", "ext4"), ("b", "ext4"), ("xfs", "xfs"))
 PAIRS = (("b", "a"), ("xfs", "a"))
-FIELDS = ["campaign", "remedy", "round", "target", "value", "seconds", "persec_sd",
-          "persec_n", "persec_lag1", "wal_mb", "checkpoints", "other_cpu",
-          "position"]
+FIELDS = [
+    "campaign",
+    "remedy",
+    "round",
+    "target",
+    "value",
+    "seconds",
+    "persec_sd",
+    "persec_n",
+    "persec_lag1",
+    "wal_mb",
+    "checkpoints",
+    "other_cpu",
+    "position",
+]
 
 
-def plan_text(rounds: int, settings: dict[str, str], prepare: list[str], duration: int,
-              warmup: int) -> str:
+def plan_text(
+    rounds: int, settings: dict[str, str], prepare: list[str], duration: int, warmup: int
+) -> str:
     conf = {"shared_buffers": "128MB", "max_wal_size": "1GB", **settings}
-    lines = ['name = "noise-collect"', 'description = "bench_noise.py: visit-level noise"', "",
-             "[repetitions]", f"count = {rounds}", 'order = "random"', "fresh = false", "",
-             "[postgres.settings]", *(f'{k} = "{v}"' for k, v in conf.items()), ""]
+    lines = [
+        'name = "noise-collect"',
+        'description = "bench_noise.py: visit-level noise"',
+        "",
+        "[repetitions]",
+        f"count = {rounds}",
+        'order = "random"',
+        "fresh = false",
+        "",
+        "[postgres.settings]",
+        *(f'{k} = "{v}"' for k, v in conf.items()),
+        "",
+    ]
     for name, fs in TARGETS:
         lines += ["[[targets]]", f'name = "{name}"', f'fs = "{fs}"', 'size = "2G"', ""]
-    lines += ["[[workloads]]", 'type = "fsync-latency"', "seconds = 2", 'size = "32M"', "",
-              "[[workloads]]", 'type = "pgbench-init"', "scale = 10", "repetitions = 1", "",
-              "[[workloads]]", 'type = "pgbench"', "clients = 4", f"duration = {duration}",
-              f"warmup = {warmup}"]
+    lines += [
+        "[[workloads]]",
+        'type = "fsync-latency"',
+        "seconds = 2",
+        'size = "32M"',
+        "",
+        "[[workloads]]",
+        'type = "pgbench-init"',
+        "scale = 10",
+        "repetitions = 1",
+        "",
+        "[[workloads]]",
+        'type = "pgbench"',
+        "clients = 4",
+        f"duration = {duration}",
+        f"warmup = {warmup}",
+    ]
     if prepare:
         lines.append("prepare = [" + ", ".join(f'"{p}"' for p in prepare) + "]")
     lines += ["", "[[workloads]]", 'type = "fsync"', "seconds = 1", "repetitions = 3", ""]
@@ -88,11 +124,21 @@ def collect(args) -> None:
     # --nice: the whole campaign (PostgreSQL, pgbench, fio inherit it) at another CPU
     # priority than the machine's other work (-10: ~9x the CPU weight of nice 0).
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
-    done = subprocess.run([*nice, sys.executable, "-m", "pgfsbench", "run", str(plan),
-                           "--results", str(args.results), "--wait"])
+    done = subprocess.run(
+        [
+            *nice,
+            sys.executable,
+            "-m",
+            "pgfsbench",
+            "run",
+            str(plan),
+            "--results",
+            str(args.results),
+            "--wait",
+        ]
+    )
     if done.returncode:  # e.g. the summary failed after the rounds were stored
-        print(f"pgfsbench run exited {done.returncode}; keeping what it stored",
-              file=sys.stderr)
+        print(f"pgfsbench run exited {done.returncode}; keeping what it stored", file=sys.stderr)
     print(extract(args.results, args.remedy))
 
 
@@ -128,16 +174,26 @@ def rows_of(results: Path, remedy: str) -> list[dict]:
         vals = [v for t, v in (points.points if points else [])[:-1] if t >= warm and v > 0]
         logs = [math.log(v) for v in vals]
         sd = _sd(logs) if len(logs) > 1 else float("nan")
-        rows.append({"campaign": campaign.id, "remedy": remedy, "round": run.repetition,
-                     "target": run.target, "value": round(named["pgbench.tps"], 3),
-                     "seconds": round(starts.get(run.repetition, float("nan")), 1),
-                     "persec_sd": round(sd, 5), "persec_n": len(logs),
-                     "persec_lag1": round(_lag1(logs), 3) if len(logs) > 2 else 0.0,
-                     "wal_mb": round((named.get("mon.pg.wal_bytes") or 0) / 1e6, 1),
-                     "position": position.get((run.repetition, run.target), 0),
-                     "other_cpu": round(named.get("bound.other_cpu_frac") or 0.0, 3),
-                     "checkpoints": int((named.get("mon.pg.checkpoints_req") or 0)
-                                        + (named.get("mon.pg.checkpoints_timed") or 0))})
+        rows.append(
+            {
+                "campaign": campaign.id,
+                "remedy": remedy,
+                "round": run.repetition,
+                "target": run.target,
+                "value": round(named["pgbench.tps"], 3),
+                "seconds": round(starts.get(run.repetition, float("nan")), 1),
+                "persec_sd": round(sd, 5),
+                "persec_n": len(logs),
+                "persec_lag1": round(_lag1(logs), 3) if len(logs) > 2 else 0.0,
+                "wal_mb": round((named.get("mon.pg.wal_bytes") or 0) / 1e6, 1),
+                "position": position.get((run.repetition, run.target), 0),
+                "other_cpu": round(named.get("bound.other_cpu_frac") or 0.0, 3),
+                "checkpoints": int(
+                    (named.get("mon.pg.checkpoints_req") or 0)
+                    + (named.get("mon.pg.checkpoints_timed") or 0)
+                ),
+            }
+        )
     return sorted(rows, key=lambda r: (r["round"], r["target"]))
 
 
@@ -230,12 +286,18 @@ def pair_stats(rows: list[dict]) -> dict:
         sxx = sum(v * v for v in cs)
         slope = sum(a * b for a, b in zip(ds, cs)) / sxx if sxx else 0.0
         resid = sum((a - slope * b) ** 2 for a, b in zip(ds, cs)) / max(df - 1, 1)
-        out[f"{x}/{y}"] = {"rounds": n, "sd": math.sqrt(var), "within_var": w,
-                           "other_cpu_slope": slope, "sd_without_others": math.sqrt(resid),
-                           "within_share": w / var if var else float("nan"),
-                           "within_share_ar1": w_ar / var if var else float("nan"),
-                           "level_sd": math.sqrt(max(var - w, 0.0) / 2),
-                           "lag1": lag_num / lag_den if lag_den else 0.0, "var": var}
+        out[f"{x}/{y}"] = {
+            "rounds": n,
+            "sd": math.sqrt(var),
+            "within_var": w,
+            "other_cpu_slope": slope,
+            "sd_without_others": math.sqrt(resid),
+            "within_share": w / var if var else float("nan"),
+            "within_share_ar1": w_ar / var if var else float("nan"),
+            "level_sd": math.sqrt(max(var - w, 0.0) / 2),
+            "lag1": lag_num / lag_den if lag_den else 0.0,
+            "var": var,
+        }
     return out
 
 
@@ -244,13 +306,16 @@ def analyse(args) -> None:
     groups = defaultdict(list)
     for r in rows:
         groups[r["remedy"]].append(r)
-    print("remedy | campaigns | rounds | pair | paired sd | per-second share (iid; AR(1)) | "
-          "visit level sd | lag-1 | min/round | info/min | per-second sd | WAL MB/visit | "
-          "checkpoints/visit | others' CPU/visit | paired sd without others' CPU")
+    print(
+        "remedy | campaigns | rounds | pair | paired sd | per-second share (iid; AR(1)) | "
+        "visit level sd | lag-1 | min/round | info/min | per-second sd | WAL MB/visit | "
+        "checkpoints/visit | others' CPU/visit | paired sd without others' CPU"
+    )
     for remedy, rs in groups.items():
         camps = sorted({r["campaign"] for r in rs})
-        sets = [("pooled", rs)] + ([(c, [r for r in rs if r["campaign"] == c]) for c in camps]
-                                   if len(camps) > 1 else [])
+        sets = [("pooled", rs)] + (
+            [(c, [r for r in rs if r["campaign"] == c]) for c in camps] if len(camps) > 1 else []
+        )
         for label, subset in sets:
             rounds = {(r["campaign"], r["round"]): r["seconds"] for r in subset}
             minutes = _mean([s for s in rounds.values() if s == s]) / 60
@@ -261,19 +326,27 @@ def analyse(args) -> None:
             ncamp = len({r["campaign"] for r in subset})
             for pair, s in pair_stats(subset).items():
                 info = 1 / (s["var"] * minutes)
-                print(f"{remedy}{'' if label == 'pooled' else ' ' + label} | {ncamp} | "
-                      f"{s['rounds']} | {pair} | {100 * s['sd']:.1f}% | "
-                      f"{100 * s['within_share']:.0f}%; {100 * s['within_share_ar1']:.0f}% | "
-                      f"{100 * s['level_sd']:.1f}% | "
-                      f"{s['lag1']:+.2f} | {minutes:.2f} | {info:.0f} | {100 * persec:.1f}% | "
-                      f"{wal:.0f} | {cps:.2f} | {100 * others:.0f}% | "
-                      f"{100 * s['sd_without_others']:.1f}%")
+                print(
+                    f"{remedy}{'' if label == 'pooled' else ' ' + label} | {ncamp} | "
+                    f"{s['rounds']} | {pair} | {100 * s['sd']:.1f}% | "
+                    f"{100 * s['within_share']:.0f}%; {100 * s['within_share_ar1']:.0f}% | "
+                    f"{100 * s['level_sd']:.1f}% | "
+                    f"{s['lag1']:+.2f} | {minutes:.2f} | {info:.0f} | {100 * persec:.1f}% | "
+                    f"{wal:.0f} | {cps:.2f} | {100 * others:.0f}% | "
+                    f"{100 * s['sd_without_others']:.1f}%"
+                )
         r_cpu, slope = others_effect(rs)
-        print(f"{remedy}: log tps vs others' CPU share: r = {r_cpu:+.2f}, "
-              f"{100 * (math.exp(0.1 * slope) - 1):+.1f}% tps per 10 points of others' CPU")
+        print(
+            f"{remedy}: log tps vs others' CPU share: r = {r_cpu:+.2f}, "
+            f"{100 * (math.exp(0.1 * slope) - 1):+.1f}% tps per 10 points of others' CPU"
+        )
         effect = position_effect(rs)
-        print(f"{remedy}: tps by place in the round (vs the target's mean): " + ", ".join(
-            f"{p}: {100 * (math.exp(m) - 1):+.1f}% (n={n})" for p, (m, n) in effect.items()))
+        print(
+            f"{remedy}: tps by place in the round (vs the target's mean): "
+            + ", ".join(
+                f"{p}: {100 * (math.exp(m) - 1):+.1f}% (n={n})" for p, (m, n) in effect.items()
+            )
+        )
 
 
 def position_effect(rows: list[dict]) -> dict[int, tuple[float, int]]:
@@ -283,8 +356,9 @@ def position_effect(rows: list[dict]) -> dict[int, tuple[float, int]]:
         means[(r["campaign"], r["target"])].append(math.log(r["value"]))
     by_pos = defaultdict(list)
     for r in rows:
-        by_pos[r["position"]].append(math.log(r["value"]) - _mean(means[(r["campaign"],
-                                                                           r["target"])]))
+        by_pos[r["position"]].append(
+            math.log(r["value"]) - _mean(means[(r["campaign"], r["target"])])
+        )
     return {p: (_mean(v), len(v)) for p, v in sorted(by_pos.items())}
 
 
@@ -316,8 +390,12 @@ def main() -> None:
     c.add_argument("--prepare", help="pgbench's per-visit preparation, comma-separated")
     c.add_argument("--duration", type=int, default=8)
     c.add_argument("--warmup", type=int, default=2)
-    c.add_argument("--nice", type=int, default=0,
-                   help="run the campaign under nice -n N (e.g. -10: above other work)")
+    c.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run the campaign under nice -n N (e.g. -10: above other work)",
+    )
     e = sub.add_parser("extract", help="the CSV of an existing results directory")
     e.add_argument("results", type=Path)
     e.add_argument("--remedy", required=True)

@@ -40,39 +40,64 @@ from pgfsbench.store.read import load_campaign  # noqa: E402
 
 IMPORT_S = time.perf_counter() - T0
 PGBENCH_METRICS = 40
-FSYNC_METRICS = ["sync_p50_us", "sync_p90_us", "sync_p99_us", "sync_p99_9_us", "sync_max_us",
-                 "sync_mean_us", "syncs_per_s", "warmup_s"]
+FSYNC_METRICS = [
+    "sync_p50_us",
+    "sync_p90_us",
+    "sync_p99_us",
+    "sync_p99_9_us",
+    "sync_max_us",
+    "sync_mean_us",
+    "syncs_per_s",
+    "warmup_s",
+]
 
 
 def build(results: Path, targets: int, reps: int, seed: int = 1) -> Path:
     """A finished campaign: every target measured `reps` times, round-robin."""
     rng = random.Random(seed)
     store = Store.create(results)
-    store.start_campaign("bench", "bench-report", {"name": "bench-report"},
-                         {"kernel": "synthetic"}, "bench")
+    store.start_campaign(
+        "bench", "bench-report", {"name": "bench-report"}, {"kernel": "synthetic"}, "bench"
+    )
     names = [f"t{i}" for i in range(targets)]
     ids = {n: store.add_target(n, i, "loop", "ext4", {}) for i, n in enumerate(names)}
     for n in names:
-        store.set_target(ids[n], "ok", provenance={"fs": "ext4", "effective_mount_options":
-                                                   ["rw", "relatime"]})
+        store.set_target(
+            ids[n], "ok", provenance={"fs": "ext4", "effective_mount_options": ["rw", "relatime"]}
+        )
     for r in range(1, reps + 1):
         for i, n in enumerate(names):
             speed = 1 + 0.05 * i  # each target 5% apart, with 3% run-to-run noise
             tps = 2000 * speed * rng.gauss(1, 0.03)
-            run = store.start_run(ids[n], "pgbench", {"clients": 4, "duration": 60},
-                                  "clients=4", repetition=r)
+            run = store.start_run(
+                ids[n], "pgbench", {"clients": 4, "duration": 60}, "clients=4", repetition=r
+            )
             metrics = [Metric("pgbench.tps", tps, "tps", True)]
-            metrics += [Metric(f"pgbench.m{k}", 10 * (k + 1) * rng.gauss(speed, 0.05), "ms", False)
-                        for k in range(PGBENCH_METRICS - 1)]
-            series = [Series("pgbench.tps", "tps", [(s, tps * rng.gauss(1, 0.1))
-                                                   for s in range(60)])]
+            metrics += [
+                Metric(f"pgbench.m{k}", 10 * (k + 1) * rng.gauss(speed, 0.05), "ms", False)
+                for k in range(PGBENCH_METRICS - 1)
+            ]
+            series = [
+                Series("pgbench.tps", "tps", [(s, tps * rng.gauss(1, 0.1)) for s in range(60)])
+            ]
             store.add_result(run, ids[n], WorkloadResult(metrics, series))
             store.finish_run(run, "ok")
             run = store.start_run(ids[n], "fsync-latency", {"seconds": 10}, repetition=r)
-            store.add_result(run, ids[n], WorkloadResult(
-                [Metric(f"fsync_latency.{m}", 300 * rng.gauss(speed, 0.1),
-                        "syncs/s" if m == "syncs_per_s" else "µs", m == "syncs_per_s")
-                 for m in FSYNC_METRICS]))
+            store.add_result(
+                run,
+                ids[n],
+                WorkloadResult(
+                    [
+                        Metric(
+                            f"fsync_latency.{m}",
+                            300 * rng.gauss(speed, 0.1),
+                            "syncs/s" if m == "syncs_per_s" else "µs",
+                            m == "syncs_per_s",
+                        )
+                        for m in FSYNC_METRICS
+                    ]
+                ),
+            )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -106,13 +131,20 @@ def main() -> None:
     args = ap.parse_args()
     print(f"import {IMPORT_S:.2f} s")
     header = f"{'targets':>7} {'reps':>4} {'runs':>5}" + "".join(
-        f" {k:>8}" for k in ("load", "table", "again", "terminal", "figures", "report"))
+        f" {k:>8}" for k in ("load", "table", "again", "terminal", "figures", "report")
+    )
     print(header)
+
     def row(targets, reps, results: Path) -> None:
         t = timed(results)
-        print(f"{targets:>7} {reps:>4} {t['runs']:>5}" + "".join(
-            f" {t[k]:>8.2f}" for k in ("load", "table", "again", "terminal", "figures",
-                                        "report")), flush=True)
+        print(
+            f"{targets:>7} {reps:>4} {t['runs']:>5}"
+            + "".join(
+                f" {t[k]:>8.2f}"
+                for k in ("load", "table", "again", "terminal", "figures", "report")
+            ),
+            flush=True,
+        )
 
     if args.results:
         row("-", "-", args.results)
@@ -120,6 +152,7 @@ def main() -> None:
     for reps in (int(x) for x in args.reps.split(",")):
         with tempfile.TemporaryDirectory(prefix="bench-report-") as d:
             row(args.targets, reps, build(Path(d) / "r", args.targets, reps))
+
 
 if __name__ == "__main__":
     main()

@@ -100,10 +100,14 @@ def main() -> None:
                         page = browser.new_page(viewport=viewport)
                         seen.append(measure(page, (Path(tmp) / f"{layout}.html").as_uri()))
                         page.close()
-                    print(f"{layout:5} {name:7}", "  ".join(
-                        f"{k} {min(s[k] for s in seen) / 1000:.2f}-"
-                        f"{max(s[k] for s in seen) / 1000:.2f} s"
-                        for k in ("paint", "ready", "charts")))
+                    print(
+                        f"{layout:5} {name:7}",
+                        "  ".join(
+                            f"{k} {min(s[k] for s in seen) / 1000:.2f}-"
+                            f"{max(s[k] for s in seen) / 1000:.2f} s"
+                            for k in ("paint", "ready", "charts")
+                        ),
+                    )
             browser.close()
 
 

@@ -44,8 +44,9 @@ def commands(results: str) -> dict[str, list[str]]:
 # the caller's environment would make every run compile the sources again (~0.2 s of
 # each command here); the cache goes outside the tree.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ.setdefault("PYTHONPYCACHEPREFIX",
-                      str(Path.home() / ".cache" / "pgfsbench-bench-pycache"))
+os.environ.setdefault(
+    "PYTHONPYCACHEPREFIX", str(Path.home() / ".cache" / "pgfsbench-bench-pycache")
+)
 
 
 def timed(argv: list[str]) -> tuple[float, int]:
@@ -65,8 +66,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", help="a stored campaign's results directory")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--cold", action="store_true",
-                        help="delete the analysis cache before every timed run")
+    parser.add_argument(
+        "--cold", action="store_true", help="delete the analysis cache before every timed run"
+    )
     args = parser.parse_args()
     cache = Path(args.results) / "analysis-cache.json"
     help_times: list[float] = []
@@ -83,8 +85,10 @@ def main() -> None:
             rss = max(rss, peak)
         rows.append((name, statistics.median(times), rss))
     base = statistics.median(help_times)
-    print(f"--help: median {base:.3f} s over {len(help_times)} runs"
-          f"{' (analysis cache deleted before each command)' if args.cold else ''}")
+    print(
+        f"--help: median {base:.3f} s over {len(help_times)} runs"
+        f"{' (analysis cache deleted before each command)' if args.cold else ''}"
+    )
     print(f"{'command':<20} {'median s':>9} {'× --help':>9} {'peak RSS MB':>12}")
     for name, median, rss in rows:
         print(f"{name:<20} {median:>9.3f} {median / base:>9.1f} {rss / 1024:>12.0f}")

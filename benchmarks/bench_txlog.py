@@ -44,7 +44,9 @@ def write_log(path: Path, thread: int, lines: int, seed: int, use_gzip: bool) ->
                 lat = "skipped"
             else:
                 # Mostly ~1 ms, with a long tail to exercise many buckets.
-                lat = str(int(rng.lognormvariate(6.9, 0.6)) + (rng.randrange(200_000) if r > 0.999 else 0))
+                lat = str(
+                    int(rng.lognormvariate(6.9, 0.6)) + (rng.randrange(200_000) if r > 0.999 else 0)
+                )
             chunk.append(f"{thread} {txno} {lat} 0 {now_us // 1_000_000} {now_us % 1_000_000}\n")
             if len(chunk) == 10_000:
                 out.write("".join(chunk))
@@ -105,7 +107,9 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    print(f"{'lines':>10} {'MB':>8} {'seconds':>8} {'lines/s':>10} {'base RSS MB':>12} {'peak RSS MB':>12}")
+    print(
+        f"{'lines':>10} {'MB':>8} {'seconds':>8} {'lines/s':>10} {'base RSS MB':>12} {'peak RSS MB':>12}"
+    )
     for n in args.lines:
         r = bench(n, args.files, args.gzip)
         print(

@@ -94,19 +94,21 @@ HIGHER_IS_BETTER = {"pgbench.tps": True, "fsync_latency.sync_p99_us": False}
 def aa_plan(rounds: int) -> str:
     """The default plan's measurements on three identical targets, a fixed count."""
     quick = load_plan("quick")
-    workloads = "\n".join(_workload_toml(w.model_dump(mode="json", exclude_none=True))
-                          for w in quick.workloads)
-    targets = "\n".join(f'[[targets]]\nname = "{t}"\nfs = "ext4"\nsize = "2G"\n'
-                        for t in TARGETS)
-    settings = "\n".join(f'{k} = {json.dumps(v)}' for k, v in quick.postgres.settings.items())
-    return (f'name = "aa-collect"\ndescription = "bench_verdicts.py: A/A noise"\n\n'
-            # 'auto' with one look at the last round and no time limit: the default
-            # plan's path (its descriptive measurements skip the settling round), run
-            # to a fixed number of rounds; analyse replays the budget from its clock
-            f'[repetitions]\ncount = "auto"\nmin = 3\nmax = {rounds}\nlooks = 1\n'
-            f'max_minutes = 180\norder = "random"\nfresh = false\n\n'
-            f'[verdicts]\nnoise = {quick.verdicts.noise}\n\n'
-            f'[postgres.settings]\n{settings}\n\n{targets}\n{workloads}')
+    workloads = "\n".join(
+        _workload_toml(w.model_dump(mode="json", exclude_none=True)) for w in quick.workloads
+    )
+    targets = "\n".join(f'[[targets]]\nname = "{t}"\nfs = "ext4"\nsize = "2G"\n' for t in TARGETS)
+    settings = "\n".join(f"{k} = {json.dumps(v)}" for k, v in quick.postgres.settings.items())
+    return (
+        f'name = "aa-collect"\ndescription = "bench_verdicts.py: A/A noise"\n\n'
+        # 'auto' with one look at the last round and no time limit: the default
+        # plan's path (its descriptive measurements skip the settling round), run
+        # to a fixed number of rounds; analyse replays the budget from its clock
+        f'[repetitions]\ncount = "auto"\nmin = 3\nmax = {rounds}\nlooks = 1\n'
+        f'max_minutes = 180\norder = "random"\nfresh = false\n\n'
+        f"[verdicts]\nnoise = {quick.verdicts.noise}\n\n"
+        f"[postgres.settings]\n{settings}\n\n{targets}\n{workloads}"
+    )
 
 
 def _workload_toml(params: dict) -> str:
@@ -122,8 +124,11 @@ def collect(results: Path, rounds: int) -> None:
     plan = Path(tempfile.mkdtemp(prefix="bench-verdicts-")) / "aa.toml"
     plan.write_text(aa_plan(rounds))
     env = {**os.environ, "PGFSBENCH_STATE_DIR": str(plan.parent / "state")}
-    subprocess.run([sys.executable, "-m", "pgfsbench", "run", str(plan), "--results",
-                    str(results)], check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "run", str(plan), "--results", str(results)],
+        check=True,
+        env=env,
+    )
     extract(results)
 
 
@@ -144,11 +149,17 @@ def extract(results: Path) -> Path:
         metric = headline_metric(run.workload, run.params, named)
         if metric is None or named.get(metric) is None:
             continue
-        rows.append({"campaign": campaign.id, "round": run.repetition, "target": run.target,
-                     "measurement": f"{run.workload} {run.label} {metric}".replace("  ", " "),
-                     "value": f"{named[metric]:.6g}",
-                     # the share of the CPU other processes used meanwhile: how quiet it was
-                     "other_cpu": f"{named.get('bound.other_cpu_frac') or 0.0:.3f}"})
+        rows.append(
+            {
+                "campaign": campaign.id,
+                "round": run.repetition,
+                "target": run.target,
+                "measurement": f"{run.workload} {run.label} {metric}".replace("  ", " "),
+                "value": f"{named[metric]:.6g}",
+                # the share of the CPU other processes used meanwhile: how quiet it was
+                "other_cpu": f"{named.get('bound.other_cpu_frac') or 0.0:.3f}",
+            }
+        )
     for r in rows:
         r["seconds"] = f"{ends[r['round']] - campaign.started:.1f}"
     DATA.mkdir(parents=True, exist_ok=True)
@@ -216,8 +227,7 @@ def plan_design(plan: str = "quick") -> tuple[Design, float]:
     return design_for(loaded.model_dump(mode="json")), loaded.repetitions.max_minutes
 
 
-def budget_round(c: Campaign, design: Design, max_minutes: float,
-                 rounds: int | None = None) -> int:
+def budget_round(c: Campaign, design: Design, max_minutes: float, rounds: int | None = None) -> int:
     """The last round an 'auto' campaign would have run: rounds start while the clock is
     under the budget (the settling round and loads included in the campaign's clock).
     ``rounds``: the look at that round whatever the clock says."""
@@ -233,8 +243,13 @@ def budget_round(c: Campaign, design: Design, max_minutes: float,
     return last
 
 
-def replay(c: Campaign, design: Design, max_minutes: float, slow: dict[str, float],
-           rounds: int | None = None) -> tuple[dict, int]:
+def replay(
+    c: Campaign,
+    design: Design,
+    max_minutes: float,
+    slow: dict[str, float],
+    rounds: int | None = None,
+) -> tuple[dict, int]:
     """The decisions the default design gives on this campaign's rounds (b slowed by
     ``slow[measurement]``), as an 'auto' campaign with the default budget would."""
     n = budget_round(c, design, max_minutes, rounds)
@@ -248,11 +263,15 @@ def replay(c: Campaign, design: Design, max_minutes: float, slow: dict[str, floa
             continue
         f = slow.get(m, 0.0)
         higher = HIGHER_IS_BETTER.get(m.split()[-1], True)
-        values[(m, "")] = {t: {r: (v * (1 - f) if higher else v / (1 - f)) if t == "b" else v
-                               for r, v in rounds.items() if r <= n}
-                           for t, rounds in by_target.items()}
-    return decide(headline_family(values, sorted({t for v in c.values.values() for t in v})),
-                  d), n
+        values[(m, "")] = {
+            t: {
+                r: (v * (1 - f) if higher else v / (1 - f)) if t == "b" else v
+                for r, v in rounds.items()
+                if r <= n
+            }
+            for t, rounds in by_target.items()
+        }
+    return decide(headline_family(values, sorted({t for v in c.values.values() for t in v})), d), n
 
 
 def paired_sd(c: Campaign, m: str, a: str = "a", b: str = "b") -> float | None:
@@ -268,14 +287,20 @@ def _minute(c: Campaign, decision) -> float | None:
 def pooled_sd(c: Campaign, m: str) -> float | None:
     """The per-round paired sd of every pair of identical targets, pooled (rms)."""
     ts = identical(c, m)
-    sds = [paired_sd(c, m, a, b) for i, a in enumerate(ts) for b in ts[i + 1:]]
+    sds = [paired_sd(c, m, a, b) for i, a in enumerate(ts) for b in ts[i + 1 :]]
     sds = [x for x in sds if x]
     return float(np.sqrt(np.mean(np.square(sds)))) if sds else None
 
 
-def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
-            quiet: float | None = None, current: bool = False, to_end: bool = False,
-            rounds: int | None = None) -> None:
+def analyse(
+    paths: list[Path],
+    plan: str = "quick",
+    margin: float | None = None,
+    quiet: float | None = None,
+    current: bool = False,
+    to_end: bool = False,
+    rounds: int | None = None,
+) -> None:
     """``to_end``: a campaign that ended before the plan's budget counts too, its last
     look at its last round (fewer rounds than the budget allows: a lower bound on power).
     ``rounds``: the one look at that round (campaigns with at least that many)."""
@@ -283,20 +308,35 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
     if margin is not None:  # another equivalence margin than the plan's, to compare
         design = replace(design, margin=margin)
     # a campaign counts for a plan only if it ran as long as that plan's budget would
-    campaigns = [c for c in load(paths) if len(identical(c, TPS)) >= 2
-                 and (len(c.rounds()) >= rounds if rounds else
-                      (max(c.seconds.values(), default=0) >= minutes * 60
-                       or len(c.rounds()) >= design.last_look or to_end))]
+    campaigns = [
+        c
+        for c in load(paths)
+        if len(identical(c, TPS)) >= 2
+        and (
+            len(c.rounds()) >= rounds
+            if rounds
+            else (
+                max(c.seconds.values(), default=0) >= minutes * 60
+                or len(c.rounds()) >= design.last_look
+                or to_end
+            )
+        )
+    ]
     if quiet is not None:
         campaigns = [c for c in campaigns if c.other_cpu and np.mean(c.other_cpu) <= quiet]
     if current:
         campaigns = [c for c in campaigns if current_shape(c)]
-    print(f"{len(campaigns)} independent campaigns with two or more identical targets that "
-          f"ran {plan}'s budget; design: looks after rounds {list(design.planned_looks())}, "
-          f"alpha {design.alpha}, claims from ±{design.noise:.0%}, equivalence within "
-          f"±{design.equivalence:.0%}, budget {minutes:g} min"
-          + (f"; REPLAYED WITH THE LOOK AT ROUND {rounds}, not at the campaigns' clock"
-             if rounds else ""))
+    print(
+        f"{len(campaigns)} independent campaigns with two or more identical targets that "
+        f"ran {plan}'s budget; design: looks after rounds {list(design.planned_looks())}, "
+        f"alpha {design.alpha}, claims from ±{design.noise:.0%}, equivalence within "
+        f"±{design.equivalence:.0%}, budget {minutes:g} min"
+        + (
+            f"; REPLAYED WITH THE LOOK AT ROUND {rounds}, not at the campaigns' clock"
+            if rounds
+            else ""
+        )
+    )
     aa_false = aa_equiv_all = aa_equiv_any = 0
     rounds_run = []
     for c in campaigns:
@@ -311,16 +351,25 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
         aa_equiv_any += bool(equivalent)
         sd = {m.split()[-1]: pooled_sd(c, m) for m in c.values}
         others = f"{np.mean(c.other_cpu):.0%}" if c.other_cpu else "not recorded"
-        print(f"  {c.name} {c.remedy}: {len(c.rounds())} rounds, {n} within the budget "
-              f"({c.seconds.get(n, 0) / 60:.1f} min); paired sd "
-              f"{json.dumps({k: round(v, 3) for k, v in sd.items() if v})}; others' CPU "
-              f"{others}; false claims {len(false)}; tps pairs equivalent "
-              f"{len(equivalent)} of {len(tps_pairs)}")
+        print(
+            f"  {c.name} {c.remedy}: {len(c.rounds())} rounds, {n} within the budget "
+            f"({c.seconds.get(n, 0) / 60:.1f} min); paired sd "
+            f"{json.dumps({k: round(v, 3) for k, v in sd.items() if v})}; others' CPU "
+            f"{others}; false claims {len(false)}; tps pairs equivalent "
+            f"{len(equivalent)} of {len(tps_pairs)}"
+        )
     k = len(campaigns)
-    print(json.dumps({"campaigns": k, "aa_false_claim": f"{aa_false} of {k}",
-                      "aa_tps_all_pairs_equivalent": f"{aa_equiv_all} of {k}",
-                      "aa_tps_some_pair_equivalent": f"{aa_equiv_any} of {k}",
-                      "rounds_within_budget": rounds_run}))
+    print(
+        json.dumps(
+            {
+                "campaigns": k,
+                "aa_false_claim": f"{aa_false} of {k}",
+                "aa_tps_all_pairs_equivalent": f"{aa_equiv_all} of {k}",
+                "aa_tps_some_pair_equivalent": f"{aa_equiv_any} of {k}",
+                "rounds_within_budget": rounds_run,
+            }
+        )
+    )
     # power on real noise: b's tps slowed by d (or its fio p99 raised by d) on top of the
     # campaign's real values; decided worse than a, and than both twins?
     for m in (TPS, FIO_P99):
@@ -334,17 +383,25 @@ def analyse(paths: list[Path], plan: str = "quick", margin: float | None = None,
                 x = decisions.get((m, "", "a", "b"))
                 y = decisions.get((m, "", "b", "c"))
                 # worse: b's tps below a's (b/a lower), b's latency above (b/a higher)
-                worse, better = ((LOWER, HIGHER) if HIGHER_IS_BETTER[m.split()[-1]]
-                                 else (HIGHER, LOWER))
+                worse, better = (
+                    (LOWER, HIGHER) if HIGHER_IS_BETTER[m.split()[-1]] else (HIGHER, LOWER)
+                )
                 if x is not None and x.outcome == worse:
                     hit += 1
                     at.append(round(_minute(c, x) or 0, 1))
                     both += y is not None and y.outcome == better
             n_m = sum(m in c.values for c in campaigns)
-            print(json.dumps({"measurement": m.split()[-1], "slowdown": d,
-                              "b_decided_worse_than_a": f"{hit} of {n_m}",
-                              "and_than_c": f"{both} of {n_m}",
-                              "minutes_at_decision": sorted(at)}))
+            print(
+                json.dumps(
+                    {
+                        "measurement": m.split()[-1],
+                        "slowdown": d,
+                        "b_decided_worse_than_a": f"{hit} of {n_m}",
+                        "and_than_c": f"{both} of {n_m}",
+                        "minutes_at_decision": sorted(at),
+                    }
+                )
+            )
 
 
 # --- the calibrated simulation -----------------------------------------------------------
@@ -356,9 +413,14 @@ def fit(campaigns: list[Campaign]) -> dict:
         for m in c.values:
             if (sd := pooled_sd(c, m)) is not None:
                 sds[m].append(sd)
-    return {m: {"campaigns": len(v), "median_sd": float(np.median(v)),
-                "log_spread": float(np.std(np.log(v), ddof=1)) if len(v) > 1 else 0.0}
-            for m, v in sds.items()}
+    return {
+        m: {
+            "campaigns": len(v),
+            "median_sd": float(np.median(v)),
+            "log_spread": float(np.std(np.log(v), ddof=1)) if len(v) > 1 else 0.0,
+        }
+        for m, v in sds.items()
+    }
 
 
 def shape(c: Campaign) -> str:
@@ -397,15 +459,23 @@ def fit_clock(campaigns: list[Campaign]) -> tuple[float, float]:
     return float(np.median(newest)), float(np.median(pers))
 
 
-def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minutes: float,
-                       clock: tuple[float, float], tails: int | None = None,
-                       fixed: int | None = None) -> tuple[dict, int]:
+def simulated_campaign(
+    rng,
+    design: Design,
+    noise: dict,
+    effects: dict,
+    max_minutes: float,
+    clock: tuple[float, float],
+    tails: int | None = None,
+    fixed: int | None = None,
+) -> tuple[dict, int]:
     """``fixed``: that many rounds and the one look there, whatever the clock."""
     first, per = clock
     rounds = fixed or 0
     if fixed:
-        design = replace(design, looks=(fixed,), last_look=fixed,
-                         first_look=min(design.first_look, fixed))
+        design = replace(
+            design, looks=(fixed,), last_look=fixed, first_look=min(design.first_look, fixed)
+        )
     while not fixed and rounds < design.last_look:  # rounds start while under the budget
         if rounds and (first + per * (rounds - 1)) * rng.normal(1, 0.02) >= max_minutes * 60:
             break
@@ -418,18 +488,30 @@ def simulated_campaign(rng, design: Design, noise: dict, effects: dict, max_minu
         else:
             sd = fit_m["median_sd"] * math.exp(rng.normal(0, fit_m["log_spread"]))
         for t in TARGETS:
-            e = (rng.standard_t(tails, rounds) * math.sqrt((tails - 2) / tails) if tails
-                 else rng.normal(0, 1, rounds))
+            e = (
+                rng.standard_t(tails, rounds) * math.sqrt((tails - 2) / tails)
+                if tails
+                else rng.normal(0, 1, rounds)
+            )
             level = e * sd / math.sqrt(2) + effects.get((m, t), 0.0)
-            values.setdefault((m, ""), {})[t] = {r + 1: 1000 * math.exp(level[r])
-                                                 for r in range(rounds)}
+            values.setdefault((m, ""), {})[t] = {
+                r + 1: 1000 * math.exp(level[r]) for r in range(rounds)
+            }
     return decide(headline_family(values, TARGETS), d), rounds
 
 
-def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float = 0.12,
-             sd_range: list[float] | None = None, quiet: float | None = None,
-             plans: tuple[str, ...] = ("quick", "thorough"), rounds: int | None = None,
-             clock: tuple[float, float] | None = None, current: bool = False) -> None:
+def simulate(
+    paths: list[Path],
+    n: int,
+    sd: float | None = None,
+    spread: float = 0.12,
+    sd_range: list[float] | None = None,
+    quiet: float | None = None,
+    plans: tuple[str, ...] = ("quick", "thorough"),
+    rounds: int | None = None,
+    clock: tuple[float, float] | None = None,
+    current: bool = False,
+) -> None:
     """Each built-in plan's design on simulated campaigns calibrated on the real ones:
     A/A false claims (normal and t(4) tails), A/A equivalence of every tps pair, and
     power for c slower by the effect the plan is for (quick 10%, thorough 5%; also the
@@ -448,11 +530,17 @@ def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float =
     noise.setdefault(TPS, {"campaigns": 0, "median_sd": 0.09, "log_spread": 0.12})
     noise.setdefault(FIO_P99, {"campaigns": 0, "median_sd": 0.094, "log_spread": 0.12})
     clock = clock or fit_clock(campaigns)
-    print("SIMULATION calibrated on "
-          + json.dumps({m.split()[-1]: {k: round(v, 3) if isinstance(v, float) else v
-                                        for k, v in f.items()} for m, f in noise.items()})
-          + f"; clock: round 1 ends at {clock[0]:.0f} s, then {clock[1]:.1f} s a round; "
-          f"{n} simulated campaigns per row")
+    print(
+        "SIMULATION calibrated on "
+        + json.dumps(
+            {
+                m.split()[-1]: {k: round(v, 3) if isinstance(v, float) else v for k, v in f.items()}
+                for m, f in noise.items()
+            }
+        )
+        + f"; clock: round 1 ends at {clock[0]:.0f} s, then {clock[1]:.1f} s a round; "
+        f"{n} simulated campaigns per row"
+    )
     first_end, per = clock
     for plan in plans:
         design, minutes = plan_design(plan)
@@ -467,27 +555,39 @@ def simulate(paths: list[Path], n: int, sd: float | None = None, spread: float =
             tps = [x.outcome == EQUIVALENT for key, x in aa.items() if key[0] == TPS]
             equiv += all(tps)
             pairs_equiv += sum(tps)
-            aa, _ = simulated_campaign(rng, design, noise, {}, minutes, clock, tails=4,
-                                       fixed=rounds)
+            aa, _ = simulated_campaign(
+                rng, design, noise, {}, minutes, clock, tails=4, fixed=rounds
+            )
             false_t4 += any(x.outcome in (HIGHER, LOWER) for x in aa.values())
             for d, hits in power.items():
-                dec, _ = simulated_campaign(rng, design, noise, {(TPS, "c"): math.log(1 - d)},
-                                            minutes, clock, fixed=rounds)
+                dec, _ = simulated_campaign(
+                    rng, design, noise, {(TPS, "c"): math.log(1 - d)}, minutes, clock, fixed=rounds
+                )
                 hits[0] += dec[(TPS, "", "a", "c")].outcome == LOWER
-                hits[1] += (dec[(TPS, "", "a", "c")].outcome == LOWER
-                            and dec[(TPS, "", "b", "c")].outcome == LOWER)
+                hits[1] += (
+                    dec[(TPS, "", "a", "c")].outcome == LOWER
+                    and dec[(TPS, "", "b", "c")].outcome == LOWER
+                )
         last = first_end + per * (int(np.median(ran)) - 1)
-        print(json.dumps({"plan": plan, "budget_min": minutes, "rounds": int(np.median(ran)),
-                          "fixed_rounds": bool(rounds), "minutes_at_decision": round(last / 60, 1),
-                          "aa_false_claim": round(false / n, 4),
-                          "aa_false_claim_t4_tails": round(false_t4 / n, 4),
-                          "aa_all_tps_pairs_equivalent": round(equiv / n, 4),
-                          "aa_tps_pair_equivalent": round(pairs_equiv / (3 * n), 4),
-                          **{f"power_{d:.0%}_c_vs_a": round(h[0] / n, 4)
-                             for d, h in power.items()},
-                          **{f"power_{d:.0%}_c_vs_a_and_b": round(h[1] / n, 4)
-                             for d, h in power.items()},
-                          "campaigns": n}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "plan": plan,
+                    "budget_min": minutes,
+                    "rounds": int(np.median(ran)),
+                    "fixed_rounds": bool(rounds),
+                    "minutes_at_decision": round(last / 60, 1),
+                    "aa_false_claim": round(false / n, 4),
+                    "aa_false_claim_t4_tails": round(false_t4 / n, 4),
+                    "aa_all_tps_pairs_equivalent": round(equiv / n, 4),
+                    "aa_tps_pair_equivalent": round(pairs_equiv / (3 * n), 4),
+                    **{f"power_{d:.0%}_c_vs_a": round(h[0] / n, 4) for d, h in power.items()},
+                    **{f"power_{d:.0%}_c_vs_a_and_b": round(h[1] / n, 4) for d, h in power.items()},
+                    "campaigns": n,
+                }
+            ),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -501,30 +601,71 @@ def main() -> None:
     for name in ("analyse", "simulate"):
         a = sub.add_parser(name)
         a.add_argument("csv", type=Path, nargs="*")
-        a.add_argument("--plan", default="quick", help="the built-in plan whose design "
-                       "and budget are replayed (quick, thorough)")
-        a.add_argument("--margin", type=float, help="an equivalence margin other than the "
-                       "plan's (0.05 for ±5%%)")
-        a.add_argument("--quiet", type=float, help="only campaigns whose runs' mean share "
-                       "of others' CPU was at most this (e.g. 0.05)")
-        a.add_argument("--current", action="store_true", help="only campaigns of the "
-                       "default plan's present rounds (pg_test_fsync once or not at all)")
-        a.add_argument("--rounds", type=int, help="the one look at this round, not at the "
-                       "round the budget gives on the clock (simulate: the --plan only)")
-        a.add_argument("--to-end", action="store_true", help="campaigns shorter than the "
-                       "budget too, decided at their last round")
+        a.add_argument(
+            "--plan",
+            default="quick",
+            help="the built-in plan whose design and budget are replayed (quick, thorough)",
+        )
+        a.add_argument(
+            "--margin",
+            type=float,
+            help="an equivalence margin other than the plan's (0.05 for ±5%%)",
+        )
+        a.add_argument(
+            "--quiet",
+            type=float,
+            help="only campaigns whose runs' mean share "
+            "of others' CPU was at most this (e.g. 0.05)",
+        )
+        a.add_argument(
+            "--current",
+            action="store_true",
+            help="only campaigns of the "
+            "default plan's present rounds (pg_test_fsync once or not at all)",
+        )
+        a.add_argument(
+            "--rounds",
+            type=int,
+            help="the one look at this round, not at the "
+            "round the budget gives on the clock (simulate: the --plan only)",
+        )
+        a.add_argument(
+            "--to-end",
+            action="store_true",
+            help="campaigns shorter than the budget too, decided at their last round",
+        )
         if name == "simulate":
             a.add_argument("--campaigns", type=int, default=2000)
-            a.add_argument("--sd", type=float, help="tps paired sd per round (median), "
-                                                     "instead of the campaigns' fit")
-            a.add_argument("--spread", type=float, default=0.12,
-                           help="with --sd: its sd between campaigns, log scale")
-            a.add_argument("--sd-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                           help="tps paired sd uniform in LOW..HIGH, one draw per campaign")
-            a.add_argument("--clock", type=float, nargs=2, metavar=("FIRST", "PER"),
-                           help="seconds to round 1's end and per round, instead of the fit")
-            a.add_argument("--all-plans", action="store_true",
-                           help="quick and thorough (the default without --rounds)")
+            a.add_argument(
+                "--sd",
+                type=float,
+                help="tps paired sd per round (median), instead of the campaigns' fit",
+            )
+            a.add_argument(
+                "--spread",
+                type=float,
+                default=0.12,
+                help="with --sd: its sd between campaigns, log scale",
+            )
+            a.add_argument(
+                "--sd-range",
+                type=float,
+                nargs=2,
+                metavar=("LOW", "HIGH"),
+                help="tps paired sd uniform in LOW..HIGH, one draw per campaign",
+            )
+            a.add_argument(
+                "--clock",
+                type=float,
+                nargs=2,
+                metavar=("FIRST", "PER"),
+                help="seconds to round 1's end and per round, instead of the fit",
+            )
+            a.add_argument(
+                "--all-plans",
+                action="store_true",
+                help="quick and thorough (the default without --rounds)",
+            )
 
     args = parser.parse_args()
     if args.command == "collect":
@@ -535,14 +676,27 @@ def main() -> None:
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":
-            analyse(paths, args.plan, args.margin, args.quiet, args.current, args.to_end,
-                    args.rounds)
+            analyse(
+                paths, args.plan, args.margin, args.quiet, args.current, args.to_end, args.rounds
+            )
         else:
-            plans = ((args.plan,) if args.rounds or not args.all_plans and args.plan != "quick"
-                     else ("quick", "thorough"))
-            simulate(paths, args.campaigns, args.sd, args.spread, args.sd_range, args.quiet,
-                     plans, args.rounds, tuple(args.clock) if args.clock else None,
-                     args.current)
+            plans = (
+                (args.plan,)
+                if args.rounds or not args.all_plans and args.plan != "quick"
+                else ("quick", "thorough")
+            )
+            simulate(
+                paths,
+                args.campaigns,
+                args.sd,
+                args.spread,
+                args.sd_range,
+                args.quiet,
+                plans,
+                args.rounds,
+                tuple(args.clock) if args.clock else None,
+                args.current,
+            )
 
 
 if __name__ == "__main__":

@@ -127,8 +127,10 @@ def table(model: dict, anchors: dict[str, str]) -> list[str]:
     either = [k for alt in model.get("anyOf", []) for k in alt.get("required", [])]
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
     for name, p in model.get("properties", {}).items():
-        rows.append(f"| `{name}` | {type_text(p, anchors)} | "
-                    f"{default_text(name, p, required, either)} | {_clean(p.get('description', ''))} |")
+        rows.append(
+            f"| `{name}` | {type_text(p, anchors)} | "
+            f"{default_text(name, p, required, either)} | {_clean(p.get('description', ''))} |"
+        )
     return rows
 
 
@@ -138,27 +140,42 @@ def render() -> str:
     schema = plan_schema()
     defs = schema["$defs"]
     top = {k: v for k, v in schema.items() if k not in ("$defs", "$schema")}
-    kinds = sorted((d for d in defs.values() if "const" in d["properties"].get("type", {})),
-                   key=lambda d: d["properties"]["type"]["const"])
+    kinds = sorted(
+        (d for d in defs.values() if "const" in d["properties"].get("type", {})),
+        key=lambda d: d["properties"]["type"]["const"],
+    )
     anchors = {schema_name: anchor for schema_name, _, anchor in SECTIONS}
     out = [INTRO]
     for schema_name, heading, anchor in SECTIONS:
         model = top if schema_name == "Plan" else defs[schema_name]
-        text = model.get("description", "") if schema_name != "Plan" else (
-            "Keys outside any table, and the tables a plan holds.")
+        text = (
+            model.get("description", "")
+            if schema_name != "Plan"
+            else ("Keys outside any table, and the tables a plan holds.")
+        )
         out += [f"## {heading} {{ #{anchor} }}", "", _clean(text), ""]
         if schema_name == "Mixin":  # the target's keys again: said, not repeated
             out += ["Its keys: those of [a target](#targets) but `name`, and `extends`.", ""]
         else:
             out += [*table(model, anchors), ""]
-    out += ["## [[workloads]] { #workloads }", "",
-            "What is measured on every target, in the order given. `type` picks the kind; "
-            "each kind takes the keys below, and every kind also takes `repetitions` and "
-            "`tag`.", ""]
+    out += [
+        "## [[workloads]] { #workloads }",
+        "",
+        "What is measured on every target, in the order given. `type` picks the kind; "
+        "each kind takes the keys below, and every kind also takes `repetitions` and "
+        "`tag`.",
+        "",
+    ]
     for model in kinds:
         kind = model["properties"]["type"]["const"]
-        out += [f"### type = \"{kind}\" {{ #workload-{kind} }}", "",
-                _clean(model.get("description", "")), "", *table(model, anchors), ""]
+        out += [
+            f'### type = "{kind}" {{ #workload-{kind} }}',
+            "",
+            _clean(model.get("description", "")),
+            "",
+            *table(model, anchors),
+            "",
+        ]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

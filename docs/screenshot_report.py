@@ -34,14 +34,32 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         html = Path(tmp) / "report.html"
-        subprocess.run([sys.executable, "-m", "pgfsbench", "-q", "report", str(args.results),
-                        "--output", str(html)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pgfsbench",
+                "-q",
+                "report",
+                str(args.results),
+                "--output",
+                str(html),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         with sync_playwright() as p:
             # --no-sandbox: run as root, chromium's sandbox refuses to start
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page(viewport=VIEWPORT, device_scale_factor=1)
-            page.route("**/*", lambda route: route.abort()
-                       if not route.request.url.startswith("file:") else route.continue_())
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.abort()
+                    if not route.request.url.startswith("file:")
+                    else route.continue_()
+                ),
+            )
             page.goto(html.as_uri(), wait_until="load")
             page.wait_for_timeout(1500)  # the charts draw after load
             args.output.parent.mkdir(parents=True, exist_ok=True)

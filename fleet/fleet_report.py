@@ -27,11 +27,11 @@ PGFSBENCH = [sys.executable, "-m", "pgfsbench"]
 
 def pgfsbench(*args: str) -> str:
     # Wide: the listing's lines are not wrapped to a terminal's 80 columns.
-    done = subprocess.run([*PGFSBENCH, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [*PGFSBENCH, *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}
+    )
     if done.returncode != 0:
-        sys.exit(f"pgfsbench {' '.join(args)} failed ({done.returncode}): "
-                 f"{done.stderr.strip()}")
+        sys.exit(f"pgfsbench {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout
 
 
@@ -43,8 +43,11 @@ def headline_cells(export: dict) -> dict[tuple[str, str, str], dict]:
             continue
         for target, cell in row["cells"].items():
             measurement = f"{row['workload']} {row['label']}".strip()
-            cells[(measurement, row["metric"], target)] = {**cell, "unit": row["unit"],
-                                                           "direction": row["direction"]}
+            cells[(measurement, row["metric"], target)] = {
+                **cell,
+                "unit": row["unit"],
+                "direction": row["direction"],
+            }
     return cells
 
 
@@ -67,9 +70,11 @@ def ratio(cell: dict | None, base: dict | None) -> str:
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
     """A Markdown table whose every row has the header's cells (a row of another
     width, or a delimiter row that differs, and renderers show no table at all)."""
+
     def line(cells: list[str]) -> str:
         assert len(cells) == len(header), (header, cells)
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
     return [line(header), "|" + "---|" * len(header), *(line(r) for r in rows)]
 
 
@@ -84,10 +89,21 @@ def headline_table(cells: dict[str, dict], compared: list[str]) -> list[str]:
     for key in keys:
         row = [cells[h].get(key) for h in compared]
         rows.append([*key, *(shown(c) for c in row), *(ratio(c, row[0]) for c in row[1:])])
-    return [f"Median [95% CI] over the rounds of each host's campaign; ratio of medians "
-            f"to {base} (unpaired: the hosts share no rounds).", "",
-            *table(["measurement", "metric", "target", *compared,
-                    *(f"{h} vs {base}" for h in compared[1:])], rows)]
+    return [
+        f"Median [95% CI] over the rounds of each host's campaign; ratio of medians "
+        f"to {base} (unpaired: the hosts share no rounds).",
+        "",
+        *table(
+            [
+                "measurement",
+                "metric",
+                "target",
+                *compared,
+                *(f"{h} vs {base}" for h in compared[1:]),
+            ],
+            rows,
+        ),
+    ]
 
 
 def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
@@ -102,30 +118,54 @@ def report(store: str, root: Path, hosts: list[str], listing: str) -> str:
             continue
         export = json.loads(pgfsbench("export", str(directory), "--format", "json"))
         campaign, stored = export["campaign"], in_store.get(str(directory))
-        hosts_rows.append([host, campaign["id"], campaign["status"], campaign["plan"],
-                           campaign["host"].get("hostname", "?"),
-                           stored["uuid"] if stored else "NO: import it"])
+        hosts_rows.append(
+            [
+                host,
+                campaign["id"],
+                campaign["status"],
+                campaign["plan"],
+                campaign["host"].get("hostname", "?"),
+                stored["uuid"] if stored else "NO: import it",
+            ]
+        )
         cells[host] = headline_cells(export)
     compared = [h for h in hosts if h in cells]
-    lines = ["# Fleet report", "", f"Results store: {len(listed)} campaign(s). "
-             f"Collected under {root}.", "", "## Hosts", "",
-             *table(["host", "campaign", "status", "plan", "hostname it reported",
-                     "UUID in the store"], hosts_rows),
-             "", "## Headline metrics across hosts", "", *headline_table(cells, compared)]
+    lines = [
+        "# Fleet report",
+        "",
+        f"Results store: {len(listed)} campaign(s). Collected under {root}.",
+        "",
+        "## Hosts",
+        "",
+        *table(
+            ["host", "campaign", "status", "plan", "hostname it reported", "UUID in the store"],
+            hosts_rows,
+        ),
+        "",
+        "## Headline metrics across hosts",
+        "",
+        *headline_table(cells, compared),
+    ]
     if len(compared) > 1:
-        lines += ["", f"## Compared with {compared[0]} (`pgfsbench compare`)", "",
-                  *compare(root, compared)]
-    lines += ["", "## The store's listing", "", "```",
-              listing.rstrip(), "```", ""]
+        lines += [
+            "",
+            f"## Compared with {compared[0]} (`pgfsbench compare`)",
+            "",
+            *compare(root, compared),
+        ]
+    lines += ["", "## The store's listing", "", "```", listing.rstrip(), "```", ""]
     return "\n".join(lines)
 
 
 def compare(root: Path, hosts: list[str]) -> list[str]:
     """`compare` of the collected campaigns as Markdown; a refusal (e.g. hosts that ran
     different PostgreSQL versions or target recipes) is reported, not a comparison."""
-    done = subprocess.run([*PGFSBENCH, "compare", *(str(root / h) for h in hosts),
-                           "--format", "markdown"], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [*PGFSBENCH, "compare", *(str(root / h) for h in hosts), "--format", "markdown"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     if done.returncode != 0:
         return [f"Not compared: {done.stderr.strip()}"]
     return done.stdout.rstrip().splitlines()
@@ -134,8 +174,12 @@ def compare(root: Path, hosts: list[str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", required=True, help="the fleet's results store URL")
-    parser.add_argument("--results", required=True, type=Path,
-                        help="the directory holding each host's collected campaign")
+    parser.add_argument(
+        "--results",
+        required=True,
+        type=Path,
+        help="the directory holding each host's collected campaign",
+    )
     parser.add_argument("hosts", nargs="+", help="inventory host names, baseline first")
     args = parser.parse_args()
     listing = pgfsbench("list", "--store", args.store)

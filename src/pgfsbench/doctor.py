@@ -28,25 +28,46 @@ class Check:
 
 
 def checks() -> list[Check]:
-    out = [Check("root", os.geteuid() == 0,
-                 "running as root" if os.geteuid() == 0 else "not root",
-                 "" if os.geteuid() == 0 else "run as root (sudo) to make filesystems")]
+    out = [
+        Check(
+            "root",
+            os.geteuid() == 0,
+            "running as root" if os.geteuid() == 0 else "not root",
+            "" if os.geteuid() == 0 else "run as root (sudo) to make filesystems",
+        )
+    ]
     loop_ok = Path("/dev/loop-control").exists() and proc.which("losetup") is not None
-    out.append(Check("loop devices", loop_ok,
-                     "/dev/loop-control and losetup present" if loop_ok
-                     else "no /dev/loop-control or losetup",
-                     "" if loop_ok else "apt-get install util-linux; modprobe loop"))
+    out.append(
+        Check(
+            "loop devices",
+            loop_ok,
+            "/dev/loop-control and losetup present"
+            if loop_ok
+            else "no /dev/loop-control or losetup",
+            "" if loop_ok else "apt-get install util-linux; modprobe loop",
+        )
+    )
     for recipe in recipes():
         fs = recipe.fs
         reason = unavailable_reason(fs)
         untested = " (recipe untested)" if recipe.untested else ""
-        out.append(Check(f"filesystem {fs}{untested}", reason is None,
-                         ("zpool and zfs (see ZFS below)" if recipe.pooled
-                          else f"kernel support and {recipe.mkfs_tool}")
-                         if reason is None else reason,
-                         "" if reason is None or "kernel" in reason
-                         else f"apt-get install {recipe.apt_package}",
-                         required=fs in DEFAULT_CAMPAIGN_FS))
+        out.append(
+            Check(
+                f"filesystem {fs}{untested}",
+                reason is None,
+                (
+                    "zpool and zfs (see ZFS below)"
+                    if recipe.pooled
+                    else f"kernel support and {recipe.mkfs_tool}"
+                )
+                if reason is None
+                else reason,
+                ""
+                if reason is None or "kernel" in reason
+                else f"apt-get install {recipe.apt_package}",
+                required=fs in DEFAULT_CAMPAIGN_FS,
+            )
+        )
     out.append(zfs_check())
     out += volume_checks()
     bins = None
@@ -58,16 +79,31 @@ def checks() -> list[Check]:
     for bindir in sorted(glob.glob("/usr/lib/postgresql/*/bin")):
         try:
             system = find_binaries(Path(bindir))
-            out.append(Check(f"PostgreSQL (system {system.version})", True,
-                             f"use with --pg-bin {bindir}", required=False))
+            out.append(
+                Check(
+                    f"PostgreSQL (system {system.version})",
+                    True,
+                    f"use with --pg-bin {bindir}",
+                    required=False,
+                )
+            )
         except UserError as exc:
             out.append(Check(f"PostgreSQL ({bindir})", False, str(exc), required=False))
     for tool, version in tool_versions(bins).items():
-        package = {"fio": "fio", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs",
-                   "mke2fs": "e2fsprogs"}.get(tool, "")
-        out.append(Check(tool, version is not None, version or "not found",
-                         f"apt-get install {package}" if version is None and package
-                         else ""))
+        package = {
+            "fio": "fio",
+            "mkfs.xfs": "xfsprogs",
+            "mkfs.btrfs": "btrfs-progs",
+            "mke2fs": "e2fsprogs",
+        }.get(tool, "")
+        out.append(
+            Check(
+                tool,
+                version is not None,
+                version or "not found",
+                f"apt-get install {package}" if version is None and package else "",
+            )
+        )
     return out
 
 
@@ -78,38 +114,70 @@ def zfs_check() -> Check:
 
     what = "ZFS (zpool, zfs)"
     if proc.which("zpool") is None or proc.which("zfs") is None:
-        return Check(what, False, "zpool/zfs not installed", "apt-get install zfs-fuse",
-                     required=False)
+        return Check(
+            what, False, "zpool/zfs not installed", "apt-get install zfs-fuse", required=False
+        )
     if zfs.kernel_module():
         ok = zfs.responds()
-        return Check(what, ok, "kernel module" + ("" if ok else ", but 'zpool list' fails"),
-                     "" if ok else "check 'zpool list'", required=False)
+        return Check(
+            what,
+            ok,
+            "kernel module" + ("" if ok else ", but 'zpool list' fails"),
+            "" if ok else "check 'zpool list'",
+            required=False,
+        )
     pids = zfs.daemon_pids()
     if zfs.responds():
-        return Check(what, True, f"zfs-fuse daemon running (pid {', '.join(map(str, pids))}) "
-                     "and answering; pgfsbench leaves a daemon it did not start running",
-                     required=False)
+        return Check(
+            what,
+            True,
+            f"zfs-fuse daemon running (pid {', '.join(map(str, pids))}) "
+            "and answering; pgfsbench leaves a daemon it did not start running",
+            required=False,
+        )
     if pids:
-        return Check(what, False, f"zfs-fuse runs (pid {', '.join(map(str, pids))}) but "
-                     "'zpool list' gets no answer", f"kill {pids[0]} (a campaign starts a "
-                     "new one)", required=False)
+        return Check(
+            what,
+            False,
+            f"zfs-fuse runs (pid {', '.join(map(str, pids))}) but 'zpool list' gets no answer",
+            f"kill {pids[0]} (a campaign starts a new one)",
+            required=False,
+        )
     if reason := zfs.unavailable_reason():
-        return Check(what, False, reason, "apt-get install zfs-fuse; modprobe fuse",
-                     required=False)
-    return Check(what, True, "zfs-fuse installed, daemon not running: a campaign with a ZFS "
-                 "target starts it and stops it at the end (user space through FUSE: not "
-                 "kernel ZFS speed)", required=False)
+        return Check(what, False, reason, "apt-get install zfs-fuse; modprobe fuse", required=False)
+    return Check(
+        what,
+        True,
+        "zfs-fuse installed, daemon not running: a campaign with a ZFS "
+        "target starts it and stops it at the end (user space through FUSE: not "
+        "kernel ZFS speed)",
+        required=False,
+    )
 
 
 def volume_checks() -> list[Check]:
     """md RAID and LVM stripes (a target's ``volume``): kernel driver and tools. Only
     plans with such a volume need them; without, those targets are skipped."""
     out = []
-    for what, module, package in (("md RAID volumes", md, "mdadm"),
-                                  ("LVM striped volumes", lvm, "lvm2")):
+    for what, module, package in (
+        ("md RAID volumes", md, "mdadm"),
+        ("LVM striped volumes", lvm, "lvm2"),
+    ):
         reason = module.unavailable_reason()
-        fix = "" if reason is None else f"apt-get install {package}" if "missing" in reason \
+        fix = (
+            ""
+            if reason is None
+            else f"apt-get install {package}"
+            if "missing" in reason
             else module.KERNEL_FIX + " (until then, targets with this volume are skipped)"
-        out.append(Check(what, reason is None, "kernel driver and tools present"
-                         if reason is None else reason.split(": ")[0], fix, required=False))
+        )
+        out.append(
+            Check(
+                what,
+                reason is None,
+                "kernel driver and tools present" if reason is None else reason.split(": ")[0],
+                fix,
+                required=False,
+            )
+        )
     return out

@@ -15,7 +15,8 @@ class CommandFailed(Exception):
         self.result = result
         tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
         super().__init__(
-            f"{' '.join(result.argv)} exited {result.exit_code}: " + " | ".join(tail)
+            f"{' '.join(result.argv)} exited {result.exit_code}: "
+            + " | ".join(tail)
             + (f" || {context}" if context else "")
         )
 

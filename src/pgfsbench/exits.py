@@ -16,7 +16,10 @@ USAGE = 2  # nothing was done: a bad plan or option, a missing tool, not root, a
 INTERNAL = 3  # a bug in pgfsbench: one line, the traceback saved to a file
 WORSE = 4  # compare --fail-if-worse: a contender is significantly worse than the baseline
 #            by more than the threshold (the comparison itself was written in full)
-INTERRUPTED: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal, as shells do
+INTERRUPTED: dict[int, int] = {
+    signal.SIGINT: 130,
+    signal.SIGTERM: 143,
+}  # 128 + the signal, as shells do
 
 
 def for_signal(signum: int) -> int:

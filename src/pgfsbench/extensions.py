@@ -50,12 +50,14 @@ def _all() -> dict[str, dict[str, metadata.EntryPoint]]:
             if ep.name in found[ep.group] and found[ep.group][ep.name].value != ep.value:
                 raise ExtensionError(
                     f"two installed packages declare {ep.group} '{ep.name}' "
-                    f"({_dist(found[ep.group][ep.name])} and {_dist(ep)}): uninstall one")
+                    f"({_dist(found[ep.group][ep.name])} and {_dist(ep)}): uninstall one"
+                )
             found[ep.group][ep.name] = ep
         if not found[WORKLOADS]:
             raise ExtensionError(
                 "pgfsbench's installed metadata declares no workloads: the install is stale "
-                "or broken; reinstall it (pip install -e . in a checkout)")
+                "or broken; reinstall it (pip install -e . in a checkout)"
+            )
         _entries = found
     return _entries
 
@@ -78,11 +80,12 @@ def load(group: str, name: str, contract: Contract) -> Any:
         try:
             obj = ep.load()
         except Exception as exc:  # a broken third-party package: say which
-            raise ExtensionError(f"{group} '{name}' of package {_dist(ep)} ({ep.value}) "
-                                 f"cannot be loaded: {type(exc).__name__}: {exc}") from exc
+            raise ExtensionError(
+                f"{group} '{name}' of package {_dist(ep)} ({ep.value}) "
+                f"cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
         if problem := contract(name, obj):
-            raise ExtensionError(f"{group} '{name}' of package {_dist(ep)} ({ep.value}): "
-                                 f"{problem}")
+            raise ExtensionError(f"{group} '{name}' of package {_dist(ep)} ({ep.value}): {problem}")
         _loaded[key] = obj
     return _loaded[key]
 

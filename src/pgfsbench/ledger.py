@@ -32,14 +32,17 @@ RELEASERS: dict[str, Releaser] = {}  # resource kind -> its releaser
 
 def releaser(*kinds: str) -> Callable[[Releaser], Releaser]:
     """Register the decorated function as the way to undo resources of ``kinds``."""
+
     def register(undo: Releaser) -> Releaser:
         for kind in kinds:
             known = RELEASERS.get(kind)
             if known is not None and _name(known) != _name(undo):
-                raise ValueError(f"two releasers for ledger kind '{kind}': {_name(known)} "
-                                 f"and {_name(undo)}")
+                raise ValueError(
+                    f"two releasers for ledger kind '{kind}': {_name(known)} and {_name(undo)}"
+                )
             RELEASERS[kind] = undo
         return undo
+
     return register
 
 
@@ -67,9 +70,11 @@ class Ledger:
             directory.mkdir(parents=True, exist_ok=True)
             ledger.save()
         except OSError as exc:
-            raise UserError(f"cannot write the state file in {directory}: {exc.strerror}; "
-                            "pgfsbench records there what it changes, to undo it after a "
-                            f"crash (set {STATE_ENV} to a writable directory)") from None
+            raise UserError(
+                f"cannot write the state file in {directory}: {exc.strerror}; "
+                "pgfsbench records there what it changes, to undo it after a "
+                f"crash (set {STATE_ENV} to a writable directory)"
+            ) from None
         return ledger
 
     @classmethod
@@ -79,9 +84,12 @@ class Ledger:
 
     def save(self) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(
-            {"pid": self.pid, "results_dir": self.results_dir, "resources": self.resources},
-            indent=1))
+        tmp.write_text(
+            json.dumps(
+                {"pid": self.pid, "results_dir": self.results_dir, "resources": self.resources},
+                indent=1,
+            )
+        )
         os.replace(tmp, self.path)
 
     def add(self, kind: str, **info) -> dict:
@@ -98,9 +106,11 @@ class Ledger:
         """
         undo = RELEASERS.get(resource["kind"])
         if undo is None:  # kept in the ledger: nothing is forgotten silently
-            return [f"no releaser for ledger kind '{resource['kind']}' ({resource}): this "
-                    "pgfsbench does not know how to undo it; it stays in the state file "
-                    f"{self.path}"]
+            return [
+                f"no releaser for ledger kind '{resource['kind']}' ({resource}): this "
+                "pgfsbench does not know how to undo it; it stays in the state file "
+                f"{self.path}"
+            ]
         problems = undo(resource)
         if not problems and resource in self.resources:
             self.resources.remove(resource)
@@ -130,12 +140,21 @@ class Ledger:
                 named.append(f"queue setting {res.get('path')}")
             elif res["kind"] != "lock":
                 counts[res["kind"]] = counts.get(res["kind"], 0) + 1
-        words = {"mount": "mount", "loop": "loop device", "file": "image", "dir": "directory",
-                 "postgres": "PostgreSQL server", "cgroup": "cgroup (throttling or memory)",
-                 "md": "md array", "lvm-pv": "LVM physical volume",
-                 "lvm-vg": "LVM volume group", "lvm-lv": "LVM logical volume",
-                 "zfs-daemon": "zfs-fuse daemon", "zfs-pool": "ZFS pool",
-                 "zfs-dataset": "ZFS dataset"}
+        words = {
+            "mount": "mount",
+            "loop": "loop device",
+            "file": "image",
+            "dir": "directory",
+            "postgres": "PostgreSQL server",
+            "cgroup": "cgroup (throttling or memory)",
+            "md": "md array",
+            "lvm-pv": "LVM physical volume",
+            "lvm-vg": "LVM volume group",
+            "lvm-lv": "LVM logical volume",
+            "zfs-daemon": "zfs-fuse daemon",
+            "zfs-pool": "ZFS pool",
+            "zfs-dataset": "ZFS dataset",
+        }
         parts = [f"{n} {words.get(k, k)}{'s' if n > 1 else ''}" for k, n in counts.items()]
         return ", ".join(parts + named) or "nothing but its record"
 

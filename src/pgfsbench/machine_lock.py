@@ -29,10 +29,11 @@ from pgfsbench.ledger import releaser
 LOCK_ENV = "PGFSBENCH_LOCK_FILE"
 DEFAULT_PATHS = (Path("/run/lock/pgfsbench.lock"), Path("/tmp/pgfsbench.lock"))
 
-CAMPAIGN_WHY = ("campaigns change machine-wide settings and disturb each other's "
-                "measurements, so only one runs at a time")
-CLEANUP_WHY = ("a cleanup would restore settings under it; a running campaign cleans up "
-               "after itself")
+CAMPAIGN_WHY = (
+    "campaigns change machine-wide settings and disturb each other's "
+    "measurements, so only one runs at a time"
+)
+CLEANUP_WHY = "a cleanup would restore settings under it; a running campaign cleans up after itself"
 
 _held: dict[str, int] = {}  # holder id -> the descriptor holding the lock, in this process
 
@@ -56,8 +57,10 @@ def _open(path: Path) -> tuple[int, bool]:
     except PermissionError:
         return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW), False
     except OSError as exc:
-        raise UserError(f"cannot open the machine lock {path}: {exc.strerror}; set "
-                        f"{LOCK_ENV} to a file on a writable local filesystem") from None
+        raise UserError(
+            f"cannot open the machine lock {path}: {exc.strerror}; set "
+            f"{LOCK_ENV} to a file on a writable local filesystem"
+        ) from None
 
 
 def describe_holder(path: Path | None = None) -> str:
@@ -70,12 +73,21 @@ def describe_holder(path: Path | None = None) -> str:
         return "another pgfsbench process"
     what = info.get("what", "campaign")
     started = info.get("started")
-    since = time.strftime(" since %H:%M:%S", time.localtime(started)) \
-        if isinstance(started, (int, float)) else ""
-    details = ", ".join(filter(None, [
-        f"plan {info['plan']}" if info.get("plan") else "",
-        f"pid {info['pid']}",
-        f"results {info['results']}" if info.get("results") else ""]))
+    since = (
+        time.strftime(" since %H:%M:%S", time.localtime(started))
+        if isinstance(started, (int, float))
+        else ""
+    )
+    details = ", ".join(
+        filter(
+            None,
+            [
+                f"plan {info['plan']}" if info.get("plan") else "",
+                f"pid {info['pid']}",
+                f"results {info['results']}" if info.get("results") else "",
+            ],
+        )
+    )
     return f"{what} {info.get('id', '?')} ({details}){since}"
 
 
@@ -95,8 +107,11 @@ def holder_info(path: Path | None = None) -> dict | None:
         if len(fields) < 6 or fields[1] != "FLOCK":
             continue
         major, minor, inode = fields[5].split(":")
-        if (int(inode) == st.st_ino and int(major, 16) == os.major(st.st_dev)
-                and int(minor, 16) == os.minor(st.st_dev)):
+        if (
+            int(inode) == st.st_ino
+            and int(major, 16) == os.major(st.st_dev)
+            and int(minor, 16) == os.minor(st.st_dev)
+        ):
             try:
                 info = json.loads(path.read_text() or "{}")
             except (OSError, ValueError):
@@ -106,8 +121,14 @@ def holder_info(path: Path | None = None) -> dict | None:
 
 
 @contextlib.contextmanager
-def machine_lock(holder_id: str, what: str, wait: bool, say: Callable[[str], None],
-                 why: str = CAMPAIGN_WHY, **info: str) -> Iterator[Path]:
+def machine_lock(
+    holder_id: str,
+    what: str,
+    wait: bool,
+    say: Callable[[str], None],
+    why: str = CAMPAIGN_WHY,
+    **info: str,
+) -> Iterator[Path]:
     """Hold the machine lock for the block; without ``wait`` a held lock is a UserError
     naming its holder (and ``why`` it matters), with ``wait`` the block starts once the
     holder is done."""
@@ -123,17 +144,30 @@ def machine_lock(holder_id: str, what: str, wait: bool, say: Callable[[str], Non
             except BlockingIOError:
                 holder = describe_holder(path)
                 if not wait:
-                    raise UserError(f"{holder} is running on this machine; {why}: wait "
-                                    "for it to finish, or add --wait to start when it "
-                                    "does") from None
+                    raise UserError(
+                        f"{holder} is running on this machine; {why}: wait "
+                        "for it to finish, or add --wait to start when it "
+                        "does"
+                    ) from None
                 if not announced:
                     say(f"waiting for {holder} to finish (--wait)...")
                     announced = True
                 time.sleep(1)
         if writable:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps({"id": holder_id, "what": what, "pid": os.getpid(),
-                                      "started": time.time(), **info}).encode(), 0)
+            os.pwrite(
+                fd,
+                json.dumps(
+                    {
+                        "id": holder_id,
+                        "what": what,
+                        "pid": os.getpid(),
+                        "started": time.time(),
+                        **info,
+                    }
+                ).encode(),
+                0,
+            )
         _held[holder_id] = fd
         acquired = True
         yield path

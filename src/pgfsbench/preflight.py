@@ -48,17 +48,21 @@ def check_sizes(plan: Plan) -> None:
     for t in plan.targets:
         recipe = find(t.fs)
         if t.kind == "loop" and recipe is not None and t.size_mb < recipe.min_size_mb:
-            raise UserError(f"target '{t.name}': {t.fs} needs an image of at least "
-                            f"{recipe.min_size_mb} MB, the plan gives {t.size_mb} MB: set "
-                            f"size = \"{recipe.min_size_mb}M\" or more")
+            raise UserError(
+                f"target '{t.name}': {t.fs} needs an image of at least "
+                f"{recipe.min_size_mb} MB, the plan gives {t.size_mb} MB: set "
+                f'size = "{recipe.min_size_mb}M" or more'
+            )
 
 
 def check_dirs(plan: Plan) -> None:
     for t in plan.targets:
         if t.kind == "dir" and (t.dir is None or not t.dir.is_dir()):
-            raise UserError(f"target '{t.name}': directory {t.dir} does not exist: create it "
-                            "(pgfsbench only ever makes its own sub-directory inside) or fix "
-                            "'dir' in the plan")
+            raise UserError(
+                f"target '{t.name}': directory {t.dir} does not exist: create it "
+                "(pgfsbench only ever makes its own sub-directory inside) or fix "
+                "'dir' in the plan"
+            )
 
 
 def check_settings(plan: Plan, bins_for) -> None:
@@ -74,13 +78,14 @@ def check_settings(plan: Plan, bins_for) -> None:
         if problems := settings_problems(bins, settings):
             if why := _io_uring_missing(settings, problems, bins):
                 raise UserError(f"target '{t.name}': {why}")
-            raise UserError(f"target '{t.name}': PostgreSQL {bins.version} refuses its "
-                            f"settings: {'; '.join(problems)}; fix [postgres.settings] in "
-                            "the plan")
+            raise UserError(
+                f"target '{t.name}': PostgreSQL {bins.version} refuses its "
+                f"settings: {'; '.join(problems)}; fix [postgres.settings] in "
+                "the plan"
+            )
 
 
-def _io_uring_missing(settings: dict[str, object], problems: list[str],
-                      bins) -> str | None:
+def _io_uring_missing(settings: dict[str, object], problems: list[str], bins) -> str | None:
     """Why io_method = io_uring cannot run on this server (built without liburing: its
     io_method offers no io_uring), or None when that is not what the server refused."""
     if str(settings.get("io_method", "")).strip().lower() != "io_uring":
@@ -88,12 +93,16 @@ def _io_uring_missing(settings: dict[str, object], problems: list[str],
     # a server before 18 has no io_method at all: the plain refusal says that
     if not any(p.startswith('invalid value for parameter "io_method"') for p in problems):
         return None
-    offered = next((p.split(":", 1)[1].strip() for p in problems
-                    if p.startswith("Available values:")), "sync, worker")
-    return (f"io_method = io_uring needs a PostgreSQL built with liburing (configure "
-            f"--with-liburing); PostgreSQL {bins.version} in {bins.bindir} was built "
-            f"without it (its io_method offers {offered}): use io_method = \"worker\" or "
-            "\"sync\", or point pg_bin at a build with liburing")
+    offered = next(
+        (p.split(":", 1)[1].strip() for p in problems if p.startswith("Available values:")),
+        "sync, worker",
+    )
+    return (
+        f"io_method = io_uring needs a PostgreSQL built with liburing (configure "
+        f"--with-liburing); PostgreSQL {bins.version} in {bins.bindir} was built "
+        f'without it (its io_method offers {offered}): use io_method = "worker" or '
+        '"sync", or point pg_bin at a build with liburing'
+    )
 
 
 def check_knobs(plan: Plan) -> None:
@@ -109,13 +118,13 @@ def check_knobs(plan: Plan) -> None:
         elif t.queue and t.member_devices:
             own = str(t.member_devices[0])
             # not there (yet): the run says so before it formats anything
-            device = own if (SYS_BLOCK / os.path.basename(os.path.realpath(own))).exists() \
-                else None
+            device = own if (SYS_BLOCK / os.path.basename(os.path.realpath(own))).exists() else None
         try:
             judge_knobs(dict(t.sysctls), dict(t.queue), device)
         except UserError as exc:
-            raise UserError(f"target '{t.name}': {exc}; fix its sysctls or queue in the "
-                            "plan") from None
+            raise UserError(
+                f"target '{t.name}': {exc}; fix its sysctls or queue in the plan"
+            ) from None
 
 
 def check_devices(plan: Plan, allowed: Iterable[str], wipe_signatures: bool) -> None:
@@ -227,8 +236,7 @@ def _settings(plan: Plan, context: CheckContext) -> list[str]:
     if bins_for is None:
         try:  # look, don't stage: a plan check changes nothing
             default = find_binaries(stage=False)
-            bins = {**{t.name: default for t in plan.targets},
-                    **target_binaries(plan, stage=False)}
+            bins = {**{t.name: default for t in plan.targets}, **target_binaries(plan, stage=False)}
         except UserError as exc:
             return [f"PostgreSQL settings not checked against a server: {exc}"]
         bins_for = bins.__getitem__

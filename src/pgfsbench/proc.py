@@ -116,8 +116,11 @@ def run(
         # Into the cgroup first (as root: a shell writes its own pid to the cgroup's
         # cgroup.procs), then the user dropped by setpriv, then the command: everything
         # it starts is born in the cgroup.
-        user = (f"setpriv --reuid={as_user.uid} --regid={as_user.gid} --clear-groups -- "
-                if drop else "")
+        user = (
+            f"setpriv --reuid={as_user.uid} --regid={as_user.gid} --clear-groups -- "
+            if drop
+            else ""
+        )
         argv = ("/bin/sh", "-c", f'echo $$ > "$0" && exec {user}"$@"', cgroup, *argv)
     elif drop:
         kwargs.update(user=as_user.uid, group=as_user.gid, extra_groups=[])
@@ -135,8 +138,9 @@ def run(
         pass_fds=pass_fds,
         **kwargs,
     )
-    result = CommandResult(argv, proc.returncode, proc.stdout, proc.stderr,
-                           time.monotonic() - started)
+    result = CommandResult(
+        argv, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started
+    )
     _tell(argv, result)
     if check and not result.ok:
         raise CommandFailed(result)

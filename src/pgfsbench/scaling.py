@@ -39,7 +39,7 @@ def knee_workers(times: Mapping[int, float], min_gain: float = KNEE_GAIN) -> int
         raise ValueError("no times")
     counts = sorted(times)
     for i, w in enumerate(counts):
-        later = [times[c] for c in counts[i + 1:]]
+        later = [times[c] for c in counts[i + 1 :]]
         if not later or min(later) > (1 - min_gain) * times[w]:
             return w
     raise AssertionError("unreachable: the last count always qualifies")

@@ -54,12 +54,11 @@ class Stop:
         return {
             "count": f"fixed count reached at round {self.round}{runs}",
             "decided": f"decided at round {self.round}: "
-                       f"{_plural(self.comparisons, 'comparison')}{runs}",
+            f"{_plural(self.comparisons, 'comparison')}{runs}",
             "max rounds": f"max rounds: {self.round} reached{open_}{runs}",
-            "budget": f"budget: {self.minutes:g} min reached at round {self.round}{open_}"
-                      f"{runs}",
+            "budget": f"budget: {self.minutes:g} min reached at round {self.round}{open_}{runs}",
             "nothing to compare": f"nothing to compare at round {self.round}: fewer than two "
-                                  f"targets gave its headline{runs}",
+            f"targets gave its headline{runs}",
             "failed": f"stopped at round {self.round}: the target failed{runs}",
         }.get(self.reason, self.reason)
 
@@ -99,13 +98,20 @@ class Schedule:
         self._rng = random.Random(self.seed)
         if self.started is None:
             self.started = self.clock()
-        self.design = design_for({"repetitions": self.reps.model_dump(mode="json"),
-                                  "verdicts": self.verdicts.model_dump(mode="json")})
+        self.design = design_for(
+            {
+                "repetitions": self.reps.model_dump(mode="json"),
+                "verdicts": self.verdicts.model_dump(mode="json"),
+            }
+        )
         if self.auto and not self.design.every_round:
             # As design_for reads the stored plan: fixed counts in 'auto' are described.
-            self.design = replace(self.design, descriptive=frozenset(
-                (m.type, m.label()) for m in self.measurements
-                if self.reps.fixed(m) is not None))
+            self.design = replace(
+                self.design,
+                descriptive=frozenset(
+                    (m.type, m.label()) for m in self.measurements if self.reps.fixed(m) is not None
+                ),
+            )
         self.settling = self.reps.settles(self.max_rounds())
 
     @property
@@ -139,8 +145,12 @@ class Schedule:
     def loads_once_in_settling(self, m: WorkloadBase) -> bool:
         """A load that runs once: its run in the settling round is the one that counts
         (the load is its own measurement, not disturbed by a load before it)."""
-        return (self.settling and not self.resettling and m.type == "pgbench-init"
-                and self.reps.fixed(m) == 1)
+        return (
+            self.settling
+            and not self.resettling
+            and m.type == "pgbench-init"
+            and self.reps.fixed(m) == 1
+        )
 
     @staticmethod
     def skips_settling(m: WorkloadBase) -> bool:
@@ -212,8 +222,9 @@ class Schedule:
         return [t for t in self.targets if self.wanted(t, round_no)]
 
     # --- what was measured -----------------------------------------------------
-    def record(self, target: str, m: WorkloadBase, headline: float | None, ok: bool,
-               round_no: int = 1) -> None:
+    def record(
+        self, target: str, m: WorkloadBase, headline: float | None, ok: bool, round_no: int = 1
+    ) -> None:
         cell = (target, m.type, m.label())
         if m.type == "pgbench-init":
             # Which tables the target now holds; a failed load leaves none usable.
@@ -227,8 +238,9 @@ class Schedule:
             self.no_headline[cell] = self.no_headline.get(cell, 0) + 1
         # A failed run adds nothing: its round is simply missing from the pairs.
 
-    def restore_sample(self, target: str, m: WorkloadBase, repetition: int,
-                       headline: float | None) -> None:
+    def restore_sample(
+        self, target: str, m: WorkloadBase, repetition: int, headline: float | None
+    ) -> None:
         """A counted run stored by an earlier session of a resumed campaign."""
         cell = (target, m.type, m.label())
         if headline is not None and math.isfinite(headline):
@@ -261,8 +273,11 @@ class Schedule:
                 if round_no >= fixed:
                     self.stops[key] = Stop("count", round_no)
                 continue
-            mine = [d for k, d in self.decisions.items()
-                    if k[:2] == key and k[2] in live and k[3] in live]
+            mine = [
+                d
+                for k, d in self.decisions.items()
+                if k[:2] == key and k[2] in live and k[3] in live
+            ]
             k, undecided = len(mine), sum(not d.decided for d in mine)
             if round_no >= self.reps.min and not mine:
                 self.stops[key] = Stop("nothing to compare", round_no)
@@ -271,8 +286,7 @@ class Schedule:
             elif round_no >= self.reps.max:
                 self.stops[key] = Stop("max rounds", round_no, k, undecided)
             elif elapsed_min >= self.reps.max_minutes:
-                self.stops[key] = Stop("budget", round_no, k, undecided,
-                                       self.reps.max_minutes)
+                self.stops[key] = Stop("budget", round_no, k, undecided, self.reps.max_minutes)
 
     def _decide(self) -> dict:
         """Every headline comparison's decision so far: the measurements 'auto' decides
@@ -280,8 +294,7 @@ class Schedule:
         values: dict[Key, dict[str, dict[int, float]]] = {}
         for (target, workload, label), by_round in self.samples.items():
             values.setdefault((workload, label), {})[target] = by_round
-        return decide(headline_family(values, self.targets, self.design.descriptive),
-                      self.design)
+        return decide(headline_family(values, self.targets, self.design.descriptive), self.design)
 
     def describe(self) -> dict:
         """What the results keep: the order, the seed, the design, and why each
@@ -294,20 +307,41 @@ class Schedule:
             **({"plan_sha256": self.plan_sha256} if self.plan_sha256 else {}),
             "fresh": self.reps.fresh,
             "settle": self.settling,  # round 0 ran (or would run) uncounted
-            "design": ({"alpha": d.alpha, "noise": d.noise,
-                        **({} if d.margin is None else {"equivalence": d.margin}),
-                        "first_look": d.first_look,
-                        "last_look": d.last_look, "max_minutes": self.reps.max_minutes,
-                        **({} if d.every_round else {
-                            "looks": list(d.planned_looks()), "final_look": d.final,
-                            "descriptive": sorted(map(list, d.descriptive))})}
-                       if self.auto else None),
+            "design": (
+                {
+                    "alpha": d.alpha,
+                    "noise": d.noise,
+                    **({} if d.margin is None else {"equivalence": d.margin}),
+                    "first_look": d.first_look,
+                    "last_look": d.last_look,
+                    "max_minutes": self.reps.max_minutes,
+                    **(
+                        {}
+                        if d.every_round
+                        else {
+                            "looks": list(d.planned_looks()),
+                            "final_look": d.final,
+                            "descriptive": sorted(map(list, d.descriptive)),
+                        }
+                    ),
+                }
+                if self.auto
+                else None
+            ),
             "rounds": self.last_round,  # the last counted round that ended
             "visits": [list(v) for v in self.visits],
-            "measurements": [{"workload": w, "label": lbl, "reason": s.reason,
-                              "round": s.round, "comparisons": s.comparisons,
-                              "undecided": s.undecided, "text": s.text()}
-                             for (w, lbl), s in self.stops.items()],
+            "measurements": [
+                {
+                    "workload": w,
+                    "label": lbl,
+                    "reason": s.reason,
+                    "round": s.round,
+                    "comparisons": s.comparisons,
+                    "undecided": s.undecided,
+                    "text": s.text(),
+                }
+                for (w, lbl), s in self.stops.items()
+            ],
             "decisions": [_decision(k, v) for k, v in self.decisions.items()],
             "stops": self._cell_stops(),
             **({"resumes": self.resumes} if self.resumes else {}),
@@ -325,13 +359,28 @@ class Schedule:
                 if stop is None:
                     continue
                 n = len(self.samples.get(cell, {})) or self.no_headline.get(cell, 0)
-                out.append({"target": target, "workload": m.type, "label": m.label(),
-                            "n": n, "round": stop.round, "reason": stop.reason,
-                            "text": stop.text(n)})
+                out.append(
+                    {
+                        "target": target,
+                        "workload": m.type,
+                        "label": m.label(),
+                        "n": n,
+                        "round": stop.round,
+                        "reason": stop.reason,
+                        "text": stop.text(n),
+                    }
+                )
         return out
 
 
 def _decision(key: tuple, d: Decision) -> dict:
     workload, label, a, b = key
-    return {"workload": workload, "label": label, "a": a, "b": b, "outcome": d.outcome,
-            "at_round": d.at_round, "n": d.paired.n}
+    return {
+        "workload": workload,
+        "label": label,
+        "a": a,
+        "b": b,
+        "outcome": d.outcome,
+        "at_round": d.at_round,
+        "n": d.paired.n,
+    }

@@ -19,8 +19,9 @@ from pgfsbench.ledger import Ledger, releaser
 
 
 @contextlib.contextmanager
-def private_dir(ledger: Ledger, prefix: str, parent: str | Path,
-                owner: proc.RunAs) -> Iterator[Path]:
+def private_dir(
+    ledger: Ledger, prefix: str, parent: str | Path, owner: proc.RunAs
+) -> Iterator[Path]:
     """A new directory in ``parent`` that only ``owner`` may enter (handed over when we
     are root), removed after the block."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))

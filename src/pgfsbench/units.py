@@ -61,7 +61,7 @@ def fact_quantity(key: str, value: object) -> tuple[str, str] | None:
         return None
     for suffix, factor in _UNIT_SUFFIXES.items():
         if key.lower().endswith(suffix):
-            return key[:-len(suffix)], bytes_text(value * factor)
+            return key[: -len(suffix)], bytes_text(value * factor)
     return None
 
 

@@ -76,13 +76,16 @@ def store_url():
 def cli(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
     result = subprocess.run([*CLI, *args], capture_output=True, text=True, **kwargs)
     if check and result.returncode != 0:
-        raise AssertionError(f"pgfsbench {' '.join(args)} exited {result.returncode}:\n"
-                             f"{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"pgfsbench {' '.join(args)} exited {result.returncode}:\n"
+            f"{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
-def run_plan(directory: Path, plan_text: str, *args: str
-             ) -> tuple[Path, subprocess.CompletedProcess]:
+def run_plan(
+    directory: Path, plan_text: str, *args: str
+) -> tuple[Path, subprocess.CompletedProcess]:
     """Write ``plan_text`` as a plan file in ``directory`` and run it; returns (results, run)."""
     plan = directory / "plan.toml"
     plan.write_text(plan_text)
@@ -103,8 +106,9 @@ def export(results: Path) -> dict:
 
 def loops_backed_by(image: Path) -> list[str]:
     """The loop devices backed by ``image`` (found by file, not by name)."""
-    out = subprocess.run(["losetup", "-j", str(image), "-O", "NAME", "-n"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["losetup", "-j", str(image), "-O", "NAME", "-n"], capture_output=True, text=True
+    ).stdout
     return out.split()
 
 
@@ -112,8 +116,10 @@ def command_artifact(results: Path, run_id: int, stem: str) -> tuple[list[str], 
     """(argv, text) of a run's kept command artifact ``<stem>.txt``."""
     db = sqlite3.connect(results / "results.db")
     try:
-        for path, command in db.execute("SELECT path, command_json FROM artifacts WHERE "
-                                        "run_id = ? AND kind = 'command'", (run_id,)):
+        for path, command in db.execute(
+            "SELECT path, command_json FROM artifacts WHERE run_id = ? AND kind = 'command'",
+            (run_id,),
+        ):
             if Path(path).name == f"{stem}.txt":
                 return json.loads(command), (results / path).read_text()
     finally:
@@ -124,8 +130,9 @@ def command_artifact(results: Path, run_id: int, stem: str) -> tuple[list[str], 
 def leftovers() -> list[str]:
     """Anything of a pgfsbench run still alive on this machine."""
     found = []
-    loops = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"],
-                           capture_output=True, text=True).stdout
+    loops = subprocess.run(
+        ["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True
+    ).stdout
     found += [f"loop: {l}" for l in loops.splitlines() if "pgfsbench" in l or ".img" in l]
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         if "pgfsbench-" in line:

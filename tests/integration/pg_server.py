@@ -30,21 +30,54 @@ def pg_server(database: str = "results") -> Iterator[str]:
     data, port = root / "data", free_port()
     started = False
     try:
-        proc.run([bins.tool("initdb"), "-D", str(data), "-U", "postgres", "-E", "UTF8",
-                  "--locale=C", "--auth-local=trust", "--auth-host=reject",
-                  "--no-instructions"], as_user=user)
-        proc.run([bins.tool("pg_ctl"), "start", "-D", str(data), "-l", str(root / "log"),
-                  "-w", "-t", "60", "-o",
-                  f"-c listen_addresses='' -c port={port} -c unix_socket_directories='{sock}' "
-                  "-c fsync=off"], as_user=user, timeout=90)
+        proc.run(
+            [
+                bins.tool("initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--auth-local=trust",
+                "--auth-host=reject",
+                "--no-instructions",
+            ],
+            as_user=user,
+        )
+        proc.run(
+            [
+                bins.tool("pg_ctl"),
+                "start",
+                "-D",
+                str(data),
+                "-l",
+                str(root / "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-c listen_addresses='' -c port={port} -c unix_socket_directories='{sock}' "
+                "-c fsync=off",
+            ],
+            as_user=user,
+            timeout=90,
+        )
         started = True
-        proc.run([bins.tool("createdb"), "-h", str(sock), "-p", str(port), "-U", "postgres",
-                  database], as_user=user)
+        proc.run(
+            [bins.tool("createdb"), "-h", str(sock), "-p", str(port), "-U", "postgres", database],
+            as_user=user,
+        )
         yield f"postgresql://postgres@/{database}?host={sock}&port={port}"
     finally:
         if started:
-            proc.run([bins.tool("pg_ctl"), "stop", "-D", str(data), "-m", "fast", "-w",
-                      "-t", "60"], as_user=user, check=False, timeout=90)
+            proc.run(
+                [bins.tool("pg_ctl"), "stop", "-D", str(data), "-m", "fast", "-w", "-t", "60"],
+                as_user=user,
+                check=False,
+                timeout=90,
+            )
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(sock, ignore_errors=True)
 

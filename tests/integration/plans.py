@@ -39,24 +39,33 @@ def rounds(count: int | str, order: str = "random", **fields: Any) -> dict[str, 
     return {"count": count, "order": order, "fresh": False, **fields}
 
 
-def plan_toml(name: str, targets: list[dict[str, Any]], workloads: list[dict[str, Any]], *,
-              repetitions: dict[str, Any] | None = None,
-              verdicts: dict[str, Any] | None = None,
-              settings: dict[str, Any] | None = None,
-              mixins: dict[str, dict[str, Any]] | None = None) -> str:
+def plan_toml(
+    name: str,
+    targets: list[dict[str, Any]],
+    workloads: list[dict[str, Any]],
+    *,
+    repetitions: dict[str, Any] | None = None,
+    verdicts: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    mixins: dict[str, dict[str, Any]] | None = None,
+) -> str:
     """The plan file's text: ``settings`` are PostgreSQL's for every target."""
     doc: dict[str, Any] = {"name": name}
-    for key, value in (("repetitions", repetitions), ("verdicts", verdicts),
-                       ("postgres", settings and {"settings": settings}),
-                       ("mixins", mixins)):
+    for key, value in (
+        ("repetitions", repetitions),
+        ("verdicts", verdicts),
+        ("postgres", settings and {"settings": settings}),
+        ("mixins", mixins),
+    ):
         if value:
             doc[key] = value
     doc["targets"], doc["workloads"] = targets, workloads
     return tomli_w.dumps(doc)
 
 
-def run_campaign(directory: Path, *args: str, **plan: Any
-                 ) -> tuple[Path, subprocess.CompletedProcess]:
+def run_campaign(
+    directory: Path, *args: str, **plan: Any
+) -> tuple[Path, subprocess.CompletedProcess]:
     """Run the plan ``plan_toml(**plan)`` from ``directory`` with the CLI's ``args``;
     returns (results, run)."""
     return run_plan(directory, plan_toml(**plan), *args)

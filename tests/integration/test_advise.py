@@ -53,9 +53,13 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     assert advice["target"] == "ext4"
     [unsafe] = advice["unsafe"]
     assert unsafe["target"] == "ext4-nobarrier" and "nobarrier" in unsafe["warning"]
-    measured = {m["name"].split(".")[1].removesuffix("_8k"): m["value"]
-                for r in data["runs"] if r["target"] == "ext4" and r["workload"] == "fsync"
-                for m in r["metrics"] if m["name"].endswith("_8k.ops_per_s")}
+    measured = {
+        m["name"].split(".")[1].removesuffix("_8k"): m["value"]
+        for r in data["runs"]
+        if r["target"] == "ext4" and r["workload"] == "fsync"
+        for m in r["metrics"]
+        if m["name"].endswith("_8k.ops_per_s")
+    }
     safe = {k: v for k, v in measured.items() if k in SAFE_METHODS and v is not None}
     fastest = max(safe, key=safe.get)
     wal = next(s for s in advice["settings"] if s["name"] == "wal_sync_method")
@@ -66,8 +70,12 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
         assert wal["why"].startswith("lead not established"), wal
         fastest = "fdatasync"
     assert wal["value"] == fastest, (wal, measured)
-    assert cli("advise", str(results), "--format", "conf").stdout.count(
-        f"\nwal_sync_method = '{fastest}'\n") == 1
+    assert (
+        cli("advise", str(results), "--format", "conf").stdout.count(
+            f"\nwal_sync_method = '{fastest}'\n"
+        )
+        == 1
+    )
     assert f"wal_sync_method = {fastest}" in cli("advise", str(results)).stdout
     # The same advice ends the run's output and tops the report.
     assert f"postgresql.conf: wal_sync_method = {fastest}" in run.stdout
@@ -77,8 +85,9 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     assert ledgers(state_dir) == []
     assert [d for img in (results / "images").glob("*.img") for d in loops_backed_by(img)] == []
     db = sqlite3.connect(results / "results.db")
-    points = [json.loads(p)["mount_point"] for (p,) in
-              db.execute("SELECT provenance_json FROM targets")]
+    points = [
+        json.loads(p)["mount_point"] for (p,) in db.execute("SELECT provenance_json FROM targets")
+    ]
     db.close()
     mounts = Path("/proc/self/mountinfo").read_text()
     assert len(points) == 2 and not [p for p in points if f" {p} " in mounts]

@@ -44,9 +44,12 @@ fs = "ext4"
 size = "384M"
 throttle = { write_iops = 100 }
 """
-PLAN = """
+PLAN = (
+    """
 name = "bound"
-""" + TARGETS + """
+"""
+    + TARGETS
+    + """
 [[workloads]]
 type = "pgbench-init"
 scale = 1
@@ -62,6 +65,7 @@ type = "pgbench"
 clients = 2
 duration = 6
 """
+)
 
 
 def values(run: dict) -> dict[str, float]:
@@ -69,8 +73,11 @@ def values(run: dict) -> dict[str, float]:
 
 
 def the_run(doc: dict, target: str, mode: str) -> dict:
-    [run] = [r for r in doc["runs"] if r["workload"] == "pgbench" and r["target"] == target
-             and r["params"]["mode"] == mode]
+    [run] = [
+        r
+        for r in doc["runs"]
+        if r["workload"] == "pgbench" and r["target"] == target and r["params"]["mode"] == mode
+    ]
     return run
 
 
@@ -98,8 +105,11 @@ def test_select_only_on_a_cached_table_is_cpu_bound_and_cached(campaign) -> None
         assert run["bound"]["classes"][:1] == ["cpu"] and "cached" in run["bound"]["classes"]
         assert run["bound"]["storage_bound"] is False
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["label"] == "clients=8"]
-    assert any(c.startswith("CPU-bound: this compares CPU contention, not the filesystems")
-               and "fast 1/1 runs, slow 1/1 runs" in c for c in verdict["caveats"])
+    assert any(
+        c.startswith("CPU-bound: this compares CPU contention, not the filesystems")
+        and "fast 1/1 runs, slow 1/1 runs" in c
+        for c in verdict["caveats"]
+    )
     assert any(c.startswith("cached:") for c in verdict["caveats"])
 
 
@@ -135,8 +145,11 @@ def test_a_busy_loop_outside_our_tree_is_other_load() -> None:
     other load, each by its own /proc ticks."""
     spin = [sys.executable, "-c", "while True: pass"]
     mine = subprocess.Popen(spin)
-    out = subprocess.run(["sh", "-c", f"{' '.join(spin[:2])} 'while True: pass' "
-                          ">/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["sh", "-c", f"{' '.join(spin[:2])} 'while True: pass' >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+    )
     theirs = int(out.stdout.strip())
     try:
         time.sleep(0.3)

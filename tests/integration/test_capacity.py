@@ -50,9 +50,11 @@ def test_capacity_converges_near_what_the_iops_cap_implies(tmp_path, state_dir):
     assert run["status"] == "ok", run
     m = {x["name"]: x["value"] for x in run["metrics"]}
     ceiling = IOPS / 2  # two throttled writes per commit, one client (see the module)
-    print(f"\ncapacity {m['pgbench_capacity.tps']:.1f} tx/s, unthrottled "
-          f"{m['pgbench_capacity.max_tps']:.1f}, bracket high "
-          f"{m['pgbench_capacity.bracket_high']}, ceiling {ceiling}")
+    print(
+        f"\ncapacity {m['pgbench_capacity.tps']:.1f} tx/s, unthrottled "
+        f"{m['pgbench_capacity.max_tps']:.1f}, bracket high "
+        f"{m['pgbench_capacity.bracket_high']}, ceiling {ceiling}"
+    )
     assert m["pgbench_capacity.max_tps"] <= 1.1 * ceiling  # the cap bit
     assert 0.5 * ceiling <= m["pgbench_capacity.tps"] <= 1.05 * ceiling
     assert m["pgbench_capacity.tps"] <= m["pgbench_capacity.max_tps"]

@@ -46,4 +46,3 @@ def test_clone_shares_blocks_on_xfs_and_is_not_offered_on_ext4(tmp_path, state_d
     assert xfs["clone_db.clone_mb_used"]["value"] < 0.1 * xfs["clone_db.template_mb"]["value"]
     assert ext4["clone_db.reflink"]["value"] == 0.0
     assert ext4["clone_db.clone_mb_used"]["value"] > 0.8 * ext4["clone_db.template_mb"]["value"]
-

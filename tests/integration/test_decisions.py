@@ -28,12 +28,16 @@ QUICK = load_plan("quick")
 DEFAULT = QUICK.repetitions
 PLAN = plan_toml(
     "three-identical-one-costly",
-    [ext4("a"), ext4("b"),
-     ext4("costly", postgres={"settings": {"commit_delay": 1, "commit_siblings": 0}})],
+    [
+        ext4("a"),
+        ext4("b"),
+        ext4("costly", postgres={"settings": {"commit_delay": 1, "commit_siblings": 0}}),
+    ],
     [LOAD_ONCE, pgbench(clients=4, duration=3)],
     repetitions=rounds("auto", min=DEFAULT.min, max=12, max_minutes=DEFAULT.max_minutes),
     verdicts={"noise": QUICK.verdicts.noise, "equivalence": QUICK.verdicts.margin},
-    settings=SMALL_BUFFERS)
+    settings=SMALL_BUFFERS,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +47,11 @@ def doc(tmp_path_factory, state_dir: Path) -> dict:
 
 
 def _decisions(doc: dict) -> dict[tuple[str, str], str]:
-    return {(d["a"], d["b"]): d["outcome"] for d in doc["schedule"]["decisions"]
-            if d["workload"] == "pgbench"}
+    return {
+        (d["a"], d["b"]): d["outcome"]
+        for d in doc["schedule"]["decisions"]
+        if d["workload"] == "pgbench"
+    }
 
 
 def test_the_costlier_wal_sync_method_is_found_worse_than_every_twin(doc) -> None:

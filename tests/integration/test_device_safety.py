@@ -27,8 +27,7 @@ from pgfsbench.provision.mountinfo import mount_points
 from pgfsbench.provision.safety import check_formattable
 from tests.integration.conftest import loops_backed_by
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (loop devices, mkfs, mount)")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mkfs, mount)")
 
 
 def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -48,8 +47,7 @@ class Loops:
         with open(image, "wb") as f:
             f.truncate(size_mb * 2**20)
         self.images.append(image)
-        argv = ["losetup", "--find", "--show", *(["--partscan"] if partscan else []),
-                str(image)]
+        argv = ["losetup", "--find", "--show", *(["--partscan"] if partscan else []), str(image)]
         return sh(*argv).stdout.strip()
 
     def mount(self, device: str, name: str) -> Path:
@@ -101,8 +99,13 @@ def sysfs_partitions(device: str) -> list[str]:
 
 def gpt_with_one_partition(device: str) -> None:
     needs("sfdisk", "fdisk")
-    subprocess.run(["sfdisk", "--quiet", device], input="label: gpt\n,,L\n", text=True,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["sfdisk", "--quiet", device],
+        input="label: gpt\n,,L\n",
+        text=True,
+        check=True,
+        capture_output=True,
+    )
 
 
 def add_partitions(device: str) -> list[str]:
@@ -116,6 +119,7 @@ def add_partitions(device: str) -> list[str]:
 
 # --- refusals ----------------------------------------------------------------
 
+
 def test_a_device_not_on_the_allow_list_is_refused(loops):
     device = loops.make()
     other = loops.make()
@@ -125,7 +129,8 @@ def test_a_device_not_on_the_allow_list_is_refused(loops):
         assert str(exc.value) == (
             f"{device} is not allowed to be formatted: formatting erases everything on it. "
             f"If that is what you want, repeat it on the command line: "
-            f"--allow-format {device}")
+            f"--allow-format {device}"
+        )
 
 
 def test_a_mounted_device_is_refused_naming_the_mount_point(loops):
@@ -181,7 +186,8 @@ def test_a_device_with_partitions_is_refused_even_with_wipe_signatures(loops):
             check_formattable(device, [device], wipe)
         assert str(exc.value) == (
             f"{device} has partitions ({parts[0]}): name one partition as the device "
-            f"instead, or delete them (sfdisk --delete {device}) if their data is not needed")
+            f"instead, or delete them (sfdisk --delete {device}) if their data is not needed"
+        )
 
 
 def test_a_device_held_open_exclusively_is_refused_as_busy(loops):
@@ -195,6 +201,7 @@ def test_a_device_held_open_exclusively_is_refused_as_busy(loops):
 
 
 # --- formatting ----------------------------------------------------------------
+
 
 def test_a_clean_allowed_device_is_formatted_mounted_and_unmounted(loops, ledger, tmp_path):
     device = loops.make(size_mb=64)
@@ -231,8 +238,10 @@ def test_signatures_are_wiped_and_recorded_only_when_asked(loops, ledger):
         assert Path(wipe.argv[0]).name == "wipefs" and "--all" in wipe.argv
         assert "ext4" in wipe.stdout  # wipefs says what it erased: kept as the record
         assert Path(mkfs.argv[0]).name == "mkfs.xfs"
-        assert any(n.startswith("signatures wiped before mkfs") and "ext4 at 0x438" in n
-                   for n in target.notes)
+        assert any(
+            n.startswith("signatures wiped before mkfs") and "ext4 at 0x438" in n
+            for n in target.notes
+        )
         mount_point = target.mount.mount_point
     assert mount_point not in mount_points()
 
@@ -258,9 +267,10 @@ def test_a_device_too_small_for_the_filesystem_is_refused(loops, ledger):
     assert ledger.resources == []
 
 
-@pytest.mark.parametrize("fs, option", [("btrfs", "{victim}"),
-                                        ("ext4", "device={victim}"),
-                                        ("xfs", "logdev={victim},size=8m")])
+@pytest.mark.parametrize(
+    "fs, option",
+    [("btrfs", "{victim}"), ("ext4", "device={victim}"), ("xfs", "logdev={victim},size=8m")],
+)
 def test_mkfs_options_that_name_another_device_are_refused(loops, ledger, fs, option):
     device, victim = loops.make(size_mb=400), loops.make()
     mkfs = ["-l", option.format(victim=victim)] if fs == "xfs" else [option.format(victim=victim)]
@@ -291,12 +301,14 @@ def test_a_device_backing_a_loop_device_is_refused(loops):
 
 # --- check, then use: the device formatted is the device checked --------------------
 
+
 def _signature_count(device: str) -> int:
     return sh("wipefs", "--no-act", "--json", device).stdout.count('"type"')
 
 
-def test_a_link_switched_after_the_check_does_not_redirect_mkfs(loops, ledger, tmp_path,
-                                                                monkeypatch):
+def test_a_link_switched_after_the_check_does_not_redirect_mkfs(
+    loops, ledger, tmp_path, monkeypatch
+):
     """The plan names a /dev/disk/by-id-like link; it is switched to another device
     right after the safety check. The checked device is formatted, not the new one."""
     checked, victim = loops.make(), loops.make()
@@ -314,8 +326,9 @@ def test_a_link_switched_after_the_check_does_not_redirect_mkfs(loops, ledger, t
     spec = Target(name="switched", fs="ext4", device=link)
     with device_target(spec, ledger, RunAs.current(), [checked, victim], False) as target:
         assert target.device == checked
-        assert any(n.startswith("formatted through /proc/self/fd/") and checked in n
-                   for n in target.notes)
+        assert any(
+            n.startswith("formatted through /proc/self/fd/") and checked in n for n in target.notes
+        )
     assert _signature_count(checked) == 1 and _signature_count(victim) == 0
 
 
@@ -341,9 +354,13 @@ def test_a_node_replaced_after_the_check_is_refused(loops, ledger, tmp_path, mon
     monkeypatch.setattr(device_mod, "check_formattable", check_then_replace)
     spec = Target(name="replaced", fs="ext4", device=node)
     victim_rdev = os.stat(victim).st_rdev
-    with pytest.raises(UserError, match=(
+    with pytest.raises(
+        UserError,
+        match=(
             f"^target 'replaced': {node} changed since it was checked: it is now "
-            f"{os.major(victim_rdev)}:{os.minor(victim_rdev)}, it was .*refusing to format")):
+            f"{os.major(victim_rdev)}:{os.minor(victim_rdev)}, it was .*refusing to format"
+        ),
+    ):
         with device_target(spec, ledger, RunAs.current(), [str(node), victim], False):
             pass
     assert ledger.resources == []
@@ -353,8 +370,12 @@ def test_a_node_replaced_after_the_check_is_refused(loops, ledger, tmp_path, mon
 def test_btrfs_over_two_allowed_devices_and_each_is_checked(loops, ledger):
     """devices = [...]: every device passes the safety check; btrfs spans them (raid1)."""
     first, second = loops.make(size_mb=200), loops.make(size_mb=200)
-    spec = Target(name="two", fs="btrfs", devices=[Path(first), Path(second)],
-                  mkfs=["-d", "raid1", "-m", "raid1"])
+    spec = Target(
+        name="two",
+        fs="btrfs",
+        devices=[Path(first), Path(second)],
+        mkfs=["-d", "raid1", "-m", "raid1"],
+    )
     owner = RunAs.current()
     with pytest.raises(UserError, match=f"{second} is not allowed to be formatted"):
         with device_target(spec, ledger, owner, [first], False):

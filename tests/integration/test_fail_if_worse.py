@@ -30,9 +30,13 @@ from tests.integration.plans import (
     rounds,
 )
 
-PLAN = plan_toml("gate", [ext4("fast"), ext4("slow", postgres=COMMIT_DELAY)],
-                 [LOAD_ONCE, pgbench(clients=4, duration=2)],
-                 repetitions=rounds(4), settings=SMALL_BUFFERS)
+PLAN = plan_toml(
+    "gate",
+    [ext4("fast"), ext4("slow", postgres=COMMIT_DELAY)],
+    [LOAD_ONCE, pgbench(clients=4, duration=2)],
+    repetitions=rounds(4),
+    settings=SMALL_BUFFERS,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +46,25 @@ def results(tmp_path_factory, state_dir: Path) -> Path:
 
 
 def gate(results: Path, baseline: str, threshold: str, *args: str):
-    return cli("compare", str(results), "--baseline", baseline, "--fail-if-worse", threshold,
-               *args, check=False)
+    return cli(
+        "compare",
+        str(results),
+        "--baseline",
+        baseline,
+        "--fail-if-worse",
+        threshold,
+        *args,
+        check=False,
+    )
 
 
 def test_the_slow_contender_fails_the_job(results) -> None:
     result = gate(results, "fast", "5%")
     assert result.returncode == exits.WORSE == 4, (result.stdout, result.stderr)
-    assert "--fail-if-worse 5%: 1 significantly worse than the baseline fast by more " \
-           "than 5%:" in result.stderr
+    assert (
+        "--fail-if-worse 5%: 1 significantly worse than the baseline fast by more "
+        "than 5%:" in result.stderr
+    )
     assert "pgbench clients=4 pgbench.tps: slow ×0." in result.stderr
     assert "paired, 4 rounds" in result.stderr  # the decision compare prints, within rounds
     # the comparison, in full, on stdout (a block per measurement at 80 columns)

@@ -57,10 +57,11 @@ def _fio_json(results: Path, run_id: int) -> dict[str, dict]:
     """job name → that job's raw fio JSON, from the kept artifacts."""
     db = sqlite3.connect(results / "results.db")
     jobs = {}
-    for path, command in db.execute("SELECT path, command_json FROM artifacts WHERE "
-                                    "run_id = ? AND kind = 'fio-json'", (run_id,)):
+    for path, command in db.execute(
+        "SELECT path, command_json FROM artifacts WHERE run_id = ? AND kind = 'fio-json'", (run_id,)
+    ):
         text = (results / path).read_text()
-        data = json.loads(text[text.index("{"):])  # fio may print notes before the JSON
+        data = json.loads(text[text.index("{") :])  # fio may print notes before the JSON
         assert data["fio version"].startswith("fio-")
         (job,) = data["jobs"]
         assert job["error"] == 0
@@ -73,7 +74,9 @@ def test_both_workloads_ran_and_stored_their_metrics(fio_run):
     results, run = fio_run
     data = export(results)
     assert [(r["workload"], r["status"]) for r in data["runs"]] == [
-        ("fsync-latency", "ok"), ("fileio", "ok")], data["runs"]
+        ("fsync-latency", "ok"),
+        ("fileio", "ok"),
+    ], data["runs"]
     names = {m["name"]: m for r in data["runs"] for m in r["metrics"]}
     for p in ("p50", "p90", "p99", "p99_9", "max"):
         assert names[f"fsync_latency.sync_{p}_us"]["direction"] == "lower"
@@ -86,8 +89,12 @@ def test_both_workloads_ran_and_stored_their_metrics(fio_run):
         assert names[f"fileio.{cell}.lat_p50_us"]["value"] > 0
     # percentiles are ordered
     v = {k: m["value"] for k, m in names.items()}
-    assert (v["fsync_latency.sync_p50_us"] <= v["fsync_latency.sync_p90_us"]
-            <= v["fsync_latency.sync_p99_us"] <= v["fsync_latency.sync_p99_9_us"])
+    assert (
+        v["fsync_latency.sync_p50_us"]
+        <= v["fsync_latency.sync_p90_us"]
+        <= v["fsync_latency.sync_p99_us"]
+        <= v["fsync_latency.sync_p99_9_us"]
+    )
     assert "report:" in run.stdout
 
 
@@ -121,7 +128,11 @@ def test_fsync_latency_numbers_are_the_raw_fio_json(fio_run):
     opts = job["job options"]
     assert opts["ramp_time"] == "1" and m["fsync_latency.warmup_s"] == 1
     assert (opts["rw"], opts["bs"], opts["size"], opts["fdatasync"]) == (
-        "write", "8192", str(16 * 2**20), "1")
+        "write",
+        "8192",
+        str(16 * 2**20),
+        "1",
+    )
 
 
 def test_fileio_numbers_are_the_raw_fio_json(fio_run):
@@ -151,9 +162,13 @@ def test_fileio_laid_out_the_file_once_and_kept_every_command(fio_run):
     results, _ = fio_run
     db = sqlite3.connect(results / "results.db")
     run_id = _runs(results)["fileio"]
-    commands = [json.loads(c) for (c,) in db.execute(
-        "SELECT command_json FROM artifacts WHERE run_id = ? AND kind = 'command' "
-        "ORDER BY id", (run_id,))]
+    commands = [
+        json.loads(c)
+        for (c,) in db.execute(
+            "SELECT command_json FROM artifacts WHERE run_id = ? AND kind = 'command' ORDER BY id",
+            (run_id,),
+        )
+    ]
     assert len(commands) == 1 + len(CELLS)
     assert "--create_only=1" in commands[0]
     files = {a for c in commands for a in c if a.startswith("--filename=")}

@@ -71,7 +71,8 @@ duration = 3
 
 pytestmark = pytest.mark.skipif(
     not ANSIBLE_PLAYBOOK.exists(),
-    reason=f"needs ansible-core ({ANSIBLE_PLAYBOOK} not found): 'make test' installs it")
+    reason=f"needs ansible-core ({ANSIBLE_PLAYBOOK} not found): 'make test' installs it",
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,34 +81,60 @@ def fleet(tmp_path_factory, state_dir, store_url) -> dict:
     (root / "plan.toml").write_text(PLAN)
     (root / "broken.toml").write_text(BROKEN_PLAN)
     (root / "inventory.ini").write_text(
-        f"[bench]\nbroken ansible_connection=local fleet_plan={root / 'broken.toml'}\n" +
-        "".join(f"{h} ansible_connection=local\n" for h in HOSTS) +
-        f"\n[bench:vars]\nansible_python_interpreter=/usr/bin/python3\n"
-        f"fleet_plan={root / 'plan.toml'}\n")
+        f"[bench]\nbroken ansible_connection=local fleet_plan={root / 'broken.toml'}\n"
+        + "".join(f"{h} ansible_connection=local\n" for h in HOSTS)
+        + f"\n[bench:vars]\nansible_python_interpreter=/usr/bin/python3\n"
+        f"fleet_plan={root / 'plan.toml'}\n"
+    )
     variables = {
         "store": store_url,
         "fleet_home": str(root / "install"),
         "fleet_results_root": str(root / "hosts"),
         "fleet_collect_dir": str(root / "controller"),
         # The campaigns on the "hosts" take this session's machine lock and state dir.
-        "fleet_environment": {k: os.environ[k] for k in
-                              ("PGFSBENCH_LOCK_FILE", "PGFSBENCH_STATE_DIR")
-                              if k in os.environ},
+        "fleet_environment": {
+            k: os.environ[k]
+            for k in ("PGFSBENCH_LOCK_FILE", "PGFSBENCH_STATE_DIR")
+            if k in os.environ
+        },
     }
     (root / "vars.json").write_text(json.dumps(variables))
-    return {"root": root, "store": store_url, "state_dir": state_dir, "hosts": root / "hosts" / "fleet",
-            "collected": root / "controller" / "fleet"}
+    return {
+        "root": root,
+        "store": store_url,
+        "state_dir": state_dir,
+        "hosts": root / "hosts" / "fleet",
+        "collected": root / "controller" / "fleet",
+    }
 
 
 def playbook(fleet: dict, extra: dict | None = None, **popen) -> subprocess.Popen:
     root = fleet["root"]
-    env = {**os.environ, "ANSIBLE_HOME": str(root / "ansible-home"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_RETRY_FILES_ENABLED": "0", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "ANSIBLE_HOME": str(root / "ansible-home"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
     return subprocess.Popen(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(root / "inventory.ini"), str(PLAYBOOK),
-         "-e", f"@{root / 'vars.json'}", *(["-e", json.dumps(extra)] if extra else [])],
-        cwd=root, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **popen)
+        [
+            str(ANSIBLE_PLAYBOOK),
+            "-i",
+            str(root / "inventory.ini"),
+            str(PLAYBOOK),
+            "-e",
+            f"@{root / 'vars.json'}",
+            *(["-e", json.dumps(extra)] if extra else []),
+        ],
+        cwd=root,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        **popen,
+    )
 
 
 def finish(run: subprocess.Popen, seconds: float = 300) -> tuple[int, str]:
@@ -127,7 +154,8 @@ def campaign_status(results: Path) -> tuple[str | None, int]:
         try:
             [(status,)] = db.execute("SELECT status FROM campaign").fetchall()
             [(running,)] = db.execute(
-                "SELECT count(*) FROM runs WHERE status = 'running'").fetchall()
+                "SELECT count(*) FROM runs WHERE status = 'running'"
+            ).fetchall()
         finally:
             db.close()
     except (sqlite3.Error, ValueError):  # not created yet, or being written
@@ -166,14 +194,18 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
 
     # 1. Interrupted while beta's campaign runs (alpha's is done and imported by then).
     first = playbook(fleet)
-    wait_until(lambda: campaign_status(hosts / "beta")[1], 240, "run of beta's campaign",
-               first)
+    wait_until(lambda: campaign_status(hosts / "beta")[1], 240, "run of beta's campaign", first)
     os.killpg(first.pid, signal.SIGINT)  # Ctrl-C at the playbook's terminal
     code, out = finish(first, 120)
     assert code != 0, out
     # The campaign itself unwinds on the signal (its output is not Ansible's pipe).
-    status = wait_until(lambda: campaign_status(hosts / "beta")[0] != "running" and
-                        campaign_status(hosts / "beta")[0], 120, "end of beta's campaign")
+    status = wait_until(
+        lambda: (
+            campaign_status(hosts / "beta")[0] != "running" and campaign_status(hosts / "beta")[0]
+        ),
+        120,
+        "end of beta's campaign",
+    )
     assert status == "interrupted", (hosts / "beta.log").read_text()
     alpha_dir = str(collected / "alpha")
     assert list(stored(store)) == [alpha_dir], out
@@ -222,8 +254,11 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     assert cells[5].startswith("×"), tps
     # ... and as the pairing compare prints them: the same target across hosts
     assert "## Compared with alpha (`pgfsbench compare`)" in report, report
-    [paired] = [line for line in report.splitlines()
-                if line.startswith("| pgbench ext4 ") and "`pgbench.tps`" in line]
+    [paired] = [
+        line
+        for line in report.splitlines()
+        if line.startswith("| pgbench ext4 ") and "`pgbench.tps`" in line
+    ]
     assert "alpha (baseline)" in report and "| beta vs base |" in report, report
     listing = (collected / "fleet-list.txt").read_text()
     assert listing.count("(from the store)") == 2 and "2 campaigns" in listing, listing
@@ -236,8 +271,17 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     lock = fleet["root"] / "live.lock"
     holder = hold_lock(lock, hosts / "beta")
     try:
-        code, out = finish(playbook(fleet, {"fleet_environment": {
-            "PGFSBENCH_LOCK_FILE": str(lock), "PGFSBENCH_STATE_DIR": str(fleet["state_dir"])}}))
+        code, out = finish(
+            playbook(
+                fleet,
+                {
+                    "fleet_environment": {
+                        "PGFSBENCH_LOCK_FILE": str(lock),
+                        "PGFSBENCH_STATE_DIR": str(fleet["state_dir"]),
+                    }
+                },
+            )
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -275,9 +319,12 @@ with machine_lock("c-live", "campaign", False, print, plan="fleet-tiny", results
 
 def hold_lock(lock: Path, results: Path) -> subprocess.Popen:
     """A live campaign's hold on the machine lock ``lock``, naming ``results``."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(results)], text=True,
-                              stdout=subprocess.PIPE,
-                              env={**os.environ, "PGFSBENCH_LOCK_FILE": str(lock)})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(results)],
+        text=True,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PGFSBENCH_LOCK_FILE": str(lock)},
+    )
     assert holder.stdout.readline().strip() == "held"
     return holder
 

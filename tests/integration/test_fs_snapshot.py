@@ -60,15 +60,17 @@ def _check(results, state_dir, name):
 
 
 def test_btrfs_snapshot_against_basebackup(tmp_path, state_dir):
-    results, _ = run_plan(tmp_path, PLAN.format(name="btrfs", fs="btrfs", size="1G",
-                                                extra=""), "--wait")
+    results, _ = run_plan(
+        tmp_path, PLAN.format(name="btrfs", fs="btrfs", size="1G", extra=""), "--wait"
+    )
     _check(results, state_dir, "btrfs")
 
 
-@pytest.mark.skipif(zfs.unavailable_reason() is not None,
-                    reason=f"ZFS: {zfs.unavailable_reason()}")
+@pytest.mark.skipif(zfs.unavailable_reason() is not None, reason=f"ZFS: {zfs.unavailable_reason()}")
 def test_zfs_snapshot_against_basebackup(tmp_path, state_dir):
-    results, _ = run_plan(tmp_path, PLAN.format(name="zfs", fs="zfs", size="512M",
-                                                extra="zfs = { recordsize = \"8K\" }"),
-                          "--wait")
+    results, _ = run_plan(
+        tmp_path,
+        PLAN.format(name="zfs", fs="zfs", size="512M", extra='zfs = { recordsize = "8K" }'),
+        "--wait",
+    )
     _check(results, state_dir, "zfs")

@@ -17,8 +17,12 @@ from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_ru
 def _start_and_wait_for_postgres(results: Path) -> subprocess.Popen:
     """Start the smoke plan; return once its first workload (pg_test_fsync, about 15 s)
     runs, so PostgreSQL is up and a run is in progress."""
-    run = subprocess.Popen([*CLI, "run", "smoke", "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", "smoke", "--results", str(results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_run(run, results, "status = 'running' AND workload = 'fsync'", 180)
     return run
 
@@ -65,7 +69,8 @@ def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     db = sqlite3.connect(results / "results.db")
     assert db.execute("SELECT status FROM campaign").fetchone() == ("killed",)
     assert db.execute("SELECT workload, status, error FROM runs").fetchall() == [
-        ("fsync", "interrupted", "pgfsbench was killed while it ran")]
+        ("fsync", "interrupted", "pgfsbench was killed while it ran")
+    ]
     db.close()
     shown = cli("report", str(results), env={**os.environ, "COLUMNS": "200"}).stdout
     assert "status is 'killed': results may be incomplete" in shown
@@ -101,14 +106,19 @@ duration = 3
 
 
 def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds(
-        tmp_path, state_dir):
+    tmp_path, state_dir
+):
     """Reused targets stay mounted across rounds (and b's cgroup holds us during its
     visits): a signal in round 2 must still undo all of it."""
     plan = tmp_path / "plan.toml"
     plan.write_text(REUSED)
     results = tmp_path / "r"
-    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", str(plan), "--results", str(results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_run(run, results, "status = 'running' AND repetition = 2", 300)
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=120)
@@ -122,4 +132,6 @@ def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds
     assert [1, "a"] in sched["visits"] and [2, "b"] in sched["visits"]
     # both stopped short of their rounds, not only the one being visited
     assert sorted(db.execute("SELECT name, status FROM targets").fetchall()) == [
-        ("a", "interrupted"), ("b", "interrupted")]
+        ("a", "interrupted"),
+        ("b", "interrupted"),
+    ]

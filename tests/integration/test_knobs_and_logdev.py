@@ -70,6 +70,7 @@ def queue_value(device: str, key: str) -> str:
 
 # --- sysctls ---------------------------------------------------------------------
 
+
 def test_seed_000_sysctls_are_set_while_running_and_restored(ledger, dirty_sysctls):
     if dirty_sysctls["dirty_background_bytes"] != "0" or dirty_sysctls["dirty_bytes"] != "0":
         pytest.skip("this machine already uses byte limits: the test expects ratios")
@@ -79,11 +80,20 @@ def test_seed_000_sysctls_are_set_while_running_and_restored(ledger, dirty_sysct
         assert vm("dirty_ratio") == "80"
         assert vm("dirty_background_ratio") == "0"  # the kernel zeroed the partner
         assert record["sysctls"]["vm.dirty_background_bytes"] == {
-            "before": "0", "asked": "102400000", "during": "102400000"}
+            "before": "0",
+            "asked": "102400000",
+            "during": "102400000",
+        }
         assert record["sysctls"]["vm.dirty_ratio"] == {
-            "before": dirty_sysctls["dirty_ratio"], "asked": "80", "during": "80"}
+            "before": dirty_sysctls["dirty_ratio"],
+            "asked": "80",
+            "during": "80",
+        }
         assert record["sysctls"]["vm.dirty_background_ratio"] == {
-            "before": dirty_sysctls["dirty_background_ratio"], "asked": None, "during": "0"}
+            "before": dirty_sysctls["dirty_background_ratio"],
+            "asked": None,
+            "during": "0",
+        }
     assert record["restore_problems"] == []
     assert {name: vm(name) for name in DIRTY} == dirty_sysctls
     assert ledger.resources == []
@@ -116,8 +126,12 @@ CRASHING_RUN = textwrap.dedent("""
 
 
 def test_a_crashed_run_is_restored_from_its_ledger(tmp_path, ledger, dirty_sysctls):
-    run = subprocess.run([sys.executable, "-c", CRASHING_RUN, str(tmp_path)],
-                         capture_output=True, text=True, env=os.environ.copy())
+    run = subprocess.run(
+        [sys.executable, "-c", CRASHING_RUN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert run.returncode == -signal.SIGKILL, run.stderr
     assert vm("dirty_ratio") == "80" and vm("dirty_background_bytes") == "102400000"
     # what `pgfsbench cleanup` does with the dead run's ledger
@@ -130,12 +144,14 @@ def test_a_crashed_run_is_restored_from_its_ledger(tmp_path, ledger, dirty_sysct
 
 # --- block queue settings ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("with_nr_requests", [False, True])
 def test_queue_settings_of_a_loop_device(ledger, loop_device, with_nr_requests):
     # a value no scheduler defaults to, so a restore that a scheduler switch undoes shows
     write_value(Path("/sys/block") / Path(loop_device).name / "queue/nr_requests", "32")
-    before = {key: queue_value(loop_device, key)
-              for key in ("read_ahead_kb", "scheduler", "nr_requests")}
+    before = {
+        key: queue_value(loop_device, key) for key in ("read_ahead_kb", "scheduler", "nr_requests")
+    }
     other = "mq-deadline" if before["scheduler"] != "mq-deadline" else "none"
     queue = {"read_ahead_kb": 130, "scheduler": other}
     if with_nr_requests:
@@ -144,7 +160,10 @@ def test_queue_settings_of_a_loop_device(ledger, loop_device, with_nr_requests):
         # read-ahead is kept in whole pages: the kernel rounds 130 down
         assert queue_value(loop_device, "read_ahead_kb") == "128"
         assert record["queue"]["read_ahead_kb"] == {
-            "before": before["read_ahead_kb"], "asked": "130", "during": "128"}
+            "before": before["read_ahead_kb"],
+            "asked": "130",
+            "during": "128",
+        }
         assert record["queue"]["scheduler"]["during"] == other
         nr = record["queue"]["nr_requests"]
         assert nr["before"] == "32"
@@ -157,6 +176,7 @@ def test_queue_settings_of_a_loop_device(ledger, loop_device, with_nr_requests):
 
 
 # --- loop targets with an external log -----------------------------------------------
+
 
 def run_loop_target(spec: Target, tmp_path: Path, ledger: Ledger, check) -> None:
     images = tmp_path / "images"
@@ -199,8 +219,7 @@ def test_ext4_with_an_external_journal(tmp_path, ledger):
         journal = proc.run(["dumpe2fs", "-h", target.log_device], check=False)
         assert "journal_dev" in journal.stdout + journal.stderr
         argvs = [" ".join(c.argv) for c in target.commands]
-        assert any("-O journal_dev -b 4096" in a and a.endswith(target.log_device)
-                   for a in argvs)
+        assert any("-O journal_dev -b 4096" in a and a.endswith(target.log_device) for a in argvs)
         assert any(f"-b 4096 -J device={target.log_device}" in a for a in argvs)
 
     run_loop_target(spec, tmp_path, ledger, check)
@@ -208,8 +227,9 @@ def test_ext4_with_an_external_journal(tmp_path, ledger):
 
 @pytest.mark.parametrize("direct_io", [False, True])
 def test_loop_direct_io_is_as_asked(tmp_path, ledger, direct_io):
-    spec = Target(name=f"dio{int(direct_io)}", fs="ext4", size="64M", log_size="16M",
-                  direct_io=direct_io)
+    spec = Target(
+        name=f"dio{int(direct_io)}", fs="ext4", size="64M", log_size="16M", direct_io=direct_io
+    )
 
     def check(target):
         for device in (target.device, target.log_device):

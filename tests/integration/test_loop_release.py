@@ -29,8 +29,9 @@ def held_loop(tmp_path, state_dir):
         f.truncate(16 * 2**20)
     ledger = Ledger.create(f"held-{tmp_path.name}", tmp_path)
     res = ledger.add("loop", image=str(image))
-    device = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    device = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     fd = os.open(device, os.O_RDONLY)
     closed = threading.Event()
 
@@ -71,8 +72,9 @@ def test_a_device_held_open_stays_in_the_ledger_with_a_problem(held_loop):
     ledger, res, image, close = held_loop
     problems = ledger.release(res)
     (device,) = loops_backed_by(image)
-    assert problems == [f"{device} is still backed by {image} 5 s after detaching: "
-                        "something holds it open"]
+    assert problems == [
+        f"{device} is still backed by {image} 5 s after detaching: something holds it open"
+    ]
     assert ledger.resources == [res]  # kept, so the final sweep or `cleanup` tries again
     close()
     assert ledger.release(res) == [] and loops_backed_by(image) == [] and ledger.resources == []

@@ -57,8 +57,9 @@ duration = 5
 
 def our_cgroups() -> list[Path]:
     """Memory cgroups pgfsbench made and left behind, where it makes them."""
-    found = find_memory_hierarchies(Path("/proc/self/cgroup").read_text(),
-                                    Path("/proc/self/mountinfo").read_text())
+    found = find_memory_hierarchies(
+        Path("/proc/self/cgroup").read_text(), Path("/proc/self/mountinfo").read_text()
+    )
     return [p for h in found for p in h.parent.glob("pgfsbench-mem-*")]
 
 
@@ -74,8 +75,7 @@ def campaign(tmp_path_factory, state_dir: Path):
 
 
 def the_run(doc: dict, mode: str) -> dict:
-    [run] = [r for r in doc["runs"] if r["workload"] == "pgbench"
-             and r["params"]["mode"] == mode]
+    [run] = [r for r in doc["runs"] if r["workload"] == "pgbench" and r["params"]["mode"] == mode]
     return run
 
 
@@ -111,11 +111,16 @@ def test_sigterm_mid_run_removes_the_cgroup(tmp_path, state_dir) -> None:
     if reason := memory_support():
         pytest.skip(reason)
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.replace("scale = 20", "scale = 2").replace("duration = 5",
-                                                                    "duration = 60"))
+    plan.write_text(
+        PLAN.replace("scale = 20", "scale = 2").replace("duration = 5", "duration = 60")
+    )
     results = tmp_path / "r"
-    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results), "--wait"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", str(plan), "--results", str(results), "--wait"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_run(run, results, "status = 'running' AND workload = 'pgbench'", 900)
     assert len(our_cgroups()) == 1  # the server is in it now
     run.send_signal(signal.SIGTERM)

@@ -41,32 +41,45 @@ def target_and_cluster(tmp_path, ledger):
     user = ensure_pg_user()
     spec = Target(name="mon", fs="ext4", size="384M")
     with loop_target(spec, tmp_path / "images", ledger, False, user) as target:
-        with running_cluster(find_binaries(), user, target.workdir, ledger,
-                             # no autovacuum: its WAL and writes would blur the exact
-                             # figures the test compares
-                             {"checkpoint_timeout": "1h", "autovacuum": "off"},
-                             tmp_path / "pg.log") as cluster:
+        with running_cluster(
+            find_binaries(),
+            user,
+            target.workdir,
+            ledger,
+            # no autovacuum: its WAL and writes would blur the exact
+            # figures the test compares
+            {"checkpoint_timeout": "1h", "autovacuum": "off"},
+            tmp_path / "pg.log",
+        ) as cluster:
             yield target, cluster
 
 
 def lsn(conn) -> int:
-    return int(conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")
-               .fetchone()[0])
+    return int(
+        conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint").fetchone()[0]
+    )
 
 
 def test_device_bytes_and_wal_bytes(target_and_cluster, tmp_path):
     target, cluster = target_and_cluster
-    conn = psycopg.connect(host=str(cluster.socket_dir), port=cluster.port, user="postgres",
-                           dbname="postgres", autocommit=True)
+    conn = psycopg.connect(
+        host=str(cluster.socket_dir),
+        port=cluster.port,
+        user="postgres",
+        dbname="postgres",
+        autocommit=True,
+    )
     backing = backing_device(target.device)
 
     # --- WAL: SQL with both monitors running ----------------------------------------
-    monitors = monitors_for(Monitors(interval=0.5), target.device, backing, cluster,
-                            time.monotonic())
+    monitors = monitors_for(
+        Monitors(interval=0.5), target.device, backing, cluster, time.monotonic()
+    )
     with monitors:
         ours0 = lsn(conn)
-        conn.execute("CREATE TABLE t AS SELECT g, repeat('x', 200) AS s "
-                     "FROM generate_series(1, 100000) g")
+        conn.execute(
+            "CREATE TABLE t AS SELECT g, repeat('x', 200) AS s FROM generate_series(1, 100000) g"
+        )
         conn.execute("INSERT INTO t SELECT g, 'y' FROM generate_series(1, 100000) g")
         ours1 = lsn(conn)
         # A backend sends its I/O statistics (the WAL fsync of its commits) at most once a
@@ -82,8 +95,9 @@ def test_device_bytes_and_wal_bytes(target_and_cluster, tmp_path):
     assert sum(iv.wal_bytes for iv in pg.intervals) == totals["mon.pg.wal_bytes"]
     rate = series["mon.pg.wal_mb_per_s"].points
     assert len(rate) >= 2
-    assert sum(v * 1e6 * (iv.t1 - iv.t0) for (_, v), iv in zip(rate, pg.intervals)) == \
-        pytest.approx(totals["mon.pg.wal_bytes"], rel=1e-9)
+    assert sum(
+        v * 1e6 * (iv.t1 - iv.t0) for (_, v), iv in zip(rate, pg.intervals)
+    ) == pytest.approx(totals["mon.pg.wal_bytes"], rel=1e-9)
     # …and cover our own measurement; what is left is background WAL (a few records)
     assert ours1 - ours0 > 10 * 2**20
     assert 0 <= totals["mon.pg.wal_bytes"] - (ours1 - ours0) < 64 * 1024
@@ -97,14 +111,25 @@ def test_device_bytes_and_wal_bytes(target_and_cluster, tmp_path):
     conn.execute("CHECKPOINT")
     conn.close()
     os.sync()
-    monitors = monitors_for(Monitors(interval=0.5, postgres=False), target.device, backing,
-                            None, time.monotonic())
+    monitors = monitors_for(
+        Monitors(interval=0.5, postgres=False), target.device, backing, None, time.monotonic()
+    )
     with monitors:
-        proc.run(["dd", "if=/dev/zero", f"of={target.workdir / 'dd.bin'}", "bs=1M",
-                  f"count={DD_BYTES // 2**20}", "conv=fdatasync"])
+        proc.run(
+            [
+                "dd",
+                "if=/dev/zero",
+                f"of={target.workdir / 'dd.bin'}",
+                "bs=1M",
+                f"count={DD_BYTES // 2**20}",
+                "conv=fdatasync",
+            ]
+        )
     totals = {m.name: m.value for m in monitors.totals()}
     written = totals["mon.disk.target.write_bytes"]
-    print(f"dd {DD_BYTES} B, device {written:.0f} B (+{written / DD_BYTES - 1:.2%}), backing {backing}")
+    print(
+        f"dd {DD_BYTES} B, device {written:.0f} B (+{written / DD_BYTES - 1:.2%}), backing {backing}"
+    )
     assert DD_BYTES <= written <= DD_BYTES * 1.05, (written, DD_BYTES)
     if backing is not None:  # the loop's writes reach the disk under the image
         assert totals["mon.disk.backing.write_bytes"] is not None

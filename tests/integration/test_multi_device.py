@@ -54,11 +54,13 @@ def test_btrfs_raid0_data_raid1_metadata_over_three_images(tmp_path, state_dir):
     assert facts["num_devices"] == 3 and facts["total_devices"] == 3
     assert facts["devices"].split() == members
     assert (facts["profile.data"], facts["profile.metadata"]) == ("RAID0", "RAID1")
-    show = next(e for e in prov["geometry"]["extra"] if e["tool"][:3] == ["btrfs", "filesystem",
-                                                                           "show"])
+    show = next(
+        e for e in prov["geometry"]["extra"] if e["tool"][:3] == ["btrfs", "filesystem", "show"]
+    )
     assert all(m in show["raw"] for m in members)
     assert [n for n in prov["notes"] if n.startswith("loop ")] and len(
-        [n for n in prov["notes"] if "direct I/O" in n]) == 3
+        [n for n in prov["notes"] if "direct I/O" in n]
+    ) == 3
 
     # the advice's mkfs names every member by a placeholder, never a loop device
     assert "mkfs.btrfs -d raid0 -m raid1 DEVICE DEVICE2 DEVICE3" in run.stdout
@@ -85,28 +87,34 @@ def _run_unchecked(tmp_path):
     from tests.integration.conftest import cli
 
     plan = tmp_path / "plan.toml"
-    plan.write_text('name = "lvm"\n[[targets]]\nname = "ext4-lvm"\nfs = "ext4"\n'
-                    'size = "128M"\nimages = 3\nvolume = { kind = "lvm-stripe", stripe = "8K" }\n'
-                    '[[workloads]]\ntype = "fsync"\nseconds = 1\n')
+    plan.write_text(
+        'name = "lvm"\n[[targets]]\nname = "ext4-lvm"\nfs = "ext4"\n'
+        'size = "128M"\nimages = 3\nvolume = { kind = "lvm-stripe", stripe = "8K" }\n'
+        '[[workloads]]\ntype = "fsync"\nseconds = 1\n'
+    )
     results = tmp_path / "r"
     return results, cli("run", str(plan), "--results", str(results), check=False)
 
 
 def _lvm_knows(*args: str) -> str:
-    return subprocess.run(["pvs", "--noheadings", "-o", "pv_name,vg_name", *args],
-                          capture_output=True, text=True,
-                          env={"LVM_SUPPRESS_FD_WARNINGS": "1",
-                               "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"}).stdout
+    return subprocess.run(
+        ["pvs", "--noheadings", "-o", "pv_name,vg_name", *args],
+        capture_output=True,
+        text=True,
+        env={"LVM_SUPPRESS_FD_WARNINGS": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"},
+    ).stdout
 
 
-@pytest.mark.skipif(lvm.unavailable_reason() is not None
-                    and "lvcreate is missing" in lvm.unavailable_reason(),
-                    reason="needs lvm2: apt-get install lvm2")
+@pytest.mark.skipif(
+    lvm.unavailable_reason() is not None and "lvcreate is missing" in lvm.unavailable_reason(),
+    reason="needs lvm2: apt-get install lvm2",
+)
 def test_lvm_volumes_are_made_and_undone_for_real_on_loop_images(tmp_path, state_dir):
     """pvcreate and vgcreate run for real here; lvcreate needs device-mapper. Whatever
     got made, the ledger's releasers take it apart: no PV label or VG is left."""
-    spec = Target(name="lvm", fs="ext4", size="64M", images=3,
-                  volume={"kind": "lvm-stripe", "stripe": "8K"})
+    spec = Target(
+        name="lvm", fs="ext4", size="64M", images=3, volume={"kind": "lvm-stripe", "stripe": "8K"}
+    )
     ledger = Ledger.create("lvm-test", tmp_path)
     commands: list = []
     members: list = []
@@ -133,4 +141,3 @@ def test_lvm_volumes_are_made_and_undone_for_real_on_loop_images(tmp_path, state
     assert "pgfsbench-lvm-" not in _lvm_knows()
     ledger.close()
     assert leftovers() == [] and ledgers(state_dir) == []
-

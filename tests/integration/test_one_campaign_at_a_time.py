@@ -53,11 +53,15 @@ def original_sysctl():
 
 
 def test_a_second_campaign_is_refused_or_waits_and_sysctls_come_back(
-        tmp_path, state_dir, original_sysctl):
+    tmp_path, state_dir, original_sysctl
+):
     first_results = tmp_path / "first"
-    first = subprocess.Popen([*CLI, "run", str(_plan(tmp_path, "first", 31, 12)), "--results",
-                              str(first_results)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [*CLI, "run", str(_plan(tmp_path, "first", 31, 12)), "--results", str(first_results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # Long enough (a 12 s pgbench; what follows takes 3-4 s) that the second is
         # sure to find it still running.
@@ -68,8 +72,13 @@ def test_a_second_campaign_is_refused_or_waits_and_sysctls_come_back(
         assert "lock" in [r["kind"] for r in json.loads(ledger.read_text())["resources"]]
 
         # Without --wait: refused at once, naming the running campaign; nothing made.
-        refused = cli("run", str(_plan(tmp_path, "second", 77)), "--results",
-                      str(tmp_path / "refused"), check=False)
+        refused = cli(
+            "run",
+            str(_plan(tmp_path, "second", 77)),
+            "--results",
+            str(tmp_path / "refused"),
+            check=False,
+        )
         assert refused.returncode == 2, refused
         message = refused.stderr.strip()
         assert len(message.splitlines()) == 1 and "Traceback" not in message
@@ -83,9 +92,19 @@ def test_a_second_campaign_is_refused_or_waits_and_sysctls_come_back(
         assert "a cleanup would restore settings under it" in busy.stderr
 
         # With --wait: starts once the first campaign is done.
-        waiting = subprocess.Popen([*CLI, "run", str(_plan(tmp_path, "second", 77)),
-                                    "--results", str(tmp_path / "second"), "--wait"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        waiting = subprocess.Popen(
+            [
+                *CLI,
+                "run",
+                str(_plan(tmp_path, "second", 77)),
+                "--results",
+                str(tmp_path / "second"),
+                "--wait",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         out, err = first.communicate(timeout=300)
         assert first.returncode == 0, (out, err)
         out, err = waiting.communicate(timeout=300)

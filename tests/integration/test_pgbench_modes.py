@@ -50,11 +50,15 @@ def test_sweep_modes_and_scripts(tmp_path, state_dir):
     # Two different measurements at clients=2: what differs joins the label, so the
     # table and the statistics keep them apart instead of pooling them.
     assert [(r["label"], r["status"]) for r in runs] == [
-        ("clients=1", "ok"), ("clients=2 protocol=prepared mode=select-only", "ok"),
-        ("clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql", "ok")]
+        ("clients=1", "ok"),
+        ("clients=2 protocol=prepared mode=select-only", "ok"),
+        ("clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql", "ok"),
+    ]
     rows = {(r["label"], r["metric"]) for r in export(results)["comparison"]["rows"]}
-    assert ("clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql",
-            "pgbench.tps") in rows
+    assert (
+        "clients=2 threads=1 protocol=simple mode=tpcb script=two-selects.sql",
+        "pgbench.tps",
+    ) in rows
     metrics = [{m["name"]: m for m in r["metrics"]} for r in runs]
     for m in metrics:
         assert m["pgbench.tps"]["value"] > 0
@@ -63,14 +67,27 @@ def test_sweep_modes_and_scripts(tmp_path, state_dir):
     select_only = [n for n in metrics[0] if n.startswith("pgbench.statement_")]
     assert select_only == ["pgbench.statement_01_ms", "pgbench.statement_02_ms"]
     db = sqlite3.connect(results / "results.db")
-    notes = [n for (n,) in db.execute(
-        "SELECT note FROM metrics WHERE run_id = (SELECT max(id) FROM runs) "
-        "AND name LIKE 'pgbench.statement_%' ORDER BY name")]
-    assert notes == ["\\set aid random(1, 100000 * :scale)",
-                     "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;", "SELECT now();"]
-    argv = [a for (a,) in db.execute("SELECT command_json FROM artifacts WHERE run_id IN "
-                                     "(SELECT id FROM runs WHERE workload = 'pgbench') "
-                                     "ORDER BY id") if a]
+    notes = [
+        n
+        for (n,) in db.execute(
+            "SELECT note FROM metrics WHERE run_id = (SELECT max(id) FROM runs) "
+            "AND name LIKE 'pgbench.statement_%' ORDER BY name"
+        )
+    ]
+    assert notes == [
+        "\\set aid random(1, 100000 * :scale)",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+        "SELECT now();",
+    ]
+    argv = [
+        a
+        for (a,) in db.execute(
+            "SELECT command_json FROM artifacts WHERE run_id IN "
+            "(SELECT id FROM runs WHERE workload = 'pgbench') "
+            "ORDER BY id"
+        )
+        if a
+    ]
     assert '"-b", "select-only"' in argv[0] and '"-j", "1"' in argv[2] and '"-f"' in argv[2]
     html = (results / "report.html").read_text()
     assert 'id="clients-chart"' in html

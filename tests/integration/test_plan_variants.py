@@ -91,12 +91,17 @@ def test_geometry_and_the_diff_view_show_exactly_what_differs(variants):
     assert "=/dev/loop" in prov["xfs-b"]["geometry"]["raw"]  # xfs_info: external log
     assert prov["ext4-a"]["geometry"]["facts"]
     rows = {r.key: r.values for r in provenance_diff(campaign.targets)}
-    assert rows["plan.mount"] == {"xfs-a": "logbsize=64k", "xfs-b": "logbsize=256k",
-                                  "ext4-a": "noatime", "ext4-b": "noatime,nodelalloc"}
+    assert rows["plan.mount"] == {
+        "xfs-a": "logbsize=64k",
+        "xfs-b": "logbsize=256k",
+        "ext4-a": "noatime",
+        "ext4-b": "noatime,nodelalloc",
+    }
     assert rows["plan.log_size"]["xfs-b"] == "64M"
     assert "plan.size" not in rows and "plan.workloads" not in rows  # the same everywhere
-    assert any(k.startswith("sysctl.vm.dirty_ratio") or k == "plan.sysctls.vm.dirty_ratio"
-               for k in rows)
+    assert any(
+        k.startswith("sysctl.vm.dirty_ratio") or k == "plan.sysctls.vm.dirty_ratio" for k in rows
+    )
     html = (results / "report.html").read_text()
     assert "What differs" in html
 

@@ -42,8 +42,10 @@ scale = 1
 """
 
 
-@pytest.mark.skipif(not (PG15 / "postgres").exists(),
-                    reason="needs PostgreSQL 15 (postgresql-15, installed by make setup)")
+@pytest.mark.skipif(
+    not (PG15 / "postgres").exists(),
+    reason="needs PostgreSQL 15 (postgresql-15, installed by make setup)",
+)
 def test_a_real_export_has_every_provenance_field_and_data_checksums(tmp_path, state_dir):
     results, _ = run_plan(tmp_path, PLAN)
     doc = export(results)  # validated against the schema
@@ -54,14 +56,19 @@ def test_a_real_export_has_every_provenance_field_and_data_checksums(tmp_path, s
         assert t["mkfs"][0]["argv"][0].endswith("mkfs.ext4") and t["mkfs"][0]["exit_code"] == 0
         assert t["geometry"]["facts"]["block_size"] and "Block size" in t["geometry"]["raw"]
         assert t["device_facts"]["loop_backing_file"] and t["backing_device"]["path"]
-        assert t["sysctls"]["vm.dirty_ratio"]["asked"] == "33" == \
-            t["sysctls"]["vm.dirty_ratio"]["during"]
+        assert (
+            t["sysctls"]["vm.dirty_ratio"]["asked"]
+            == "33"
+            == t["sysctls"]["vm.dirty_ratio"]["during"]
+        )
         assert t["queue"]["scheduler"]["during"] == "mq-deadline"
         assert t["sysctls_read"]["vm.dirty_ratio"] == 33
         assert "commit=10" in t["effective_mount_options"]
         assert t["postgres"]["settings"] and t["postgres"]["commands"]
-    sums = {n: (t["postgres"]["version"].split(".")[0], t["postgres"]["data_checksums"])
-            for n, t in targets.items()}
+    sums = {
+        n: (t["postgres"]["version"].split(".")[0], t["postgres"]["data_checksums"])
+        for n, t in targets.items()
+    }
     assert sums == {"pg18": ("18", True), "pg18-nosums": ("18", False), "pg15": ("15", False)}
     initdb = targets["pg18-nosums"]["postgres"]["commands"][0]
     assert "--no-data-checksums" in initdb

@@ -11,13 +11,18 @@ from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, pla
 
 def repeated(repetitions: dict, load: dict) -> str:
     """Two ext4 targets, the pgbench load (``load``), a 4 s pgbench with a warm-up."""
-    return plan_toml("repeated", [ext4("e"), ext4("f")],
-                     [load, pgbench(clients=1, duration=4, warmup=1)],
-                     repetitions=repetitions, settings=SMALL_BUFFERS)
+    return plan_toml(
+        "repeated",
+        [ext4("e"), ext4("f")],
+        [load, pgbench(clients=1, duration=4, warmup=1)],
+        repetitions=repetitions,
+        settings=SMALL_BUFFERS,
+    )
 
 
-AUTO_FRESH = repeated({"count": "auto", "min": 2, "max": 3, "fresh": True},
-                      {"type": "pgbench-init", "scale": 1})
+AUTO_FRESH = repeated(
+    {"count": "auto", "min": 2, "max": 3, "fresh": True}, {"type": "pgbench-init", "scale": 1}
+)
 # reused: a settling round comes first (settle defaults to true); the load runs once
 SETTLED = repeated({"count": 2, "fresh": False}, LOAD_ONCE)
 
@@ -30,7 +35,8 @@ def _nothing_left(tmp_path: Path, state_dir: Path) -> None:
 
 
 def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
-        tmp_path: Path, state_dir: Path) -> None:
+    tmp_path: Path, state_dir: Path
+) -> None:
     results, _ = run_plan(tmp_path, AUTO_FRESH)
     _nothing_left(tmp_path, state_dir)
     doc = export(results)
@@ -53,10 +59,14 @@ def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
     # up to its own stop
     for t in ("e", "f"):
         assert [(r["workload"], r["repetition"]) for r in runs if r["target"] == t] == [
-            (w, n) for n in range(1, last + 1) for w in ("pgbench-init", "pgbench")
-            if w == "pgbench-init" or n <= stops["pgbench"]["round"]]
-        made = sorted(p.parent.name for p in
-                      (results / "artifacts" / t).glob("round-*/provision-*mkfs*"))
+            (w, n)
+            for n in range(1, last + 1)
+            for w in ("pgbench-init", "pgbench")
+            if w == "pgbench-init" or n <= stops["pgbench"]["round"]
+        ]
+        made = sorted(
+            p.parent.name for p in (results / "artifacts" / t).glob("round-*/provision-*mkfs*")
+        )
         assert made == [f"round-{n:02d}" for n in range(1, last + 1)]
     for r in runs:
         if r["workload"] == "pgbench":
@@ -66,14 +76,14 @@ def test_auto_runs_every_target_each_round_and_fresh_rounds_reload(
             # tps after the warm-up: the trimmed transactions over the rest of the run
             points = r["series"]["pgbench.tps"]["points"]
             assert m["pgbench.transactions"] < sum(v for _, v in points)
-            assert m["pgbench.transactions"] == sum(v for t, v in points
-                                                    if t >= m["pgbench.warmup_s"])
+            assert m["pgbench.transactions"] == sum(
+                v for t, v in points if t >= m["pgbench.warmup_s"]
+            )
     report = (results / "report.html").read_text()
     assert "why it stopped" in report and all(s["text"] in report for s in stops.values())
 
 
-def test_reused_targets_settle_in_an_uncounted_round_0(tmp_path: Path,
-                                                       state_dir: Path) -> None:
+def test_reused_targets_settle_in_an_uncounted_round_0(tmp_path: Path, state_dir: Path) -> None:
     results, _ = run_plan(tmp_path, SETTLED)
     _nothing_left(tmp_path, state_dir)
     doc = export(results)
@@ -83,12 +93,17 @@ def test_reused_targets_settle_in_an_uncounted_round_0(tmp_path: Path,
     for t in ("e", "f"):
         # the load ran once, in round 0, and counts (repetition 1); round 0's pgbench
         # is stored as repetition 0: kept, not counted
-        assert [(r["workload"], r["repetition"], r["status"]) for r in doc["runs"]
-                if r["target"] == t] == [
-            ("pgbench-init", 1, "ok"), ("pgbench", 0, "ok"), ("pgbench", 1, "ok"),
-            ("pgbench", 2, "ok")]
+        assert [
+            (r["workload"], r["repetition"], r["status"]) for r in doc["runs"] if r["target"] == t
+        ] == [
+            ("pgbench-init", 1, "ok"),
+            ("pgbench", 0, "ok"),
+            ("pgbench", 1, "ok"),
+            ("pgbench", 2, "ok"),
+        ]
         # made once, in the settling round's directory
-        made = sorted(p.parent.name for p in
-                      (results / "artifacts" / t).glob("round-*/provision-*mkfs*"))
+        made = sorted(
+            p.parent.name for p in (results / "artifacts" / t).glob("round-*/provision-*mkfs*")
+        )
         assert made == ["round-00"]
         assert (results / "artifacts" / t / "round-00" / "postgres.log").exists()

@@ -45,8 +45,10 @@ def report(smoke, tmp_path_factory) -> Path:
 def browser():
     if CHROMIUM is None:
         pytest.skip("needs chromium (apt-get install chromium; 'make test' installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright "
-                                   "(pip install -e '.[test]'; 'make test' installs it)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="needs playwright (pip install -e '.[test]'; 'make test' installs it)",
+    )
     with sync_api.sync_playwright() as p:
         # --no-sandbox: the tests run as root, where chromium's sandbox refuses to start.
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -60,14 +62,20 @@ class Page:
     def __init__(self, browser, report: Path, viewport: dict):
         self.page = browser.new_page(viewport=viewport)
         self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
-                     if m.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            ),
+        )
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.page.goto(report.as_uri(), wait_until="load")
         # every chart drawn (Plotly sets el.data when newPlot has run)
         self.page.wait_for_function(
             "Array.from(document.querySelectorAll('.chart')).every(el => el.data && "
-            "el.querySelector('.main-svg'))", timeout=30_000)
+            "el.querySelector('.main-svg'))",
+            timeout=30_000,
+        )
 
     def js(self, script: str, arg=None):
         return self.page.evaluate(script, arg)
@@ -88,9 +96,11 @@ def phone(browser, report):
 
 
 def _box(page: Page, selector: str) -> dict:
-    return page.js("s => { const r = document.querySelector(s).getBoundingClientRect();"
-                   " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }",
-                   selector)
+    return page.js(
+        "s => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }",
+        selector,
+    )
 
 
 def test_loads_without_console_or_page_errors(laptop, phone):
@@ -162,8 +172,12 @@ GEOMETRY = """el => {
 
 
 def _overlap(a: dict, b: dict) -> bool:
-    return (a["left"] < b["right"] and b["left"] < a["right"]
-            and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+    return (
+        a["left"] < b["right"]
+        and b["left"] < a["right"]
+        and a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+    )
 
 
 def test_on_a_laptop_the_mode_bar_covers_no_legend_entry(laptop):
@@ -191,8 +205,11 @@ def test_on_a_phone_no_mode_bar_over_a_legend_and_no_title_cut(phone):
         found = chart.evaluate(GEOMETRY)
         name, box = chart.get_attribute("id"), found["chart"]
         assert found["modebar"] is None, (name, found["modebar"], found["legend"])
-        cut = [t["text"] for t in found["texts"]
-               if t["left"] < box["left"] - 1 or t["right"] > box["right"] + 1]
+        cut = [
+            t["text"]
+            for t in found["texts"]
+            if t["left"] < box["left"] - 1 or t["right"] > box["right"] + 1
+        ]
         assert cut == [], (name, cut)
     page.mouse.move(0, 0)
     page.evaluate("window.scrollTo(0, 0)")
@@ -203,8 +220,9 @@ def test_the_answer_is_in_the_first_viewport(where, request):
     page = request.getfixturevalue(where)
     height = (LAPTOP if where == "laptop" else PHONE)["height"]
     assert page.js("window.scrollY") == 0
-    cards = page.js("Array.from(document.querySelectorAll('#verdicts .verdict'))"
-                    ".map(el => el.textContent)")
+    cards = page.js(
+        "Array.from(document.querySelectorAll('#verdicts .verdict')).map(el => el.textContent)"
+    )
     assert len(cards) == 3  # fsync, pgbench-init, pgbench: one card per measurement
     first = _box(page, "#verdicts .verdict")
     assert 0 <= first["top"] and first["bottom"] <= height, first
@@ -212,12 +230,15 @@ def test_the_answer_is_in_the_first_viewport(where, request):
     answer = _box(page, "#answer .answer-line")
     assert 0 <= answer["top"] < _box(page, "#advice")["top"] and answer["bottom"] <= height
     assert page.js("document.querySelector('#answer .answer-line').textContent").startswith(
-        "Answer: ")
+        "Answer: "
+    )
     assert answer["top"] < height / 4  # nothing long comes before it
     assert _box(page, "#advice .pick")["bottom"] <= height
     # the answer before the charts, the charts before the table, the table before provenance
-    tops = [_box(page, s)["top"] for s in ("#advice", "#verdicts", "#charts", "#comparison",
-                                             "#targets", "#runs")]
+    tops = [
+        _box(page, s)["top"]
+        for s in ("#advice", "#verdicts", "#charts", "#comparison", "#targets", "#runs")
+    ]
     assert tops == sorted(tops), tops
 
 
@@ -229,11 +250,15 @@ def test_no_horizontal_page_overflow_on_a_phone(phone):
     # with every section open, wide tables scroll inside their own box, not the page
     phone.js("document.querySelectorAll('details').forEach(d => d.open = true)")
     assert overflow() <= 0
-    widest = phone.js("Math.max(...Array.from(document.querySelectorAll('.scroll'))"
-                      ".map(el => el.scrollWidth - el.clientWidth))")
+    widest = phone.js(
+        "Math.max(...Array.from(document.querySelectorAll('.scroll'))"
+        ".map(el => el.scrollWidth - el.clientWidth))"
+    )
     assert widest > 0  # the comparison table is wider than a phone: it scrolls in its box
-    charts = phone.js("Array.from(document.querySelectorAll('.chart'))"
-                      ".map(el => el.getBoundingClientRect().width)")
+    charts = phone.js(
+        "Array.from(document.querySelectorAll('.chart'))"
+        ".map(el => el.getBoundingClientRect().width)"
+    )
     assert charts and all(0 < w <= PHONE["width"] for w in charts), charts
     phone.js("document.querySelectorAll('details').forEach(d => d.open = false)")
 
@@ -243,10 +268,12 @@ def _targets(attribute: str) -> list[str]:
 
 
 def test_every_chart_has_a_trace_per_target(laptop):
-    charts = laptop.js("Array.from(document.querySelectorAll('.chart')).map(el => ({"
-                       "id: el.id, targets: el.dataset.targets, "
-                       "traces: el.data.map(t => ({name: t.name, legend: t.showlegend !== false,"
-                       " drawn: t.visible !== 'legendonly'}))}))")
+    charts = laptop.js(
+        "Array.from(document.querySelectorAll('.chart')).map(el => ({"
+        "id: el.id, targets: el.dataset.targets, "
+        "traces: el.data.map(t => ({name: t.name, legend: t.showlegend !== false,"
+        " drawn: t.visible !== 'legendonly'}))}))"
+    )
     assert {c["id"] for c in charts} >= {"verdicts-chart", "tps-chart", "fsync-chart"}
     for chart in charts:
         targets = _targets(chart["targets"])
@@ -284,12 +311,14 @@ def test_hovering_a_chart_shows_its_value(laptop):
             page.mouse.move(point["x"] - 3, point["y"] - 3)
             page.mouse.move(point["x"], point["y"], steps=3)
             try:
-                page.wait_for_function("el => el.querySelectorAll('.hoverlayer .hovertext')"
-                                       ".length > 0", arg=chart, timeout=2_000)
+                page.wait_for_function(
+                    "el => el.querySelectorAll('.hoverlayer .hovertext').length > 0",
+                    arg=chart,
+                    timeout=2_000,
+                )
             except Exception:  # playwright's TimeoutError
                 continue
-            label = chart.evaluate("el => el.querySelector('.hoverlayer .hovertext')"
-                                   ".textContent")
+            label = chart.evaluate("el => el.querySelector('.hoverlayer .hovertext').textContent")
             break
         assert re.search(r"\d", label), (chart.get_attribute("id"), point, label)
     page.mouse.move(0, 0)
@@ -319,8 +348,10 @@ def test_the_table_filters_and_sorts(laptop):
     page.click("#comparison summary")
     everything = laptop.js(shown)
     assert len(everything) > 100 and "pgbench.tps" in everything
-    groups = laptop.js("Array.from(document.querySelectorAll('table.comparison tr.group'))"
-                     ".map(tr => tr.textContent.trim().toLowerCase())")
+    groups = laptop.js(
+        "Array.from(document.querySelectorAll('table.comparison tr.group'))"
+        ".map(tr => tr.textContent.trim().toLowerCase())"
+    )
     assert "monitors · pgbench · clients=2" in groups, groups
     assert "what limited the run · pgbench · clients=2" in groups, groups
     assert "cost per unit of work · pgbench · clients=2" in groups, groups
@@ -329,21 +360,26 @@ def test_the_table_filters_and_sorts(laptop):
     only = laptop.js(shown)
     assert only and all("fdatasync" in m for m in only), only
     assert page.is_hidden("tr[data-metric='pgbench.tps']")
-    hidden_groups = laptop.js("Array.from(document.querySelectorAll('table.comparison tbody'))"
-                            ".filter(tb => tb.hidden).length")
+    hidden_groups = laptop.js(
+        "Array.from(document.querySelectorAll('table.comparison tbody'))"
+        ".filter(tb => tb.hidden).length"
+    )
     assert hidden_groups > 0  # a group with no match loses its header too
     page.fill("#table-filter", "")
     assert laptop.js(shown) == everything
     page.check("#table-headline-only")
-    assert sorted(laptop.js(shown)) == sorted(["fsync.fdatasync_8k.ops_per_s",
-                                             "pgbench_init.elapsed_s", "pgbench.tps"])
+    assert sorted(laptop.js(shown)) == sorted(
+        ["fsync.fdatasync_8k.ops_per_s", "pgbench_init.elapsed_s", "pgbench.tps"]
+    )
     page.uncheck("#table-headline-only")
 
     # sort by ext4's column: within each group, ascending, rows without a value last
     page.click("table.comparison thead th[data-sort='num'] >> nth=0")
-    column = laptop.js("Array.from(document.querySelectorAll('table.comparison tbody')).map("
-                     "tb => Array.from(tb.querySelectorAll('tr[data-metric]')).map("
-                     "tr => tr.querySelector('td[data-target=ext4]').dataset.value))")
+    column = laptop.js(
+        "Array.from(document.querySelectorAll('table.comparison tbody')).map("
+        "tb => Array.from(tb.querySelectorAll('tr[data-metric]')).map("
+        "tr => tr.querySelector('td[data-target=ext4]').dataset.value))"
+    )
     for group in column:
         values = [float(v) for v in group if v is not None]
         assert values == sorted(values)
@@ -379,36 +415,52 @@ class _VisibleText(HTMLParser):
 def test_human_units_and_no_raw_reprs(report, laptop):
     parser = _VisibleText()
     parser.feed(report.read_text())
-    leaks = [m.group(0) + " in: " + part.strip()[:120] for part in parser.parts
-             for m in RAW_REPR.finditer(part)]
+    leaks = [
+        m.group(0) + " in: " + part.strip()[:120]
+        for part in parser.parts
+        for m in RAW_REPR.finditer(part)
+    ]
     assert leaks == []
-    cells = laptop.js("Array.from(document.querySelectorAll('table.comparison td.num'))"
-                    ".map(td => td.childNodes[0].textContent.trim())")
+    cells = laptop.js(
+        "Array.from(document.querySelectorAll('table.comparison td.num'))"
+        ".map(td => td.childNodes[0].textContent.trim())"
+    )
     assert cells and not [c for c in cells if re.fullmatch(r"-?0\.0+", c)]  # zeros: "0"
-    units = dict(laptop.js("Array.from(document.querySelectorAll('table.comparison "
-                         "tr[data-metric]')).map(tr => [tr.dataset.metric, "
-                         "tr.querySelector('td.unit').textContent])"))
+    units = dict(
+        laptop.js(
+            "Array.from(document.querySelectorAll('table.comparison "
+            "tr[data-metric]')).map(tr => [tr.dataset.metric, "
+            "tr.querySelector('td.unit').textContent])"
+        )
+    )
     assert units["mon.disk.backing.write_bytes"] in ("MiB", "GiB")  # not bytes
     assert units["pgbench_init.elapsed_s"] == "ms"  # under a second
     assert units["bound.cpu_busy_frac"] == "%"
     assert units["pgbench.transactions"] == "tx"
     # one run per cell decides nothing: no ★ anywhere
     assert laptop.js("document.querySelectorAll('td.best').length") == 0
-    assert "★" not in laptop.js("Array.from(document.querySelectorAll('#verdicts .verdict'))"
-                                ".map(el => el.textContent).join()")
+    assert "★" not in laptop.js(
+        "Array.from(document.querySelectorAll('#verdicts .verdict'))"
+        ".map(el => el.textContent).join()"
+    )
 
 
 @pytest.mark.parametrize("where", ["laptop", "phone"])
 def test_no_serious_accessibility_violation_with_every_section_open(where, request):
     """axe-core (as axe-playwright-python ships it: no download) on the whole page."""
-    axe = pytest.importorskip("axe_playwright_python.sync_playwright", reason="needs "
-                              "axe-playwright-python (pip install -e '.[test]')")
+    axe = pytest.importorskip(
+        "axe_playwright_python.sync_playwright",
+        reason="needs axe-playwright-python (pip install -e '.[test]')",
+    )
     page = request.getfixturevalue(where)
     page.js("document.querySelectorAll('details').forEach(d => d.open = true)")
     try:
         found = axe.Axe().run(page.page).response["violations"]
     finally:
         page.js("document.querySelectorAll('details').forEach(d => d.open = false)")
-    bad = [(v["id"], v["impact"], len(v["nodes"])) for v in found
-           if v["impact"] in ("serious", "critical")]
+    bad = [
+        (v["id"], v["impact"], len(v["nodes"]))
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], bad

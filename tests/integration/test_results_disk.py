@@ -92,12 +92,17 @@ tag = "second"
 
 
 def test_a_results_disk_that_fills_up_stops_the_campaign_and_keeps_what_completed(
-        tmp_path, state_dir, small_fs, target_dir):
+    tmp_path, state_dir, small_fs, target_dir
+):
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN.format(target=target_dir))
     results = small_fs / "r"
-    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", str(plan), "--results", str(results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_run(run, results, "workload = 'pgbench-init' AND status = 'ok'", 180)
     filler = fill(small_fs, "filler")  # while the first pgbench runs
     out, err = run.communicate(timeout=300)
@@ -124,7 +129,8 @@ def test_a_results_disk_that_fills_up_stops_the_campaign_and_keeps_what_complete
     assert full.stderr.strip().splitlines() == [
         f"error: cannot write the report in {results}: No space left on device; the "
         f"results are kept in {results}: free space, or write it elsewhere with "
-        f"'pgfsbench report {results} --output FILE'"]
+        f"'pgfsbench report {results} --output FILE'"
+    ]
     assert not list(results.glob(".report-*"))  # no half-written temporary left
     # ...and the report once there is.
     filler.unlink()
@@ -147,5 +153,6 @@ def test_a_results_disk_that_fills_up_stops_the_campaign_and_keeps_what_complete
     assert refused.returncode == 2, refused
     assert refused.stderr.strip().splitlines() == [
         f"error: --results {small_fs / 'new'}: {small_fs} is on a read-only filesystem; "
-        "give --results a directory on a writable filesystem with free space"]
+        "give --results a directory on a writable filesystem with free space"
+    ]
     assert ledgers(state_dir) == [] and leftovers() == []

@@ -40,27 +40,41 @@ def _start(tmp_path: Path, fresh: bool) -> tuple[Path, subprocess.Popen]:
     plan = tmp_path / "plan.toml"
     plan.write_text(TINY.format(fresh="true" if fresh else "false"))
     results = tmp_path / "r"
-    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", str(plan), "--results", str(results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     return results, run
 
 
 def left_by(root: Path) -> list[str]:
     """The ``leftovers()`` that are this test's (other helpers' campaigns may run on the
     machine): loop devices on images under ``root``, their mounts, servers on those."""
-    loops = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"],
-                           capture_output=True, text=True).stdout.splitlines()
+    loops = subprocess.run(
+        ["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True
+    ).stdout.splitlines()
     mine = {line.split()[0] for line in loops if str(root) in line}
-    mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
-              if line.split(" - ")[1].split()[1] in mine]
-    found = [f for f in leftovers()
-             if any(f"{d} " in f for d in mine) or any(m in f for m in mounts) or str(root) in f]
+    mounts = [
+        line.split()[4]
+        for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        if line.split(" - ")[1].split()[1] in mine
+    ]
+    found = [
+        f
+        for f in leftovers()
+        if any(f"{d} " in f for d in mine) or any(m in f for m in mounts) or str(root) in f
+    ]
     return found
 
 
 def _counted(doc: dict) -> Counter:
-    return Counter((r["target"], r["workload"], r["repetition"]) for r in doc["runs"]
-                   if r["status"] == "ok" and r["repetition"] > 0)
+    return Counter(
+        (r["target"], r["workload"], r["repetition"])
+        for r in doc["runs"]
+        if r["status"] == "ok" and r["repetition"] > 0
+    )
 
 
 def _check_completed(results: Path, previous: str, fresh: bool) -> dict:
@@ -70,9 +84,10 @@ def _check_completed(results: Path, previous: str, fresh: bool) -> dict:
     # every round once, on every target, each counted run ok (a fresh filesystem is
     # loaded again each round; a reused one once)
     loads = (1, 2, 3) if fresh else (1,)
-    assert counted == Counter({(t, "pgbench", n): 1 for t in "ab" for n in (1, 2, 3)}
-                              | {(t, "pgbench-init", n): 1 for t in "ab" for n in loads}), \
-        counted
+    assert counted == Counter(
+        {(t, "pgbench", n): 1 for t in "ab" for n in (1, 2, 3)}
+        | {(t, "pgbench-init", n): 1 for t in "ab" for n in loads}
+    ), counted
     assert {r["status"] for r in doc["runs"]} <= {"ok", "superseded"}
     [resumed] = doc["schedule"]["resumes"]
     assert resumed["previous_status"] == previous and resumed["superseded_runs"] >= 1
@@ -94,8 +109,9 @@ def test_ctrl_c_after_round_1_then_resume_completes_it(tmp_path, state_dir):
     assert run.returncode == 130, (out, err)
     assert left_by(results.parent) == [] and ledgers(state_dir) == []
     # the plan file changed since: the resumed campaign runs the one it recorded
-    (tmp_path / "plan.toml").write_text(TINY.format(fresh="true").replace("duration = 2",
-                                                                          "duration = 60"))
+    (tmp_path / "plan.toml").write_text(
+        TINY.format(fresh="true").replace("duration = 2", "duration = 60")
+    )
     done = cli("run", "--resume", str(results), env={**os.environ, "COLUMNS": "200"})
     assert "resuming campaign" in done.stdout and "at round 2" in done.stdout, done.stdout
     doc = _check_completed(results, "interrupted", fresh=False)
@@ -112,8 +128,9 @@ def test_ctrl_c_after_round_1_then_resume_completes_it(tmp_path, state_dir):
 def test_kill_then_cleanup_then_resume_completes_it(tmp_path, state_dir):
     results, run = _start(tmp_path, fresh=True)
     try:
-        wait_for_run(run, results, "status = 'running' AND repetition = 2 AND "
-                                   "workload = 'pgbench'", 240)
+        wait_for_run(
+            run, results, "status = 'running' AND repetition = 2 AND workload = 'pgbench'", 240
+        )
         os.kill(run.pid, signal.SIGKILL)
         run.communicate(timeout=30)
     finally:

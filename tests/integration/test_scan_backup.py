@@ -62,9 +62,11 @@ def campaign(tmp_path_factory, state_dir):
 def _artifacts(results: Path, target: str, workload: str) -> dict[str, Path]:
     """This target's kept outputs of one workload, by file name."""
     db = sqlite3.connect(results / "results.db")
-    rows = db.execute("SELECT a.path FROM artifacts a JOIN runs r ON r.id = a.run_id "
-                      "JOIN targets t ON t.id = r.target_id WHERE t.name = ? AND r.workload = ?",
-                      (target, workload)).fetchall()
+    rows = db.execute(
+        "SELECT a.path FROM artifacts a JOIN runs r ON r.id = a.run_id "
+        "JOIN targets t ON t.id = r.target_id WHERE t.name = ? AND r.workload = ?",
+        (target, workload),
+    ).fetchall()
     return {Path(p).name: results / p for (p,) in rows}
 
 
@@ -124,12 +126,14 @@ def test_basebackup_numbers_match_its_kept_output(campaign):
         assert {"-Fp", "-Xstream", "fast"} <= set(argv)
         assert "base backup completed" in kept
         header = re.search(r"# exit code: 0, ([0-9.]+) s", kept)
-        assert header and m["basebackup.seconds"] == pytest.approx(float(header.group(1)),
-                                                                  abs=0.001)
+        assert header and m["basebackup.seconds"] == pytest.approx(
+            float(header.group(1)), abs=0.001
+        )
         # the copy holds the whole database plus the other databases and the WAL
         assert m["basebackup.mb"] > m["pgbench_init.db_size_mb"], target
-        assert m["basebackup.mb_per_s"] == pytest.approx(m["basebackup.mb"]
-                                                         / m["basebackup.seconds"])
+        assert m["basebackup.mb_per_s"] == pytest.approx(
+            m["basebackup.mb"] / m["basebackup.seconds"]
+        )
 
 
 def test_report_has_both_charts(campaign):

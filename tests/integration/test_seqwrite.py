@@ -41,8 +41,9 @@ tools = ["dd", "fio"]
 """
 TARGETS = ("ext4", "xfs")
 # dd's C-locale summary, matched here independently of the parser under test.
-DD_SUMMARY = re.compile(r"^(\d+) bytes \(.*\) copied, ([\d.e-]+) s, ([\d.]+) (k|M|G)B/s$",
-                        re.MULTILINE)
+DD_SUMMARY = re.compile(
+    r"^(\d+) bytes \(.*\) copied, ([\d.e-]+) s, ([\d.]+) (k|M|G)B/s$", re.MULTILINE
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +53,12 @@ def seqwrite_run(tmp_path_factory, state_dir):
 
 def _runs(results: Path) -> dict[str, int]:
     db = sqlite3.connect(results / "results.db")
-    return dict(db.execute("SELECT t.name, r.id FROM runs r JOIN targets t ON t.id = r.target_id"
-                           " WHERE r.workload = 'seqwrite'"))
+    return dict(
+        db.execute(
+            "SELECT t.name, r.id FROM runs r JOIN targets t ON t.id = r.target_id"
+            " WHERE r.workload = 'seqwrite'"
+        )
+    )
 
 
 def _metrics(results: Path, run_id: int) -> dict[str, float | None]:
@@ -63,15 +68,20 @@ def _metrics(results: Path, run_id: int) -> dict[str, float | None]:
 
 def _series(results: Path, run_id: int, name: str) -> list[tuple[float, float]]:
     db = sqlite3.connect(results / "results.db")
-    return list(db.execute("SELECT t, value FROM series WHERE run_id = ? AND name = ? "
-                           "ORDER BY t", (run_id, name)))
+    return list(
+        db.execute(
+            "SELECT t, value FROM series WHERE run_id = ? AND name = ? ORDER BY t", (run_id, name)
+        )
+    )
 
 
 def test_both_targets_measured_dd_and_fio(seqwrite_run):
     results, _ = seqwrite_run
     data = export(results)
     assert sorted((r["target"], r["status"]) for r in data["runs"]) == [
-        ("ext4", "ok"), ("xfs", "ok")], data["runs"]
+        ("ext4", "ok"),
+        ("xfs", "ok"),
+    ], data["runs"]
     for target, run_id in _runs(results).items():
         m = _metrics(results, run_id)
         for tool in ("dd", "fio"):
@@ -92,7 +102,7 @@ def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
         argv, text = command_artifact(results, run_id, "seqwrite-dd")
         assert argv[1:] == ["if=/dev/zero", argv[2], "bs=4096", "count=16384", "conv=fdatasync"]
         assert argv[2].startswith("of=") and argv[2].endswith("/seqwrite.img")
-        (nbytes, seconds, rate, prefix), = DD_SUMMARY.findall(text)
+        ((nbytes, seconds, rate, prefix),) = DD_SUMMARY.findall(text)
         assert int(nbytes) == SIZE
         m = _metrics(results, run_id)
         assert m["seqwrite.dd.seconds"] == pytest.approx(float(seconds))
@@ -109,10 +119,15 @@ def test_fio_figure_is_its_json_bandwidth(seqwrite_run):
     results, _ = seqwrite_run
     for run_id in _runs(results).values():
         argv, text = command_artifact(results, run_id, "seqwrite-fio")
-        assert {"--rw=write", "--bs=4096", f"--size={SIZE}", "--end_fsync=1",
-                "--output-format=json"} <= set(argv)
+        assert {
+            "--rw=write",
+            "--bs=4096",
+            f"--size={SIZE}",
+            "--end_fsync=1",
+            "--output-format=json",
+        } <= set(argv)
         stdout = text.split("# --- stdout ---\n", 1)[1].split("# --- stderr ---\n", 1)[0]
-        (job,) = json.loads(stdout[stdout.index("{"):])["jobs"]
+        (job,) = json.loads(stdout[stdout.index("{") :])["jobs"]
         assert job["error"] == 0 and job["write"]["io_bytes"] == SIZE
         m = _metrics(results, run_id)
         assert m["seqwrite.fio.mb_per_s"] == pytest.approx(job["write"]["bw_bytes"] / 1e6)
@@ -130,7 +145,10 @@ def test_the_monitor_saw_the_bytes_reach_the_device(seqwrite_run):
             # points); loose: a loaded machine skips ticks.
             seconds = m[f"seqwrite.{tool}.seconds"]
             assert len(points) >= 1 + int(seconds / SEQWRITE_SAMPLE_INTERVAL / 2), (
-                target, tool, points)
+                target,
+                tool,
+                points,
+            )
             # Each point is the rate over the interval ending at its t.
             written, previous = 0.0, start
             for t, mb_per_s in points:
@@ -142,8 +160,14 @@ def test_the_monitor_saw_the_bytes_reach_the_device(seqwrite_run):
             assert 0.8 * SIZE < written < 10 * SIZE, (target, tool, written / SIZE)
             # The exact figure, from the first and last diskstats of the window.
             assert 0.95 < m[f"seqwrite.{tool}.device_write_ratio"] < 3, (target, tool)
-            for name in ("cpu.user_pct", "cpu.system_pct", "cpu.iowait_pct", "cpu.idle_pct",
-                         "mem.dirty_mb", "mem.writeback_mb"):
+            for name in (
+                "cpu.user_pct",
+                "cpu.system_pct",
+                "cpu.iowait_pct",
+                "cpu.idle_pct",
+                "mem.dirty_mb",
+                "mem.writeback_mb",
+            ):
                 assert _series(results, run_id, f"seqwrite.{tool}.{name}"), (target, name)
             start = points[-1][0]  # fio's monitor starts where dd's stopped
 

@@ -40,20 +40,21 @@ def test_progress_in_a_pipe_is_plain_sparse_lines(smoke):
     lines = out.splitlines()
     start = lines.index(next(ln for ln in lines if ln.startswith("3 targets (")))
     end = lines.index(next(ln for ln in lines if ln.startswith("campaign ok after ")))
-    progress = lines[start:end + 1]
-    assert re.fullmatch(r"3 targets \(ext4, xfs, btrfs\): 1 round; estimated \d+:\d\d",
-                        progress[0])
+    progress = lines[start : end + 1]
+    assert re.fullmatch(r"3 targets \(ext4, xfs, btrfs\): 1 round; estimated \d+:\d\d", progress[0])
     assert re.fullmatch(r"round 1 done: \d+:\d\d elapsed", progress[1])
     figures = {ln.split(" (")[0].strip(): ln for ln in progress[2:-1]}
-    assert set(figures) == {"fsync fsync.fdatasync_8k.ops_per_s",
-                            "pgbench-init pgbench_init.elapsed_s",
-                            "pgbench clients=2 pgbench.tps"}
+    assert set(figures) == {
+        "fsync fsync.fdatasync_8k.ops_per_s",
+        "pgbench-init pgbench_init.elapsed_s",
+        "pgbench clients=2 pgbench.tps",
+    }
     for line in figures.values():  # every target's headline, in plan order
         assert re.search(r": ext4 [\d,.]+ · xfs [\d,.]+ · btrfs [\d,.]+$", line), line
     assert re.fullmatch(r"campaign ok after \d+:\d\d: 9 runs", progress[-1])
     # then the answer: the verdicts first
     assert lines[end + 1].startswith("smoke · ") and lines[end + 2].startswith("answer: ")
-    assert any(ln.startswith("verdicts ─") for ln in lines[end + 3:end + 6])
+    assert any(ln.startswith("verdicts ─") for ln in lines[end + 3 : end + 6])
 
 
 def _log_transactions(results: Path, run: dict) -> int:
@@ -71,31 +72,42 @@ def _log_transactions(results: Path, run: dict) -> int:
 def test_stored_tps_is_log_transactions_over_duration(smoke):
     results, _, _ = smoke
     db = sqlite3.connect(results / "results.db")
-    runs = db.execute("SELECT r.id, t.name, r.params_json FROM runs r JOIN targets t "
-                      "ON t.id = r.target_id WHERE workload = 'pgbench'").fetchall()
+    runs = db.execute(
+        "SELECT r.id, t.name, r.params_json FROM runs r JOIN targets t "
+        "ON t.id = r.target_id WHERE workload = 'pgbench'"
+    ).fetchall()
     assert len(runs) == 3
     for run_id, target, params in runs:
-        artifacts = [p for (p,) in db.execute(
-            "SELECT path FROM artifacts WHERE run_id = ? AND kind = 'pgbench-log'", (run_id,))]
+        artifacts = [
+            p
+            for (p,) in db.execute(
+                "SELECT path FROM artifacts WHERE run_id = ? AND kind = 'pgbench-log'", (run_id,)
+            )
+        ]
         assert len(artifacts) == json.loads(params)["threads"]  # one log per thread
         counted = _log_transactions(results, {"artifacts": artifacts})
-        (tps,) = db.execute("SELECT value FROM metrics WHERE run_id = ? AND name = "
-                            "'pgbench.tps'", (run_id,)).fetchone()
-        (reported,) = db.execute("SELECT value FROM metrics WHERE run_id = ? AND name = "
-                                 "'pgbench.tps_reported'", (run_id,)).fetchone()
+        (tps,) = db.execute(
+            "SELECT value FROM metrics WHERE run_id = ? AND name = 'pgbench.tps'", (run_id,)
+        ).fetchone()
+        (reported,) = db.execute(
+            "SELECT value FROM metrics WHERE run_id = ? AND name = 'pgbench.tps_reported'",
+            (run_id,),
+        ).fetchone()
         assert counted > 0
         assert tps == pytest.approx(counted / json.loads(params)["duration"])
         # pgbench counts the same transactions, but divides by its own elapsed time,
         # which includes thread start and join: compare counts, and its time loosely.
         _, stdout = command_artifact(results, run_id, "pgbench")
-        (processed,) = re.findall(r"^number of transactions actually processed: (\d+)",
-                                  stdout, re.M)
+        (processed,) = re.findall(
+            r"^number of transactions actually processed: (\d+)", stdout, re.M
+        )
         assert counted == int(processed), target
         duration = json.loads(params)["duration"]
         assert duration - 0.5 < counted / reported < duration + 5, target
         # the per-second series adds up to the same transactions
-        (series_sum,) = db.execute("SELECT sum(value) FROM series WHERE run_id = ? AND "
-                                   "name = 'pgbench.tps'", (run_id,)).fetchone()
+        (series_sum,) = db.execute(
+            "SELECT sum(value) FROM series WHERE run_id = ? AND name = 'pgbench.tps'", (run_id,)
+        ).fetchone()
         assert series_sum == counted
 
 
@@ -153,7 +165,8 @@ def test_every_run_carries_its_monitors_and_cost_per_transaction(smoke):
             assert r["series"]["pgbench.tps"]["points"][0][0] < 2
             assert metrics["mon.pg.wal_bytes"] > 0
             assert metrics["eff.wal_bytes_per_tx"] == pytest.approx(
-                metrics["mon.pg.wal_bytes"] / metrics["pgbench.transactions"])
+                metrics["mon.pg.wal_bytes"] / metrics["pgbench.transactions"]
+            )
             assert metrics["eff.device_bytes_per_tx"] > 0
             assert "stall.seconds" in metrics
     assert 'id="timeline-chart"' in (results / "report.html").read_text()
@@ -163,7 +176,7 @@ def test_the_answer_leads_the_summary_the_listing_and_the_export(smoke):
     results, run, _ = smoke
     answer = export(results)["comparison"]["answer"]
     assert answer
-    summary = run.stdout[run.stdout.index(" · ok · "):]
+    summary = run.stdout[run.stdout.index(" · ok · ") :]
     assert summary.splitlines()[1].startswith("answer: ")
     listed = cli("list", str(results)).stdout
     assert " ".join(answer.split()[:3]) in " ".join(listed.split())

@@ -30,7 +30,8 @@ PLAN = plan_toml(
     # a 2-core CI VM: 4 s runs of identical targets wander by 10% and more; the
     # throttled target is ×0.02 here, far outside it
     verdicts={"noise": 0.25},
-    settings=SMALL_BUFFERS)
+    settings=SMALL_BUFFERS,
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,8 @@ def test_rounds_are_interleaved_and_targets_reused(campaign) -> None:
     assert len(visits) == 15
     runs = [r for r in doc["runs"] if r["workload"] == "pgbench"]
     assert sorted((r["target"], r["repetition"]) for r in runs) == sorted(
-        (t, n) for t in ("a", "b", "slow") for n in range(1, 6))
+        (t, n) for t in ("a", "b", "slow") for n in range(1, 6)
+    )
     assert all(r["status"] == "ok" for r in doc["runs"])
     # reused: the load ran once per target, not once per round
     assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 3
@@ -78,8 +80,9 @@ def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert verdict["winner"] is None and "slow" in verdict["text"]
     assert verdict["durability"] == {"a": "safe", "b": "safe", "slow": "safe"}
-    target = next(t for t in json.loads(cli("export", str(results)).stdout)["targets"]
-                  if t["name"] == "slow")
+    target = next(
+        t for t in json.loads(cli("export", str(results)).stdout)["targets"] if t["name"] == "slow"
+    )
     assert target["status"] == "ok"
 
 
@@ -90,8 +93,17 @@ def test_compare_command_formats_and_cross_directory_matching(campaign) -> None:
     md = cli("compare", str(results), "--format", "markdown", "--baseline", "slow").stdout
     # the answer first, then the table
     assert md.startswith("**Answer:** ") and "\n| measurement" in md and "slow (baseline)" in md
-    doc = json.loads(cli("compare", str(results), str(results), "--format", "json",
-                         "--metric", "pgbench.latency_*").stdout)
+    doc = json.loads(
+        cli(
+            "compare",
+            str(results),
+            str(results),
+            "--format",
+            "json",
+            "--metric",
+            "pgbench.latency_*",
+        ).stdout
+    )
     assert {r["metric"] for r in doc["rows"]} >= {"pgbench.latency_p99_ms"}
     # the same campaign twice: baseline and contender, each target paired with itself
     assert doc["columns"] == [f"{results.name}#1", f"{results.name}#2"]

@@ -80,8 +80,9 @@ def smoke(tmp_path_factory, state_dir, store_url):
     directory = tmp_path_factory.mktemp("store-smoke")
     (directory / "stored.toml").write_text(STORED)
     results = directory / "r"
-    run = cli("run", str(directory / "stored.toml"), "--results", str(results),
-              "--store", store_url)
+    run = cli(
+        "run", str(directory / "stored.toml"), "--results", str(results), "--store", store_url
+    )
     return results, run
 
 
@@ -118,19 +119,20 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
     assert from_dir["status"] == "ok" and from_dir["plan"] == "stored"
     assert from_dir["host"]["machine_id"] == Path("/etc/machine-id").read_text().strip()
     assert set(from_dir["host"]["devices"]) == {"ext4", "xfs", "btrfs"}
-    assert [v["measurement"] for v in from_dir["verdicts"]] == [
-        "pgbench-init", "pgbench clients=2"]
+    assert [v["measurement"] for v in from_dir["verdicts"]] == ["pgbench-init", "pgbench clients=2"]
     # The host is a column of the store too (history by host comes next).
-    assert sql(store_url, "SELECT hostname, machine_id FROM campaign WHERE uuid = %s",
-               campaign.uuid) == [(campaign.host["hostname"], campaign.host["machine_id"])]
+    assert sql(
+        store_url, "SELECT hostname, machine_id FROM campaign WHERE uuid = %s", campaign.uuid
+    ) == [(campaign.host["hostname"], campaign.host["machine_id"])]
     # Every row made it, and reads back the same.
     stored = load_campaign(store_url, campaign.uuid)
     assert dataclasses.asdict(stored) == dataclasses.asdict(campaign)
     db = sqlite3.connect(results / "results.db")
     for table in ("targets", "runs", "metrics", "series", "artifacts"):
         [(here,)] = db.execute(f"SELECT count(*) FROM {table}").fetchall()
-        [(there,)] = sql(store_url, f"SELECT count(*) FROM {table} WHERE campaign_uuid = %s",
-                         campaign.uuid)
+        [(there,)] = sql(
+            store_url, f"SELECT count(*) FROM {table} WHERE campaign_uuid = %s", campaign.uuid
+        )
         assert here == there > 0, table
     db.close()
     # The text list, from both, with the same verdicts.
@@ -141,33 +143,48 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
 def test_importing_again_changes_nothing(smoke, store_url):
     results, _ = smoke
     campaign_uuid = load_campaign(results).uuid
-    before = sql(store_url, "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s",
-                 campaign_uuid)
+    before = sql(
+        store_url, "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s", campaign_uuid
+    )
     again = cli("import", str(results), "--store", store_url)
     assert "already imported, unchanged" in again.stdout
-    assert sql(store_url, "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s",
-               campaign_uuid) == before
-    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s",
-               campaign_uuid) == [(len(load_campaign(results).runs),)]
+    assert (
+        sql(
+            store_url,
+            "SELECT imported_at, source_digest FROM campaign WHERE uuid = %s",
+            campaign_uuid,
+        )
+        == before
+    )
+    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s", campaign_uuid) == [
+        (len(load_campaign(results).runs),)
+    ]
 
 
 def test_a_changed_directory_replaces_what_the_store_held(smoke, store_url, tmp_path):
     results, _ = smoke
     campaign_uuid = load_campaign(results).uuid
-    changed = copy_results(results, tmp_path / "changed",
-                           "UPDATE campaign SET status = 'killed'",
-                           "DELETE FROM series WHERE run_id = (SELECT max(id) FROM runs)")
+    changed = copy_results(
+        results,
+        tmp_path / "changed",
+        "UPDATE campaign SET status = 'killed'",
+        "DELETE FROM series WHERE run_id = (SELECT max(id) FROM runs)",
+    )
     out = cli("import", str(changed), "--store", store_url).stdout
     assert "updated: the directory changed since it was imported" in out
     assert f"the store held: ok, {len(load_campaign(results).runs)} runs, from {results}" in out
-    assert sql(store_url, "SELECT status, results_dir FROM campaign WHERE uuid = %s",
-               campaign_uuid) == [("killed", str(changed))]
-    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == \
-        {**dataclasses.asdict(load_campaign(changed)), "results_dir": changed}
+    assert sql(
+        store_url, "SELECT status, results_dir FROM campaign WHERE uuid = %s", campaign_uuid
+    ) == [("killed", str(changed))]
+    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == {
+        **dataclasses.asdict(load_campaign(changed)),
+        "results_dir": changed,
+    }
     # And back: the store follows the directory, whole, never a mix of the two.
     assert "updated" in cli("import", str(results), "--store", store_url).stdout
-    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == \
-        dataclasses.asdict(load_campaign(results))
+    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == dataclasses.asdict(
+        load_campaign(results)
+    )
 
 
 def test_a_directory_from_before_schema_versions_imports(smoke, store_url, tmp_path):
@@ -178,8 +195,10 @@ def test_a_directory_from_before_schema_versions_imports(smoke, store_url, tmp_p
     db = sqlite3.connect(old / "results.db")
     db.executescript(V1_SCHEMA.read_text())
     db.execute("ATTACH ? AS new", (str(results / "results.db"),))
-    db.execute("INSERT INTO campaign SELECT id, plan_name, plan_json, host_json, "
-               "pgfsbench_version, started, ended, status, schedule_json FROM new.campaign")
+    db.execute(
+        "INSERT INTO campaign SELECT id, plan_name, plan_json, host_json, "
+        "pgfsbench_version, started, ended, status, schedule_json FROM new.campaign"
+    )
     for table in ("targets", "runs", "metrics", "series", "artifacts"):
         db.execute(f"INSERT INTO {table} SELECT * FROM new.{table} ORDER BY rowid")
     db.commit()
@@ -191,10 +210,10 @@ def test_a_directory_from_before_schema_versions_imports(smoke, store_url, tmp_p
     assert "unchanged" in cli("import", str(old), "--store", store_url).stdout
     [entry] = [c for c in listed("--store", store_url) if c["uuid"] == legacy.uuid]
     assert entry["schema_version"] == 1 and entry["status"] == "ok"
-    assert dataclasses.asdict(load_campaign(store_url, legacy.uuid)) == \
-        dataclasses.asdict(legacy)
-    assert sqlite3.connect(old / "results.db").execute(
-        "PRAGMA user_version").fetchone() == (0,)  # importing reads, never migrates
+    assert dataclasses.asdict(load_campaign(store_url, legacy.uuid)) == dataclasses.asdict(legacy)
+    assert sqlite3.connect(old / "results.db").execute("PRAGMA user_version").fetchone() == (
+        0,
+    )  # importing reads, never migrates
 
 
 def test_a_failing_import_keeps_what_was_committed_before_it(smoke, store_url, tmp_path):
@@ -203,9 +222,14 @@ def test_a_failing_import_keeps_what_was_committed_before_it(smoke, store_url, t
     good, bad, last = (
         copy_results(results, tmp_path / "good", f"UPDATE campaign SET uuid = '{uuids[0]}'"),
         # A run whose target is missing: the store refuses it part way through the copy.
-        copy_results(results, tmp_path / "bad", f"UPDATE campaign SET uuid = '{uuids[1]}'",
-                     "UPDATE runs SET target_id = 99 WHERE id = (SELECT max(id) FROM runs)"),
-        copy_results(results, tmp_path / "last", f"UPDATE campaign SET uuid = '{uuids[2]}'"))
+        copy_results(
+            results,
+            tmp_path / "bad",
+            f"UPDATE campaign SET uuid = '{uuids[1]}'",
+            "UPDATE runs SET target_id = 99 WHERE id = (SELECT max(id) FROM runs)",
+        ),
+        copy_results(results, tmp_path / "last", f"UPDATE campaign SET uuid = '{uuids[2]}'"),
+    )
     run = cli("import", str(good), str(bad), str(last), "--store", store_url, check=False)
     assert run.returncode == 1, (run.stdout, run.stderr)
     assert f"{good}: imported" in run.stdout
@@ -214,23 +238,27 @@ def test_a_failing_import_keeps_what_was_committed_before_it(smoke, store_url, t
     assert f"not imported: {bad}, {last}" in run.stderr
     held = {u for (u,) in sql(store_url, "SELECT uuid::text FROM campaign")}
     assert uuids[0] in held and not {uuids[1], uuids[2]} & held
-    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s", uuids[1]) \
-        == [(0,)]  # nothing of the failed one: its transaction rolled back whole
+    assert sql(store_url, "SELECT count(*) FROM runs WHERE campaign_uuid = %s", uuids[1]) == [
+        (0,)
+    ]  # nothing of the failed one: its transaction rolled back whole
 
 
 def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
     results, _ = smoke
-    for args in (["import", str(results), "--store", UNREACHABLE],
-                 ["list", "--store", UNREACHABLE],
-                 ["run", "smoke", "--results", str(tmp_path / "never"), "--store",
-                  UNREACHABLE],
-                 ["import", str(results), "--store", "mysql://u:pw@h/db"]):
+    for args in (
+        ["import", str(results), "--store", UNREACHABLE],
+        ["list", "--store", UNREACHABLE],
+        ["run", "smoke", "--results", str(tmp_path / "never"), "--store", UNREACHABLE],
+        ["import", str(results), "--store", "mysql://u:pw@h/db"],
+    ):
         run = cli(*args, check=False)
         assert run.returncode == 2, (args, run.stderr)
         assert "Traceback" not in run.stderr
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
-        assert "cannot reach the results store" in run.stderr or \
-            "is not a PostgreSQL URL" in run.stderr
+        assert (
+            "cannot reach the results store" in run.stderr
+            or "is not a PostgreSQL URL" in run.stderr
+        )
     assert not (tmp_path / "never").exists()  # refused before anything ran
     env = {**os.environ, "PGFSBENCH_STORE": UNREACHABLE}
     for args in (["list"], ["run", "smoke", "--results", str(tmp_path / "never")]):
@@ -245,9 +273,12 @@ def test_a_store_lost_mid_campaign_costs_no_result(store_url, tmp_path, state_di
     results = tmp_path / "r"
     with contextlib.ExitStack() as stack:
         lost = stack.enter_context(pg_server())
-        run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results),
-                                "--store", lost], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [*CLI, "run", str(plan), "--results", str(results), "--store", lost],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         wait_for_run(run, results, "workload = 'fsync'", 120)
     # The store's server is stopped and removed now; the campaign goes on.
     out, err = run.communicate(timeout=300)

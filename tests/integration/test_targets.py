@@ -49,20 +49,27 @@ def world_dir():
     shutil.rmtree(path)
 
 
-def test_without_loop_devices_it_falls_back_to_a_directory_target(world_dir, state_dir,
-                                                                  monkeypatch):
+def test_without_loop_devices_it_falls_back_to_a_directory_target(
+    world_dir, state_dir, monkeypatch
+):
     # What a non-root user gets: no loop devices, so no filesystems to make.
     monkeypatch.setattr(machine, "can_use_loop_devices", lambda: False)
     said: list = []
     results = world_dir / "r"
-    status = Campaign(parse_plan(SMALL, "small"), Options(results, find_binaries()),
-                      said.append).run()
+    status = Campaign(
+        parse_plan(SMALL, "small"), Options(results, find_binaries()), said.append
+    ).run()
     assert status == "ok"
-    assert any(isinstance(e, Note) and e.level == "warning"
-               and "no filesystem comparison is possible" in e.text for e in said)
+    assert any(
+        isinstance(e, Note)
+        and e.level == "warning"
+        and "no filesystem comparison is possible" in e.text
+        for e in said
+    )
     db = sqlite3.connect(results / "results.db")
     assert db.execute("SELECT name, kind, fs, status FROM targets").fetchall() == [
-        ("dir", "dir", "ext4", "ok")]  # /var/tmp lives on this machine's ext4 root
+        ("dir", "dir", "ext4", "ok")
+    ]  # /var/tmp lives on this machine's ext4 root
     assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
     (tps,) = db.execute("SELECT value FROM metrics WHERE name = 'pgbench.tps'").fetchone()
     assert tps > 0
@@ -70,13 +77,17 @@ def test_without_loop_devices_it_falls_back_to_a_directory_target(world_dir, sta
     assert leftovers() == [] and ledgers(state_dir) == []
 
 
-@pytest.mark.skipif(not (PG15 / "postgres").exists(),
-                    reason="PostgreSQL 15 is not installed (make setup installs postgresql-15)")
+@pytest.mark.skipif(
+    not (PG15 / "postgres").exists(),
+    reason="PostgreSQL 15 is not installed (make setup installs postgresql-15)",
+)
 def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     plan = tmp_path / "small.toml"
     # nobarrier and synchronous_commit=off: fast, and the report must say what they risk
-    plan.write_text(SMALL.replace('size = "512M"', 'size = "512M"\nmount = "nobarrier"')
-                    + '[postgres.settings]\nsynchronous_commit = "off"\n')
+    plan.write_text(
+        SMALL.replace('size = "512M"', 'size = "512M"\nmount = "nobarrier"')
+        + '[postgres.settings]\nsynchronous_commit = "off"\n'
+    )
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results), "--pg-bin", str(PG15))
     db = sqlite3.connect(results / "results.db")
@@ -95,8 +106,10 @@ def test_a_filesystem_this_kernel_lacks_is_skipped_with_the_reason(tmp_path, sta
     from pgfsbench.provision.filesystems import kernel_filesystems
 
     plan = tmp_path / "f2fs.toml"
-    plan.write_text('name = "f2fs"\n[[targets]]\nname = "f2fs"\nfs = "f2fs"\nsize = "512M"\n'
-                    '[[workloads]]\ntype = "pgbench-init"\nscale = 1\n')
+    plan.write_text(
+        'name = "f2fs"\n[[targets]]\nname = "f2fs"\nfs = "f2fs"\nsize = "512M"\n'
+        '[[workloads]]\ntype = "pgbench-init"\nscale = 1\n'
+    )
     results = tmp_path / "r"
     run = cli("run", str(plan), "--results", str(results), check=False)
     (target,) = export(results)["targets"]

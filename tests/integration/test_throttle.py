@@ -42,11 +42,13 @@ def loop_device(tmp_path):
     image = tmp_path / "throttle.img"
     with open(image, "wb") as f:
         f.truncate(64 * 2**20)
-    attach = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)],
-                            capture_output=True, text=True)
+    attach = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", str(image)], capture_output=True, text=True
+    )
     if attach.returncode != 0:  # a backing filesystem without O_DIRECT
-        attach = subprocess.run(["losetup", "-f", "--show", str(image)],
-                                capture_output=True, text=True, check=True)
+        attach = subprocess.run(
+            ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+        )
     device = attach.stdout.strip()
     try:
         yield device
@@ -56,8 +58,11 @@ def loop_device(tmp_path):
 
 def dd_seconds(device: str, count: int = 100) -> float:
     start = time.monotonic()
-    subprocess.run(["dd", "if=/dev/zero", f"of={device}", "bs=8k", f"count={count}",
-                    "oflag=direct,dsync"], check=True, capture_output=True)
+    subprocess.run(
+        ["dd", "if=/dev/zero", f"of={device}", "bs=8k", f"count={count}", "oflag=direct,dsync"],
+        check=True,
+        capture_output=True,
+    )
     return time.monotonic() - start
 
 
@@ -79,14 +84,17 @@ def test_a_throttled_target_is_slower_and_everything_is_put_back(ledger, loop_de
         assert own_cgroups() != home  # we moved, so everything we start is in it
         assert Path(ledger.path).exists() and ledger.resources[-1]["path"] == str(cgroup)
         slow = dd_seconds(loop_device)
-    print(f"\ndd 100 x 8k direct+dsync on {loop_device}: unthrottled {fast:.3f} s, "
-          f"throttled to {iops} write IOPS {slow:.3f} s")
+    print(
+        f"\ndd 100 x 8k direct+dsync on {loop_device}: unthrottled {fast:.3f} s, "
+        f"throttled to {iops} write IOPS {slow:.3f} s"
+    )
     assert slow >= 0.75 * floor  # the limit held (the first writes may use up a burst)
     major, minor = os.major(os.stat(loop_device).st_rdev), os.minor(os.stat(loop_device).st_rdev)
     assert record["device"] == f"{major}:{minor}" and record["limits"] == {"write_iops": iops}
     if record["mechanism"] == "cgroup v1 blkio":
         assert record["effective"] == {
-            "blkio.throttle.write_iops_device": f"{major}:{minor} {iops}"}
+            "blkio.throttle.write_iops_device": f"{major}:{minor} {iops}"
+        }
     else:
         assert f"wiops={iops}" in record["effective"]["io.max"]
     assert record["release_problems"] == []
@@ -123,8 +131,12 @@ CRASHING_RUN = textwrap.dedent("""
 
 
 def test_a_crashed_runs_cgroup_is_removed_by_cleanup(tmp_path, state_dir, loop_device):
-    run = subprocess.run([sys.executable, "-c", CRASHING_RUN, loop_device, str(tmp_path)],
-                         capture_output=True, text=True, env=os.environ.copy())
+    run = subprocess.run(
+        [sys.executable, "-c", CRASHING_RUN, loop_device, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert run.returncode == -signal.SIGKILL, run.stderr
     ledger_path, cgroup, orphan = run.stdout.split()
     orphan_pid = int(orphan)

@@ -23,8 +23,9 @@ from pgfsbench.provision.mountinfo import mount_points
 from tests.integration.conftest import CLI, cli, export, ledgers, leftovers, wait_for_run
 from tests.integration.test_device_safety import Loops, sh
 
-pytestmark = pytest.mark.skipif(zfs.unavailable_reason() is not None,
-                                reason=f"ZFS: {zfs.unavailable_reason()}")
+pytestmark = pytest.mark.skipif(
+    zfs.unavailable_reason() is not None, reason=f"ZFS: {zfs.unavailable_reason()}"
+)
 
 PLAN = """
 name = "zfs-smoke"
@@ -65,15 +66,16 @@ duration = 5
 
 def mine(tmp_path: Path) -> list[str]:
     """Leftovers of this test's campaigns (other campaigns may run on the machine)."""
-    return [x for x in leftovers() if "pgfsbench-zt-" in x or str(tmp_path) in x
-            or "zfs" in x]
+    return [x for x in leftovers() if "pgfsbench-zt-" in x or str(tmp_path) in x or "zfs" in x]
 
 
 def _stored_targets(results: Path) -> dict[str, dict]:
     db = sqlite3.connect(results / "results.db")
     try:
-        return {name: json.loads(prov) for name, prov in
-                db.execute("SELECT name, provenance_json FROM targets")}
+        return {
+            name: json.loads(prov)
+            for name, prov in db.execute("SELECT name, provenance_json FROM targets")
+        }
     finally:
         db.close()
 
@@ -85,9 +87,11 @@ def _stored_targets(results: Path) -> dict[str, dict]:
 # connection does). Loop devices without direct I/O faulted too. A test that hangs the
 # suite would take CI's whole budget: these two campaigns are skipped until zfs-fuse's
 # write errors are understood (see the closing note of this session).
-ZFS_FUSE_HANGS = ("zfs-fuse on this kernel faults its pool with write errors during "
-                  "pg_test_fsync and the write then never returns (2 of 3 runs, "
-                  "2026-11-26): skipped so the suite cannot hang")
+ZFS_FUSE_HANGS = (
+    "zfs-fuse on this kernel faults its pool with write errors during "
+    "pg_test_fsync and the write then never returns (2 of 3 runs, "
+    "2026-11-26): skipped so the suite cannot hang"
+)
 
 
 @pytest.mark.skip(reason=ZFS_FUSE_HANGS)
@@ -138,13 +142,22 @@ def test_cleanup_after_a_kill_destroys_the_pool_and_stops_the_daemon(tmp_path, s
     if zfs.daemon_pids():
         pytest.skip("a zfs-fuse daemon runs already: this test needs the campaign to start it")
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.replace('name = "zt-ext4"\nfs = "ext4"\nsize = "512M"\n'
-                                 'postgres = { settings = { full_page_writes = "off" } }\n\n'
-                                 '[[targets]]\n', ""))
+    plan.write_text(
+        PLAN.replace(
+            'name = "zt-ext4"\nfs = "ext4"\nsize = "512M"\n'
+            'postgres = { settings = { full_page_writes = "off" } }\n\n'
+            "[[targets]]\n",
+            "",
+        )
+    )
     assert "zt-ext4" not in plan.read_text()  # only the ZFS target
     results = tmp_path / "r"
-    run = subprocess.Popen([*CLI, "run", str(plan), "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*CLI, "run", str(plan), "--results", str(results)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_run(run, results, "status = 'running' AND workload = 'fsync'", 120)
     os.kill(run.pid, signal.SIGKILL)
     run.communicate(timeout=30)
@@ -169,8 +182,10 @@ def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path,
     # and stopped for it) and keeps their tables; the run reads them from the cache.
     cache = tmp_path / "cache"
     env = {**os.environ, zfs.CACHE_ENV: str(cache)}
-    for args in (["plan", "check", str(plan)],
-                 ["run", str(plan), "--results", str(tmp_path / "r")]):
+    for args in (
+        ["plan", "check", str(plan)],
+        ["run", str(plan), "--results", str(tmp_path / "r")],
+    ):
         refused = cli(*args, check=False, env=env)
         assert len(list(cache.glob("zfs-properties-*.json"))) == 1
         assert refused.returncode == 2, refused
@@ -189,6 +204,7 @@ def test_properties_this_zfs_lacks_are_refused_before_anything_is_made(tmp_path,
 
 
 # --- a named device (--allow-format), on a loop device the test makes ------------------
+
 
 @pytest.fixture
 def loops(tmp_path):
@@ -213,8 +229,11 @@ def test_a_pool_on_an_allowed_device_after_wiping_its_signature(loops, tmp_path,
     with device_target(spec, ledger, owner, [device], True) as target:
         wipe = target.commands[0]
         assert Path(wipe.argv[0]).name == "wipefs" and "ext4" in wipe.stdout
-        (create,) = [c for c in target.commands if c.argv[1:2] == ("create",)
-                     and Path(c.argv[0]).name == "zpool"]
+        (create,) = [
+            c
+            for c in target.commands
+            if c.argv[1:2] == ("create",) and Path(c.argv[0]).name == "zpool"
+        ]
         assert create.argv[-1] == device  # the checked path: the daemon opens it by name
         assert target.mount.fs_type in ("fuse.zfs", "zfs") and target.devices == [device]
         pool = create.argv[-2]

@@ -22,8 +22,7 @@ REPS = 5
 FSYNC = {  # method → ops/s; fsync_writethrough is n/a on Linux
     "ext4": {"open_datasync": 1100, "fdatasync": 1000, "fsync": 950, "open_sync": 900},
     "xfs": {"open_datasync": 1500, "fdatasync": 2000, "fsync": 2300, "open_sync": 1400},
-    "ext4-nobarrier": {"open_datasync": 9000, "fdatasync": 9000, "fsync": 8800,
-                       "open_sync": 8500},
+    "ext4-nobarrier": {"open_datasync": 9000, "fdatasync": 9000, "fsync": 8800, "open_sync": 8500},
 }
 IOPS = {  # queue depth → IO/s
     "ext4": {1: 900, 2: 1500, 4: 2000, 8: 2100, 16: 2150},
@@ -37,14 +36,25 @@ FSYNC["xfs-twin"] = {k: v * 1.014 for k, v in FSYNC["xfs"].items()}  # jitter un
 IOPS["xfs-twin"] = IOPS["xfs"]
 FSYNC["ext4-close"] = {"open_datasync": 990, "fdatasync": 1000, "fsync": 700, "open_sync": 1003}
 IOPS["ext4-close"] = IOPS["ext4"]
-READCOST = {"ext4": (90.0, 100.0), "xfs": (200.0, 100.0), "ext4-nobarrier": (90.0, 100.0),
-            "ext4-async": (90.0, 100.0), "xfs-async": (200.0, 100.0),
-            "ext4-close": (90.0, 100.0), "xfs-twin": (200.0, 100.0)}  # µs: random, sequential
-MKFS = {"ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
-        "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
-        "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"]}
-MOUNT = {"ext4": ["rw", "noatime"], "xfs": ["rw", "noatime", "logdev=/dev/loop8"],
-         "ext4-nobarrier": ["rw", "noatime", "nobarrier"]}
+READCOST = {
+    "ext4": (90.0, 100.0),
+    "xfs": (200.0, 100.0),
+    "ext4-nobarrier": (90.0, 100.0),
+    "ext4-async": (90.0, 100.0),
+    "xfs-async": (200.0, 100.0),
+    "ext4-close": (90.0, 100.0),
+    "xfs-twin": (200.0, 100.0),
+}  # µs: random, sequential
+MKFS = {
+    "ext4": ["/usr/sbin/mkfs.ext4", "-F", "-E", "stride=2", "/dev/loop7"],
+    "xfs": ["/usr/sbin/mkfs.xfs", "-f", "-l", "logdev=/dev/loop8,size=64m", "/dev/loop7"],
+    "ext4-nobarrier": ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop7"],
+}
+MOUNT = {
+    "ext4": ["rw", "noatime"],
+    "xfs": ["rw", "noatime", "logdev=/dev/loop8"],
+    "ext4-nobarrier": ["rw", "noatime", "nobarrier"],
+}
 
 
 def _jitter(value: float, rep: int) -> float:
@@ -55,20 +65,33 @@ def _jitter(value: float, rep: int) -> float:
 
 
 def _provenance(name: str, fs: str, settings: dict | None = None) -> dict:
-    return {"kind": "loop", "fs": fs, "device": "/dev/loop7",
-            "log_device": "/dev/loop8" if fs == "xfs" else None, "mounted_fs_type": fs,
-            "effective_mount_options": MOUNT.get(name, ["rw"]),
-            "commands": [{"argv": ["losetup", "--find"], "exit_code": 0},
-                         {"argv": MKFS.get(name, [f"/sbin/mkfs.{fs}", "/dev/loop7"]),
-                          "exit_code": 0}],
-            "os_settings": {"sysctls": {"vm.dirty_ratio": {"before": 20, "asked": 10,
-                                                           "during": 10}}, "queue": {}},
-            "postgres_version": "18.1", "postgres_settings": settings or {}}
+    return {
+        "kind": "loop",
+        "fs": fs,
+        "device": "/dev/loop7",
+        "log_device": "/dev/loop8" if fs == "xfs" else None,
+        "mounted_fs_type": fs,
+        "effective_mount_options": MOUNT.get(name, ["rw"]),
+        "commands": [
+            {"argv": ["losetup", "--find"], "exit_code": 0},
+            {"argv": MKFS.get(name, [f"/sbin/mkfs.{fs}", "/dev/loop7"]), "exit_code": 0},
+        ],
+        "os_settings": {
+            "sysctls": {"vm.dirty_ratio": {"before": 20, "asked": 10, "during": 10}},
+            "queue": {},
+        },
+        "postgres_version": "18.1",
+        "postgres_settings": settings or {},
+    }
 
 
-def build(results: Path, workloads=("fsync", "io-depth"),
-          targets=("ext4", "xfs", "ext4-nobarrier"),
-          extra=None, verdicts: dict | None = None) -> Path:
+def build(
+    results: Path,
+    workloads=("fsync", "io-depth"),
+    targets=("ext4", "xfs", "ext4-nobarrier"),
+    extra=None,
+    verdicts: dict | None = None,
+) -> Path:
     store = Store.create(results)
     plan = {"name": "advice", **({"verdicts": verdicts} if verdicts else {})}
     store.start_campaign("c-adv", "advice", plan, {}, "0.1.0")
@@ -80,22 +103,43 @@ def build(results: Path, workloads=("fsync", "io-depth"),
         for rep in range(1, REPS + 1):
             if "fsync" in workloads:
                 run = store.start_run(tid, "fsync", {"seconds": 1}, repetition=rep)
-                store.add_result(run, tid, WorkloadResult([
-                    *(Metric(f"fsync.{m}_8k.ops_per_s", _jitter(v, rep), "ops/s", True)
-                      for m, v in FSYNC[name].items()),
-                    Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True)]))
+                store.add_result(
+                    run,
+                    tid,
+                    WorkloadResult(
+                        [
+                            *(
+                                Metric(f"fsync.{m}_8k.ops_per_s", _jitter(v, rep), "ops/s", True)
+                                for m, v in FSYNC[name].items()
+                            ),
+                            Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True),
+                        ]
+                    ),
+                )
                 store.finish_run(run, "ok")
             if "io-depth" in workloads:
-                run = store.start_run(tid, "io-depth", {"depths": [1, 2, 4, 8, 16],
-                                                        "size": "32M", "seconds": 1},
-                                      repetition=rep)
+                run = store.start_run(
+                    tid,
+                    "io-depth",
+                    {"depths": [1, 2, 4, 8, 16], "size": "32M", "seconds": 1},
+                    repetition=rep,
+                )
                 rand, seq = READCOST[name]
-                store.add_result(run, tid, WorkloadResult([
-                    *(Metric(f"iodepth.qd{d}.iops", _jitter(v, rep), "IO/s", True)
-                      for d, v in IOPS[name].items()),
-                    Metric("readcost.rand_8k_us", rand, "µs", False),
-                    Metric("readcost.seq_8k_us", seq, "µs", False),
-                    Metric("readcost.rand_seq_ratio", rand / seq, "×", None)]))
+                store.add_result(
+                    run,
+                    tid,
+                    WorkloadResult(
+                        [
+                            *(
+                                Metric(f"iodepth.qd{d}.iops", _jitter(v, rep), "IO/s", True)
+                                for d, v in IOPS[name].items()
+                            ),
+                            Metric("readcost.rand_8k_us", rand, "µs", False),
+                            Metric("readcost.seq_8k_us", seq, "µs", False),
+                            Metric("readcost.rand_seq_ratio", rand / seq, "×", None),
+                        ]
+                    ),
+                )
                 store.finish_run(run, "ok")
     if extra:
         extra(store)
@@ -118,7 +162,8 @@ def test_the_safe_target_with_most_verdicts_and_its_fastest_safe_sync_method(cam
     # ext4-nobarrier wins fsync but is not crash-safe; xfs wins io-depth.
     assert a.target == "xfs" and a.chosen_by.startswith(
         "in the top tier on IOPS at queue depth 16 (1 of 2 decided measurements); behind it: "
-        "ext4 −45% IOPS at queue depth 16 [")
+        "ext4 −45% IOPS at queue depth 16 ["
+    )
     assert "nobarrier" not in a.chosen_by  # the unsafe have their own section
     s = by_name(a, "wal_sync_method")
     # fsync, not the headline fdatasync: the fastest of the safe methods measured.
@@ -134,11 +179,15 @@ def test_mkfs_and_fstab_come_from_what_ran_with_devices_as_placeholders(campaign
     assert a.mkfs == "mkfs.xfs -l logdev=LOGDEVICE,size=64m DEVICE"  # -f left out
     assert a.fstab == "DEVICE  /var/lib/postgresql  xfs  rw,noatime,logdev=LOGDEVICE  0 0"
     assert any("-f" in n for n in a.build_notes)
-    assert advice_mod._placed("logdev=/dev/loop10", {"/dev/loop1": "DEVICE",
-                                                     "/dev/loop10": "LOGDEVICE"}) == \
-        "logdev=LOGDEVICE"
+    assert (
+        advice_mod._placed(
+            "logdev=/dev/loop10", {"/dev/loop1": "DEVICE", "/dev/loop10": "LOGDEVICE"}
+        )
+        == "logdev=LOGDEVICE"
+    )
     assert [(s.scope, s.name, s.value) for s in a.settings if s.scope == "sysctl"] == [
-        ("sysctl", "vm.dirty_ratio", "10")]
+        ("sysctl", "vm.dirty_ratio", "10")
+    ]
 
 
 def test_io_concurrency_is_the_knee_and_random_page_cost_the_ratio(campaign):
@@ -184,13 +233,11 @@ def test_synchronous_commit_off_is_shown_not_recommended(tmp_path):
     assert "MAY LOSE RECENT COMMITS" in named.warning
     # Its WAL is still flushed, later: the sync method still applies.
     assert by_name(named, "wal_sync_method").value == "open_datasync"
-    assert "synchronous_commit" not in advice_conf(named).split("# not set")[0].split(
-        "WARNING")[0]
+    assert "synchronous_commit" not in advice_conf(named).split("# not set")[0].split("WARNING")[0]
 
 
 def test_missing_evidence_is_omitted_with_the_reason(tmp_path):
-    a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",),
-                                   targets=("ext4", "xfs"))))
+    a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",), targets=("ext4", "xfs"))))
     assert a.target == "xfs"
     for name in ("effective_io_concurrency", "maintenance_io_concurrency", "random_page_cost"):
         s = by_name(a, name)
@@ -207,17 +254,26 @@ def _pgbench(stall: float):
         tid = store.conn.execute("SELECT id FROM targets WHERE name = 'xfs'").fetchone()[0]
         for rep in range(1, REPS + 1):
             run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
-            store.add_result(run, tid, WorkloadResult([
-                Metric("pgbench.tps", 1000.0 + rep, "tx/s", True),
-                Metric("eff.wal_bytes_per_tx", 1000.0, "B", False),
-                Metric("stall.seconds", stall * rep, "s", False)]))
+            store.add_result(
+                run,
+                tid,
+                WorkloadResult(
+                    [
+                        Metric("pgbench.tps", 1000.0 + rep, "tx/s", True),
+                        Metric("eff.wal_bytes_per_tx", 1000.0, "B", False),
+                        Metric("stall.seconds", stall * rep, "s", False),
+                    ]
+                ),
+            )
             store.finish_run(run, "ok")
+
     return add
 
 
 def test_stalls_bring_checkpoint_and_writeback_settings(tmp_path):
-    a = advise(load_campaign(build(tmp_path / "r", targets=("ext4", "xfs"),
-                                   extra=_pgbench(3.0))), "xfs")
+    a = advise(
+        load_campaign(build(tmp_path / "r", targets=("ext4", "xfs"), extra=_pgbench(3.0))), "xfs"
+    )
     assert by_name(a, "checkpoint_timeout").value == "15min"
     assert by_name(a, "checkpoint_completion_target").value == "0.9"
     # 1,003 tx/s × 1,000 B/tx × 900 s × 2 = 1.7 GB → 2GB
@@ -227,24 +283,30 @@ def test_stalls_bring_checkpoint_and_writeback_settings(tmp_path):
     assert dirty.value == "102400000" and dirty.scope == "sysctl"
     assert "stall.seconds" in dirty.figures[0].metric
     assert "checkpoint_timeout = '15min'" in advice_conf(a)
-    calm = advise(load_campaign(build(tmp_path / "c", targets=("ext4", "xfs"),
-                                      extra=_pgbench(0.0))), "xfs")
+    calm = advise(
+        load_campaign(build(tmp_path / "c", targets=("ext4", "xfs"), extra=_pgbench(0.0))), "xfs"
+    )
     assert "no tps stall seen" in by_name(calm, "max_wal_size").why
 
 
 def test_io_method_when_targets_differ_only_in_it(tmp_path):
     store = Store.create(tmp_path / "r")
     store.start_campaign("c-io", "io", {"name": "io"}, {}, "0.1.0")
-    for pos, (name, method, tps) in enumerate((("sync", "sync", 900.0),
-                                              ("uring", "io_uring", 1200.0))):
-        spec = {"name": name, "fs": "ext4",
-                "postgres": {"settings": {"io_method": method, "shared_buffers": "1GB"}}}
+    for pos, (name, method, tps) in enumerate(
+        (("sync", "sync", 900.0), ("uring", "io_uring", 1200.0))
+    ):
+        spec = {
+            "name": name,
+            "fs": "ext4",
+            "postgres": {"settings": {"io_method": method, "shared_buffers": "1GB"}},
+        }
         tid = store.add_target(name, pos, "loop", "ext4", spec)
         store.set_target(tid, "ok", provenance=_provenance(name, "ext4"))
         for rep in range(1, REPS + 1):
             run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
-            store.add_result(run, tid, WorkloadResult([
-                Metric("pgbench.tps", tps + rep, "tx/s", True)]))
+            store.add_result(
+                run, tid, WorkloadResult([Metric("pgbench.tps", tps + rep, "tx/s", True)])
+            )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -268,9 +330,11 @@ def test_json_holds_the_figures(campaign):
 
 def test_cli_errors_are_one_line_and_exit_2(campaign, tmp_path):
     results = str(campaign.results_dir)
-    for args, words in [([str(tmp_path / "none")], "holds no results"),
-                        ([results, "--target", "nope"], "no target 'nope'"),
-                        ([results, "--format", "xml"], "unknown advice format 'xml'")]:
+    for args, words in [
+        ([str(tmp_path / "none")], "holds no results"),
+        ([results, "--target", "nope"], "no target 'nope'"),
+        ([results, "--format", "xml"], "unknown advice format 'xml'"),
+    ]:
         result = CliRunner().invoke(app, ["advise", *args])
         assert result.exit_code == 2, result.output
         assert "Traceback" not in result.output
@@ -285,7 +349,7 @@ def test_the_report_shows_the_advice_first(campaign):
     html = render_report(campaign)
     advice = html.index('<section id="advice">')
     assert advice < html.index('<section id="verdicts">')
-    section = html[advice:html.index("</section>", advice)]
+    section = html[advice : html.index("</section>", advice)]
     assert "<code>wal_sync_method = fsync</code>" in section
     assert "not recommended: ext4-nobarrier is not crash-safe" in section
 
@@ -298,7 +362,6 @@ def test_every_target_async_commit_gets_a_recommendation_with_that_window(tmp_pa
     assert "in the top tier on" in a.chosen_by and "synchronous_commit=off" in a.chosen_by
 
 
-
 def test_a_sync_method_lead_within_the_noise_keeps_the_default_and_says_so_first(tmp_path):
     a = advise(load_campaign(build(tmp_path / "r", targets=("ext4-close",))))
     s = by_name(a, "wal_sync_method")
@@ -309,14 +372,28 @@ def test_a_sync_method_lead_within_the_noise_keeps_the_default_and_says_so_first
 def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path):
     # xfs-twin runs 1.4% faster than xfs in every round: inside a ±10% equivalence margin
     # (the default plan's), both lead, and the advice says how close they were shown to be.
-    a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",),
-                                   targets=("xfs", "xfs-twin", "ext4"),
-                                   verdicts={"noise": 0.03, "equivalence": 0.10})))
+    a = advise(
+        load_campaign(
+            build(
+                tmp_path / "r",
+                workloads=("fsync",),
+                targets=("xfs", "xfs-twin", "ext4"),
+                verdicts={"noise": 0.03, "equivalence": 0.10},
+            )
+        )
+    )
     assert a.target == "xfs", a.chosen_by
     assert a.chosen_by.startswith("tied with xfs-twin (equivalent within ±10%): "), a.chosen_by
     assert "behind it: ext4 −50%" in a.chosen_by
     # without an equivalence margin the noise margin is the one named
-    b = advise(load_campaign(build(tmp_path / "r3", workloads=("fsync",),
-                                   targets=("xfs", "xfs-twin", "ext4"),
-                                   verdicts={"noise": 0.03})))
+    b = advise(
+        load_campaign(
+            build(
+                tmp_path / "r3",
+                workloads=("fsync",),
+                targets=("xfs", "xfs-twin", "ext4"),
+                verdicts={"noise": 0.03},
+            )
+        )
+    )
     assert b.chosen_by.startswith("tied with xfs-twin (equivalent within ±3%): "), b.chosen_by

@@ -45,11 +45,17 @@ def cls(**values: float) -> list[str]:
 
 # --- the inputs, from series shapes -------------------------------------------------
 
+
 def test_saturated_most_of_the_run_is_a_high_median():
     # 8 s at 97% busy, 2 s at 20%: saturated for most of the run
-    s = series(cpu__user_pct=[80] * 8 + [10] * 2, cpu__system_pct=[17] * 8 + [10] * 2,
-               cpu__server_pct=[60] * 8 + [5] * 2, cpu__client_pct=[30] * 8 + [5] * 2,
-               cpu__other_user_pct=[2] * 10, cpu__steal_pct=[0] * 10)
+    s = series(
+        cpu__user_pct=[80] * 8 + [10] * 2,
+        cpu__system_pct=[17] * 8 + [10] * 2,
+        cpu__server_pct=[60] * 8 + [5] * 2,
+        cpu__client_pct=[30] * 8 + [5] * 2,
+        cpu__other_user_pct=[2] * 10,
+        cpu__steal_pct=[0] * 10,
+    )
     v = by_name(bound_metrics("pgbench", {}, [], s))
     assert v["bound.cpu_busy_frac"] == pytest.approx(0.97)
     assert v["bound.ours_cpu_frac"] == pytest.approx((8 * 90 + 2 * 10) / (8 * 97 + 2 * 20))
@@ -66,12 +72,15 @@ def test_a_short_spike_is_not_cpu_bound():
 
 
 def test_device_util_median_and_other_disk_from_the_totals():
-    s = series(cpu__user_pct=[5] * 10, cpu__system_pct=[5] * 10,
-               disk__target__util_pct=[95] * 6 + [10] * 4)
-    totals = [Metric("mon.disk.backing.read_bytes", 0.0, "B", None),
-              Metric("mon.disk.backing.write_bytes", 100e6, "B", None),
-              Metric("mon.disk.target.read_bytes", 0.0, "B", None),
-              Metric("mon.disk.target.write_bytes", 20e6, "B", None)]
+    s = series(
+        cpu__user_pct=[5] * 10, cpu__system_pct=[5] * 10, disk__target__util_pct=[95] * 6 + [10] * 4
+    )
+    totals = [
+        Metric("mon.disk.backing.read_bytes", 0.0, "B", None),
+        Metric("mon.disk.backing.write_bytes", 100e6, "B", None),
+        Metric("mon.disk.target.read_bytes", 0.0, "B", None),
+        Metric("mon.disk.target.write_bytes", 20e6, "B", None),
+    ]
     v = by_name(bound_metrics("fsync-latency", {}, totals, s))
     assert v["bound.device_util_frac"] == pytest.approx(0.95)
     assert v["bound.other_disk_frac"] == pytest.approx(0.8)
@@ -84,11 +93,15 @@ def test_device_util_median_and_other_disk_from_the_totals():
 
 def test_wal_sync_share_measured_or_estimated():
     s = series(cpu__user_pct=[10] * 10, disk__target__await_ms=[4.0] * 10)
-    timed = [Metric("mon.pg.wal_sync_ms", 7000.0, "ms", None),
-             Metric("mon.pg.wal_syncs", 10.0, "count", None)]
+    timed = [
+        Metric("mon.pg.wal_sync_ms", 7000.0, "ms", None),
+        Metric("mon.pg.wal_syncs", 10.0, "count", None),
+    ]
     assert by_name(bound_metrics("pgbench", {}, timed, s))["bound.wal_sync_frac"] == 0.7
-    untimed = [Metric("mon.pg.wal_sync_ms", None, "ms", None),
-               Metric("mon.pg.wal_syncs", 2000.0, "count", None)]
+    untimed = [
+        Metric("mon.pg.wal_sync_ms", None, "ms", None),
+        Metric("mon.pg.wal_syncs", 2000.0, "count", None),
+    ]
     v = by_name(bound_metrics("pgbench", {}, untimed, s))
     assert v["bound.wal_sync_frac"] == pytest.approx(2000 * 4.0 / 1000 / 10)
     assert FSYNC in classify(v).classes
@@ -96,61 +109,81 @@ def test_wal_sync_share_measured_or_estimated():
 
 def test_device_reads_of_a_read_only_workload():
     s = series(cpu__user_pct=[50] * 10)
-    metrics = [Metric("pgbench.transactions", 100_000.0, "tx", None),
-               Metric("mon.disk.target.read_bytes", 8192 * 2_000.0, "B", None)]
+    metrics = [
+        Metric("pgbench.transactions", 100_000.0, "tx", None),
+        Metric("mon.disk.target.read_bytes", 8192 * 2_000.0, "B", None),
+    ]
     params = {"type": "pgbench", "mode": "select-only", "clients": 8, "duration": 10}
     v = by_name(bound_metrics("pgbench", params, metrics, s))
     assert v["bound.device_read_frac"] == pytest.approx(0.02)
     assert CACHED in classify(v).classes
     # TPC-B writes: no cache judgement; neither with unreadable stored params
     assert "bound.device_read_frac" not in by_name(
-        bound_metrics("pgbench", {**params, "mode": "tpcb"}, metrics, s))
+        bound_metrics("pgbench", {**params, "mode": "tpcb"}, metrics, s)
+    )
     with pytest.warns(StoredParamsWarning, match="not valid"):
         assert "bound.device_read_frac" not in by_name(
-            bound_metrics("pgbench", {**params, "clients": "many"}, metrics, s))
+            bound_metrics("pgbench", {**params, "clients": "many"}, metrics, s)
+        )
 
 
 def test_nothing_to_go_on_gives_nothing():
     assert bound_metrics("pgbench", {}, [], {}) == []
-    assert bound_metrics("no-such-kind", {"x": 1}, [Metric("mon.pg.wal_syncs", 5.0, "n", None)],
-                         {}) == []
+    assert (
+        bound_metrics("no-such-kind", {"x": 1}, [Metric("mon.pg.wal_syncs", 5.0, "n", None)], {})
+        == []
+    )
     assert classify([]) is None
     assert classify([Metric("pgbench.tps", 5.0, "tx/s", True)]) is None
     assert classify([Metric("bound.cpu_busy_frac", None, "fraction", None)]) is None
     # not numbers (a hand-edited store): left out, never a traceback
-    assert classify({"bound.cpu_busy_frac": "high", "bound.steal_frac": math.nan,
-                     "bound.device_util_frac": True}) is None
-    assert classify({"bound.cpu_busy_frac": "high", "bound.device_util_frac": 0.95}
-                    ).classes == [DEVICE]
+    assert (
+        classify(
+            {
+                "bound.cpu_busy_frac": "high",
+                "bound.steal_frac": math.nan,
+                "bound.device_util_frac": True,
+            }
+        )
+        is None
+    )
+    assert classify({"bound.cpu_busy_frac": "high", "bound.device_util_frac": 0.95}).classes == [
+        DEVICE
+    ]
 
 
 # --- the classes, from metric sets ------------------------------------------------------
 
+
 def test_cpu_bound_says_server_or_client():
-    b = classify({"bound.cpu_busy_frac": 0.99, "bound.ours_cpu_frac": 0.9,
-                  "bound.server_cpu_frac": 0.7})
+    b = classify(
+        {"bound.cpu_busy_frac": 0.99, "bound.ours_cpu_frac": 0.9, "bound.server_cpu_frac": 0.7}
+    )
     assert b.classes == [CPU] and not b.storage_bound
     assert "70% of ours in the PostgreSQL server" in b.reasons[CPU]
     b = classify({"bound.cpu_busy_frac": 0.95, "bound.server_cpu_frac": 0.2})
     assert "80% of ours in the client" in b.reasons[CPU]
 
 
-@pytest.mark.parametrize("values, expected", [
-    ({"cpu_busy_frac": 0.90, "ours_cpu_frac": 0.8}, [CPU]),  # the threshold counts
-    ({"cpu_busy_frac": 0.89, "ours_cpu_frac": 0.8}, [STORAGE]),
-    # saturated, but by someone else: other load, not ours to call CPU-bound
-    ({"cpu_busy_frac": 1.0, "ours_cpu_frac": 0.05, "other_cpu_frac": 0.8}, [OTHER]),
-    ({"cpu_busy_frac": 1.0, "ours_cpu_frac": 0.5, "other_cpu_frac": 0.4}, [CPU, OTHER]),
-    ({"other_cpu_frac": 0.14}, [STORAGE]),
-    ({"steal_frac": 0.2}, [OTHER]),
-    ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 10.0}, [OTHER]),
-    ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 4.0}, [STORAGE]),  # our own pgbench logs
-    ({"other_disk_frac": 0.2, "other_disk_mb_per_s": 50.0}, [STORAGE]),
-    ({"device_read_frac": 0.099}, [CACHED]),
-    ({"device_read_frac": 0.5}, [STORAGE]),
-    ({"device_util_frac": 0.97}, [DEVICE]),
-    ({"wal_sync_frac": 0.8, "device_util_frac": 0.3}, [FSYNC]),
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ({"cpu_busy_frac": 0.90, "ours_cpu_frac": 0.8}, [CPU]),  # the threshold counts
+        ({"cpu_busy_frac": 0.89, "ours_cpu_frac": 0.8}, [STORAGE]),
+        # saturated, but by someone else: other load, not ours to call CPU-bound
+        ({"cpu_busy_frac": 1.0, "ours_cpu_frac": 0.05, "other_cpu_frac": 0.8}, [OTHER]),
+        ({"cpu_busy_frac": 1.0, "ours_cpu_frac": 0.5, "other_cpu_frac": 0.4}, [CPU, OTHER]),
+        ({"other_cpu_frac": 0.14}, [STORAGE]),
+        ({"steal_frac": 0.2}, [OTHER]),
+        ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 10.0}, [OTHER]),
+        ({"other_disk_frac": 0.6, "other_disk_mb_per_s": 4.0}, [STORAGE]),  # our own pgbench logs
+        ({"other_disk_frac": 0.2, "other_disk_mb_per_s": 50.0}, [STORAGE]),
+        ({"device_read_frac": 0.099}, [CACHED]),
+        ({"device_read_frac": 0.5}, [STORAGE]),
+        ({"device_util_frac": 0.97}, [DEVICE]),
+        ({"wal_sync_frac": 0.8, "device_util_frac": 0.3}, [FSYNC]),
+    ],
+)
 def test_classes(values, expected):
     assert cls(**values) == expected
 
@@ -163,10 +196,19 @@ def test_storage_bound_classes():
 
 # --- caveats --------------------------------------------------------------------------
 
-LOOP = {"device_facts": {"loop_dio": False, "loop_backing_file": "/var/i.img",
-                         "logical_block_size": 512},
-        "backing_device": {"name": "vda", "vendor": "0x1af4", "physical_block_size": 4096,
-                           "logical_block_size": 512}}
+LOOP = {
+    "device_facts": {
+        "loop_dio": False,
+        "loop_backing_file": "/var/i.img",
+        "logical_block_size": 512,
+    },
+    "backing_device": {
+        "name": "vda",
+        "vendor": "0x1af4",
+        "physical_block_size": 4096,
+        "logical_block_size": 512,
+    },
+}
 
 
 def target(name: str, prov: object) -> StoredTarget:
@@ -178,41 +220,65 @@ def test_loop_and_virtual_disk_caveats_from_provenance():
     assert [t.split(" ")[0] for t in texts] == ["loop", "the", "on"]
     assert "host page cache" in texts[0] and "512-byte writes" in texts[1]
     assert "virtio" in texts[2]
-    direct = {"device_facts": {**LOOP["device_facts"], "loop_dio": True,
-                               "logical_block_size": 4096},
-              "backing_device": {"name": "nvme0n1", "model": "Samsung SSD",
-                                 "physical_block_size": 4096}}
+    direct = {
+        "device_facts": {**LOOP["device_facts"], "loop_dio": True, "logical_block_size": 4096},
+        "backing_device": {"name": "nvme0n1", "model": "Samsung SSD", "physical_block_size": 4096},
+    }
     assert target_caveats(target("b", direct)) == []
     assert target_caveats(target("c", {"device_facts": {"model": "QEMU HARDDISK"}})) != []
 
 
-@pytest.mark.parametrize("prov", [{}, None, "junk", {"device_facts": "x", "backing_device": 3},
-                                  {"device_facts": {"logical_block_size": "512"},
-                                   "backing_device": {"physical_block_size": True}}])
+@pytest.mark.parametrize(
+    "prov",
+    [
+        {},
+        None,
+        "junk",
+        {"device_facts": "x", "backing_device": 3},
+        {
+            "device_facts": {"logical_block_size": "512"},
+            "backing_device": {"physical_block_size": True},
+        },
+    ],
+)
 def test_odd_provenance_never_tracebacks(prov):
     assert target_caveats(target("a", prov)) == []
 
 
 def run(i: int, name: str, busy: float, status: str = "ok") -> StoredRun:
-    metrics = [Metric("pgbench.tps", 100.0, "tx/s", True),
-               Metric("bound.cpu_busy_frac", busy, "fraction", None),
-               Metric("bound.ours_cpu_frac", 0.9, "fraction", None)]
+    metrics = [
+        Metric("pgbench.tps", 100.0, "tx/s", True),
+        Metric("bound.cpu_busy_frac", busy, "fraction", None),
+        Metric("bound.ours_cpu_frac", 0.9, "fraction", None),
+    ]
     return StoredRun(i, name, "pgbench", "clients=8", 1, {}, status, None, 0.0, 1.0, metrics)
 
 
 def campaign(runs: list[StoredRun]) -> Campaign:
-    return Campaign(Path("."), "c", "p", {}, {}, "0", "ok", 0.0, 1.0,
-                    [target("a", LOOP), target("b", {})], runs)
+    return Campaign(
+        Path("."), "c", "p", {}, {}, "0", "ok", 0.0, 1.0, [target("a", LOOP), target("b", {})], runs
+    )
 
 
 def test_verdict_caveats_count_the_runs_behind_it():
-    c = campaign([run(1, "a", 0.99), run(2, "a", 0.5), run(3, "b", 0.97),
-                  run(4, "b", 0.99, status="failed")])
-    line = VerdictLine("pgbench", "clients=8", "pgbench.tps", "tx/s", "winner", "a", "a wins",
-                       {"a": "safe", "b": "safe"})
+    c = campaign(
+        [run(1, "a", 0.99), run(2, "a", 0.5), run(3, "b", 0.97), run(4, "b", 0.99, status="failed")]
+    )
+    line = VerdictLine(
+        "pgbench",
+        "clients=8",
+        "pgbench.tps",
+        "tx/s",
+        "winner",
+        "a",
+        "a wins",
+        {"a": "safe", "b": "safe"},
+    )
     [line] = fill_verdict_caveats([line], c)
-    assert line.caveats[0].startswith("CPU-bound: this compares CPU contention, not the "
-                                      "filesystems (a 1/2 runs, b 1/1 runs; CPUs 99% busy")
+    assert line.caveats[0].startswith(
+        "CPU-bound: this compares CPU contention, not the "
+        "filesystems (a 1/2 runs, b 1/1 runs; CPUs 99% busy"
+    )
     assert [x.split(":")[0] for x in line.caveats[1:]] == ["a"] * 3  # b: no loop facts
     assert measurement_caveats(c, "pgbench", "clients=8", devices=False) == line.caveats[:1]
     assert measurement_caveats(c, "pgbench", "other", ["a"]) == line.caveats[1:]
@@ -235,11 +301,18 @@ def test_terminal_prints_caveats_under_verdicts_and_for_single_target_measuremen
     render_table(c, console)
     text = console.export_text()
     verdict = text.index("pgbench clients=8: ")
-    assert text.index("ⓘ CPU-bound: this compares CPU contention, not the filesystems "
-                      "(a 1/1 runs, b 1/1 runs;") > verdict
+    assert (
+        text.index(
+            "ⓘ CPU-bound: this compares CPU contention, not the filesystems "
+            "(a 1/1 runs, b 1/1 runs;"
+        )
+        > verdict
+    )
     assert "ⓘ a: loop image without direct I/O" in text
-    assert ("pgbench clients=2: ⓘ CPU-bound: this compares CPU contention, not the "
-            "filesystems (a 1/1 runs;") in text
+    assert (
+        "pgbench clients=2: ⓘ CPU-bound: this compares CPU contention, not the "
+        "filesystems (a 1/1 runs;"
+    ) in text
 
 
 def test_json_export_has_each_runs_bound_and_each_verdicts_caveats():
@@ -249,10 +322,16 @@ def test_json_export_has_each_runs_bound_and_each_verdicts_caveats():
     old.metrics = old.metrics[:1]  # recorded before bound.* existed
     data = campaign_data(campaign([run(1, "a", 0.99), run(2, "b", 0.3), old]))
     assert [r["bound"] for r in data["runs"]][1:] == [
-        {"classes": ["storage"], "storage_bound": True,
-         "reasons": {"storage": "no CPU, cache or other-load limit seen"}}, None]
+        {
+            "classes": ["storage"],
+            "storage_bound": True,
+            "reasons": {"storage": "no CPU, cache or other-load limit seen"},
+        },
+        None,
+    ]
     assert data["runs"][0]["bound"]["classes"] == ["cpu"]
     [verdict] = data["comparison"]["verdicts"]
-    assert verdict["caveats"][0].startswith("CPU-bound: this compares CPU contention, not the "
-                                            "filesystems (a 1/1 runs;")
+    assert verdict["caveats"][0].startswith(
+        "CPU-bound: this compares CPU contention, not the filesystems (a 1/1 runs;"
+    )
     assert data["targets"][0]["caveats"] and data["targets"][1]["caveats"] == []

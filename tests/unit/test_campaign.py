@@ -92,8 +92,9 @@ class FakeCluster:
 class FakeMachine:
     """Targets are directories under tmp, recorded in the campaign's ledger like real ones."""
 
-    def __init__(self, campaign: Campaign, root: Path, refuse: dict[str, str],
-                 unavailable: dict[str, str]) -> None:
+    def __init__(
+        self, campaign: Campaign, root: Path, refuse: dict[str, str], unavailable: dict[str, str]
+    ) -> None:
         self.campaign, self.root = campaign, root
         self.refuse, self.missing = refuse, unavailable
         self.made: Counter[str] = Counter()
@@ -119,14 +120,16 @@ class FakeMachine:
         if spec.name in self.refuse:
             raise UserError(self.refuse[spec.name])
         self.made[spec.name] += 1
-        with private_dir(self.campaign.ledger, f"fake-{spec.name}-", self.root,
-                         self.campaign.user) as workdir:
+        with private_dir(
+            self.campaign.ledger, f"fake-{spec.name}-", self.root, self.campaign.user
+        ) as workdir:
             mount = MountEntry(str(workdir), spec.fs, "fake", "rw", "rw", workdir.stat().st_dev)
             mkfs = CommandResult((f"mkfs.{spec.fs}", str(workdir)), 0, "made", "", 0.1)
             self.live.add(spec.name)
             try:
-                yield PreparedTarget(spec.name, spec.kind, spec.fs, workdir, None, mount,
-                                     commands=[mkfs])
+                yield PreparedTarget(
+                    spec.name, spec.kind, spec.fs, workdir, None, mount, commands=[mkfs]
+                )
             finally:
                 self.live.discard(spec.name)
 
@@ -169,8 +172,11 @@ class FakeWorkloads:
 
 
 BASE = {"fsync": 500.0, "pgbench-init": 2.0, "pgbench": 1000.0}
-HEADLINE = {"fsync": "fsync.fdatasync_8k.ops_per_s", "pgbench-init": "pgbench_init.elapsed_s",
-            "pgbench": "pgbench.tps"}
+HEADLINE = {
+    "fsync": "fsync.fdatasync_8k.ops_per_s",
+    "pgbench-init": "pgbench_init.elapsed_s",
+    "pgbench": "pgbench.tps",
+}
 
 
 @pytest.fixture
@@ -181,20 +187,31 @@ def lab(tmp_path, monkeypatch):
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "machine.lock"))
     (tmp_path / "targets").mkdir()
 
-    def run(plan_text: str, workloads: FakeWorkloads | None = None, *, results: str = "r",
-            refuse: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
-            observer=None):
+    def run(
+        plan_text: str,
+        workloads: FakeWorkloads | None = None,
+        *,
+        results: str = "r",
+        refuse: dict[str, str] | None = None,
+        unavailable: dict[str, str] | None = None,
+        observer=None,
+    ):
         said: list = []  # the events it told, in order
         machines: list[FakeMachine] = []
 
         def machine(campaign):
-            machines.append(FakeMachine(campaign, tmp_path / "targets", refuse or {},
-                                        unavailable or {}))
+            machines.append(
+                FakeMachine(campaign, tmp_path / "targets", refuse or {}, unavailable or {})
+            )
             return machines[-1]
 
-        campaign = Campaign(parse_plan(plan_text, "fake"), Options(tmp_path / results, BINS),
-                            observer or said.append, machine=machine,
-                            run_workload=workloads or FakeWorkloads())
+        campaign = Campaign(
+            parse_plan(plan_text, "fake"),
+            Options(tmp_path / results, BINS),
+            observer or said.append,
+            machine=machine,
+            run_workload=workloads or FakeWorkloads(),
+        )
         campaign.said, campaign.fake = said, machines[0]
         try:
             return campaign, campaign.run()
@@ -206,8 +223,9 @@ def lab(tmp_path, monkeypatch):
 
 def runs(results: Path) -> list[tuple[str, str, int, str, str | None]]:
     """(target, workload, round, status, error) in the order they ran."""
-    return [(r.target, r.workload, r.repetition, r.status, r.error)
-            for r in load_campaign(results).runs]
+    return [
+        (r.target, r.workload, r.repetition, r.status, r.error) for r in load_campaign(results).runs
+    ]
 
 
 def nothing_left(campaign: Campaign, tmp_path: Path) -> None:
@@ -229,8 +247,9 @@ def test_rounds_interleave_targets_as_the_schedule_says(lab, tmp_path, fresh):
     order = [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
     assert stored.schedule["visits"] == [[n + 1, t] for n, r in enumerate(order) for t in r]
     ran = runs(tmp_path / "r")
-    assert [(t, n) for t, w, n, _, _ in ran if w == "pgbench"] == \
-        [(t, n + 1) for n, r in enumerate(order) for t in r]
+    assert [(t, n) for t, w, n, _, _ in ran if w == "pgbench"] == [
+        (t, n + 1) for n, r in enumerate(order) for t in r
+    ]
     assert {status for _, _, _, status, _ in ran} == {"ok"}
     if fresh:
         # a fresh filesystem each visit: made again, and its tables loaded again
@@ -241,29 +260,37 @@ def test_rounds_interleave_targets_as_the_schedule_says(lab, tmp_path, fresh):
         assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
         assert Counter(t for t, w, *_ in ran if w == "pgbench-init") == {"a": 1, "b": 1, "c": 1}
         assert ev.VisitStarted("b", 2, "loop", "xfs", provisioning=False) in campaign.said
-    targets = {t.name: (t.status, t.provenance.get("postgres_version"),
-                        t.provenance.get("data_checksums")) for t in stored.targets}
+    targets = {
+        t.name: (t.status, t.provenance.get("postgres_version"), t.provenance.get("data_checksums"))
+        for t in stored.targets
+    }
     assert targets == {n: ("ok", "17.0", True) for n in "abc"}
     # each provisioning command is kept with its output, per round when there are rounds
     kept = sorted((tmp_path / "r/artifacts/a").glob("round-*/provision-01-mkfs.ext4.txt"))
     assert len(kept) == (3 if fresh else 1)
-    assert {r.metrics[0].value for r in stored.runs if r.workload == "pgbench"} == \
-        {1001.0, 1002.0, 1003.0}
+    assert {r.metrics[0].value for r in stored.runs if r.workload == "pgbench"} == {
+        1001.0,
+        1002.0,
+        1003.0,
+    }
     nothing_left(campaign, tmp_path)
 
 
 def test_a_failing_workload_is_recorded_and_the_campaign_goes_on(lab, tmp_path):
-    workloads = FakeWorkloads({
-        ("b", "fsync", 2): CommandFailed(CommandResult(("pg_test_fsync",), 1, "",
-                                                       "could not open: No space", 1.0)),
-        ("c", "pgbench-init", 1): OSError(28, "No space left on device"),
-        ("a", "fsync", 3): RuntimeError("a bug of ours")})
+    workloads = FakeWorkloads(
+        {
+            ("b", "fsync", 2): CommandFailed(
+                CommandResult(("pg_test_fsync",), 1, "", "could not open: No space", 1.0)
+            ),
+            ("c", "pgbench-init", 1): OSError(28, "No space left on device"),
+            ("a", "fsync", 3): RuntimeError("a bug of ours"),
+        }
+    )
     campaign, status = lab(PLAN.format(fresh="false\nsettle = false"), workloads)
     assert status == "partial"
     assert load_campaign(tmp_path / "r").status == "partial"
     ran = {(t, w, n): (s, e) for t, w, n, s, e in runs(tmp_path / "r")}
-    assert ran[("b", "fsync", 2)] == ("failed", "pg_test_fsync exited 1: could not open: "
-                                                "No space")
+    assert ran[("b", "fsync", 2)] == ("failed", "pg_test_fsync exited 1: could not open: No space")
     assert ran[("b", "fsync", 3)] == ("ok", None)  # the next round measures it again
     assert ran[("c", "pgbench-init", 1)] == ("failed", "[Errno 28] No space left on device")
     # a pgbench on tables that did not load is not run; the next round loads them again
@@ -272,12 +299,21 @@ def test_a_failing_workload_is_recorded_and_the_campaign_goes_on(lab, tmp_path):
     assert ran[("a", "fsync", 3)] == ("failed", "internal error: RuntimeError('a bug of ours')")
     (tb,) = (tmp_path / "r/artifacts/a/round-03").glob("*-fsync/traceback.txt")
     assert "a bug of ours" in tb.read_text()
-    (told,) = [e for e in campaign.said if isinstance(e, ev.RunFinished)
-               and (e.target, e.workload, e.round) == ("b", "fsync", 2)]
+    (told,) = [
+        e
+        for e in campaign.said
+        if isinstance(e, ev.RunFinished) and (e.target, e.workload, e.round) == ("b", "fsync", 2)
+    ]
     assert (told.status, told.error, told.headline) == (
-        "failed", "pg_test_fsync exited 1: could not open: No space", None)
+        "failed",
+        "pg_test_fsync exited 1: could not open: No space",
+        None,
+    )
     assert {t.name: t.status for t in load_campaign(tmp_path / "r").targets} == {
-        "a": "ok", "b": "ok", "c": "ok"}
+        "a": "ok",
+        "b": "ok",
+        "c": "ok",
+    }
     nothing_left(campaign, tmp_path)
 
 
@@ -304,20 +340,26 @@ def test_a_display_that_breaks_costs_no_result(lab, tmp_path):
 
 
 def test_a_target_that_cannot_be_provisioned_is_recorded_and_the_rest_run(lab, tmp_path):
-    campaign, status = lab(PLAN.format(fresh="true"), refuse={"b": "mount: wrong fs type"},
-                           unavailable={"c": "the running kernel does not support btrfs"})
+    campaign, status = lab(
+        PLAN.format(fresh="true"),
+        refuse={"b": "mount: wrong fs type"},
+        unavailable={"c": "the running kernel does not support btrfs"},
+    )
     assert status == "partial"
     stored = load_campaign(tmp_path / "r")
     assert stored.status == "partial"
     assert {t.name: (t.status, t.reason) for t in stored.targets} == {
-        "a": ("ok", None), "b": ("failed", "mount: wrong fs type"),
-        "c": ("skipped", "the running kernel does not support btrfs")}
+        "a": ("ok", None),
+        "b": ("failed", "mount: wrong fs type"),
+        "c": ("skipped", "the running kernel does not support btrfs"),
+    }
     # b is tried once, then dropped from the rounds; c never
     assert [v for v in stored.schedule["visits"] if v[1] != "a"] == [[1, "b"]]
     assert {t for t, *_ in runs(tmp_path / "r")} == {"a"}
     # every visit of a fresh target loads its tables again
     assert [(w, n) for _, w, n, status, _ in runs(tmp_path / "r") if status == "ok"] == [
-        (w, n) for n in (1, 2, 3) for w in ("fsync", "pgbench-init", "pgbench")]
+        (w, n) for n in (1, 2, 3) for w in ("fsync", "pgbench-init", "pgbench")
+    ]
     assert ev.TargetFailed("b", 1, "mount: wrong fs type") in campaign.said
     assert ev.TargetSkipped("c", "the running kernel does not support btrfs") in campaign.said
     assert campaign.fake.made == {"a": 3}
@@ -325,8 +367,10 @@ def test_a_target_that_cannot_be_provisioned_is_recorded_and_the_rest_run(lab, t
 
 
 def test_a_campaign_where_nothing_completed_is_failed(lab, tmp_path):
-    one = PLAN.format(fresh="true").split('[[targets]]\nname = "b"')[0] + \
-        '[[workloads]]\ntype = "fsync"\nseconds = 1\n'
+    one = (
+        PLAN.format(fresh="true").split('[[targets]]\nname = "b"')[0]
+        + '[[workloads]]\ntype = "fsync"\nseconds = 1\n'
+    )
     campaign, status = lab(one, refuse={"a": "mkfs.ext4 exited 1"})
     assert status == "failed"
     assert load_campaign(tmp_path / "r").status == "failed"
@@ -334,11 +378,14 @@ def test_a_campaign_where_nothing_completed_is_failed(lab, tmp_path):
     nothing_left(campaign, tmp_path)
 
 
-@pytest.mark.parametrize("raised, error", [
-    (Interrupted(signal.SIGTERM), "interrupted by a signal"),
-    (KeyboardInterrupt(), "interrupted (Ctrl-C)")])
-def test_a_signal_in_a_workload_unwinds_and_records_what_completed(lab, tmp_path, raised,
-                                                                   error):
+@pytest.mark.parametrize(
+    "raised, error",
+    [
+        (Interrupted(signal.SIGTERM), "interrupted by a signal"),
+        (KeyboardInterrupt(), "interrupted (Ctrl-C)"),
+    ],
+)
+def test_a_signal_in_a_workload_unwinds_and_records_what_completed(lab, tmp_path, raised, error):
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     workloads = FakeWorkloads({("b", "pgbench", 2): raised})
     campaign, outcome = lab(PLAN.format(fresh="false"), workloads)
@@ -351,7 +398,10 @@ def test_a_signal_in_a_workload_unwinds_and_records_what_completed(lab, tmp_path
     assert ("a", "pgbench", 1, "ok", None) in ran
     # every target visited so far stopped short of its rounds
     assert {t.name: t.status for t in stored.targets} == {
-        "a": "interrupted", "b": "interrupted", "c": "interrupted"}
+        "a": "interrupted",
+        "b": "interrupted",
+        "c": "interrupted",
+    }
     assert [2, "b"] in stored.schedule["visits"]
     assert not [r for r in ran if r[2] == 2 and r[0] != "b"]  # c and a came after b
     assert campaign.fake.live == set()  # the kept targets were torn down
@@ -362,6 +412,7 @@ def test_a_signal_in_a_workload_unwinds_and_records_what_completed(lab, tmp_path
 def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_path):
     """kill -9 in the middle of a workload: no cleanup block runs. The next campaign
     refuses to start; `pgfsbench cleanup`, in a fresh process, undoes and records it."""
+
     def killed(ctx, workload):
         if workload.type == "pgbench":
             os.kill(os.getpid(), signal.SIGKILL)
@@ -384,14 +435,16 @@ def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_pat
     assert "it left 1 directory" in str(refused)
 
     env = {**os.environ, "COLUMNS": "300"}  # the fixture's state dir and lock file
-    done = subprocess.run([sys.executable, "-m", "pgfsbench", "cleanup"], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "cleanup"], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert "as killed" in done.stdout
     db = sqlite3.connect(tmp_path / "r" / "results.db")
     assert db.execute("SELECT status FROM campaign").fetchone() == ("killed",)
     assert ("pgbench", "interrupted", "pgfsbench was killed while it ran") in db.execute(
-        "SELECT workload, status, error FROM runs").fetchall()
+        "SELECT workload, status, error FROM runs"
+    ).fetchall()
     assert list((tmp_path / "targets").iterdir()) == []
     assert list((tmp_path / "state").glob("*.json")) == []
 
@@ -400,8 +453,10 @@ def test_a_killed_campaign_is_refused_until_cleanup_marks_it_killed(lab, tmp_pat
 # targets. The fake fsync gives every target the same number: equivalent at once.
 # A look after every round from min to max (as many looks as rounds): decisions as soon
 # as the data allow, which these tests of the campaign's machinery rely on.
-AUTO = PLAN.replace("count = 3\nfresh = {fresh}", "count = \"auto\"\nmin = 3\nmax = {max}\n"
-                    "looks = 1000\nmax_minutes = {minutes}\nfresh = false")
+AUTO = PLAN.replace(
+    "count = 3\nfresh = {fresh}",
+    'count = "auto"\nmin = 3\nmax = {max}\nlooks = 1000\nmax_minutes = {minutes}\nfresh = false',
+)
 
 
 def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: float = 0.7):
@@ -414,8 +469,9 @@ def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: f
 
     # fsync the same on every target, with a little noise of its own: identical values
     # in every round carry no spread to judge by, and would never be decided (paired.py)
-    own_fsync = {(t, r): random.Random(f"{seed}{t}{r}").gauss(0, 0.0005)
-                 for t in factors for r in range(60)}
+    own_fsync = {
+        (t, r): random.Random(f"{seed}{t}{r}").gauss(0, 0.0005) for t in factors for r in range(60)
+    }
 
     def value(target: str, workload: str, round_no: int) -> float:
         if workload == "fsync":
@@ -429,7 +485,8 @@ def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: f
 
 
 def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling_round(
-        lab, tmp_path):
+    lab, tmp_path
+):
     from pgfsbench.analysis.sequential import decide, headline_family
     from pgfsbench.analysis.stored_design import design_for
 
@@ -451,26 +508,37 @@ def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling
     for t in "abc":
         # the load ran once, in the settling round, and counts as repetition 1
         assert [(w, n) for tt, w, n, *_ in ran if tt == t][:3] == [
-            ("fsync", 0), ("pgbench-init", 1), ("pgbench", 0)]
-        assert [n for tt, w, n, *_ in ran if tt == t and w == "pgbench"] == \
-            list(range(0, stop + 1))
+            ("fsync", 0),
+            ("pgbench-init", 1),
+            ("pgbench", 0),
+        ]
+        assert [n for tt, w, n, *_ in ran if tt == t and w == "pgbench"] == list(range(0, stop + 1))
     assert {s for *_, s, _ in ran} == {"ok"}
     assert sorted(p.name for p in (tmp_path / "r/artifacts/a/round-00").iterdir()) == [
-        "postgres.log", "provision-01-mkfs.ext4.txt"]  # the settling round's own directory
+        "postgres.log",
+        "provision-01-mkfs.ext4.txt",
+    ]  # the settling round's own directory
     # the decisions are those of the counted rounds alone (round 0's slow a left out),
     # every measurement's pairs decided together, as the report decides them
     values: dict = {}
     for r in stored.runs:
         if r.repetition > 0:
-            values.setdefault((r.workload, r.label), {}).setdefault(r.target, {})[
-                r.repetition] = r.metrics[0].value
+            values.setdefault((r.workload, r.label), {}).setdefault(r.target, {})[r.repetition] = (
+                r.metrics[0].value
+            )
     again = decide(headline_family(values, ["a", "b", "c"]), design_for(stored.plan))
-    assert {tuple(d[k] for k in ("workload", "label", "a", "b")): d["outcome"]
-            for d in sched["decisions"]} == {k: d.outcome for k, d in again.items()}
+    assert {
+        tuple(d[k] for k in ("workload", "label", "a", "b")): d["outcome"]
+        for d in sched["decisions"]
+    } == {k: d.outcome for k, d in again.items()}
     assert {k[2:]: d.outcome for k, d in again.items() if k[0] == "pgbench"} == {
-        ("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
-    assert {s["target"]: s["text"] for s in sched["stops"] if s["workload"] == "pgbench"} \
-        == {t: f"decided at round {stop}: 3 comparisons (n={stop})" for t in "abc"}
+        ("a", "b"): "equivalent",
+        ("a", "c"): "lower",
+        ("b", "c"): "lower",
+    }
+    assert {s["target"]: s["text"] for s in sched["stops"] if s["workload"] == "pgbench"} == {
+        t: f"decided at round {stop}: 3 comparisons (n={stop})" for t in "abc"
+    }
     (settling,) = [e for e in campaign.said if isinstance(e, ev.RoundStarted) and e.round == 0]
     assert sorted(settling.targets) == ["a", "b", "c"]
     nothing_left(campaign, tmp_path)
@@ -512,8 +580,11 @@ def test_a_fixed_count_on_reused_targets_settles_then_runs_exactly_n_rounds(lab,
     ran = runs(tmp_path / "r")
     for t in "abc":
         assert Counter((w, n) for tt, w, n, *_ in ran if tt == t) == {
-            ("fsync", 0): 1, ("pgbench", 0): 1, ("pgbench-init", 1): 1,
-            **{(w, n): 1 for w in ("fsync", "pgbench") for n in (1, 2, 3)}}
+            ("fsync", 0): 1,
+            ("pgbench", 0): 1,
+            ("pgbench-init", 1): 1,
+            **{(w, n): 1 for w in ("fsync", "pgbench") for n in (1, 2, 3)},
+        }
     assert {s["reason"] for s in stored.schedule["stops"]} == {"count"}
     assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
     nothing_left(campaign, tmp_path)
@@ -524,8 +595,7 @@ def test_a_failed_load_in_the_settling_round_is_loaded_again_and_counted(lab, tm
     campaign, status = lab(PLAN.format(fresh="false"), workloads)
     assert status == "partial"
     ran = [(w, n, s) for t, w, n, s, _ in runs(tmp_path / "r") if t == "b"]
-    assert ran[:3] == [("fsync", 0, "ok"), ("pgbench-init", 1, "failed"),
-                       ("pgbench", 0, "failed")]
+    assert ran[:3] == [("fsync", 0, "ok"), ("pgbench-init", 1, "failed"), ("pgbench", 0, "failed")]
     assert ran[3:6] == [("fsync", 1, "ok"), ("pgbench-init", 1, "ok"), ("pgbench", 1, "ok")]
     nothing_left(campaign, tmp_path)
 
@@ -538,11 +608,18 @@ def test_a_signal_in_the_settling_round_keeps_what_completed(lab, tmp_path):
     assert stored.status == "interrupted"
     ran = runs(tmp_path / "r")
     # round 0 visits c, then a: c's settling runs and a's load are kept
-    assert ran == [("c", "fsync", 0, "ok", None), ("c", "pgbench-init", 1, "ok", None),
-                   ("c", "pgbench", 0, "ok", None), ("a", "fsync", 0, "ok", None),
-                   ("a", "pgbench-init", 1, "ok", None),
-                   ("a", "pgbench", 0, "interrupted", "interrupted by a signal")]
+    assert ran == [
+        ("c", "fsync", 0, "ok", None),
+        ("c", "pgbench-init", 1, "ok", None),
+        ("c", "pgbench", 0, "ok", None),
+        ("a", "fsync", 0, "ok", None),
+        ("a", "pgbench-init", 1, "ok", None),
+        ("a", "pgbench", 0, "interrupted", "interrupted by a signal"),
+    ]
     assert {t.name: t.status for t in stored.targets} == {
-        "a": "interrupted", "b": "pending", "c": "interrupted"}  # b: never visited
+        "a": "interrupted",
+        "b": "pending",
+        "c": "interrupted",
+    }  # b: never visited
     assert campaign.fake.live == set()
     nothing_left(campaign, tmp_path)

@@ -46,8 +46,7 @@ def _monitor_series(prefix: str = "mon.") -> list[Series]:
         s("cpu.iowait_pct", "%", lambda t: 30.0 if t in stall else 3.0, times),
         s("mem.dirty_mb", "MB", lambda t: 800.0 if t in stall else 90.0, times),
         s("mem.writeback_mb", "MB", lambda t: 120.0 if t in stall else 5.0, times),
-        s("disk.target.write_mb_per_s", "MB/s", lambda t: 250.0 if t in stall else 40.0,
-          times),
+        s("disk.target.write_mb_per_s", "MB/s", lambda t: 250.0 if t in stall else 40.0, times),
         s("disk.target.await_ms", "ms", lambda t: 1.0 if t == times[-1] else 2.0, times),
         s("pg.checkpoints", "checkpoints", lambda t: 1.0 if t == CHECKPOINT_AT else 0.0),
     ]
@@ -55,9 +54,11 @@ def _monitor_series(prefix: str = "mon.") -> list[Series]:
 
 def _tps(base: float) -> Series:
     """pgbench's series of a -T DURATION run: seconds 0..DURATION, the two ends partial."""
-    return Series("pgbench.tps", "tx/s",
-                  [(float(t), PARTIAL if t in (0, DURATION) else base)
-                   for t in range(0, DURATION + 1)])
+    return Series(
+        "pgbench.tps",
+        "tx/s",
+        [(float(t), PARTIAL if t in (0, DURATION) else base) for t in range(0, DURATION + 1)],
+    )
 
 
 def _build(results: Path, *, targets=TARGETS, rounds: int = 1, monitors: bool = True) -> Path:
@@ -70,11 +71,17 @@ def _build(results: Path, *, targets=TARGETS, rounds: int = 1, monitors: bool = 
     for rnd in range(1, rounds + 1):
         for pos, name in enumerate(targets):
             base = 1000.0 + 100 * pos + 10 * rnd
-            run = store.start_run(ids[name], "pgbench", {"clients": 8, "duration": DURATION},
-                                  label="clients=8", repetition=rnd)
+            run = store.start_run(
+                ids[name],
+                "pgbench",
+                {"clients": 8, "duration": DURATION},
+                label="clients=8",
+                repetition=rnd,
+            )
             series = [_tps(base)] + (_monitor_series() if monitors else [])
-            store.add_result(run, ids[name], WorkloadResult(
-                [Metric("pgbench.tps", base, "tx/s", True)], series))
+            store.add_result(
+                run, ids[name], WorkloadResult([Metric("pgbench.tps", base, "tx/s", True)], series)
+            )
             store.finish_run(run, "ok")
     # A failed run with monitor series is not drawn.
     run = store.start_run(ids[targets[0]], "pgbench", {"clients": 16}, label="clients=16")
@@ -113,8 +120,10 @@ def test_timeline_draws_every_target_in_every_panel(tmp_path: Path) -> None:
     # Panel titles and axes in human units.
     notes = [a["text"] for a in figure["layout"]["annotations"]]
     assert notes == [p.title for p in PGBENCH_PANELS]
-    assert [figure["layout"][f"yaxis{p + 1 if p else ''}"]["title"]["text"]
-            for p in range(len(PGBENCH_PANELS))] == ["tx/s", "MB/s", "ms", "MB", "%"]
+    assert [
+        figure["layout"][f"yaxis{p + 1 if p else ''}"]["title"]["text"]
+        for p in range(len(PGBENCH_PANELS))
+    ] == ["tx/s", "MB/s", "ms", "MB", "%"]
 
 
 def test_partial_seconds_are_left_out(tmp_path: Path) -> None:
@@ -130,6 +139,7 @@ def test_partial_seconds_are_left_out(tmp_path: Path) -> None:
             assert min(trace["y"]) > PARTIAL and trace["x"][0] == 1.0
             assert trace["x"][-1] == DURATION - 1
     from pgfsbench.report.charts import tps_chart
+
     for trace in tps_chart(campaign)["data"]:
         assert PARTIAL not in trace["y"] and len(trace["x"]) == DURATION - 1
     # The monitor's last, 0.04 s interval is no sample either (its await "dip" is noise).
@@ -140,15 +150,19 @@ def test_partial_seconds_are_left_out(tmp_path: Path) -> None:
 def test_whole_seconds_without_a_recorded_duration() -> None:
     from pgfsbench.store.read import StoredRun
 
-    run = StoredRun(1, "a", "pgbench", "", 1, {}, "ok", None, 0.0, 1.0, [],
-                    {"pgbench.tps": _tps(500.0)})
+    run = StoredRun(
+        1, "a", "pgbench", "", 1, {}, "ok", None, 0.0, 1.0, [], {"pgbench.tps": _tps(500.0)}
+    )
     assert [t for t, _ in whole_seconds(run)] == [float(t) for t in range(1, DURATION)]
 
 
 def test_full_intervals() -> None:
     assert full_intervals([(1.0, 5.0), (2.0, 6.0), (2.1, 0.5)]) == [(1.0, 5.0), (2.0, 6.0)]
-    assert full_intervals([(1.0, 5.0), (2.0, 6.0), (2.9, 7.0)]) == [(1.0, 5.0), (2.0, 6.0),
-                                                                    (2.9, 7.0)]
+    assert full_intervals([(1.0, 5.0), (2.0, 6.0), (2.9, 7.0)]) == [
+        (1.0, 5.0),
+        (2.0, 6.0),
+        (2.9, 7.0),
+    ]
     assert full_intervals([(0.3, 1.0)]) == [(0.3, 1.0)]  # one sample: all there is
 
 
@@ -163,16 +177,22 @@ def test_repetitions_draw_the_median_run_and_hide_the_rest(tmp_path: Path) -> No
         assert shown == {f"{target} (median run)"}, shown
         assert hidden == {f"{target} · other rounds (2)"}
         assert sum(t["showlegend"] for t in group) == 2
-        tps = next(t for t in group if t["name"] in hidden and t["yaxis"] == "y"
-                   and t["mode"] != "markers")
+        tps = next(
+            t for t in group if t["name"] in hidden and t["yaxis"] == "y" and t["mode"] != "markers"
+        )
         assert tps["y"].count(None) == 1 and len(tps["y"]) == 2 * (DURATION - 1) + 1
         base = 1000 + 100 * ("ext4", "xfs").index(target) + 10  # round 1's, as _build sets
         assert tps["hovertext"][0] == f"round 1 · 1.0 s: {base:,} tx/s"
         assert tps["hovertext"][-1].startswith("round 3 · ")
     from pgfsbench.report.charts import tps_chart
+
     names = {t["name"]: t.get("visible", True) for t in tps_chart(campaign)["data"]}
-    assert names == {"ext4 (median run)": True, "ext4 · other rounds (2)": "legendonly",
-                     "xfs (median run)": True, "xfs · other rounds (2)": "legendonly"}
+    assert names == {
+        "ext4 (median run)": True,
+        "ext4 · other rounds (2)": "legendonly",
+        "xfs (median run)": True,
+        "xfs · other rounds (2)": "legendonly",
+    }
 
 
 def test_timeline_none_without_monitor_series(tmp_path: Path) -> None:
@@ -193,8 +213,11 @@ def test_seqwrite_timeline_draws_each_tool_of_each_target(tmp_path: Path) -> Non
         store.set_target(tid, "ok")
         run = store.start_run(tid, "seqwrite", {"size": "64M", "tools": ["dd", "fio"]})
         series = _monitor_series("seqwrite.dd.") + _monitor_series("seqwrite.fio.")
-        store.add_result(run, tid, WorkloadResult(
-            [Metric("seqwrite.dd.mb_per_s", 300.0 + pos, "MB/s", True)], series))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult([Metric("seqwrite.dd.mb_per_s", 300.0 + pos, "MB/s", True)], series),
+        )
         store.finish_run(run, "ok")
     store.close()
     campaign = load_campaign(tmp_path / "res")

@@ -58,8 +58,17 @@ CELLS = [
     ("seqwrite", "", {}, "seqwrite.dd.cpu_iowait_pct", "%", None, (30.0, 20.0)),
 ]
 
-CHARTS = [fsync_chart, clients_chart, fsync_latency_chart, fileio_chart, scan_chart,
-          basebackup_chart, throughput_chart, cpu_chart, verdicts_chart]
+CHARTS = [
+    fsync_chart,
+    clients_chart,
+    fsync_latency_chart,
+    fileio_chart,
+    scan_chart,
+    basebackup_chart,
+    throughput_chart,
+    cpu_chart,
+    verdicts_chart,
+]
 
 
 def _build(results: Path, factors: dict[str, tuple[float, ...]]) -> Campaign:
@@ -79,9 +88,16 @@ def _build(results: Path, factors: dict[str, tuple[float, ...]]) -> Campaign:
             for workload, label in measurements:
                 cells = [c for c in CELLS if (c[0], c[1]) == (workload, label)]
                 run = store.start_run(ids[name], workload, cells[0][2], label, repetition=rep + 1)
-                store.add_result(run, ids[name], WorkloadResult([
-                    Metric(metric, None if base[pos] is None else base[pos] * f, unit, hib)
-                    for _, _, _, metric, unit, hib, base in cells]))
+                store.add_result(
+                    run,
+                    ids[name],
+                    WorkloadResult(
+                        [
+                            Metric(metric, None if base[pos] is None else base[pos] * f, unit, hib)
+                            for _, _, _, metric, unit, hib, base in cells
+                        ]
+                    ),
+                )
                 store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -103,8 +119,9 @@ def _estimates(campaign: Campaign) -> dict[tuple[str, str], Estimate]:
         for method, est in methods.items():
             if est is not None:
                 out[(target, f"fsync.{method}_8k.ops_per_s")] = est
-    for target, keys in collect_values(campaign, "fsync-latency",
-                                       lambda n: n if "sync_p" in n else None).items():
+    for target, keys in collect_values(
+        campaign, "fsync-latency", lambda n: n if "sync_p" in n else None
+    ).items():
         out |= {(target, k): e for k, e in keys.items()}
     for target, keys in collect_values(campaign, "fileio", lambda n: n).items():
         out |= {(target, k): e for k, e in keys.items()}
@@ -113,8 +130,11 @@ def _estimates(campaign: Campaign) -> dict[tuple[str, str], Estimate]:
     for target, est in basebackup_rates(campaign).items():
         out[(target, "basebackup.mb_per_s")] = est
     for target, tools in seqwrite_values(campaign).items():
-        out |= {(target, f"seqwrite.{tool}.{field}"): e
-                for tool, fields in tools.items() for field, e in fields.items()}
+        out |= {
+            (target, f"seqwrite.{tool}.{field}"): e
+            for tool, fields in tools.items()
+            for field, e in fields.items()
+        }
     return out
 
 
@@ -208,9 +228,17 @@ def test_whiskers_helper() -> None:
 def test_every_chart_spec_is_json_for_the_page(tmp_path: Path) -> None:
     campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": THREE})
     charts = render_figures(campaign)
-    assert {c.id for c in charts} >= {"fsync-chart", "clients-chart", "fsync-latency-chart",
-                                     "fileio-chart", "scan-chart", "basebackup-chart",
-                                     "seqwrite-chart", "seqwrite-cpu-chart", "verdicts-chart"}
+    assert {c.id for c in charts} >= {
+        "fsync-chart",
+        "clients-chart",
+        "fsync-latency-chart",
+        "fileio-chart",
+        "scan-chart",
+        "basebackup-chart",
+        "seqwrite-chart",
+        "seqwrite-cpu-chart",
+        "verdicts-chart",
+    }
     for chart in charts:
         assert isinstance(chart, Chart)
         spec = json.loads(chart.spec_json())  # no NaN, no Python objects
@@ -222,27 +250,47 @@ def test_every_chart_spec_is_json_for_the_page(tmp_path: Path) -> None:
         assert json.loads(targets.replace("&#34;", '"')) == list(TARGETS)
         # Nothing printed as a Python repr, anywhere a reader looks.
         text = json.dumps(spec)
-        for raw in ("None", "True", "False", "[\'", "{}"):
+        for raw in ("None", "True", "False", "['", "{}"):
             assert raw not in text, (chart.id, raw)
 
 
 def test_a_non_finite_value_is_a_gap_not_an_invalid_page() -> None:
-    chart = Chart("x-chart", "x", "t", "c", ("a",),
-                  {"data": [{"y": [1.0, float("nan"), float("inf")]}], "layout": {}})
+    chart = Chart(
+        "x-chart",
+        "x",
+        "t",
+        "c",
+        ("a",),
+        {"data": [{"y": [1.0, float("nan"), float("inf")]}], "layout": {}},
+    )
     assert json.loads(chart.spec_json())["data"][0]["y"] == [1.0, None, None]
 
 
 def test_the_spec_cannot_close_its_script_element() -> None:
-    chart = Chart("x-chart", "x", "t", "c", ("a",),
-                  {"data": [{"name": "</script><script>alert(1)</script>"}], "layout": {}})
+    chart = Chart(
+        "x-chart",
+        "x",
+        "t",
+        "c",
+        ("a",),
+        {"data": [{"name": "</script><script>alert(1)</script>"}], "layout": {}},
+    )
     assert "</script" not in chart.spec_json() and "<" not in chart.spec_json()
     assert json.loads(chart.spec_json())["data"][0]["name"].startswith("</script>")
 
 
 def test_captions_say_what_the_points_and_whiskers_are() -> None:
     specs = {s.id: s for s in all_figures()}
-    charted = {"fsync-chart", "clients-chart", "fsync-latency-chart", "fileio-chart",
-               "scan-chart", "basebackup-chart", "seqwrite-chart", "seqwrite-cpu-chart"}
+    charted = {
+        "fsync-chart",
+        "clients-chart",
+        "fsync-latency-chart",
+        "fileio-chart",
+        "scan-chart",
+        "basebackup-chart",
+        "seqwrite-chart",
+        "seqwrite-cpu-chart",
+    }
     assert charted <= set(specs)
     for fig_id in charted:
         caption = specs[fig_id].caption
@@ -258,11 +306,27 @@ def test_representative_run_is_the_median_repetition() -> None:
     from pgfsbench.store.read import StoredRun
 
     def run(i: int, target: str, tps: float) -> StoredRun:
-        return StoredRun(i, target, "pgbench", "clients=4", i, {"clients": 4}, "ok", None,
-                         0.0, 1.0, [Metric("pgbench.tps", tps, "tx/s", True)])
+        return StoredRun(
+            i,
+            target,
+            "pgbench",
+            "clients=4",
+            i,
+            {"clients": 4},
+            "ok",
+            None,
+            0.0,
+            1.0,
+            [Metric("pgbench.tps", tps, "tx/s", True)],
+        )
 
-    runs = [run(1, "a", 900), run(2, "a", 1200), run(3, "a", 1000), run(4, "b", 50),
-            run(5, "b", 70)]
+    runs = [
+        run(1, "a", 900),
+        run(2, "a", 1200),
+        run(3, "a", 1000),
+        run(4, "b", 50),
+        run(5, "b", 70),
+    ]
     chosen = representative_runs(runs)
     assert [(r.target, r.id) for r in chosen] == [("a", 3), ("b", 4)]  # lower middle of 2
 
@@ -271,9 +335,12 @@ def test_verdicts_chart_shows_each_measurements_headline(tmp_path: Path) -> None
     campaign = _build(tmp_path / "res", {"ext4": THREE, "xfs": THREE})
     rows = headline_rows(campaign)
     assert {(r.workload, r.metric) for r in rows} >= {
-        ("pgbench", "pgbench.tps"), ("fsync", "fsync.fdatasync_8k.ops_per_s"),
-        ("fsync-latency", "fsync_latency.sync_p99_us"), ("basebackup", "basebackup.mb_per_s"),
-        ("seqwrite", "seqwrite.dd.mb_per_s")}
+        ("pgbench", "pgbench.tps"),
+        ("fsync", "fsync.fdatasync_8k.ops_per_s"),
+        ("fsync-latency", "fsync_latency.sync_p99_us"),
+        ("basebackup", "basebackup.mb_per_s"),
+        ("seqwrite", "seqwrite.dd.mb_per_s"),
+    }
     tps = next(r for r in rows if r.label == "clients=8")
     assert tps.cells["xfs"].value == pytest.approx(950.0) and tps.cells["xfs"].n == 3
 
@@ -286,10 +353,10 @@ def test_axes_and_hover_are_in_human_units(tmp_path: Path) -> None:
     assert ext4["x"] == ["p50", "p99"] and ext4["y"] == pytest.approx([0.2, 0.9])  # from µs
     assert ext4["hovertext"] == ["p50: 0.2 ms", "p99: 0.9 ms"]
     assert "tickvals" not in latency["layout"]["yaxis"]  # 0.2–0.9 ms: plotly's ticks do
-    assert log_ticks([150.0, 5439.0]) == {"tickvals": [100.0, 200.0, 500.0, 1000.0, 2000.0,
-                                                       5000.0, 10000.0],
-                                          "ticktext": ["100", "200", "500", "1,000", "2,000",
-                                                       "5,000", "10,000"]}
+    assert log_ticks([150.0, 5439.0]) == {
+        "tickvals": [100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0],
+        "ticktext": ["100", "200", "500", "1,000", "2,000", "5,000", "10,000"],
+    }
     assert log_ticks([0.2, 9.0])["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
     fileio = fileio_chart(campaign)
     assert fileio["data"][0]["x"] == ["random read 8 kB"]

@@ -113,9 +113,12 @@ def test_new_runs_make_the_stored_intervals_misses_and_the_file_is_rewritten(dem
     with sqlite3.connect(demo / "results.db") as db:
         run, value = db.execute(
             "SELECT run_id, value FROM metrics JOIN runs ON runs.id = run_id "
-            "WHERE name = 'pgbench.tps' AND repetition = 2 LIMIT 1").fetchone()
-        db.execute("UPDATE metrics SET value = ? WHERE run_id = ? AND name = 'pgbench.tps'",
-                   (value * 1.5, run))
+            "WHERE name = 'pgbench.tps' AND repetition = 2 LIMIT 1"
+        ).fetchone()
+        db.execute(
+            "UPDATE metrics SET value = ? WHERE run_id = ? AND name = 'pgbench.tps'",
+            (value * 1.5, run),
+        )
     changed = everything(demo)
     assert changed != first
     new = set(intervals_in(demo))
@@ -125,8 +128,10 @@ def test_new_runs_make_the_stored_intervals_misses_and_the_file_is_rewritten(dem
     assert everything(demo) == changed
 
 
-@pytest.mark.parametrize("content", ["", "{not json", '{"format": 1}', "[1, 2]",
-                                     '{"format": 1, "code": "x", "intervals": {}}'])
+@pytest.mark.parametrize(
+    "content",
+    ["", "{not json", '{"format": 1}', "[1, 2]", '{"format": 1, "code": "x", "intervals": {}}'],
+)
 def test_an_unreadable_or_foreign_file_is_ignored_and_replaced(demo, content):
     reference = everything(demo)
     (demo / ci_cache.NAME).write_text(content)
@@ -171,15 +176,17 @@ def test_the_same_table_with_and_without_the_cache(demo):
     cells = [(r.metric, t, c.ci, c.verdict) for r in table.rows for t, c in r.cells.items()]
     stats._intervals.clear()
     again = comparison_table(load_campaign(demo, series=False))
-    assert [(r.metric, t, c.ci, c.verdict) for r in again.rows
-            for t, c in r.cells.items()] == cells
+    assert [(r.metric, t, c.ci, c.verdict) for r in again.rows for t, c in r.cells.items()] == cells
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 15, 16, 17, 31, 64, 65])
 def test_the_counted_bootstrap_gives_the_very_medians_of_the_sorting_one(n):
     rng = np.random.default_rng(n)
-    for x in (rng.normal(100, 10, n), np.round(rng.normal(5, 2, n)),  # ties
-              rng.permutation(np.r_[np.zeros(n // 2), np.ones(n - n // 2)])):
+    for x in (
+        rng.normal(100, 10, n),
+        np.round(rng.normal(5, 2, n)),  # ties
+        rng.permutation(np.r_[np.zeros(n // 2), np.ones(n - n // 2)]),
+    ):
         reference = stats._boot_medians(np.random.default_rng(stats._SEED), x)
         assert np.array_equal(stats._fresh_boot_medians(x), reference)
 
@@ -198,6 +205,5 @@ def test_the_design_reads_the_descriptive_measurements_the_campaign_kept(demo):
     kept = {**campaign.schedule, "design": {**design, "descriptive": sorted(map(list, found))}}
     assert design_for(plan, kept) == design_for(plan, campaign.schedule)
     assert design_for(plan, kept).descriptive == found
-    other = {**campaign.schedule, "design": {**design,
-                                             "descriptive": [["pgbench", "clients=4"]]}}
+    other = {**campaign.schedule, "design": {**design, "descriptive": [["pgbench", "clients=4"]]}}
     assert design_for(plan, other).descriptive == {("pgbench", "clients=4")}

@@ -26,8 +26,9 @@ FIXTURE = ROOT / "tests" / "fixtures" / "quick_demo_results.db.gz"
 
 
 def pgfsbench(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pgfsbench", *args], capture_output=True,
-                          text=True, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "pgfsbench", *args], capture_output=True, text=True, **kwargs
+    )
 
 
 def invoke(*args: str):
@@ -104,18 +105,39 @@ def test_quiet_and_verbose_together_is_a_usage_error():
 
 @pytest.mark.parametrize("required, code", [(True, 1), (False, 0)])
 def test_doctor_json_has_the_same_checks_and_exit_code(monkeypatch, required, code):
-    monkeypatch.setattr(doctor, "checks", lambda: [
-        doctor.Check("root", True, "running as root"),
-        doctor.Check("filesystem zz", False, "no kernel support", "modprobe zz",
-                     required=required)])
+    monkeypatch.setattr(
+        doctor,
+        "checks",
+        lambda: [
+            doctor.Check("root", True, "running as root"),
+            doctor.Check(
+                "filesystem zz", False, "no kernel support", "modprobe zz", required=required
+            ),
+        ],
+    )
     text, as_json = invoke("doctor"), invoke("doctor", "--json")
     assert text.exit_code == as_json.exit_code == code
-    assert json.loads(as_json.output) == {"ok": not required, "checks": [
-        {"check": "root", "ok": True, "required": True, "state": "ok",
-         "detail": "running as root", "fix": None},
-        {"check": "filesystem zz", "ok": False, "required": required,
-         "state": "missing" if required else "optional", "detail": "no kernel support",
-         "fix": "modprobe zz"}]}
+    assert json.loads(as_json.output) == {
+        "ok": not required,
+        "checks": [
+            {
+                "check": "root",
+                "ok": True,
+                "required": True,
+                "state": "ok",
+                "detail": "running as root",
+                "fix": None,
+            },
+            {
+                "check": "filesystem zz",
+                "ok": False,
+                "required": required,
+                "state": "missing" if required else "optional",
+                "detail": "no kernel support",
+                "fix": "modprobe zz",
+            },
+        ],
+    }
     # quiet: nothing when all is well, the missing pieces when not
     quiet = invoke("-q", "doctor")
     assert quiet.exit_code == code
@@ -130,11 +152,12 @@ def test_doctor_json_on_this_machine_matches_the_table():
     assert found["ok"] == (as_json.returncode == 0)
     lines = text.stdout.splitlines()
     assert [f"{c['state']:<8} {c['check']}:" for c in found["checks"]] == [
-        ln[:ln.index(":") + 1] for ln in lines if ln[:8].strip() in ("ok", "missing",
-                                                                   "optional")]
+        ln[: ln.index(":") + 1] for ln in lines if ln[:8].strip() in ("ok", "missing", "optional")
+    ]
     # a closing line that says whether the default plan can run
-    assert lines[-1] == ("ready to run the default plan" if found["ok"]
-                         else lines[-1]) and (found["ok"] or lines[-1].startswith("missing"))
+    assert lines[-1] == ("ready to run the default plan" if found["ok"] else lines[-1]) and (
+        found["ok"] or lines[-1].startswith("missing")
+    )
 
 
 def test_doctor_at_80_columns_cuts_nothing():
@@ -150,7 +173,8 @@ def test_show_report_and_quiet_over_stored_results(demo, tmp_path):
     assert f"every metric: pgfsbench show {demo} --full" in " ".join(summary.output.split())
     full = invoke("show", str(demo), "--full")
     assert full.exit_code == 0 and len(full.output.splitlines()) > 5 * len(
-        summary.output.splitlines())
+        summary.output.splitlines()
+    )
     assert "mon.cpu.busy_" in full.output and "mon." not in summary.output
     brief = invoke("-q", "show", str(demo))
     assert brief.exit_code == 0 and brief.output.startswith("answer: xfs, ext4 > btrfs on TPC-B")
@@ -171,8 +195,11 @@ def test_show_refuses_a_directory_without_results(tmp_path):
 REPR = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\['|\{\}|\w+=(\s|$)")
 
 
-@pytest.mark.parametrize("plan", builtin_names() + sorted(
-    str(p) for p in (ROOT / "examples").glob("*.toml")), ids=lambda p: Path(p).stem)
+@pytest.mark.parametrize(
+    "plan",
+    builtin_names() + sorted(str(p) for p in (ROOT / "examples").glob("*.toml")),
+    ids=lambda p: Path(p).stem,
+)
 def test_plan_check_speaks_plan_files_not_python(plan):
     result = invoke("plan", "check", plan)
     assert result.exit_code == 0, result.output
@@ -186,5 +213,7 @@ def test_plan_check_shows_values_as_a_plan_writes_them():
     plans = invoke("plans")
     assert plans.exit_code == 0
     assert "plan check NAME" in plans.output  # where the budget is told in full
-    assert "budget: 12 rounds or 9 min" in result.output or "9 min" in invoke(
-        "plan", "check", "quick").output
+    assert (
+        "budget: 12 rounds or 9 min" in result.output
+        or "9 min" in invoke("plan", "check", "quick").output
+    )

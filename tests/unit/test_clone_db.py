@@ -24,8 +24,11 @@ def test_a_clone_that_took_almost_no_space_shared_blocks():
 
 
 def test_xfs_metrics_say_reflink():
-    m = _by_name(clone_metrics(TEMPLATE, {"copy": 0.108, "clone": 0.110},
-                               {"copy": 52.43 * MB, "clone": 0.164 * MB}))
+    m = _by_name(
+        clone_metrics(
+            TEMPLATE, {"copy": 0.108, "clone": 0.110}, {"copy": 52.43 * MB, "clone": 0.164 * MB}
+        )
+    )
     assert m["clone_db.reflink"].value == 1.0
     assert "shared" in m["clone_db.reflink"].note
     assert round(m["clone_db.clone_mb_used"].value, 3) == 0.164
@@ -33,15 +36,21 @@ def test_xfs_metrics_say_reflink():
 
 
 def test_ext4_clone_is_not_offered_rather_than_failed():
-    m = _by_name(clone_metrics(TEMPLATE, {"copy": 0.108, "clone": 0.243},
-                               {"copy": 52.3 * MB, "clone": 52.3 * MB}))
+    m = _by_name(
+        clone_metrics(
+            TEMPLATE, {"copy": 0.108, "clone": 0.243}, {"copy": 52.3 * MB, "clone": 52.3 * MB}
+        )
+    )
     assert m["clone_db.reflink"].value == 0.0
     assert "not offered" in m["clone_db.reflink"].note
 
 
 def test_a_refused_clone_has_no_time_and_says_why():
-    why = "not offered: ERROR:  invalid value for parameter \"file_copy_method\""
-    m = _by_name(clone_metrics(TEMPLATE, {"copy": 0.1, "clone": None},
-                               {"copy": 52.3 * MB, "clone": None}, why))
+    why = 'not offered: ERROR:  invalid value for parameter "file_copy_method"'
+    m = _by_name(
+        clone_metrics(
+            TEMPLATE, {"copy": 0.1, "clone": None}, {"copy": 52.3 * MB, "clone": None}, why
+        )
+    )
     assert m["clone_db.clone_s"].value is None and why in m["clone_db.clone_s"].note
     assert m["clone_db.reflink"].value is None

@@ -37,8 +37,12 @@ def results(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def repeated(tmp_path_factory) -> Path:
-    return _store(tmp_path_factory.mktemp("csv") / "rep", "c-rep",
-                  {"base": 1.0, "slow": 0.85, "same": 1.0, "fast": 1.15}, ROUNDS)
+    return _store(
+        tmp_path_factory.mktemp("csv") / "rep",
+        "c-rep",
+        {"base": 1.0, "slow": 0.85, "same": 1.0, "fast": 1.15},
+        ROUNDS,
+    )
 
 
 def _csv(*args: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -62,8 +66,8 @@ def test_export_csv_round_trips_every_stored_number(request, which) -> None:
     path = request.getfixturevalue(which)
     campaign = load_campaign(path)
     columns, rows = _csv("export", str(path), "--format", "csv")
-    assert columns[:len(EXPORT_COLUMNS)] == EXPORT_COLUMNS
-    assert columns[-len(METRIC_COLUMNS):] == METRIC_COLUMNS
+    assert columns[: len(EXPORT_COLUMNS)] == EXPORT_COLUMNS
+    assert columns[-len(METRIC_COLUMNS) :] == METRIC_COLUMNS
     assert len(rows) == sum(max(1, len(r.metrics)) for r in campaign.runs)
     by_key = {(r["target"], r["workload"], r["round"], r["metric"]): r for r in rows}
     assert len(by_key) == len(rows)  # one row per run × metric
@@ -73,8 +77,9 @@ def test_export_csv_round_trips_every_stored_number(request, which) -> None:
             stored = m.value if m.value is not None and math.isfinite(m.value) else None
             assert _number(row["value"]) == stored, (m, row)
             assert row["unit"] == m.unit
-            assert row["direction"] == {True: "higher", False: "lower", None: ""}[
-                m.higher_is_better]
+            assert (
+                row["direction"] == {True: "higher", False: "lower", None: ""}[m.higher_is_better]
+            )
             assert row["run_status"] == run.status and row["settling"] == "no"
             assert "param.type" not in row  # the workload column says it
             for k, v in run.params.items():
@@ -87,8 +92,11 @@ def test_export_csv_round_trips_every_stored_number(request, which) -> None:
 def test_export_csv_keeps_failed_runs_and_empty_cells(results) -> None:
     _, rows = _csv("export", str(results), "--format", "csv")
     [failed] = [r for r in rows if r["run_status"] == "failed"]
-    assert (failed["target"], failed["workload"], failed["run_error"]) == \
-        ("btrfs", "pgbench", RUN_ERROR)
+    assert (failed["target"], failed["workload"], failed["run_error"]) == (
+        "btrfs",
+        "pgbench",
+        RUN_ERROR,
+    )
     assert failed["metric"] == failed["value"] == failed["unit"] == ""
     assert failed["param.rate"] == "" and failed["param.clients"] == "8"  # NaN is no number
     # A parameter a workload does not have is an empty cell on its rows.
@@ -111,19 +119,26 @@ def test_comparison_csv_round_trips_the_table(repeated) -> None:
         for t in contenders:
             out, c = got[(row.metric, t)], row.cells[t]
             assert out["baseline"] == "base" and _number(out["baseline_median"]) == base.value
-            assert (_number(out["baseline_ci_low"]), _number(out["baseline_ci_high"])) == \
-                tuple(base.ci)
+            assert (_number(out["baseline_ci_low"]), _number(out["baseline_ci_high"])) == tuple(
+                base.ci
+            )
             assert int(out["baseline_n"]) == base.n and int(out["contender_n"]) == c.n
             assert _number(out["contender_median"]) == c.value
             cmp = c.comparison
-            assert (_number(out["ratio"]), _number(out["ratio_ci_low"]),
-                    _number(out["ratio_ci_high"])) == (cmp.ratio, cmp.ci_low, cmp.ci_high)
+            assert (
+                _number(out["ratio"]),
+                _number(out["ratio_ci_low"]),
+                _number(out["ratio_ci_high"]),
+            ) == (cmp.ratio, cmp.ci_low, cmp.ci_high)
             assert _number(out["p_value"]) == cmp.p_value
             assert _number(out["p_adjusted"]) == c.p_adjusted
             assert out["design"] == "paired"
             assert out["headline"] == ("yes" if row.headline else "no")
-            assert (out["mark"], out["decision"], out["reason"]) == \
-                (c.verdict.mark, c.verdict.kind, c.verdict.reason)
+            assert (out["mark"], out["decision"], out["reason"]) == (
+                c.verdict.mark,
+                c.verdict.kind,
+                c.verdict.reason,
+            )
     tps = {r["contender"]: r["decision"] for r in rows if r["metric"] == "pgbench.tps"}
     assert tps == {"slow": "worse", "same": "equivalent", "fast": "better"}
 
@@ -132,8 +147,10 @@ def test_comparison_csv_of_single_runs_and_failures(results) -> None:
     """One run each: ratios, no decisions (empty cells); a failed cell says failed."""
     _, rows = _csv("compare", str(results), "--metric", "*", "--format", "csv")
     tps = [r for r in rows if r["metric"] == "pgbench.tps"]
-    assert [(r["contender"], r["contender_status"]) for r in tps] == \
-        [("xfs", "ok"), ("btrfs", "failed")]
+    assert [(r["contender"], r["contender_status"]) for r in tps] == [
+        ("xfs", "ok"),
+        ("btrfs", "failed"),
+    ]
     assert _number(tps[0]["ratio"]) == 901.0 / 900.0 and tps[0]["decision"] == ""
     assert tps[0]["baseline_ci_low"] == "" and tps[1]["contender_median"] == ""
 
@@ -145,9 +162,21 @@ def test_one_column_gives_a_row_per_metric(tmp_path) -> None:
     assert (row["baseline"], row["contender"], row["baseline_n"]) == ("ext4", "", "3")
 
 
-@pytest.mark.parametrize("value,text", [
-    (None, ""), (True, "yes"), (False, "no"), (math.nan, ""), (-math.inf, ""), (0.1, "0.1"),
-    (1e-300, "1e-300"), (12, "12"), ([1, "a", None], "1 a "), ("x,y", "x,y")])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (None, ""),
+        (True, "yes"),
+        (False, "no"),
+        (math.nan, ""),
+        (-math.inf, ""),
+        (0.1, "0.1"),
+        (1e-300, "1e-300"),
+        (12, "12"),
+        ([1, "a", None], "1 a "),
+        ("x,y", "x,y"),
+    ],
+)
 def test_cells(value, text) -> None:
     assert cell(value) == text
 

@@ -19,14 +19,30 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def test_the_docs_build_strictly(tmp_path):
-    pytest.importorskip("material", reason="mkdocs-material is missing: make setup installs "
-                                           "the docs extra (pip install -e '.[docs]')")
+    pytest.importorskip(
+        "material",
+        reason="mkdocs-material is missing: make setup installs "
+        "the docs extra (pip install -e '.[docs]')",
+    )
     # Material's banner about MkDocs 2.0 is news, not a problem of these docs
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
-         str(ROOT / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
-        capture_output=True, text=True, env=env, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert built.returncode == 0, built.stderr
     assert not re.search(r"^(WARNING|ERROR)\b", built.stderr, re.M), built.stderr
     site = tmp_path / "site"
@@ -39,10 +55,12 @@ def test_the_docs_build_strictly(tmp_path):
 
 
 def _plans_shown() -> list[tuple[str, str]]:
-    return [(f"{page.name}:{page.read_text().count(chr(10), 0, m.start()) + 1}", m.group(1))
-            for page in PAGES
-            for m in re.finditer(r"^```toml\n(.*?)^```", page.read_text(), re.M | re.S)
-            if re.search(r"^name = ", m.group(1), re.M)]
+    return [
+        (f"{page.name}:{page.read_text().count(chr(10), 0, m.start()) + 1}", m.group(1))
+        for page in PAGES
+        for m in re.finditer(r"^```toml\n(.*?)^```", page.read_text(), re.M | re.S)
+        if re.search(r"^name = ", m.group(1), re.M)
+    ]
 
 
 @pytest.mark.parametrize("where, text", _plans_shown(), ids=lambda v: v if ":" in v else "")

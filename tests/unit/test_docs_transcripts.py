@@ -51,8 +51,11 @@ def transcripts() -> list[Transcript]:
         text = page.read_text()
         for m in BLOCK.finditer(text):
             command, _, shown = m.group(1).partition("\n")
-            found.append(Transcript(page, text.count("\n", 0, m.start()) + 2,
-                                    command.removeprefix("$ "), shown))
+            found.append(
+                Transcript(
+                    page, text.count("\n", 0, m.start()) + 2, command.removeprefix("$ "), shown
+                )
+            )
     return found
 
 
@@ -67,10 +70,22 @@ def run(command: str, cwd: Path) -> str:
     if quiet_stdout:
         args = args[:-1]
     assert args[0] == "pgfsbench", command
-    env = {**os.environ, "COLUMNS": "80", "LINES": "50", "TZ": "UTC", "NO_COLOR": "1",
-           "TERM": "dumb"}
-    done = subprocess.run([sys.executable, "-m", "pgfsbench", *args[1:]], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "COLUMNS": "80",
+        "LINES": "50",
+        "TZ": "UTC",
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", *args[1:]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     printed = ("" if quiet_stdout else done.stdout) + done.stderr
     if done.returncode:
         printed = printed.rstrip("\n") + f"\n[exit status {done.returncode}]\n"
@@ -108,7 +123,8 @@ def test_the_docs_show_transcripts():
 def test_a_transcript_shows_what_the_command_prints(printed, transcript):
     assert normalise(transcript.shown) == normalise(printed[transcript.id]), (
         f"{transcript.id}: `{transcript.command}` prints otherwise now; "
-        "python tests/unit/test_docs_transcripts.py rewrites the docs' blocks")
+        "python tests/unit/test_docs_transcripts.py rewrites the docs' blocks"
+    )
 
 
 def rewrite() -> None:

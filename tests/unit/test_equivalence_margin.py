@@ -47,8 +47,10 @@ def test_identical_targets_are_equivalent_within_the_wider_margin_only() -> None
 
 def test_a_real_difference_is_still_decided_with_the_noise_threshold() -> None:
     base = _rounds(0.0, 0.05, 14, 3)
-    slower = {r: v * 0.90 * math.exp(e) for (r, v), e in
-              zip(base.items(), np.random.default_rng(4).normal(0, 0.05, 14))}
+    slower = {
+        r: v * 0.90 * math.exp(e)
+        for (r, v), e in zip(base.items(), np.random.default_rng(4).normal(0, 0.05, 14))
+    }
     design = Design(0.05, 0.03, 14, 14, (14,), margin=0.10)
     d = decide({"ab": (base, slower)}, design)["ab"]
     assert d.outcome == LOWER, d
@@ -64,8 +66,10 @@ def test_between_threshold_and_margin_both_routes_are_planned_and_the_quicker_wi
     assert math.log1p(0.03) <= abs(c.mean_log) < math.log1p(0.10), c.ratio  # between them
     assert [r for r, _ in planned_effects(c)] == ["equivalent", "different"]
     n = rounds_to_decide(c, lambda n: 0.05)
-    alone = [rounds_to_decide(compare_paired(pairs, m, t), lambda n: 0.05)
-             for m, t in ((0.10, 0.10), (0.03, 0.03))]
+    alone = [
+        rounds_to_decide(compare_paired(pairs, m, t), lambda n: 0.05)
+        for m, t in ((0.10, 0.10), (0.03, 0.03))
+    ]
     assert n == min(x for x in alone if x is not None)
 
 

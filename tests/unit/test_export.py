@@ -18,32 +18,67 @@ RUN_ERROR = "pgbench exited 2: connection refused"
 def build_results(results: Path) -> Path:
     """ext4/xfs/btrfs ok, zfs skipped; fsync with an unsupported method, init, pgbench."""
     store = Store.create(results)
-    store.start_campaign("c-42", "filesystems", {"name": "filesystems"},
-                         {"kernel": "6.8.0", "cpu": "test cpu", "memory_bytes": 2**36}, "0.1.0")
+    store.start_campaign(
+        "c-42",
+        "filesystems",
+        {"name": "filesystems"},
+        {"kernel": "6.8.0", "cpu": "test cpu", "memory_bytes": 2**36},
+        "0.1.0",
+    )
     for pos, fs in enumerate(("ext4", "xfs", "btrfs")):
         tid = store.add_target(fs, pos, "loop", fs, {"size": "2G"})
-        store.set_target(tid, "ok", provenance={
-            "kind": "loop", "fs": fs, "device": "/dev/loop0",
-            "effective_mount_options": ["rw", "noatime"], "commands": [], "notes": []})
+        store.set_target(
+            tid,
+            "ok",
+            provenance={
+                "kind": "loop",
+                "fs": fs,
+                "device": "/dev/loop0",
+                "effective_mount_options": ["rw", "noatime"],
+                "commands": [],
+                "notes": [],
+            },
+        )
         run = store.start_run(tid, "fsync", {"secs_per_test": 2})
-        store.add_result(run, tid, WorkloadResult([
-            Metric("fsync.fdatasync_8k.ops_per_s", 1000.0 + pos, "ops/s", True),
-            Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True)]))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult(
+                [
+                    Metric("fsync.fdatasync_8k.ops_per_s", 1000.0 + pos, "ops/s", True),
+                    Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True),
+                ]
+            ),
+        )
         store.finish_run(run, "ok")
         run = store.start_run(tid, "pgbench-init", {"scale": 10})
-        store.add_result(run, tid, WorkloadResult([
-            Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
-            # A parser that divided by zero: must come out as null, not Infinity.
-            Metric("pgbench_init.vacuum_s", math.inf, "s", False)]))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult(
+                [
+                    Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
+                    # A parser that divided by zero: must come out as null, not Infinity.
+                    Metric("pgbench_init.vacuum_s", math.inf, "s", False),
+                ]
+            ),
+        )
         store.finish_run(run, "ok")
         run = store.start_run(tid, "pgbench", {"clients": 8, "rate": math.nan})
         if fs == "btrfs":
             store.finish_run(run, "failed", RUN_ERROR)
             continue
-        store.add_result(run, tid, WorkloadResult(
-            [Metric("pgbench.tps", 900.0 + pos, "tx/s", True),
-             Metric("pgbench.transactions", 4500.0 + pos, "tx", None)],  # informational
-            [Series("pgbench.tps", "tx/s", [(1.0, 890.0), (2.0, 910.0)])]))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult(
+                [
+                    Metric("pgbench.tps", 900.0 + pos, "tx/s", True),
+                    Metric("pgbench.transactions", 4500.0 + pos, "tx", None),
+                ],  # informational
+                [Series("pgbench.tps", "tx/s", [(1.0, 890.0), (2.0, 910.0)])],
+            ),
+        )
         store.finish_run(run, "ok")
     tid = store.add_target("zfs", 3, "dir", "zfs", {})
     store.set_target(tid, "skipped", reason=SKIP_REASON)
@@ -62,23 +97,42 @@ def test_export_structure(tmp_path: Path) -> None:
 
     targets = {t["name"]: t for t in data["targets"]}
     assert list(targets) == ["ext4", "xfs", "btrfs", "zfs"]
-    summary = ("name", "kind", "fs", "status", "reason", "effective_mount_options",
-               "durability", "caveats")
+    summary = (
+        "name",
+        "kind",
+        "fs",
+        "status",
+        "reason",
+        "effective_mount_options",
+        "durability",
+        "caveats",
+    )
     assert {k: targets["xfs"][k] for k in summary} == {
-        "name": "xfs", "kind": "loop", "fs": "xfs", "status": "ok", "reason": None,
+        "name": "xfs",
+        "kind": "loop",
+        "fs": "xfs",
+        "status": "ok",
+        "reason": None,
         "effective_mount_options": ["rw", "noatime"],
-        "durability": {"level": "safe", "reasons": []}, "caveats": []}
+        "durability": {"level": "safe", "reasons": []},
+        "caveats": [],
+    }
     # what was not recorded is there, empty: one shape for every target
-    assert (targets["xfs"]["device"], targets["xfs"]["geometry"], targets["xfs"]["postgres"],
-            targets["xfs"]["sysctls"]) == ("/dev/loop0", None, None, {})
+    assert (
+        targets["xfs"]["device"],
+        targets["xfs"]["geometry"],
+        targets["xfs"]["postgres"],
+        targets["xfs"]["sysctls"],
+    ) == ("/dev/loop0", None, None, {})
     assert targets["zfs"]["status"] == "skipped" and targets["zfs"]["reason"] == SKIP_REASON
     assert targets["zfs"]["effective_mount_options"] == []
     assert targets["zfs"]["durability"] is None  # never mounted: nothing to classify
 
     assert len(data["runs"]) == 9
     failed = [r for r in data["runs"] if r["status"] == "failed"]
-    assert [(r["target"], r["fs"], r["workload"], r["error"]) for r in failed] == \
-        [("btrfs", "btrfs", "pgbench", RUN_ERROR)]
+    assert [(r["target"], r["fs"], r["workload"], r["error"]) for r in failed] == [
+        ("btrfs", "btrfs", "pgbench", RUN_ERROR)
+    ]
     assert failed[0]["metrics"] == [] and failed[0]["series"] == {}
     assert failed[0]["params"] == {"clients": 8, "rate": None}
 
@@ -87,7 +141,11 @@ def test_export_metrics_and_series(tmp_path: Path) -> None:
     data = campaign_data(load_campaign(build_results(tmp_path / "res")))
     metrics = {(r["target"], m["name"]): m for r in data["runs"] for m in r["metrics"]}
     assert metrics[("xfs", "pgbench.tps")] == {
-        "name": "pgbench.tps", "value": 901.0, "unit": "tx/s", "direction": "higher"}
+        "name": "pgbench.tps",
+        "value": 901.0,
+        "unit": "tx/s",
+        "direction": "higher",
+    }
     assert metrics[("ext4", "pgbench_init.elapsed_s")]["direction"] == "lower"
     assert metrics[("ext4", "pgbench.transactions")]["direction"] == "none"  # no direction
     assert metrics[("ext4", "pgbench_init.vacuum_s")]["value"] is None  # was inf
@@ -95,6 +153,7 @@ def test_export_metrics_and_series(tmp_path: Path) -> None:
     assert wt["value"] is None and wt["direction"] == "higher"  # unsupported is not zero
 
     run = next(r for r in data["runs"] if r["target"] == "ext4" and r["workload"] == "pgbench")
-    assert run["series"] == {"pgbench.tps": {"unit": "tx/s",
-                                             "points": [[1.0, 890.0], [2.0, 910.0]]}}
+    assert run["series"] == {
+        "pgbench.tps": {"unit": "tx/s", "points": [[1.0, 890.0], [2.0, 910.0]]}
+    }
     assert run["started"] <= run["ended"] and run["fs"] == "ext4"

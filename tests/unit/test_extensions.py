@@ -73,8 +73,11 @@ def _charts(name: str, specs: list[figures.FigureSpec]) -> None:
 
 
 def _releaser(name: str, undo) -> None:
-    required = [p for p in inspect.signature(undo).parameters.values()
-                if p.default is inspect.Parameter.empty]
+    required = [
+        p
+        for p in inspect.signature(undo).parameters.values()
+        if p.default is inspect.Parameter.empty
+    ]
     assert len(required) == 1  # (the recorded resource)
     assert RELEASERS[name] is undo
 
@@ -112,20 +115,23 @@ def test_the_installed_metadata_is_pyprojects() -> None:
     declared = tomllib.loads(PYPROJECT.read_text())["project"]["entry-points"]
     installed = metadata.distribution("pgfsbench").entry_points
     for group in extensions.GROUPS:
-        assert {ep.name: ep.value for ep in installed.select(group=group)} == \
-            declared[group], f"{group}: refresh the install (pip install -e '.[test]' --no-deps)"
+        assert {ep.name: ep.value for ep in installed.select(group=group)} == declared[group], (
+            f"{group}: refresh the install (pip install -e '.[test]' --no-deps)"
+        )
 
 
 def test_a_misfit_is_refused_naming_the_entry() -> None:
     assert "not a WorkloadKind" in workloads.contract("x", object())
     assert "type 'fsync'" in workloads.contract("x", workloads.kind("fsync"))
     assert "not a tuple of Recipes" in filesystems.contract("x", "ext4")
-    assert "has no advice writer" in formats.contract("advice.markdown",
-                                                      formats.pick("markdown", "export"))
+    assert "has no advice writer" in formats.contract(
+        "advice.markdown", formats.pick("markdown", "export")
+    )
     assert "KIND.FORMAT" in formats.contract("markdown", formats.pick("markdown", "export"))
     assert "not registered with @releaser" in releasers.contract("mount", print)
-    assert "named 'sizes'" in check_contract("x", extensions.load(
-        extensions.CHECKS, "sizes", check_contract))
+    assert "named 'sizes'" in check_contract(
+        "x", extensions.load(extensions.CHECKS, "sizes", check_contract)
+    )
 
 
 LAZY = """
@@ -141,8 +147,9 @@ print(json.dumps([names, before, after]))
 
 
 def test_names_come_without_importing_and_a_kind_alone() -> None:
-    out = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", LAZY], capture_output=True, text=True, check=True
+    ).stdout
     names, before, after = json.loads(out)
     assert "fsync" in names and "pgbench" in names
     assert "pgfsbench.workloads.pgbench_tpcb" not in before
@@ -162,6 +169,7 @@ print(sorted(m for m in ("numpy", "scipy", "pgfsbench.analysis.advice") if m in 
 def test_the_formats_load_light_for_the_help() -> None:
     """The CLI lists every kind's formats in its help on each start: their modules import
     no analysis (the writers do, when they write)."""
-    out = subprocess.run([sys.executable, "-c", HELP], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", HELP], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

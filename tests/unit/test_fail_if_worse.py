@@ -29,25 +29,33 @@ JITTER = [1.004, 0.997, 1.002, 0.996, 1.003, 0.998, 1.001, 0.999]  # each target
 FACTORS = {"slow": 0.85, "slightly": 0.96, "same": 1.0, "fast": 1.15}
 
 
-def _store(results: Path, campaign_id: str, targets: dict[str, float], rounds: int,
-           noisy: bool = False) -> Path:
+def _store(
+    results: Path, campaign_id: str, targets: dict[str, float], rounds: int, noisy: bool = False
+) -> Path:
     store = Store.create(results)
     store.start_campaign(campaign_id, "gate", {"name": "gate"}, {"kernel": "6.8.0"}, "0.1.0")
     for pos, (name, factor) in enumerate(targets.items()):
         tid = store.add_target(name, pos, "loop", "ext4", {"size": "1G"})
-        store.set_target(tid, "ok", provenance={"kind": "loop", "fs": "ext4",
-                                                "effective_mount_options": ["rw"]})
+        store.set_target(
+            tid, "ok", provenance={"kind": "loop", "fs": "ext4", "effective_mount_options": ["rw"]}
+        )
         for r in range(1, rounds + 1):
             jitter = JITTER[(r + pos * 3) % len(JITTER)]
             if noisy:  # wild swings: nothing can be decided
                 jitter = 1.6 if (r + pos) % 2 else 0.6
             tps = DRIFT[r - 1] * factor * jitter
-            run = store.start_run(tid, "pgbench", {"type": "pgbench", "clients": 4},
-                                  repetition=r)
-            store.add_result(run, tid, WorkloadResult([
-                Metric("pgbench.tps", tps, "tx/s", True),
-                Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False),
-                Metric("pgbench.transactions", tps * 3, "tx", None)]))
+            run = store.start_run(tid, "pgbench", {"type": "pgbench", "clients": 4}, repetition=r)
+            store.add_result(
+                run,
+                tid,
+                WorkloadResult(
+                    [
+                        Metric("pgbench.tps", tps, "tx/s", True),
+                        Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False),
+                        Metric("pgbench.transactions", tps * 3, "tx", None),
+                    ]
+                ),
+            )
     store.end_campaign("ok")
     store.close()
     return results
@@ -55,16 +63,19 @@ def _store(results: Path, campaign_id: str, targets: dict[str, float], rounds: i
 
 @pytest.fixture(scope="module")
 def paired(tmp_path_factory) -> Path:
-    return _store(tmp_path_factory.mktemp("gate") / "paired", "c-paired",
-                  {"base": 1.0, **FACTORS}, ROUNDS)
+    return _store(
+        tmp_path_factory.mktemp("gate") / "paired", "c-paired", {"base": 1.0, **FACTORS}, ROUNDS
+    )
 
 
 def cli(*args: str):
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
 
 
-@pytest.mark.parametrize("text,value", [("5%", 0.05), ("5", 0.05), ("0", 0.0),
-                                        ("2.5 %", 0.025), (".5%", 0.005), ("1000%", 10.0)])
+@pytest.mark.parametrize(
+    "text,value",
+    [("5%", 0.05), ("5", 0.05), ("0", 0.0), ("2.5 %", 0.025), (".5%", 0.005), ("1000%", 10.0)],
+)
 def test_thresholds_are_percentages(text, value) -> None:
     assert parse_threshold(text) == pytest.approx(value)
 
@@ -79,8 +90,12 @@ def test_paired_gate_sorts_each_contender_by_its_decision(paired) -> None:
     table = comparison_table(load_campaign(paired), "base")
     rows = [r for r in table.rows if r.metric == "pgbench.tps"]
     verdicts = {t: c.verdict.kind for t, c in rows[0].cells.items() if c.verdict}
-    assert verdicts == {"slow": "worse", "slightly": "worse", "same": "equivalent",
-                        "fast": "better"}
+    assert verdicts == {
+        "slow": "worse",
+        "slightly": "worse",
+        "same": "equivalent",
+        "fast": "better",
+    }
     assert all(c.comparison.paired is not None for t, c in rows[0].cells.items() if t != "base")
 
     at5 = gate(table, rows, 0.05)
@@ -118,20 +133,45 @@ def test_the_cli_exits_4_naming_what_failed(paired) -> None:
 
 
 def test_the_cli_passes_when_the_baseline_is_the_slow_one(paired) -> None:
-    result = cli("compare", str(paired), "--baseline", "slow", "--fail-if-worse", "5%",
-                 "--format", "json")
+    result = cli(
+        "compare", str(paired), "--baseline", "slow", "--fail-if-worse", "5%", "--format", "json"
+    )
     assert result.exit_code == exits.OK, result.output
     assert result.stdout.lstrip().startswith("{")  # stdout stays machine-readable
-    assert "no contender is significantly worse than the baseline slow by more than 5%" \
+    assert (
+        "no contender is significantly worse than the baseline slow by more than 5%"
         in result.stderr
+    )
 
 
 def test_the_gate_covers_the_rows_shown(paired) -> None:
     # --metric picks the rows: a latency regression fails only when latency is shown.
-    assert cli("compare", str(paired), "--baseline", "base", "--metric", "pgbench.transactions",
-               "--fail-if-worse", "0").exit_code == exits.OK
-    assert cli("compare", str(paired), "--baseline", "base", "--metric", "pgbench.latency_*",
-               "--fail-if-worse", "5").exit_code == exits.WORSE
+    assert (
+        cli(
+            "compare",
+            str(paired),
+            "--baseline",
+            "base",
+            "--metric",
+            "pgbench.transactions",
+            "--fail-if-worse",
+            "0",
+        ).exit_code
+        == exits.OK
+    )
+    assert (
+        cli(
+            "compare",
+            str(paired),
+            "--baseline",
+            "base",
+            "--metric",
+            "pgbench.latency_*",
+            "--fail-if-worse",
+            "5",
+        ).exit_code
+        == exits.WORSE
+    )
 
 
 def test_without_the_option_worse_still_exits_0(paired) -> None:

@@ -44,6 +44,7 @@ def metrics_by_name(metrics) -> dict[str, float]:
 
 # --- the fdatasync job ----------------------------------------------------------
 
+
 def test_fsync_latency_job_has_sync_latency_distribution():
     out = parse_fio_json(fixture("fio_fsync_latency_8k.json"))
     assert out.version == "fio-3.33"
@@ -73,15 +74,17 @@ def test_fsync_latency_job_has_sync_latency_distribution():
 def test_fsync_latency_metrics():
     m = fsync_latency_metrics(fixture("fio_fsync_latency_8k.json"))
     values = metrics_by_name(m)
-    assert values == pytest.approx({
-        "fsync_latency.sync_p50_us": 150.528,
-        "fsync_latency.sync_p90_us": 197.632,
-        "fsync_latency.sync_p99_us": 288.768,
-        "fsync_latency.sync_p99_9_us": 16187.392,
-        "fsync_latency.sync_max_us": 18690.145,
-        "fsync_latency.sync_mean_us": 184.990785613,
-        "fsync_latency.syncs_per_s": 4921 / 1.001,
-    })
+    assert values == pytest.approx(
+        {
+            "fsync_latency.sync_p50_us": 150.528,
+            "fsync_latency.sync_p90_us": 197.632,
+            "fsync_latency.sync_p99_us": 288.768,
+            "fsync_latency.sync_p99_9_us": 16187.392,
+            "fsync_latency.sync_max_us": 18690.145,
+            "fsync_latency.sync_mean_us": 184.990785613,
+            "fsync_latency.syncs_per_s": 4921 / 1.001,
+        }
+    )
     # one fdatasync per write: the sync rate is fio's write iops
     assert values["fsync_latency.syncs_per_s"] == pytest.approx(4916.083916)
     directions = {x.name: x.higher_is_better for x in m}
@@ -94,11 +97,13 @@ def test_a_job_without_syncs_has_no_sync_section():
     job = parse_fio_json(fixture("fio_randread_8k_direct.json")).jobs[0]
     assert job.sync is None  # fio prints "sync" with N = 0
     with pytest.raises(ValueError, match="no fdatasync"):
-        fsync_latency_metrics(fixture("fio_randread_8k_direct.json").replace(
-            '"randread_8k"', '"fsync-latency"'))
+        fsync_latency_metrics(
+            fixture("fio_randread_8k_direct.json").replace('"randread_8k"', '"fsync-latency"')
+        )
 
 
 # --- O_DIRECT jobs ----------------------------------------------------------------
+
 
 def test_randread_direct():
     job = parse_fio_json(fixture("fio_randread_8k_direct.json")).job("randread_8k")
@@ -139,15 +144,20 @@ def test_libaio_queue_depth():
 
 def test_cell_metrics_names_units_and_values():
     m = cell_metrics(Cell("randread", 8192), fixture("fio_randread_8k_direct.json"))
-    assert metrics_by_name(m) == pytest.approx({
-        "fileio.randread_8k.iops": 12544.455544,
-        "fileio.randread_8k.mb_per_s": 102.764179,
-        "fileio.randread_8k.lat_p50_us": 48.896,
-        "fileio.randread_8k.lat_p99_us": 179.2,
-    })
+    assert metrics_by_name(m) == pytest.approx(
+        {
+            "fileio.randread_8k.iops": 12544.455544,
+            "fileio.randread_8k.mb_per_s": 102.764179,
+            "fileio.randread_8k.lat_p50_us": 48.896,
+            "fileio.randread_8k.lat_p99_us": 179.2,
+        }
+    )
     assert {x.name: x.higher_is_better for x in m} == {
-        "fileio.randread_8k.iops": True, "fileio.randread_8k.mb_per_s": True,
-        "fileio.randread_8k.lat_p50_us": False, "fileio.randread_8k.lat_p99_us": False}
+        "fileio.randread_8k.iops": True,
+        "fileio.randread_8k.mb_per_s": True,
+        "fileio.randread_8k.lat_p50_us": False,
+        "fileio.randread_8k.lat_p99_us": False,
+    }
     assert m[1].unit == "MB/s (10^6 B/s)"
 
     w = metrics_by_name(cell_metrics(Cell("write", 2**20), fixture("fio_write_1m_direct.json")))
@@ -158,26 +168,42 @@ def test_cell_metrics_names_units_and_values():
 def test_cell_metrics_refuse_a_cell_without_io():
     # the layout job ran with create_only=1: no I/O was measured
     with pytest.raises(ValueError, match="no I/O"):
-        cell_metrics(Cell("read", 2**20), fixture("fio_layout_create_only.json").replace(
-            '"layout"', '"read_1m"'))
+        cell_metrics(
+            Cell("read", 2**20),
+            fixture("fio_layout_create_only.json").replace('"layout"', '"read_1m"'),
+        )
 
 
 def test_matrix_cells_and_stable_names():
-    params = FileioWorkload(type="fileio", patterns=["randread", "write"],
-                            block_sizes=["8k", "1M", "8K", "1536"])
+    params = FileioWorkload(
+        type="fileio", patterns=["randread", "write"], block_sizes=["8k", "1M", "8K", "1536"]
+    )
     assert [c.name for c in cells(params)] == [
-        "randread_8k", "randread_1m", "randread_1536m",
-        "write_8k", "write_1m", "write_1536m"]
+        "randread_8k",
+        "randread_1m",
+        "randread_1536m",
+        "write_8k",
+        "write_1m",
+        "write_1536m",
+    ]
     assert [block_label(n) for n in (512, 1536, 4096, 2**20, 3 * 2**30)] == [
-        "512b", "1536b", "4k", "1m", "3g"]
+        "512b",
+        "1536b",
+        "4k",
+        "1m",
+        "3g",
+    ]
 
 
 # --- text around the JSON, and errors -------------------------------------------
 
+
 def test_note_before_json_is_kept_as_preamble():
     out = parse_fio_json(fixture("fio_note_before_json.json"))
-    assert out.preamble == ("note: both iodepth >= 1 and synchronous I/O engine are selected, "
-                            "queue depth will be capped at 1")
+    assert out.preamble == (
+        "note: both iodepth >= 1 and synchronous I/O engine are selected, "
+        "queue depth will be capped at 1"
+    )
     r = out.job("randread_8k").read
     assert r.iops == pytest.approx(10716.283716)
     assert r.clat.percentiles_ns[50.0] == 66048
@@ -196,10 +222,13 @@ def test_failed_job_is_an_error_naming_the_cause():
     assert "func=open(" in message  # fio's own line from before the JSON
 
 
-@pytest.mark.parametrize("name, says", [
-    ("fio_error_bad_rw_exit1", "valid values: read"),
-    ("fio_error_bad_engine_exit1", "func=dlopen"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("fio_error_bad_rw_exit1", "valid values: read"),
+        ("fio_error_bad_engine_exit1", "func=dlopen"),
+    ],
+)
 def test_error_output_is_not_json(name, says):
     with pytest.raises(ValueError, match="fio printed no JSON output") as err:
         parse_fio_json(fixture(f"{name}.stdout.txt"))
@@ -223,13 +252,22 @@ def test_empty_and_broken_output():
         parse_fio_json(fixture("fio_randread_8k_direct.json")).jobs[0].read.clat.percentile_us(12.5)
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("fio_error_bad_rw_exit1", "fio: failed parsing rw=sideways | fio printed no JSON output: "
-                               "valid values: read       Sequential read"),
-    ("fio_error_bad_engine_exit1", "fio: engine nosuch not loadable | fio: failed to load engine"
-                                   " | fio printed no JSON output: fio: file:ioengines.c:134, "
-                                   "func=dlopen, error=nosuch"),
-])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        (
+            "fio_error_bad_rw_exit1",
+            "fio: failed parsing rw=sideways | fio printed no JSON output: "
+            "valid values: read       Sequential read",
+        ),
+        (
+            "fio_error_bad_engine_exit1",
+            "fio: engine nosuch not loadable | fio: failed to load engine"
+            " | fio printed no JSON output: fio: file:ioengines.c:134, "
+            "func=dlopen, error=nosuch",
+        ),
+    ],
+)
 def test_failure_reason_in_fios_words(name, reason):
     said = failure_reason(fixture(f"{name}.stdout.txt"), fixture(f"{name}.stderr.txt"))
     assert said.startswith(reason)
@@ -238,8 +276,10 @@ def test_failure_reason_in_fios_words(name, reason):
 def test_failure_reason_of_a_failed_job_comes_from_stdout():
     # fio 3.33 put the error before the JSON on stdout; stderr was empty
     said = failure_reason(fixture("fio_job_error_eacces_exit1.json"), "")
-    assert said.startswith("fio job 'perm' failed with error 13 (Permission denied): fio: "
-                           "pid=16364, err=13/file:filesetup.c:805, func=open(")
+    assert said.startswith(
+        "fio job 'perm' failed with error 13 (Permission denied): fio: "
+        "pid=16364, err=13/file:filesetup.c:805, func=open("
+    )
 
 
 def test_failure_reason_dedupes_and_never_is_empty():
@@ -256,7 +296,9 @@ def test_a_warmup_becomes_fio_ramp_time_and_is_left_out_of_the_stats():
 
     lat = FsyncLatencyWorkload(type="fsync-latency", seconds=5, warmup=2)
     assert "--ramp_time=2" in fio_argv("fio", "/x", lat)
-    assert not any(a.startswith("--ramp_time") for a in fio_argv(
-        "fio", "/x", FsyncLatencyWorkload(type="fsync-latency")))
+    assert not any(
+        a.startswith("--ramp_time")
+        for a in fio_argv("fio", "/x", FsyncLatencyWorkload(type="fsync-latency"))
+    )
     io = FileioWorkload(type="fileio", warmup=1, patterns=["read"], block_sizes=["8k"])
     assert "--ramp_time=1" in cell_argv("fio", "/x", cells(io)[0], io)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is not installed "
-                                  "(pip install -e '.[test]')")
+markdown_it = pytest.importorskip(
+    "markdown_it", reason="markdown-it-py is not installed (pip install -e '.[test]')"
+)
 
 SCRIPT = Path(__file__).resolve().parents[2] / "fleet" / "fleet_report.py"
 spec = importlib.util.spec_from_file_location("fleet_report", SCRIPT)
@@ -42,34 +43,48 @@ def tables(text: str) -> list[list[list[str]]]:
 def headline(hosts: list[str]) -> str:
     key = ("pgbench clients=2", "pgbench.tps", "ext4")
     other = ("pgbench clients=2", "pgbench.tps", "xfs|dax")  # a pipe in a cell, escaped
-    cells = {h: {key: cell(100.0 + i, [90.0, 110.0 + i]), **({other: cell(50.0)} if i else {})}
-             for i, h in enumerate(hosts)}
+    cells = {
+        h: {key: cell(100.0 + i, [90.0, 110.0 + i]), **({other: cell(50.0)} if i else {})}
+        for i, h in enumerate(hosts)
+    }
     return "\n".join(fleet_report.headline_table(cells, hosts)) + "\n"
 
 
-@pytest.mark.parametrize("hosts", [["db-old"], ["db-old", "db-new"],
-                                   ["db-old", "db-new", "gp3"]])
+@pytest.mark.parametrize("hosts", [["db-old"], ["db-old", "db-new"], ["db-old", "db-new", "gp3"]])
 def test_the_headline_table_renders_with_one_host_and_with_several(hosts):
     [table] = tables(headline(hosts))
     header, *rows = table
-    assert header == ["measurement", "metric", "target", *hosts,
-                      *(f"{h} vs db-old" for h in hosts[1:])]
+    assert header == [
+        "measurement",
+        "metric",
+        "target",
+        *hosts,
+        *(f"{h} vs db-old" for h in hosts[1:]),
+    ]
     assert len(rows) == (1 if len(hosts) == 1 else 2)
     assert all(len(r) == len(header) for r in rows)
-    assert rows[0][:4] == ["pgbench clients=2", "pgbench.tps", "ext4",
-                           "100 tps [90, 110] (n=3)"]
+    assert rows[0][:4] == ["pgbench clients=2", "pgbench.tps", "ext4", "100 tps [90, 110] (n=3)"]
     if len(hosts) > 1:
         assert rows[0][len(hosts) + 3] == "×1.01"
         assert rows[1][2] == "xfs|dax" and rows[1][3] == "—"
 
 
 def test_the_hosts_table_renders_with_a_host_that_collected_nothing():
-    text = "\n".join(fleet_report.table(
-        ["host", "campaign", "status"], [["a", "20261126-1", "ok"],
-                                         ["b", "no campaign collected", ""]])) + "\n"
+    text = (
+        "\n".join(
+            fleet_report.table(
+                ["host", "campaign", "status"],
+                [["a", "20261126-1", "ok"], ["b", "no campaign collected", ""]],
+            )
+        )
+        + "\n"
+    )
     [table] = tables(text)
-    assert table == [["host", "campaign", "status"], ["a", "20261126-1", "ok"],
-                     ["b", "no campaign collected", ""]]
+    assert table == [
+        ["host", "campaign", "status"],
+        ["a", "20261126-1", "ok"],
+        ["b", "no campaign collected", ""],
+    ]
 
 
 def test_a_row_of_another_width_is_refused():

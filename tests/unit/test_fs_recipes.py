@@ -41,12 +41,19 @@ def _name(option: str) -> str:
 
 # --- every recipe declares every piece ------------------------------------------------
 
+
 def test_the_registry_holds_the_filesystems_pgfsbench_makes() -> None:
     assert [r.fs for r in ALL] == ["btrfs", "ext2", "ext3", "ext4", "f2fs", "xfs", "zfs"]
     package = Path(registry.__file__).parent
     families = {p.stem for p in package.glob("*.py")} - {
-        "__init__", "recipe", "registry", "mountcheck", "mountoptions", "optionvalues",
-        "textfacts"}
+        "__init__",
+        "recipe",
+        "registry",
+        "mountcheck",
+        "mountoptions",
+        "optionvalues",
+        "textfacts",
+    }
     assert families == {"ext", "xfs", "btrfs", "f2fs", "zfs"}  # a new module: a new family
 
 
@@ -54,10 +61,17 @@ def test_the_registry_holds_the_filesystems_pgfsbench_makes() -> None:
 def test_making_it(r: Recipe) -> None:
     argv = r.mkfs_argv("/dev/loop9", ["-L", "x"])
     assert argv[0] == r.mkfs_tool and argv[-1] == "/dev/loop9"
-    assert argv[1:1 + len(r.force_flags)] == list(r.force_flags) and r.force_flags
+    assert argv[1 : 1 + len(r.force_flags)] == list(r.force_flags) and r.force_flags
     assert "-L" in argv and r.apt_package and r.min_size_mb > 0
     assert r.driver and r.mount_argv("/dev/loop9", "/mnt/x", "noatime") == [
-        "mount", "-t", r.fs, "-o", "noatime", "/dev/loop9", "/mnt/x"]
+        "mount",
+        "-t",
+        r.fs,
+        "-o",
+        "noatime",
+        "/dev/loop9",
+        "/mnt/x",
+    ]
     assert all(k.endswith("=") for k in r.device_option_keys)
 
 
@@ -68,8 +82,9 @@ def test_its_log_device(r: Recipe) -> None:
     setup = r.log_device(["-b", "4096"], "/dev/loop8", 64 * 2**20)
     assert isinstance(setup, LogSetup)
     assert setup.mkfs_options[:2] == ["-b", "4096"]  # the plan's own options are kept
-    mentions = " ".join([*setup.mkfs_options, *setup.mount_options,
-                         *(" ".join(a) for a in setup.before_mkfs)])
+    mentions = " ".join(
+        [*setup.mkfs_options, *setup.mount_options, *(" ".join(a) for a in setup.before_mkfs)]
+    )
     assert "/dev/loop8" in mentions
     assert all(_name(o) in _known(r) for o in setup.mount_options)
     assert device_options(setup.mkfs_options)  # what the plan itself may not give
@@ -110,6 +125,7 @@ def test_its_durability(r: Recipe) -> None:
 
 # --- unknown filesystems ---------------------------------------------------------------
 
+
 def test_an_unknown_filesystem_names_the_known_ones_and_the_dir_target() -> None:
     with pytest.raises(UnknownFilesystem) as info:
         recipe("ufs")
@@ -128,19 +144,30 @@ def test_a_plan_with_an_unknown_fs_points_to_the_dir_target() -> None:
 
 # --- a toy filesystem: one module (this one) is all it takes ---------------------------
 
+
 def _toy_geometry(device: str | None, mount_point: str | None) -> list[GeometryReader]:
-    return [GeometryReader(["toyinfo", str(device)], lambda text: {"toy.blocks": len(text)})
-            ] if device else []
+    return (
+        [GeometryReader(["toyinfo", str(device)], lambda text: {"toy.blocks": len(text)})]
+        if device
+        else []
+    )
 
 
 TOY = Recipe(
-    fs="toyfs", mkfs_tool="mkfs.toy", force_flags=("--yes",), apt_package="toy-tools",
-    min_size_mb=8, log_device=None, device_option_keys=frozenset({"toydev="}),
+    fs="toyfs",
+    mkfs_tool="mkfs.toy",
+    force_flags=("--yes",),
+    apt_package="toy-tools",
+    min_size_mb=8,
+    log_device=None,
+    device_option_keys=frozenset({"toydev="}),
     mount_options=frozenset({"toyopt", "toycow", "notoycow", "toysum", "toydev"}),
-    kernel_defaults=frozenset({"toyopt=4k"}), implied_by={"toysum": ("notoycow",)},
+    kernel_defaults=frozenset({"toyopt=4k"}),
+    implied_by={"toysum": ("notoycow",)},
     geometry=_toy_geometry,
     atomic_writes=AtomicWrites("toy shadow paging", unless=frozenset({"notoycow"})),
-    durability_notes={"notoycow": "notoycow makes toy pages tear"})
+    durability_notes={"notoycow": "notoycow makes toy pages tear"},
+)
 
 
 @pytest.fixture
@@ -151,25 +178,38 @@ def toy() -> Recipe:
 
 
 def test_a_toy_filesystem_is_accepted_by_plan_loading(toy: Recipe) -> None:
-    plan = parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nsize = "64M"\n'
-                      'mount = "toyopt=4096,noatime"\n' + TAIL, "p.toml")
+    plan = parse_plan(
+        'name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nsize = "64M"\n'
+        'mount = "toyopt=4096,noatime"\n' + TAIL,
+        "p.toml",
+    )
     assert plan.targets[0].fs == "toyfs" and plan.targets[0].mount == "toyopt=4096,noatime"
     with pytest.raises(UserError, match="toyfs has no mount option 'logbsize'"):
-        parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nmount = "logbsize=64k"\n'
-                   + TAIL, "p.toml")
-    with pytest.raises(UserError, match=r"toyfs cannot use an external log device \(only "
-                                        r"ext3, ext4, xfs\)"):
-        parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nlog_size = "64M"\n'
-                   + TAIL, "p.toml")
+        parse_plan(
+            'name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nmount = "logbsize=64k"\n' + TAIL,
+            "p.toml",
+        )
+    with pytest.raises(
+        UserError,
+        match=r"toyfs cannot use an external log device \(only "
+        r"ext3, ext4, xfs\)",
+    ):
+        parse_plan(
+            'name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nlog_size = "64M"\n' + TAIL, "p.toml"
+        )
     with pytest.raises(UserError, match="names a device"):
-        parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nmount = "toydev=x"\n'
-                   + TAIL, "p.toml")
+        parse_plan(
+            'name = "p"\n[[targets]]\nname = "a"\nfs = "toyfs"\nmount = "toydev=x"\n' + TAIL,
+            "p.toml",
+        )
 
 
 def test_a_toy_filesystem_in_the_mount_option_check(toy: Recipe) -> None:
     assert unknown_mount_options("toyfs", "toyopt,noatime,nobarrier") == ["nobarrier"]
-    rows = {c["option"]: c["status"] for c in mount_option_changes(
-        "toyopt=4096,toysum,toycow", ["rw", "notoycow"], fs="toyfs")}
+    rows = {
+        c["option"]: c["status"]
+        for c in mount_option_changes("toyopt=4096,toysum,toycow", ["rw", "notoycow"], fs="toyfs")
+    }
     # its kernel default in another unit, implied by what is listed, its opposite listed
     assert rows == {"toyopt=4096": DEFAULT, "toysum": IMPLIED, "toycow": CHANGED}
     # another filesystem's defaults are not the toy's
@@ -200,14 +240,18 @@ def test_registering_a_filesystem_twice_is_refused(toy: Recipe) -> None:
 
 # --- the read side reads recipes without provisioning ----------------------------------
 
+
 def test_the_read_side_imports_no_provisioning() -> None:
-    code = ("import sys\n"
-            "import pgfsbench.filesystems.registry as r, pgfsbench.plan.model, "
-            "pgfsbench.analysis.durability, pgfsbench.report.html, pgfsbench.report.terminal\n"
-            "r.recipes()\n"
-            "print(sorted(m for m in sys.modules if m.startswith('pgfsbench.provision')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    code = (
+        "import sys\n"
+        "import pgfsbench.filesystems.registry as r, pgfsbench.plan.model, "
+        "pgfsbench.analysis.durability, pgfsbench.report.html, pgfsbench.report.terminal\n"
+        "r.recipes()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pgfsbench.provision')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 

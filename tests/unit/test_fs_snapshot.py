@@ -62,10 +62,14 @@ def test_a_gone_btrfs_snapshot_is_released(tmp_path):
 
 
 def test_metrics_where_not_offered():
-    m = {x.name: x for x in snapshot_metrics(None, (1.48, 83.2 * 2**20),
-                                             "not offered: ext4 has no snapshots")}
+    m = {
+        x.name: x
+        for x in snapshot_metrics(None, (1.48, 83.2 * 2**20), "not offered: ext4 has no snapshots")
+    }
     assert m["fs_snapshot.offered"].value == 0.0 and m["fs_snapshot.seconds"].value is None
     assert round(m["fs_snapshot.basebackup_mb_used"].value, 1) == 83.2
     m = {x.name: x for x in snapshot_metrics((0.0044, 0.0), (0.88, 74.3 * 2**20), "")}
-    assert m["fs_snapshot.offered"].value == 1.0 and "crash-consistent" in m[
-        "fs_snapshot.offered"].note
+    assert (
+        m["fs_snapshot.offered"].value == 1.0
+        and "crash-consistent" in m["fs_snapshot.offered"].note
+    )

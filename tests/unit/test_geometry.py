@@ -36,6 +36,7 @@ def fixture(name: str) -> str:
 
 # --- xfs -----------------------------------------------------------------------------
 
+
 def test_xfs_info_stripe_alignment_and_internal_log() -> None:
     facts = parse_xfs_info(fixture("xfs_info_su_sw.txt"))
     assert facts["meta-data.agcount"] == 4 and facts["meta-data.agsize"] == 25600
@@ -70,6 +71,7 @@ def test_xfs_info_error_output_gives_no_facts() -> None:
 
 # --- ext2/3/4 ------------------------------------------------------------------------
 
+
 def test_dumpe2fs_raid_stride_and_internal_journal() -> None:
     facts = parse_dumpe2fs(fixture("dumpe2fs_ext4_stride.txt"))
     assert facts["raid_stride"] == 2 and facts["raid_stripe_width"] == 6
@@ -100,6 +102,7 @@ def test_dumpe2fs_error_output_gives_no_facts() -> None:
 
 # --- btrfs ---------------------------------------------------------------------------
 
+
 def test_btrfs_dump_super_default_and_tuned() -> None:
     default = parse_btrfs_super(fixture("btrfs_dump_super_default.txt"))
     tuned = parse_btrfs_super(fixture("btrfs_dump_super_tuned.txt"))
@@ -113,9 +116,15 @@ def test_btrfs_dump_super_default_and_tuned() -> None:
 
 def test_btrfs_profiles_from_filesystem_df() -> None:
     assert parse_btrfs_df(fixture("btrfs_filesystem_df_default.txt")) == {
-        "profile.data": "single", "profile.system": "DUP", "profile.metadata": "DUP"}
+        "profile.data": "single",
+        "profile.system": "DUP",
+        "profile.metadata": "DUP",
+    }
     assert parse_btrfs_df(fixture("btrfs_filesystem_df_tuned.txt")) == {  # -m single
-        "profile.data": "single", "profile.system": "single", "profile.metadata": "single"}
+        "profile.data": "single",
+        "profile.system": "single",
+        "profile.metadata": "single",
+    }
     assert parse_btrfs_df(fixture("btrfs_filesystem_df_error_not_btrfs_exit1.stderr.txt")) == {}
 
 
@@ -124,6 +133,7 @@ def test_btrfs_error_output_gives_no_facts() -> None:
 
 
 # --- running the tools never raises ---------------------------------------------------
+
 
 def test_geometry_of_an_unknown_fs_or_missing_device_is_an_error_entry() -> None:
     g = filesystem_geometry("tmpfs", None)
@@ -144,8 +154,10 @@ def test_a_parser_bug_is_an_error_entry(monkeypatch: pytest.MonkeyPatch) -> None
     assert "ZeroDivisionError" in filesystem_geometry("xfs", "/dev/loop0")["error"]
 
 
-@pytest.mark.skipif(shutil.which("dumpe2fs") is None and not Path("/usr/sbin/dumpe2fs").exists(),
-                    reason="dumpe2fs (e2fsprogs) is not installed")
+@pytest.mark.skipif(
+    shutil.which("dumpe2fs") is None and not Path("/usr/sbin/dumpe2fs").exists(),
+    reason="dumpe2fs (e2fsprogs) is not installed",
+)
 def test_a_failing_tool_returns_its_error_text() -> None:
     g = filesystem_geometry("ext4", "/dev/pgfsbench-no-such-device")
     assert g["facts"] == {} and g["tool"][:2] == ["dumpe2fs", "-h"]
@@ -153,6 +165,7 @@ def test_a_failing_tool_returns_its_error_text() -> None:
 
 
 # --- device facts from a fake /sys ----------------------------------------------------
+
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,18 +176,30 @@ def _fake_sys(root: Path) -> Path:
     """/sys/class/block with a loop device, a disk and one partition of it."""
     devices = root / "devices"
     loop = devices / "virtual" / "block" / "loop3"
-    for attr, value in {"dev": "7:3", "size": "4194304", "queue/rotational": "0",
-                        "queue/logical_block_size": "512", "queue/physical_block_size": "4096",
-                        "queue/scheduler": "none [mq-deadline] kyber bfq",
-                        "queue/read_ahead_kb": "128", "queue/nr_requests": "4",
-                        "queue/write_cache": "write back", "loop/backing_file":
-                        "/var/tmp/pgfsbench/x/image.img", "loop/dio": "1"}.items():
+    for attr, value in {
+        "dev": "7:3",
+        "size": "4194304",
+        "queue/rotational": "0",
+        "queue/logical_block_size": "512",
+        "queue/physical_block_size": "4096",
+        "queue/scheduler": "none [mq-deadline] kyber bfq",
+        "queue/read_ahead_kb": "128",
+        "queue/nr_requests": "4",
+        "queue/write_cache": "write back",
+        "loop/backing_file": "/var/tmp/pgfsbench/x/image.img",
+        "loop/dio": "1",
+    }.items():
         _write(loop / attr, value)
     disk = devices / "pci0" / "block" / "sda"
-    for attr, value in {"dev": "8:0", "size": "2000409264", "queue/rotational": "1",
-                        "queue/scheduler": "[none] mq-deadline", "queue/write_cache":
-                        "write through", "device/model": "ST1000DM010-2EP1",
-                        "device/vendor": "ATA"}.items():
+    for attr, value in {
+        "dev": "8:0",
+        "size": "2000409264",
+        "queue/rotational": "1",
+        "queue/scheduler": "[none] mq-deadline",
+        "queue/write_cache": "write through",
+        "device/model": "ST1000DM010-2EP1",
+        "device/vendor": "ATA",
+    }.items():
         _write(disk / attr, value)
     _write(disk / "sda1" / "dev", "8:1")
     _write(disk / "sda1" / "size", "2048")
@@ -190,15 +215,25 @@ def test_device_facts_of_a_loop_device(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(devinfo, "SYS_CLASS_BLOCK", _fake_sys(tmp_path))
     facts = devinfo.device_facts("/dev/loop3")
     assert facts == {
-        "device": "/dev/loop3", "name": "loop3", "dev": "7:3", "size_bytes": 2 * 2**30,
-        "rotational": False, "logical_block_size": 512, "physical_block_size": 4096,
-        "scheduler": "mq-deadline", "read_ahead_kb": 128, "nr_requests": 4,
-        "write_cache": "write back", "loop_backing_file": "/var/tmp/pgfsbench/x/image.img",
-        "loop_dio": True}
+        "device": "/dev/loop3",
+        "name": "loop3",
+        "dev": "7:3",
+        "size_bytes": 2 * 2**30,
+        "rotational": False,
+        "logical_block_size": 512,
+        "physical_block_size": 4096,
+        "scheduler": "mq-deadline",
+        "read_ahead_kb": 128,
+        "nr_requests": 4,
+        "write_cache": "write back",
+        "loop_backing_file": "/var/tmp/pgfsbench/x/image.img",
+        "loop_dio": True,
+    }
 
 
-def test_device_facts_of_a_partition_use_its_disk(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_device_facts_of_a_partition_use_its_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(devinfo, "SYS_CLASS_BLOCK", _fake_sys(tmp_path))
     facts = devinfo.device_facts("/dev/sda1")
     assert facts["size_bytes"] == 2048 * 512 and facts["partition_of"] == "sda"
@@ -208,8 +243,7 @@ def test_device_facts_of_a_partition_use_its_disk(tmp_path: Path,
     assert "loop_dio" not in facts
 
 
-def test_device_facts_of_an_unknown_device(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_device_facts_of_an_unknown_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(devinfo, "SYS_CLASS_BLOCK", _fake_sys(tmp_path))
     assert "not a block device" in devinfo.device_facts("/dev/nvme9n9")["error"]
 
@@ -237,11 +271,15 @@ def test_sysctl_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     _write(tmp_path / "kernel" / "sched_autogroup_enabled", "1")
     _write(tmp_path / "net" / "ipv4" / "ip_local_port_range", "32768\t60999")
     monkeypatch.setattr(devinfo, "PROC_SYS", tmp_path)
-    snap = devinfo.sysctl_snapshot(["kernel.sched_autogroup_enabled",
-                                    "net.ipv4.ip_local_port_range", "vm.dirty_ratio"])
-    assert snap == {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0,
-                    "kernel.sched_autogroup_enabled": 1,
-                    "net.ipv4.ip_local_port_range": "32768 60999"}
+    snap = devinfo.sysctl_snapshot(
+        ["kernel.sched_autogroup_enabled", "net.ipv4.ip_local_port_range", "vm.dirty_ratio"]
+    )
+    assert snap == {
+        "vm.dirty_ratio": 20,
+        "vm.dirty_bytes": 0,
+        "kernel.sched_autogroup_enabled": 1,
+        "net.ipv4.ip_local_port_range": "32768 60999",
+    }
 
 
 def test_sysctl_snapshot_of_this_machine() -> None:

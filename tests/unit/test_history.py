@@ -70,8 +70,13 @@ def test_the_mark_is_what_compare_decides(nightly) -> None:
 
 def test_another_plan_between_is_its_own_series_entry_but_never_compared(nightly) -> None:
     [ext4] = _series(nightly, target="ext4")
-    assert [p.campaign.plan_name for p in ext4.points] == \
-        ["nightly", "nightly", "weekly", "nightly", "nightly"]
+    assert [p.campaign.plan_name for p in ext4.points] == [
+        "nightly",
+        "nightly",
+        "weekly",
+        "nightly",
+        "nightly",
+    ]
     assert ext4.points[2].note == "another plan than the previous (nightly)"
     assert ext4.points[3].note == "another plan than the previous (weekly)"
 
@@ -79,7 +84,8 @@ def test_another_plan_between_is_its_own_series_entry_but_never_compared(nightly
 def test_metric_glob_and_hosts(nightly, tmp_path) -> None:
     found = _series(nightly, metric="pgbench.*", plan="nightly")
     assert {(s.target, s.metric) for s in found} == {
-        (t, m) for t in ("ext4", "xfs") for m in ("pgbench.tps", "pgbench.latency_avg_ms")}
+        (t, m) for t in ("ext4", "xfs") for m in ("pgbench.tps", "pgbench.latency_avg_ms")
+    }
     stored(tmp_path / "elsewhere", {"ext4": 1.0}, started=T0 + 0.5 * DAY, host="db2")
     both = history(list(campaigns([nightly, tmp_path], None)), target="ext4", plan="nightly")
     assert sorted((s.host, len(s.points)) for s in both) == [("db1", 4), ("db2", 1)]
@@ -89,16 +95,30 @@ def test_formats(nightly) -> None:
     text = cli("history", str(nightly), "--target", "ext4", "--plan", "nightly")
     assert text.exit_code == 0, text.output
     assert re.search(r"c-n3 .* ×0\.800 \[0\.\d+, 0\.\d+\] − p=", text.stdout)
-    doc = json.loads(cli("history", str(nightly), "--target", "ext4", "--plan", "nightly",
-                         "--format", "json").stdout)
+    doc = json.loads(
+        cli(
+            "history", str(nightly), "--target", "ext4", "--plan", "nightly", "--format", "json"
+        ).stdout
+    )
     [s] = doc["series"]
-    assert [p["vs_previous"] and p["vs_previous"]["verdict"] for p in s["points"]] == \
-        [None, "equivalent", "worse", None]
+    assert [p["vs_previous"] and p["vs_previous"]["verdict"] for p in s["points"]] == [
+        None,
+        "equivalent",
+        "worse",
+        None,
+    ]
     assert s["points"][2]["previous"] == "c-n2" and s["points"][0]["ci95"][0] < 1000
-    rows = list(csv.DictReader(io.StringIO(cli(
-        "history", str(nightly), "--plan", "nightly", "--format", "csv").stdout)))
-    assert [(r["target"], r["campaign"], r["mark"]) for r in rows if r["target"] == "xfs"] \
-        == [("xfs", "c-n1", ""), ("xfs", "c-n2", "≈"), ("xfs", "c-n3", "+"), ("xfs", "c-n4", "")]
+    rows = list(
+        csv.DictReader(
+            io.StringIO(cli("history", str(nightly), "--plan", "nightly", "--format", "csv").stdout)
+        )
+    )
+    assert [(r["target"], r["campaign"], r["mark"]) for r in rows if r["target"] == "xfs"] == [
+        ("xfs", "c-n1", ""),
+        ("xfs", "c-n2", "≈"),
+        ("xfs", "c-n3", "+"),
+        ("xfs", "c-n4", ""),
+    ]
 
 
 def test_html_chart(nightly, tmp_path) -> None:
@@ -116,12 +136,15 @@ def test_html_chart(nightly, tmp_path) -> None:
     assert 'class="chart"' in html and "Plotly.newPlot" in html and "<script src" not in html
 
 
-@pytest.mark.parametrize("args,message", [
-    (("--target", "zfs"), "no values of the headline metrics for target 'zfs'"),
-    (("--plan", "nope"), "no campaign of plan 'nope'"),
-    (("--format", "xml"), "unknown history format 'xml'"),
-    (("--html", "/nonexistent/dir/h.html"), "no directory /nonexistent/dir"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("--target", "zfs"), "no values of the headline metrics for target 'zfs'"),
+        (("--plan", "nope"), "no campaign of plan 'nope'"),
+        (("--format", "xml"), "unknown history format 'xml'"),
+        (("--html", "/nonexistent/dir/h.html"), "no directory /nonexistent/dir"),
+    ],
+)
 def test_bad_input_is_one_line(nightly, args, message) -> None:
     result = cli("history", str(nightly), *args)
     assert result.exit_code == 2 and message in result.stderr, result.output
@@ -140,7 +163,7 @@ def test_the_report_shows_the_history_it_is_given(nightly) -> None:
     found = [(c, s) for c, s in campaigns([nightly], None) if c.id in ("c-n1", "c-n2")]
     series = history(found + [(n3, "n3")], plan="nightly")
     page = render_report(n3, series)
-    section = page[page.index('<section id="history">'):page.index('<section id="comparison">')]
+    section = page[page.index('<section id="history">') : page.index('<section id="comparison">')]
     assert "ext4 @ db1: pgbench pgbench.tps" in section
     assert section.count("<tr><td>") == 6  # 3 campaigns × ext4, xfs
     assert 'data-mark="−"' in section and "×0.800" in section
@@ -152,9 +175,9 @@ def test_the_text_holds_at_80_columns_and_one_campaign_is_one_line(nightly, tmp_
     out = CliRunner().invoke(app, ["history", str(nightly)], env={"COLUMNS": "80"}).output
     assert max(len(ln) for ln in out.splitlines()) <= 80
     assert "c-n1" in out and "c-n4" in out  # campaign ids whole, never folded
-    single = CliRunner().invoke(app, ["history", str(nightly / "n1")],
-                                env={"COLUMNS": "80"})
+    single = CliRunner().invoke(app, ["history", str(nightly / "n1")], env={"COLUMNS": "80"})
     assert single.exit_code == 0
     assert single.output.splitlines() == [
         "a history needs two campaigns or more; found one campaign (give more results ",
-        "directories, or --store URL)"]
+        "directories, or --store URL)",
+    ]

@@ -31,8 +31,9 @@ def test_host_facts_identify_this_machine() -> None:
         assert facts["os"] == platform.freedesktop_os_release()["PRETTY_NAME"]
 
 
-def test_a_disk_serial_and_wwid_are_recorded(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_disk_serial_and_wwid_are_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     klass = _fake_sys(tmp_path)
     disk = tmp_path / "devices" / "pci0" / "block" / "sda"
     _write(disk / "device" / "serial", "ZA1B2C3D")
@@ -45,26 +46,56 @@ def test_a_disk_serial_and_wwid_are_recorded(tmp_path: Path,
 
 def test_the_identity_names_each_targets_disk(tmp_path: Path) -> None:
     store = Store.create(tmp_path / "r")
-    host = {"hostname": "db1", "machine_id": "m" * 32, "os": "Debian", "arch": "x86_64",
-            "kernel": "6.1", "cpu": "Xeon", "cpus": 8, "memory_mb": 32000, "root": True}
+    host = {
+        "hostname": "db1",
+        "machine_id": "m" * 32,
+        "os": "Debian",
+        "arch": "x86_64",
+        "kernel": "6.1",
+        "cpu": "Xeon",
+        "cpus": 8,
+        "memory_mb": 32000,
+        "root": True,
+    }
     store.start_campaign("c1", "p", {"name": "p"}, host, "0")
     loop = store.add_target("loop", 0, "loop", "ext4", {})
-    store.set_target(loop, "ok", provenance={  # a loop image: the disk under the image
-        "device_facts": {"device": "/dev/loop3", "loop_backing_file": "/var/tmp/x.img"},
-        "backing_device": {"path": "/var/tmp/x.img", "device": "/dev/nvme0n1",
-                           "model": "Samsung 990", "serial": "S6Z", "size_bytes": 10,
-                           "rotational": False, "scheduler": "none"}})
+    store.set_target(
+        loop,
+        "ok",
+        provenance={  # a loop image: the disk under the image
+            "device_facts": {"device": "/dev/loop3", "loop_backing_file": "/var/tmp/x.img"},
+            "backing_device": {
+                "path": "/var/tmp/x.img",
+                "device": "/dev/nvme0n1",
+                "model": "Samsung 990",
+                "serial": "S6Z",
+                "size_bytes": 10,
+                "rotational": False,
+                "scheduler": "none",
+            },
+        },
+    )
     device = store.add_target("dev", 1, "device", "xfs", {})
-    store.set_target(device, "ok", provenance={
-        "device_facts": {"device": "/dev/sdb", "model": "ST1000", "wwid": "naa.5"}})
+    store.set_target(
+        device,
+        "ok",
+        provenance={"device_facts": {"device": "/dev/sdb", "model": "ST1000", "wwid": "naa.5"}},
+    )
     directory = store.add_target("dir", 2, "dir", "dir", {})
     store.set_target(directory, "ok", provenance={"kind": "dir"})
     store.close()
     identity = host_identity(load_campaign(tmp_path / "r"))
     assert {k: identity[k] for k in host if k != "root"} == {
-        k: v for k, v in host.items() if k != "root"}
+        k: v for k, v in host.items() if k != "root"
+    }
     assert identity["devices"] == {
-        "loop": {"device": "/dev/nvme0n1", "model": "Samsung 990", "serial": "S6Z",
-                 "size_bytes": 10, "rotational": False},
-        "dev": {"device": "/dev/sdb", "model": "ST1000", "wwid": "naa.5"}}
+        "loop": {
+            "device": "/dev/nvme0n1",
+            "model": "Samsung 990",
+            "serial": "S6Z",
+            "size_bytes": 10,
+            "rotational": False,
+        },
+        "dev": {"device": "/dev/sdb", "model": "ST1000", "wwid": "naa.5"},
+    }
     json.dumps(identity)  # it is stored and listed as JSON

@@ -19,22 +19,25 @@ from pgfsbench.render.values import (
 from pgfsbench.report.html import _fact, _params
 
 
-@pytest.mark.parametrize("value, scale, unit, text", [
-    (3_221_225_472.0, 3_221_225_472.0, "B", "3.00"),   # GiB
-    (1_572_864.0, 3_221_225_472.0, "B", "0.0015"),    # a small value in a GiB row
-    (56.0, 3_000_000_000.0, "B", "≈0"),                   # not zero, below the row's precision
-    (0.44, 0.44, "s", "440"),                          # ms, not 439.99999999999994
-    (0.0, 0.44, "s", "0"),
-    (0.0596, 0.1018, "s", "60"),                       # ms: whole ones from 10 ms
-    (0.0035, 0.0042, "s", "3.50"),
-    (0.002, 0.002, "ms", "2.00"),                       # µs
-    (2_500.0, 2_500.0, "ms", "2.50"),                  # s
-    (0.8265, 0.96, "fraction", "83"),                 # %
-    (20.0, 3751.0, "count", "20"),                     # a count: no decimals
-    (2.5, 3.0, "count", "2.50"),                       # a median of counts can be a half
-    (8.0, 8.0, "ms", "8.00"),                          # a duration keeps the row's precision
-    (1340.6, 1340.6, "tx/s", "1,341"),
-])
+@pytest.mark.parametrize(
+    "value, scale, unit, text",
+    [
+        (3_221_225_472.0, 3_221_225_472.0, "B", "3.00"),  # GiB
+        (1_572_864.0, 3_221_225_472.0, "B", "0.0015"),  # a small value in a GiB row
+        (56.0, 3_000_000_000.0, "B", "≈0"),  # not zero, below the row's precision
+        (0.44, 0.44, "s", "440"),  # ms, not 439.99999999999994
+        (0.0, 0.44, "s", "0"),
+        (0.0596, 0.1018, "s", "60"),  # ms: whole ones from 10 ms
+        (0.0035, 0.0042, "s", "3.50"),
+        (0.002, 0.002, "ms", "2.00"),  # µs
+        (2_500.0, 2_500.0, "ms", "2.50"),  # s
+        (0.8265, 0.96, "fraction", "83"),  # %
+        (20.0, 3751.0, "count", "20"),  # a count: no decimals
+        (2.5, 3.0, "count", "2.50"),  # a median of counts can be a half
+        (8.0, 8.0, "ms", "8.00"),  # a duration keeps the row's precision
+        (1340.6, 1340.6, "tx/s", "1,341"),
+    ],
+)
 def test_format_value_in_human_units(value, scale, unit, text) -> None:
     assert format_value(value, scale, unit) == text
 
@@ -64,20 +67,36 @@ def test_quantities_ratios_and_spreads_read_as_people_write_them() -> None:
 
 
 def test_provenance_facts_and_params_never_show_reprs() -> None:
-    assert _fact({"device": "/dev/loop7", "queue": {}, "restore_problems": [],
-                  "sysctls": {}}) == \
-        "device: /dev/loop7; queue: none; restore problems: none; sysctls: none"
+    assert (
+        _fact({"device": "/dev/loop7", "queue": {}, "restore_problems": [], "sysctls": {}})
+        == "device: /dev/loop7; queue: none; restore problems: none; sysctls: none"
+    )
     assert _fact(None) == "—" and _fact(True) == "yes" and _fact([]) == "none"
-    assert _params({"tools": ["dd"], "direct": True, "size": "8k", "x": None}) == \
-        "tools=dd direct=true size=8k"  # an unset parameter is left out
+    assert (
+        _params({"tools": ["dd"], "direct": True, "size": "8k", "x": None})
+        == "tools=dd direct=true size=8k"
+    )  # an unset parameter is left out
 
 
-def _table(values: dict[str, list[float]], metric: str = "pgbench.tps",
-           unit: str = "tx/s", higher: bool | None = True, paired: bool = True):
+def _table(
+    values: dict[str, list[float]],
+    metric: str = "pgbench.tps",
+    unit: str = "tx/s",
+    higher: bool | None = True,
+    paired: bool = True,
+):
     """One measurement; value i of each target measured in round i + 1."""
-    cells = {CellKey(t, "pgbench", "", metric): Samples(
-        unit, higher, values=list(v), rounds=list(range(1, len(v) + 1)) if paired else [],
-        block="c1" if paired else "", params={"clients": 8}) for t, v in values.items()}
+    cells = {
+        CellKey(t, "pgbench", "", metric): Samples(
+            unit,
+            higher,
+            values=list(v),
+            rounds=list(range(1, len(v) + 1)) if paired else [],
+            block="c1" if paired else "",
+            params={"clients": 8},
+        )
+        for t, v in values.items()
+    }
     return build_table(Source(list(values), cells), None, 0.05, 0.02)
 
 
@@ -102,9 +121,17 @@ def test_no_star_for_a_single_run_a_tie_or_an_undecided_lead() -> None:
 
 
 def test_no_star_for_zeros_or_rows_without_direction() -> None:
-    zeros = _table({"a": [0.0, 0.0, 0.0, 0.0], "b": [2.0, 3.0, 2.0, 3.0]},
-                   metric="pgbench.failed", unit="tx", higher=False)
+    zeros = _table(
+        {"a": [0.0, 0.0, 0.0, 0.0], "b": [2.0, 3.0, 2.0, 3.0]},
+        metric="pgbench.failed",
+        unit="tx",
+        higher=False,
+    )
     assert _best(zeros) == []
-    sizes = _table({"a": _noise(100, 8, 6), "b": _noise(200, 8, 7)},
-                   metric="pgbench_init.db_size_mb", unit="MB", higher=None)
+    sizes = _table(
+        {"a": _noise(100, 8, 6), "b": _noise(200, 8, 7)},
+        metric="pgbench_init.db_size_mb",
+        unit="MB",
+        higher=None,
+    )
     assert _best(sizes) == []

@@ -10,9 +10,15 @@ import subprocess
 import sys
 
 READ_SIDE = ("plan", "store", "analysis", "render", "report", "export")
-FORBIDDEN = ("pgfsbench.provision", "pgfsbench.postgres", "pgfsbench.monitor",
-             "pgfsbench.campaign", "pgfsbench.schedule", "pgfsbench.planning",
-             "pgfsbench.workloads.base")
+FORBIDDEN = (
+    "pgfsbench.provision",
+    "pgfsbench.postgres",
+    "pgfsbench.monitor",
+    "pgfsbench.campaign",
+    "pgfsbench.schedule",
+    "pgfsbench.planning",
+    "pgfsbench.workloads.base",
+)
 
 # Imports every module of the given packages in a fresh interpreter, then lists what
 # got loaded.
@@ -31,19 +37,26 @@ def _forbidden(module: str) -> bool:
 
 
 def test_the_read_side_imports_no_provisioning_or_runner() -> None:
-    out = subprocess.run([sys.executable, "-c", WALK, *READ_SIDE], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", WALK, *READ_SIDE], capture_output=True, text=True, check=True
+    ).stdout
     loaded = json.loads(out)
-    assert {"pgfsbench.report.html", "pgfsbench.analysis.efficiency",
-            "pgfsbench.workloads.registry"} <= set(loaded)  # the walk reached them
+    assert {
+        "pgfsbench.report.html",
+        "pgfsbench.analysis.efficiency",
+        "pgfsbench.workloads.registry",
+    } <= set(loaded)  # the walk reached them
     assert [m for m in loaded if _forbidden(m)] == []
 
 
 def test_reading_a_paired_campaign_does_not_load_scipy_stats() -> None:
     """scipy.stats costs ~0.7 s at start-up; the paired tests and the bootstrap need only
     scipy.special (the rank tests of unpaired comparisons import it where they run)."""
-    probe = ("import sys; import pgfsbench.report.terminal, pgfsbench.export.json, "
-             "pgfsbench.analysis.advice; print('scipy.stats' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
+    probe = (
+        "import sys; import pgfsbench.report.terminal, pgfsbench.export.json, "
+        "pgfsbench.analysis.advice; print('scipy.stats' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "False"

@@ -25,8 +25,14 @@ def lint(package_parent: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if package_parent is not None:
         env["PYTHONPATH"] = str(package_parent)
-    return subprocess.run([str(LINT), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(LINT), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_import_contracts_are_kept() -> None:
@@ -38,14 +44,23 @@ def test_the_import_contracts_are_kept() -> None:
 # (module, the back-import added to it, the chain import-linter must report)
 BACK_IMPORTS = [
     # The read side reaching for a runner's constant, as report/chart_timeline.py once did.
-    ("report/chart_timeline.py", "from pgfsbench.workloads.seqwrite import FILE_NAME",
-     "pgfsbench.report.chart_timeline -> pgfsbench.workloads.seqwrite"),
+    (
+        "report/chart_timeline.py",
+        "from pgfsbench.workloads.seqwrite import FILE_NAME",
+        "pgfsbench.report.chart_timeline -> pgfsbench.workloads.seqwrite",
+    ),
     # The one extension mechanism naming a kind's registry instead of loading entry points.
-    ("extensions.py", "from pgfsbench.workloads import registry",
-     "pgfsbench.extensions -> pgfsbench.workloads.registry"),
+    (
+        "extensions.py",
+        "from pgfsbench.workloads import registry",
+        "pgfsbench.extensions -> pgfsbench.workloads.registry",
+    ),
     # The releasers of every kind importing one kind's module instead of its entry point.
-    ("releasers.py", "from pgfsbench.provision import mounting",
-     "pgfsbench.releasers -> pgfsbench.provision.mounting"),
+    (
+        "releasers.py",
+        "from pgfsbench.provision import mounting",
+        "pgfsbench.releasers -> pgfsbench.provision.mounting",
+    ),
 ]
 
 

@@ -38,13 +38,12 @@ def test_every_point_gives_its_metrics_in_fios_units() -> None:
         read = raw(qd)["read"]
         assert m[f"iodepth.{qd}.iops"].value == pytest.approx(read["iops"])
         assert m[f"iodepth.{qd}.iops"].higher_is_better is True
-        assert m[f"iodepth.{qd}.lat_mean_us"].value == pytest.approx(
-            read["clat_ns"]["mean"] / 1000)
+        assert m[f"iodepth.{qd}.lat_mean_us"].value == pytest.approx(read["clat_ns"]["mean"] / 1000)
         assert m[f"iodepth.{qd}.lat_p99_us"].value == pytest.approx(
-            read["clat_ns"]["percentile"]["99.000000"] / 1000)
+            read["clat_ns"]["percentile"]["99.000000"] / 1000
+        )
     # Deeper queues give more IOPS on this device: the curve the advisor reads.
-    assert m["iodepth.qd16.iops"].value > m["iodepth.qd4.iops"].value > \
-        m["iodepth.qd1.iops"].value
+    assert m["iodepth.qd16.iops"].value > m["iodepth.qd4.iops"].value > m["iodepth.qd1.iops"].value
     seq = raw("seq_8k")["read"]["lat_ns"]["mean"] / 1000
     rand = raw("rand_8k")["read"]["lat_ns"]["mean"] / 1000
     assert m["readcost.seq_8k_us"].value == pytest.approx(seq)
@@ -71,8 +70,14 @@ def test_the_points_and_their_command_lines() -> None:
     assert p.depths == [1, 4, 16]  # sorted, once each
     assert [name for name, _, _ in points(p)] == list(POINTS)
     argv = point_argv("fio", "/t/f", "qd16", "randread", 16, p)
-    assert {"--direct=1", "--ioengine=libaio", "--iodepth=16", "--bs=8192",
-            "--rw=randread", "--runtime=1"} <= set(argv)
+    assert {
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=16",
+        "--bs=8192",
+        "--rw=randread",
+        "--runtime=1",
+    } <= set(argv)
     assert "--ioengine=psync" in point_argv("fio", "/t/f", "seq_8k", "read", 1, p)
     with pytest.raises(ValueError, match="between 1 and 1024"):
         IoDepthWorkload(type="io-depth", depths=[0, 2])

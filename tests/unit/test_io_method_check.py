@@ -13,7 +13,7 @@ import pytest
 from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.postgres.config import settings_problems
 
-PLAN = '''name = "uring"
+PLAN = """name = "uring"
 [[targets]]
 name = "ext4"
 fs = "ext4"
@@ -22,14 +22,17 @@ io_method = "{method}"
 [[workloads]]
 type = "parallel-scan"
 rows = 10000
-'''
+"""
 
 
 def check(tmp_path, method):
     plan = tmp_path / "p.toml"
     plan.write_text(PLAN.format(method=method))
-    return subprocess.run([sys.executable, "-m", "pgfsbench", "plan", "check", str(plan)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "plan", "check", str(plan)],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_io_uring_without_liburing_is_refused_in_one_line(tmp_path):
@@ -39,8 +42,9 @@ def test_io_uring_without_liburing_is_refused_in_one_line(tmp_path):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: target 'ext4': io_method = io_uring needs a "
-                               "PostgreSQL built with liburing")
+    assert lines[0].startswith(
+        "error: target 'ext4': io_method = io_uring needs a PostgreSQL built with liburing"
+    )
     assert "offers sync, worker" in lines[0] and "pg_bin" in lines[0]
     assert "Traceback" not in result.stderr + result.stdout
 

@@ -25,9 +25,15 @@ def ledger(tmp_path, monkeypatch) -> Ledger:
 @pytest.fixture
 def proc_sys(tmp_path) -> Path:
     root = tmp_path / "proc_sys"
-    values = {"vm/dirty_ratio": "20", "vm/dirty_bytes": "0", "vm/dirty_background_ratio": "10",
-              "vm/dirty_background_bytes": "0", "vm/swappiness": "60",
-              "kernel/printk": "4\t4\t1\t7", "fs/file-nr": "1 0 9"}
+    values = {
+        "vm/dirty_ratio": "20",
+        "vm/dirty_bytes": "0",
+        "vm/dirty_background_ratio": "10",
+        "vm/dirty_background_bytes": "0",
+        "vm/swappiness": "60",
+        "kernel/printk": "4\t4\t1\t7",
+        "fs/file-nr": "1 0 9",
+    }
     for name, value in values.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(value + "\n")
@@ -61,6 +67,7 @@ def read(path: Path) -> str:
 
 # --- parsing ------------------------------------------------------------------------
 
+
 def test_a_choice_file_reads_as_its_bracketed_entry():
     assert normalize("none [mq-deadline] kyber bfq\n") == "mq-deadline"
     assert normalize("[none] mq-deadline kyber bfq \n") == "none"
@@ -76,8 +83,10 @@ def test_plain_values_have_their_whitespace_collapsed():
 
 # --- bookkeeping ------------------------------------------------------------------
 
+
 def test_old_values_are_in_the_ledger_before_the_new_ones_are_written(
-        ledger, proc_sys, sys_block, monkeypatch):
+    ledger, proc_sys, sys_block, monkeypatch
+):
     seen: list[tuple[str, list[dict]]] = []
     real_write = knobs.write_value
 
@@ -87,17 +96,32 @@ def test_old_values_are_in_the_ledger_before_the_new_ones_are_written(
         real_write(path, value)
 
     monkeypatch.setattr(knobs, "write_value", spying_write)
-    with os_knobs({"vm.swappiness": 10}, {"read_ahead_kb": 256}, "/dev/loop7", ledger,
-                  proc_sys=proc_sys, sys_block=sys_block) as record:
+    with os_knobs(
+        {"vm.swappiness": 10},
+        {"read_ahead_kb": 256},
+        "/dev/loop7",
+        ledger,
+        proc_sys=proc_sys,
+        sys_block=sys_block,
+    ) as record:
         assert read(proc_sys / "vm/swappiness") == "10"
         assert read(sys_block / "loop7/queue/read_ahead_kb") == "256"
-    assert [p for p, _ in seen[:2]] == [str(proc_sys / "vm/swappiness"),
-                                        str(sys_block / "loop7/queue/read_ahead_kb")]
+    assert [p for p, _ in seen[:2]] == [
+        str(proc_sys / "vm/swappiness"),
+        str(sys_block / "loop7/queue/read_ahead_kb"),
+    ]
     first_write_ledger = seen[0][1]
-    assert {"kind": "sysctl", "name": "vm.swappiness", "path": str(proc_sys / "vm/swappiness"),
-            "old": "60"} in first_write_ledger
-    assert {"kind": "sysfs", "path": str(sys_block / "loop7/queue/read_ahead_kb"),
-            "old": "128"} in first_write_ledger
+    assert {
+        "kind": "sysctl",
+        "name": "vm.swappiness",
+        "path": str(proc_sys / "vm/swappiness"),
+        "old": "60",
+    } in first_write_ledger
+    assert {
+        "kind": "sysfs",
+        "path": str(sys_block / "loop7/queue/read_ahead_kb"),
+        "old": "128",
+    } in first_write_ledger
     assert record["sysctls"] == {"vm.swappiness": {"before": "60", "asked": "10", "during": "10"}}
     assert record["queue"] == {"read_ahead_kb": {"before": "128", "asked": "256", "during": "256"}}
     assert record["device"] == "/dev/loop7" and record["restore_problems"] == []
@@ -117,8 +141,14 @@ def test_what_the_kernel_makes_of_a_value_is_recorded_as_during(ledger, sys_bloc
 
 
 def test_a_crash_leaves_the_old_values_for_cleanup(ledger, proc_sys, sys_block):
-    ctx = os_knobs({"vm.swappiness": 1}, {"scheduler": "mq-deadline"}, "/dev/loop7", ledger,
-                   proc_sys=proc_sys, sys_block=sys_block)
+    ctx = os_knobs(
+        {"vm.swappiness": 1},
+        {"scheduler": "mq-deadline"},
+        "/dev/loop7",
+        ledger,
+        proc_sys=proc_sys,
+        sys_block=sys_block,
+    )
     ctx.__enter__()  # and never exits: the process "dies" here (ctx is kept referenced:
     # a collected generator would run its own restore)
     assert read(sys_block / "loop7/queue/scheduler") == "mq-deadline"
@@ -144,10 +174,13 @@ class SchedulerKernel:
             path.write_text(value + "\n")
 
 
-@pytest.mark.parametrize("queue", [
-    {"read_ahead_kb": 64, "scheduler": "mq-deadline"},
-    {"read_ahead_kb": 64, "scheduler": "mq-deadline", "nr_requests": 64},
-])
+@pytest.mark.parametrize(
+    "queue",
+    [
+        {"read_ahead_kb": 64, "scheduler": "mq-deadline"},
+        {"read_ahead_kb": 64, "scheduler": "mq-deadline", "nr_requests": 64},
+    ],
+)
 def test_a_scheduler_change_also_records_what_it_resets(ledger, sys_block, monkeypatch, queue):
     nr_requests = sys_block / "loop7/queue/nr_requests"
     nr_requests.write_text("32\n")  # not the default of either scheduler
@@ -158,8 +191,10 @@ def test_a_scheduler_change_also_records_what_it_resets(ledger, sys_block, monke
         # back after the scheduler, whether or not it was asked for
         assert kinds[:2] == ["nr_requests", "scheduler"]
         assert record["queue"]["nr_requests"] == {
-            "before": "32", "asked": queue.get("nr_requests") and "64",
-            "during": "64" if "nr_requests" in queue else "256"}
+            "before": "32",
+            "asked": queue.get("nr_requests") and "64",
+            "during": "64" if "nr_requests" in queue else "256",
+        }
         assert record["queue"]["scheduler"]["before"] == "none"
     assert record["restore_problems"] == []
     assert read(nr_requests) == "32"
@@ -193,6 +228,7 @@ def test_a_value_that_does_not_come_back_is_a_problem(ledger, proc_sys, monkeypa
 
 # --- linked sysctls ------------------------------------------------------------------
 
+
 class FakeKernel:
     """The vm.dirty_* rules: writing a member zeroes its partner if the value changes,
     and a *_bytes member refuses 0."""
@@ -211,11 +247,14 @@ class FakeKernel:
             (self.root / partner.replace(".", "/")).write_text("0\n")
 
 
-@pytest.mark.parametrize("asked", [
-    {"vm.dirty_bytes": 1 << 26},  # ratio was the one in use
-    {"vm.dirty_ratio": 80, "vm.dirty_background_bytes": 102400000},  # seed 000
-    {"vm.dirty_background_ratio": 5},
-])
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"vm.dirty_bytes": 1 << 26},  # ratio was the one in use
+        {"vm.dirty_ratio": 80, "vm.dirty_background_bytes": 102400000},  # seed 000
+        {"vm.dirty_background_ratio": 5},
+    ],
+)
 def test_a_linked_pair_comes_back_whole(ledger, proc_sys, monkeypatch, asked):
     monkeypatch.setattr(knobs, "write_value", FakeKernel(proc_sys).write)
     before = {p.name: read(p) for p in (proc_sys / "vm").iterdir()}
@@ -244,8 +283,7 @@ def test_a_linked_pair_comes_back_when_bytes_was_in_use(ledger, proc_sys, monkey
 
 def test_a_crash_restores_a_linked_pair_too(ledger, proc_sys, monkeypatch):
     monkeypatch.setattr(knobs, "write_value", FakeKernel(proc_sys).write)
-    ctx = os_knobs({"vm.dirty_background_bytes": 102400000}, {}, None, ledger,
-                   proc_sys=proc_sys)
+    ctx = os_knobs({"vm.dirty_background_bytes": 102400000}, {}, None, ledger, proc_sys=proc_sys)
     ctx.__enter__()  # the process "dies" here
     assert read(proc_sys / "vm/dirty_background_ratio") == "0"
     assert Ledger.load(ledger.path).release_all() == []
@@ -256,12 +294,14 @@ def test_a_crash_restores_a_linked_pair_too(ledger, proc_sys, monkeypatch):
 
 def test_both_members_of_a_pair_is_an_error(ledger, proc_sys):
     with pytest.raises(UserError, match="either vm.dirty_bytes or vm.dirty_ratio, not both"):
-        with os_knobs({"vm.dirty_bytes": 1 << 26, "vm.dirty_ratio": 30}, {}, None, ledger,
-                      proc_sys=proc_sys):
+        with os_knobs(
+            {"vm.dirty_bytes": 1 << 26, "vm.dirty_ratio": 30}, {}, None, ledger, proc_sys=proc_sys
+        ):
             pass
 
 
 # --- what a user can get wrong -------------------------------------------------------
+
 
 def test_an_unknown_sysctl_is_named_with_what_exists(ledger, proc_sys):
     with pytest.raises(UserError) as exc:
@@ -275,8 +315,11 @@ def test_an_unknown_sysctl_is_named_with_what_exists(ledger, proc_sys):
 
 
 def test_an_unknown_sysctl_directory_lists_the_top_level(ledger, proc_sys):
-    with pytest.raises(UserError, match=r"'vn.dirty_ratio' does not exist on this kernel; "
-                                        r".*proc_sys has: fs, kernel, vm$"):
+    with pytest.raises(
+        UserError,
+        match=r"'vn.dirty_ratio' does not exist on this kernel; "
+        r".*proc_sys has: fs, kernel, vm$",
+    ):
         with os_knobs({"vn.dirty_ratio": 10}, {}, None, ledger, proc_sys=proc_sys):
             pass
 
@@ -299,8 +342,9 @@ def test_an_unknown_queue_key_is_named_with_what_can_be_set(ledger, sys_block):
 
 def test_a_queue_key_cannot_leave_the_queue_directory(ledger, sys_block):
     with pytest.raises(UserError, match="does not exist"):
-        with os_knobs({}, {"../../vda/queue/read_ahead_kb": 1}, "/dev/loop7", ledger,
-                      sys_block=sys_block):
+        with os_knobs(
+            {}, {"../../vda/queue/read_ahead_kb": 1}, "/dev/loop7", ledger, sys_block=sys_block
+        ):
             pass
 
 
@@ -311,7 +355,8 @@ def test_queue_settings_need_a_device(ledger):
 
 
 def test_a_refused_value_is_a_user_error_and_nothing_stays_changed(
-        ledger, proc_sys, sys_block, monkeypatch):
+    ledger, proc_sys, sys_block, monkeypatch
+):
     real_write = knobs.write_value
 
     def kernel(path: Path, value: str) -> None:
@@ -320,48 +365,90 @@ def test_a_refused_value_is_a_user_error_and_nothing_stays_changed(
         real_write(path, value)
 
     monkeypatch.setattr(knobs, "write_value", kernel)
-    with pytest.raises(UserError, match=r"refused queue setting .*read_ahead_kb = 5000000: "
-                                        r"Invalid argument"):
-        with os_knobs({"vm.swappiness": 5}, {"read_ahead_kb": 5_000_000}, "/dev/loop7", ledger,
-                      proc_sys=proc_sys, sys_block=sys_block):
+    with pytest.raises(
+        UserError,
+        match=r"refused queue setting .*read_ahead_kb = 5000000: "
+        r"Invalid argument",
+    ):
+        with os_knobs(
+            {"vm.swappiness": 5},
+            {"read_ahead_kb": 5_000_000},
+            "/dev/loop7",
+            ledger,
+            proc_sys=proc_sys,
+            sys_block=sys_block,
+        ):
             pass
     assert read(proc_sys / "vm/swappiness") == "60"  # applied before the refusal, restored
     assert Ledger.load(ledger.path).resources == []
 
 
-@pytest.mark.parametrize("sysctls, queue, said", [
-    ({"vm.dirty_ratio": "20; touch x"}, {},
-     "sysctl vm.dirty_ratio = '20; touch x': the kernel takes a whole number there"),
-    ({"vm.dirty_ratio": 150}, {}, "sysctl vm.dirty_ratio = 150: the kernel takes a whole "
-                                  "number from 0 to 100"),
-    ({"vm.swappiness": 1.5}, {}, "sysctl vm.swappiness = '1.5': the kernel takes a whole"),
-    ({"kernel.printk": "4 4 1"}, {}, "the kernel takes 4 whole numbers there (it holds "
-                                     "'4 4 1 7')"),
-    ({}, {"scheduler": "deadline"}, "queue setting scheduler = 'deadline': this device offers "
-                                    "none, mq-deadline, kyber, bfq"),
-    ({}, {"read_ahead_kb": "lots"}, "queue setting read_ahead_kb = 'lots': the kernel takes a "
-                                    "whole number"),
-    ({}, {"read_ahead_kb": -1}, "queue setting read_ahead_kb = -1: the kernel takes a whole "
-                                "number of at least 0"),
-])
+@pytest.mark.parametrize(
+    "sysctls, queue, said",
+    [
+        (
+            {"vm.dirty_ratio": "20; touch x"},
+            {},
+            "sysctl vm.dirty_ratio = '20; touch x': the kernel takes a whole number there",
+        ),
+        (
+            {"vm.dirty_ratio": 150},
+            {},
+            "sysctl vm.dirty_ratio = 150: the kernel takes a whole number from 0 to 100",
+        ),
+        ({"vm.swappiness": 1.5}, {}, "sysctl vm.swappiness = '1.5': the kernel takes a whole"),
+        (
+            {"kernel.printk": "4 4 1"},
+            {},
+            "the kernel takes 4 whole numbers there (it holds '4 4 1 7')",
+        ),
+        (
+            {},
+            {"scheduler": "deadline"},
+            "queue setting scheduler = 'deadline': this device offers "
+            "none, mq-deadline, kyber, bfq",
+        ),
+        (
+            {},
+            {"read_ahead_kb": "lots"},
+            "queue setting read_ahead_kb = 'lots': the kernel takes a whole number",
+        ),
+        (
+            {},
+            {"read_ahead_kb": -1},
+            "queue setting read_ahead_kb = -1: the kernel takes a whole number of at least 0",
+        ),
+    ],
+)
 def test_values_are_judged_by_the_kernel_files_type_before_anything_is_written(
-        ledger, proc_sys, sys_block, sysctls, queue, said):
+    ledger, proc_sys, sys_block, sysctls, queue, said
+):
     """A value the kernel would refuse: refused up front by check_knobs (plan check, the
     run's preflight) and again by os_knobs before its first write."""
     with pytest.raises(UserError) as e:
         knobs.check_knobs(sysctls, queue, "/dev/loop7", proc_sys=proc_sys, sys_block=sys_block)
     assert said in str(e.value)
     with pytest.raises(UserError, match=re.escape(said)):
-        with os_knobs({"vm.swappiness": 5, **sysctls}, queue, "/dev/loop7", ledger,
-                      proc_sys=proc_sys, sys_block=sys_block):
+        with os_knobs(
+            {"vm.swappiness": 5, **sysctls},
+            queue,
+            "/dev/loop7",
+            ledger,
+            proc_sys=proc_sys,
+            sys_block=sys_block,
+        ):
             pass
     assert read(proc_sys / "vm/swappiness") == "60"  # never written
     assert Ledger.load(ledger.path).resources == []
 
 
 def test_good_values_pass_and_a_loop_target_is_judged_on_a_stand_in(proc_sys, sys_block):
-    knobs.check_knobs({"vm.dirty_ratio": 40, "kernel.printk": "3 4 1 7"},
-                      {"scheduler": "mq-deadline", "read_ahead_kb": 4096}, "/dev/loop7",
-                      proc_sys=proc_sys, sys_block=sys_block)
+    knobs.check_knobs(
+        {"vm.dirty_ratio": 40, "kernel.printk": "3 4 1 7"},
+        {"scheduler": "mq-deadline", "read_ahead_kb": 4096},
+        "/dev/loop7",
+        proc_sys=proc_sys,
+        sys_block=sys_block,
+    )
     assert knobs.standin_device(sys_block) == "/dev/loop7"
     assert knobs.standin_device(sys_block / "none") is None

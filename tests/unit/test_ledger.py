@@ -34,15 +34,18 @@ def test_resources_are_released_in_reverse_and_the_ledger_forgotten(state):
 
 def test_a_live_run_is_not_stale_but_a_dead_one_is(state):
     Ledger.create("alive", state)  # our own pid: alive, and our cmdline is pytest...
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     ledger = Ledger.create("dead", state)
     ledger.pid = int(dead)
     ledger.save()
     stale = {l.path.stem for l in stale_ledgers()}
     assert "dead" in stale
     # a pid that is alive but is not a pgfsbench process does not own the ledger
-    assert ("alive" in stale) == (b"pgfsbench" not in open(f"/proc/{os.getpid()}/cmdline", "rb").read())
+    assert ("alive" in stale) == (
+        b"pgfsbench" not in open(f"/proc/{os.getpid()}/cmdline", "rb").read()
+    )
 
 
 def test_releasing_something_already_gone_is_fine(state):

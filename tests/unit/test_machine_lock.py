@@ -34,8 +34,12 @@ def lock_file(tmp_path, monkeypatch):
 
 def hold(seconds: float) -> subprocess.Popen:
     """Another process holding the lock for ``seconds``; returns once it holds it."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(seconds)],
-                              stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert holder.stdout.readline().strip() == "held"
     return holder
 
@@ -47,8 +51,9 @@ def test_a_held_lock_is_refused_naming_its_holder(lock_file):
             with machine_lock("c-mine", "campaign", False, print):
                 pass
         message = str(info.value)
-        assert message.startswith(f"campaign c-other (plan slow, pid {holder.pid}, results "
-                                  "/r/slow) since ")
+        assert message.startswith(
+            f"campaign c-other (plan slow, pid {holder.pid}, results /r/slow) since "
+        )
         assert "only one runs at a time: wait for it to finish, or add --wait" in message
     finally:
         holder.kill()

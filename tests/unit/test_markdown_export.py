@@ -55,9 +55,17 @@ def test_every_round_of_every_target_is_there(tmp_path) -> None:
     assert "slow" in md.split("## Verdicts")[1].split("## Targets")[0]
 
 
-@pytest.mark.parametrize("value,text", [(None, "n/a"), (float("nan"), "n/a"), (3.0, "3"),
-                                        (1234567.0, "1,234,567"), (0.000123456789, "0.000123457"),
-                                        (12345.678, "12,345.7")])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (None, "n/a"),
+        (float("nan"), "n/a"),
+        (3.0, "3"),
+        (1234567.0, "1,234,567"),
+        (0.000123456789, "0.000123457"),
+        (12345.678, "12,345.7"),
+    ],
+)
 def test_numbers(value, text) -> None:
     assert _number(value) == text
 

@@ -31,11 +31,17 @@ def plan(memory_=None, target_memory=None, **settings) -> Plan:
     target = {"name": "a", "fs": "ext4"}
     if target_memory is not None:
         target["memory"] = target_memory
-    return Plan(name="m", targets=[target], workloads=WORKLOADS, memory=memory_,
-                postgres={"settings": settings})
+    return Plan(
+        name="m",
+        targets=[target],
+        workloads=WORKLOADS,
+        memory=memory_,
+        postgres={"settings": settings},
+    )
 
 
 # --- the plan ------------------------------------------------------------------------
+
 
 def test_the_targets_own_memory_wins_over_the_plans():
     p = plan("1G", "256M")
@@ -47,8 +53,11 @@ def test_the_targets_own_memory_wins_over_the_plans():
 
 def test_memory_must_hold_shared_buffers_and_a_margin():
     plan("128M", shared_buffers="32MB")  # 96 MB beside it
-    with pytest.raises(ValidationError, match=r"memory = \"95M\" leaves no room beside "
-                       r"shared_buffers = '32MB'.*at least 96M \(shared_buffers \+ 64M\)"):
+    with pytest.raises(
+        ValidationError,
+        match=r"memory = \"95M\" leaves no room beside "
+        r"shared_buffers = '32MB'.*at least 96M \(shared_buffers \+ 64M\)",
+    ):
         plan("95M", shared_buffers="32MB")
     # unset shared_buffers is the server's default, 128MB
     with pytest.raises(ValidationError, match="at least 192M"):
@@ -62,8 +71,7 @@ def test_memory_is_a_size_and_not_for_zfs():
     with pytest.raises(ValidationError, match="not a size"):
         plan("lots")
     with pytest.raises(ValidationError, match="memory cannot hold ZFS's cache"):
-        Plan(name="m", targets=[{"name": "z", "fs": "zfs"}], workloads=WORKLOADS,
-             memory="1G")
+        Plan(name="m", targets=[{"name": "z", "fs": "zfs"}], workloads=WORKLOADS, memory="1G")
 
 
 def test_postgres_memory_units():
@@ -78,11 +86,14 @@ def test_postgres_memory_units():
 
 # --- the lines -----------------------------------------------------------------------
 
+
 def test_v1_writes_the_limit_and_memsw_only_with_swap_accounting():
     assert writes_for(1, 2**27, False) == {"memory.limit_in_bytes": "134217728"}
     # memsw after the limit: the kernel refuses memsw below limit_in_bytes
     assert list(writes_for(1, 2**27, True).items()) == [
-        ("memory.limit_in_bytes", "134217728"), ("memory.memsw.limit_in_bytes", "134217728")]
+        ("memory.limit_in_bytes", "134217728"),
+        ("memory.memsw.limit_in_bytes", "134217728"),
+    ]
 
 
 def test_v2_writes_memory_max_and_no_swap():
@@ -101,7 +112,8 @@ PROC_CGROUP = """9:name=systemd:/
 MOUNTINFO = (
     "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
     "31 25 0:27 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio\n"
-    "35 25 0:31 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n")
+    "35 25 0:31 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+)
 PROC_CGROUPS = """#subsys_name	hierarchy	num_cgroups	enabled
 blkio	7	1	1
 memory	4	15	1
@@ -110,16 +122,18 @@ memory	4	15	1
 
 def test_v1_memory_first_made_under_our_own_cgroup_v2_at_the_top():
     v1, v2 = find_memory_hierarchies(PROC_CGROUP, MOUNTINFO)
-    assert v1 == MemoryHierarchy(1, Path("/sys/fs/cgroup/memory"),
-                                 Path("/sys/fs/cgroup/memory/process_api/7341"))
+    assert v1 == MemoryHierarchy(
+        1, Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup/memory/process_api/7341")
+    )
     assert v1.parent == v1.home and v1.mechanism == "cgroup v1 memory"
     assert v2.version == 2 and v2.parent == Path("/sys/fs/cgroup/unified")
 
 
 def test_the_memory_controller_from_proc_cgroups_or_cgroup_v2():
     assert kernel_has_memory_controller(PROC_CGROUPS)
-    assert not kernel_has_memory_controller(PROC_CGROUPS.replace("memory\t4\t15\t1",
-                                                                 "memory\t0\t1\t0"))
+    assert not kernel_has_memory_controller(
+        PROC_CGROUPS.replace("memory\t4\t15\t1", "memory\t0\t1\t0")
+    )
     assert not kernel_has_memory_controller("#subsys_name\thierarchy\n", "cpu io")
     assert kernel_has_memory_controller("", "cpu io memory pids")
 
@@ -145,8 +159,9 @@ def test_no_controller_is_one_user_error_line(ledger, tmp_path, monkeypatch):
         with memory_limited("1G", tmp_path, ledger):
             pass
     assert "\n" not in str(exc.value)
-    assert str(exc.value).startswith("memory is not possible here: this kernel has no "
-                                     "memory cgroup controller")
+    assert str(exc.value).startswith(
+        "memory is not possible here: this kernel has no memory cgroup controller"
+    )
     assert ledger.resources == []
 
 
@@ -161,8 +176,9 @@ def test_plan_check_refuses_memory_without_the_controller(tmp_path, monkeypatch)
     from pgfsbench.preflight import PLAN_CHECK, CheckContext, checks, run_checks
 
     monkeypatch.setattr(memory, "PROC_CGROUPS", tmp_path / "cgroups")
-    (tmp_path / "cgroups").write_text("#subsys_name\thierarchy\tnum_cgroups\tenabled\n"
-                                      "memory\t0\t1\t0\n")
+    (tmp_path / "cgroups").write_text(
+        "#subsys_name\thierarchy\tnum_cgroups\tenabled\nmemory\t0\t1\t0\n"
+    )
     monkeypatch.setattr(memory, "MOUNTINFO", tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text("")
     [check] = [c for c in checks(PLAN_CHECK) if c.name == "memory"]

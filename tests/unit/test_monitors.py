@@ -23,14 +23,33 @@ from pgfsbench.monitor.system import series_names
 from pgfsbench.plan.model import Monitors
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-DISK_KEYS = ["r_per_s", "w_per_s", "read_mb_per_s", "write_mb_per_s", "avg_req_kb",
-             "await_ms", "util_pct", "queue_depth"]
+DISK_KEYS = [
+    "r_per_s",
+    "w_per_s",
+    "read_mb_per_s",
+    "write_mb_per_s",
+    "avg_req_kb",
+    "await_ms",
+    "util_pct",
+    "queue_depth",
+]
 EXPECTED_SERIES = [
-    "mon.cpu.user_pct", "mon.cpu.system_pct", "mon.cpu.iowait_pct", "mon.cpu.idle_pct",
-    "mon.cpu.steal_pct", "mon.cpu.procs_running", "mon.cpu.ctxt_per_s", "mon.cpu.server_pct",
-    "mon.cpu.client_pct", "mon.cpu.other_user_pct", "mon.mem.dirty_mb",
-    "mon.mem.writeback_mb", "mon.mem.cached_mb", "mon.mem.free_mb",
-    *(f"mon.disk.{role}.{k}" for role in ("target", "backing") for k in DISK_KEYS)]
+    "mon.cpu.user_pct",
+    "mon.cpu.system_pct",
+    "mon.cpu.iowait_pct",
+    "mon.cpu.idle_pct",
+    "mon.cpu.steal_pct",
+    "mon.cpu.procs_running",
+    "mon.cpu.ctxt_per_s",
+    "mon.cpu.server_pct",
+    "mon.cpu.client_pct",
+    "mon.cpu.other_user_pct",
+    "mon.mem.dirty_mb",
+    "mon.mem.writeback_mb",
+    "mon.mem.cached_mb",
+    "mon.mem.free_mb",
+    *(f"mon.disk.{role}.{k}" for role in ("target", "backing") for k in DISK_KEYS),
+]
 
 
 def text(name: str) -> str:
@@ -44,8 +63,12 @@ class FakeProc:
         self.root = root
         root.mkdir(exist_ok=True)
 
-    def set(self, stat: str | None = "stat_a", meminfo: str | None = "meminfo_idle",
-            diskstats: str | None = "diskstats_a") -> None:
+    def set(
+        self,
+        stat: str | None = "stat_a",
+        meminfo: str | None = "meminfo_idle",
+        diskstats: str | None = "diskstats_a",
+    ) -> None:
         for name, fixture in (("stat", stat), ("meminfo", meminfo), ("diskstats", diskstats)):
             path = self.root / name
             if fixture is None:
@@ -61,8 +84,7 @@ def proc(tmp_path) -> FakeProc:
     return p
 
 
-def run(proc: FakeProc, steps: list[dict], device="/dev/loop1", backing="vda"
-        ) -> SystemMonitor:
+def run(proc: FakeProc, steps: list[dict], device="/dev/loop1", backing="vda") -> SystemMonitor:
     """Start on the current files, then one sample per step (files set as given)."""
     mon = SystemMonitor(3600, device, backing, proc=proc.root)  # the thread never ticks
     mon.start(time.monotonic())
@@ -84,6 +106,7 @@ def totals(mon) -> dict:
 
 
 # --- the pure iostat -x arithmetic -----------------------------------------------
+
 
 def test_iostat_x_definitions_on_a_captured_direct_write():
     a = parse_diskstats(text("diskstats_a"))["loop1"]
@@ -119,6 +142,7 @@ def test_stat_extras():
 
 # --- the monitor ---------------------------------------------------------------------
 
+
 def test_series_names_are_exactly_the_documented_ones():
     assert series_names() == EXPECTED_SERIES
 
@@ -127,19 +151,25 @@ def test_monitor_on_captured_snapshots(proc):
     mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_b", meminfo="meminfo_dirty")])
     series = by_name(mon)
     # our processes are not in this fake /proc: unknown, so no such series (test_proctree)
-    assert set(series) == set(EXPECTED_SERIES) - {"mon.cpu.server_pct", "mon.cpu.client_pct",
-                                                  "mon.cpu.other_user_pct"}
+    assert set(series) == set(EXPECTED_SERIES) - {
+        "mon.cpu.server_pct",
+        "mon.cpu.client_pct",
+        "mon.cpu.other_user_pct",
+    }
     for s in series.values():
         assert len(s.points) == 1 and s.points[0][1] >= 0
     # cpu split of the whole-CPU line sums to 100
-    cpu = sum(series[f"mon.cpu.{k}_pct"].points[0][1]
-              for k in ("user", "system", "iowait", "idle", "steal"))
+    cpu = sum(
+        series[f"mon.cpu.{k}_pct"].points[0][1]
+        for k in ("user", "system", "iowait", "idle", "steal")
+    )
     assert cpu == pytest.approx(100)
     assert series["mon.cpu.procs_running"].points[0][1] == 1
     assert series["mon.disk.target.avg_req_kb"].points[0][1] == 4.0
     assert series["mon.disk.target.avg_req_kb"].unit == "KiB"
-    dirty_kb = int(next(l for l in text("meminfo_dirty").splitlines()
-                        if l.startswith("Dirty:")).split()[1])
+    dirty_kb = int(
+        next(l for l in text("meminfo_dirty").splitlines() if l.startswith("Dirty:")).split()[1]
+    )
     assert series["mon.mem.dirty_mb"].points[0][1] == dirty_kb * 1024 / 1e6
     t = totals(mon)
     assert t["mon.disk.target.write_bytes"] == 32 * 2**20
@@ -163,8 +193,13 @@ def test_points_are_on_the_origin_timeline(proc):
 
 def test_counter_wrap_leaves_the_interval_out(proc):
     proc.set(diskstats="diskstats_wrap32_before_edited")
-    mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_wrap32_after_edited"),
-                     dict(stat="stat_b", diskstats="diskstats_b")])
+    mon = run(
+        proc,
+        [
+            dict(stat="stat_b", diskstats="diskstats_wrap32_after_edited"),
+            dict(stat="stat_b", diskstats="diskstats_b"),
+        ],
+    )
     series = by_name(mon)
     w = series["mon.disk.target.write_mb_per_s"].points
     assert len(w) == 1 and all(v >= 0 for _, v in w)  # only the interval after the wrap
@@ -174,9 +209,15 @@ def test_counter_wrap_leaves_the_interval_out(proc):
 
 def test_device_vanishes_and_is_recreated(proc):
     proc.set(diskstats="diskstats_loop231_written")
-    mon = run(proc, [dict(diskstats="diskstats_loop231_gone"),
-                     dict(diskstats="diskstats_loop231_recreated"),
-                     dict(diskstats="diskstats_loop231_written")], device="/dev/loop231")
+    mon = run(
+        proc,
+        [
+            dict(diskstats="diskstats_loop231_gone"),
+            dict(diskstats="diskstats_loop231_recreated"),
+            dict(diskstats="diskstats_loop231_written"),
+        ],
+        device="/dev/loop231",
+    )
     w = by_name(mon)["mon.disk.target.write_mb_per_s"].points
     assert len(w) == 1  # only recreated → written
     assert totals(mon)["mon.disk.target.write_bytes"] == 32768 * 512
@@ -227,6 +268,7 @@ def test_bad_interval_refused():
 
 # --- MonitorSet ------------------------------------------------------------------------
 
+
 class Broken(Monitor):
     name = "broken"
 
@@ -244,8 +286,9 @@ class Broken(Monitor):
 
 
 def test_monitors_for_follows_the_settings():
-    assert [m.name for m in monitors_for(Monitors(), "/dev/loop1", None, None, 0.0).monitors] \
-        == ["system"]
+    assert [m.name for m in monitors_for(Monitors(), "/dev/loop1", None, None, 0.0).monitors] == [
+        "system"
+    ]
     assert monitors_for(Monitors(system=False), None, None, None, 0.0).monitors == []
     ms = monitors_for(Monitors(interval=2.5), None, None, object(), 0.0)
     assert [m.name for m in ms.monitors] == ["system", "postgres"]
@@ -265,10 +308,12 @@ def test_monitor_set_never_breaks_the_run(proc):
 # proc_diskstats_members_a/_b, captured here: between them dd wrote 16 MiB to loop0
 # (4096 writes of 4 KiB) and 8 MiB to loop1 (1024 writes of 8 KiB), both O_DIRECT.
 
+
 def test_the_members_of_a_spanning_filesystem_are_summed(proc):
     a, b = (parse_diskstats(text(f"diskstats_members_{x}")) for x in "ab")
-    both = iostat_x(combined_disk([a["loop0"], a["loop1"]]),
-                    combined_disk([b["loop0"], b["loop1"]]), 2.0)
+    both = iostat_x(
+        combined_disk([a["loop0"], a["loop1"]]), combined_disk([b["loop0"], b["loop1"]]), 2.0
+    )
     assert both.written_bytes == 24 * 2**20 and both.w_per_s == (4096 + 1024) / 2
     assert both.avg_req_kib == 24 * 1024 / (4096 + 1024)
     util = [iostat_x(a[d], b[d], 2.0).util_pct for d in ("loop0", "loop1")]
@@ -277,18 +322,25 @@ def test_the_members_of_a_spanning_filesystem_are_summed(proc):
     assert both.queue_depth == pytest.approx(sum(queue))
 
     proc.set(diskstats="diskstats_members_a")
-    mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_members_b")],
-              device=["/dev/loop0", "loop1"], backing=None)
+    mon = run(
+        proc,
+        [dict(stat="stat_b", diskstats="diskstats_members_b")],
+        device=["/dev/loop0", "loop1"],
+        backing=None,
+    )
     assert mon.devices == {"target": "loop0+loop1"}
     assert totals(mon)["mon.disk.target.write_bytes"] == 24 * 2**20
     assert mon.problems == []
     # one member gone from diskstats: the set is unknown, said once, not a partial sum
     proc.set(diskstats="diskstats_members_a")
-    mon = run(proc, [dict(stat="stat_b", diskstats="diskstats_members_b")],
-              device=["loop0", "loop1", "loop9"], backing=None)
+    mon = run(
+        proc,
+        [dict(stat="stat_b", diskstats="diskstats_members_b")],
+        device=["loop0", "loop1", "loop9"],
+        backing=None,
+    )
     assert totals(mon)["mon.disk.target.write_bytes"] is None
-    assert mon.problems == ["target device loop0+loop1+loop9 is not in "
-                            f"{proc.root}/diskstats"]
+    assert mon.problems == [f"target device loop0+loop1+loop9 is not in {proc.root}/diskstats"]
 
 
 def test_which_devices_a_target_is_watched_on(tmp_path):

@@ -36,29 +36,51 @@ def fixture(name: str) -> str:
 
 # --- the plan model -------------------------------------------------------------------
 
+
 def test_a_btrfs_target_spans_its_images_and_mkfs_gets_them_all():
     t = Target(name="b", fs="btrfs", size="1G", images=3, mkfs=["-d", "raid0", "-m", "raid1"])
     assert (t.kind, t.member_count) == ("loop", 3)
     argv = recipe("btrfs").mkfs_argv("/dev/loop1", t.mkfs, ["/dev/loop2", "/dev/loop3"])
-    assert argv == ["mkfs.btrfs", "-f", "-d", "raid0", "-m", "raid1", "/dev/loop1",
-                    "/dev/loop2", "/dev/loop3"]
+    assert argv == [
+        "mkfs.btrfs",
+        "-f",
+        "-d",
+        "raid0",
+        "-m",
+        "raid1",
+        "/dev/loop1",
+        "/dev/loop2",
+        "/dev/loop3",
+    ]
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"fs": "ext4", "images": 3}, "add volume"),
-    ({"fs": "ext4", "volume": {"kind": "lvm-stripe"}}, "joins several members"),
-    ({"fs": "xfs", "images": 3, "volume": {"kind": "md-raid10"}}, "even number"),
-    ({"fs": "btrfs", "images": 2, "mkfs": ["-d", "raid1c3"]}, "needs 3 devices"),
-    ({"fs": "btrfs", "mkfs": ["-m", "raid1"]}, "needs 2 devices, the target has 1"),
-    ({"fs": "btrfs", "images": 2, "mkfs": ["--data=raid7"]}, "no data profile 'raid7'"),
-    ({"fs": "ext4", "images": 2, "volume": {"kind": "md-raid0"}, "queue": {"nr_requests": 8}},
-     "apply to one device"),
-    ({"fs": "ext4", "device": "/dev/x", "devices": ["/dev/y"]}, "not both"),
-    ({"fs": "ext4", "devices": ["/dev/y", "/dev/y"], "volume": {"kind": "md-raid0"}},
-     "same device twice"),
-    ({"fs": "ext4", "device": "/dev/x", "images": 2}, "images makes loop images"),
-    ({"dir": "/tmp", "volume": {"kind": "md-raid0"}}, "volume cannot apply"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"fs": "ext4", "images": 3}, "add volume"),
+        ({"fs": "ext4", "volume": {"kind": "lvm-stripe"}}, "joins several members"),
+        ({"fs": "xfs", "images": 3, "volume": {"kind": "md-raid10"}}, "even number"),
+        ({"fs": "btrfs", "images": 2, "mkfs": ["-d", "raid1c3"]}, "needs 3 devices"),
+        ({"fs": "btrfs", "mkfs": ["-m", "raid1"]}, "needs 2 devices, the target has 1"),
+        ({"fs": "btrfs", "images": 2, "mkfs": ["--data=raid7"]}, "no data profile 'raid7'"),
+        (
+            {
+                "fs": "ext4",
+                "images": 2,
+                "volume": {"kind": "md-raid0"},
+                "queue": {"nr_requests": 8},
+            },
+            "apply to one device",
+        ),
+        ({"fs": "ext4", "device": "/dev/x", "devices": ["/dev/y"]}, "not both"),
+        (
+            {"fs": "ext4", "devices": ["/dev/y", "/dev/y"], "volume": {"kind": "md-raid0"}},
+            "same device twice",
+        ),
+        ({"fs": "ext4", "device": "/dev/x", "images": 2}, "images makes loop images"),
+        ({"dir": "/tmp", "volume": {"kind": "md-raid0"}}, "volume cannot apply"),
+    ],
+)
 def test_multi_member_plans_that_cannot_work_are_refused(fields, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         Target(name="t", **fields)
@@ -72,14 +94,19 @@ def test_btrfs_on_a_volume_sees_one_device():
 
 def test_named_devices_make_a_device_target():
     t = Target(name="t", fs="btrfs", devices=["/dev/x", "/dev/y"])
-    assert (t.kind, t.member_count, t.member_devices) == ("device", 2,
-                                                          [Path("/dev/x"), Path("/dev/y")])
+    assert (t.kind, t.member_count, t.member_devices) == (
+        "device",
+        2,
+        [Path("/dev/x"), Path("/dev/y")],
+    )
 
 
 # --- btrfs profiles: the table agrees with mkfs.btrfs's own errors ----------------------
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("mkfs_btrfs_error_*_on_*_exit1.stderr.txt")),
-                         ids=lambda p: p.name)
+
+@pytest.mark.parametrize(
+    "path", sorted(FIXTURES.glob("mkfs_btrfs_error_*_on_*_exit1.stderr.txt")), ids=lambda p: p.name
+)
 def test_profile_minimums_match_what_mkfs_btrfs_refuses(path):
     flag, profile, have = re.match(r"mkfs_btrfs_error_(\w)_(\w+)_on_(\d)_", path.name).groups()
     text = path.read_text()
@@ -102,16 +129,27 @@ def test_btrfs_show_and_df_of_a_three_device_raid0_raid1():
     assert show["total_devices"] == 3
     assert show["devices"] == "/dev/loop3 /dev/loop4 /dev/loop5"
     df = parse_btrfs_df(fixture("btrfs_filesystem_df_raid0_raid1_3dev.txt"))
-    assert df == {"profile.data": "RAID0", "profile.system": "RAID1",
-                  "profile.metadata": "RAID1"}
+    assert df == {"profile.data": "RAID0", "profile.system": "RAID1", "profile.metadata": "RAID1"}
 
 
 # --- md and LVM: commands, ledger and teardown order, on the outputs captured here ------
 
+
 def test_mdadm_create_commands():
-    assert md.create_argv("/dev/md/pgfsbench-x", "md-raid0", 8192, ["/dev/loop3", "/dev/loop4"]) \
-        == ["mdadm", "--create", "/dev/md/pgfsbench-x", "--run", "--metadata=1.2", "--level=0",
-            "--raid-devices=2", "--chunk=8K", "/dev/loop3", "/dev/loop4"]
+    assert md.create_argv(
+        "/dev/md/pgfsbench-x", "md-raid0", 8192, ["/dev/loop3", "/dev/loop4"]
+    ) == [
+        "mdadm",
+        "--create",
+        "/dev/md/pgfsbench-x",
+        "--run",
+        "--metadata=1.2",
+        "--level=0",
+        "--raid-devices=2",
+        "--chunk=8K",
+        "/dev/loop3",
+        "/dev/loop4",
+    ]
     mirror = md.create_argv("/dev/md/m", "md-raid1", 65536, ["/dev/a", "/dev/b"])
     assert "--level=1" in mirror and "--bitmap=none" in mirror
     assert not any(a.startswith("--chunk") for a in mirror)
@@ -120,10 +158,26 @@ def test_mdadm_create_commands():
 
 def test_lvm_commands_are_the_seeds():
     # seed 000: lvcreate -i 3 -I 8 (KiB) over the three physical volumes
-    assert lvm.lvcreate_argv("vg", "data", 3, 8192) == \
-        ["lvcreate", "--yes", "-i", "3", "-I", "8k", "-l", "100%FREE", "-n", "data", "vg"]
-    assert lvm.vgcreate_argv("vg", ["/dev/a", "/dev/b"]) == ["vgcreate", "--yes", "vg",
-                                                              "/dev/a", "/dev/b"]
+    assert lvm.lvcreate_argv("vg", "data", 3, 8192) == [
+        "lvcreate",
+        "--yes",
+        "-i",
+        "3",
+        "-I",
+        "8k",
+        "-l",
+        "100%FREE",
+        "-n",
+        "data",
+        "vg",
+    ]
+    assert lvm.vgcreate_argv("vg", ["/dev/a", "/dev/b"]) == [
+        "vgcreate",
+        "--yes",
+        "vg",
+        "/dev/a",
+        "/dev/b",
+    ]
     assert lvm.pvcreate_argv("/dev/a") == ["pvcreate", "--yes", "/dev/a"]
 
 
@@ -142,8 +196,9 @@ class Replay:
         if stem is None:
             return proc.CommandResult(tuple(argv), 0, "", "", 0.0)
         code = int(stem.rsplit("_exit", 1)[1])
-        result = proc.CommandResult(tuple(argv), code, fixture(f"{stem}.stdout.txt"),
-                                    fixture(f"{stem}.stderr.txt"), 0.0)
+        result = proc.CommandResult(
+            tuple(argv), code, fixture(f"{stem}.stdout.txt"), fixture(f"{stem}.stderr.txt"), 0.0
+        )
         if kwargs.get("check", True) and code:
             raise CommandFailed(result)
         return result
@@ -160,14 +215,19 @@ def _members(n: int) -> list[dict]:
 
 
 def test_lvm_stripe_without_device_mapper_fails_at_lvcreate_and_undoes_in_reverse(
-        ledger, monkeypatch):
-    replay = Replay({"pvcreate": "pvcreate_loops_no_dm_exit0",
-                     "vgcreate": "vgcreate_no_dm_exit0",
-                     "lvcreate": "lvcreate_stripe_no_dm_exit3",
-                     # the releasers' look-ups (vgs, lvs, pvs) answer exit 0 with no
-                     # output: the VG and PVs exist, the LV is not listed (never made)
-                     "vgremove": "vgremove_no_dm_exit0",
-                     "pvremove": "pvremove_no_dm_exit0"})
+    ledger, monkeypatch
+):
+    replay = Replay(
+        {
+            "pvcreate": "pvcreate_loops_no_dm_exit0",
+            "vgcreate": "vgcreate_no_dm_exit0",
+            "lvcreate": "lvcreate_stripe_no_dm_exit3",
+            # the releasers' look-ups (vgs, lvs, pvs) answer exit 0 with no
+            # output: the VG and PVs exist, the LV is not listed (never made)
+            "vgremove": "vgremove_no_dm_exit0",
+            "pvremove": "pvremove_no_dm_exit0",
+        }
+    )
     monkeypatch.setattr(proc, "run", replay)
     spec = Target(name="e", fs="ext4", images=3, volume={"kind": "lvm-stripe", "stripe": "8K"})
     commands: list = []
@@ -179,10 +239,23 @@ def test_lvm_stripe_without_device_mapper_fails_at_lvcreate_and_undoes_in_revers
     assert "device-mapper" in failed.value.result.stderr
     made = [Path(c[0]).name for c in replay.calls[:5]]
     assert made == ["pvcreate", "pvcreate", "pvcreate", "vgcreate", "lvcreate"]
-    assert replay.calls[4][1:] == ["--yes", "-i", "3", "-I", "8k", "-l", "100%FREE", "-n",
-                                   "data", replay.calls[3][2]]
-    undone = [Path(c[0]).name for c in replay.calls[5:]
-              if Path(c[0]).name in ("lvremove", "vgremove", "pvremove")]
+    assert replay.calls[4][1:] == [
+        "--yes",
+        "-i",
+        "3",
+        "-I",
+        "8k",
+        "-l",
+        "100%FREE",
+        "-n",
+        "data",
+        replay.calls[3][2],
+    ]
+    undone = [
+        Path(c[0]).name
+        for c in replay.calls[5:]
+        if Path(c[0]).name in ("lvremove", "vgremove", "pvremove")
+    ]
     # the LV was never made (lvs does not list it): the group, then each volume's label
     assert undone == ["vgremove", "pvremove", "pvremove", "pvremove"]
     pvremoved = [c[-1] for c in replay.calls if Path(c[0]).name == "pvremove"]
@@ -191,8 +264,12 @@ def test_lvm_stripe_without_device_mapper_fails_at_lvcreate_and_undoes_in_revers
 
 
 def test_md_without_the_driver_fails_at_create_and_leaves_nothing_recorded(ledger, monkeypatch):
-    replay = Replay({"mdadm --create": "mdadm_create_raid0_no_md_exit1",
-                     "mdadm --zero-superblock": "mdadm_zero_superblock_clean_exit0"})
+    replay = Replay(
+        {
+            "mdadm --create": "mdadm_create_raid0_no_md_exit1",
+            "mdadm --zero-superblock": "mdadm_zero_superblock_clean_exit0",
+        }
+    )
     monkeypatch.setattr(proc, "run", replay)
     spec = Target(name="x", fs="xfs", images=3, volume={"kind": "md-raid0", "stripe": "8K"})
     with pytest.raises(CommandFailed) as failed:
@@ -200,8 +277,11 @@ def test_md_without_the_driver_fails_at_create_and_leaves_nothing_recorded(ledge
             join(spec, recipe("xfs"), _members(3), Provisioning(ledger, undo))
     assert "unexpected failure opening /dev/md" in failed.value.result.stderr
     create = replay.calls[0]
-    assert create[:2] == ["mdadm", "--create"] and create[-3:] == ["/dev/loop3", "/dev/loop4",
-                                                                     "/dev/loop5"]
+    assert create[:2] == ["mdadm", "--create"] and create[-3:] == [
+        "/dev/loop3",
+        "/dev/loop4",
+        "/dev/loop5",
+    ]
     # no array appeared, so it is not stopped; each member's superblock is zeroed
     # (the captured --zero-superblock of a clean member exits 0)
     assert [c[1] for c in replay.calls[1:]] == ["--zero-superblock"] * 3
@@ -215,9 +295,11 @@ def test_teardown_order_unmount_volume_loops_images(ledger, monkeypatch):
     from pgfsbench import ledger as ledger_mod
 
     for kind in ("file", "loop", "lvm-pv", "lvm-vg", "lvm-lv", "mount"):
-        monkeypatch.setitem(ledger_mod.RELEASERS, kind,
-                            lambda res: order.append(f"{res['kind']} {res.get('n', '')}".strip())
-                            or [])
+        monkeypatch.setitem(
+            ledger_mod.RELEASERS,
+            kind,
+            lambda res: order.append(f"{res['kind']} {res.get('n', '')}".strip()) or [],
+        )
     for n in (1, 2, 3):
         ledger.add("file", n=n)
         ledger.add("loop", n=n)
@@ -227,8 +309,20 @@ def test_teardown_order_unmount_volume_loops_images(ledger, monkeypatch):
     ledger.add("lvm-lv")
     ledger.add("mount")
     assert ledger.release_all() == []
-    assert order == ["mount", "lvm-lv", "lvm-vg", "lvm-pv 3", "lvm-pv 2", "lvm-pv 1",
-                     "loop 3", "file 3", "loop 2", "file 2", "loop 1", "file 1"]
+    assert order == [
+        "mount",
+        "lvm-lv",
+        "lvm-vg",
+        "lvm-pv 3",
+        "lvm-pv 2",
+        "lvm-pv 1",
+        "loop 3",
+        "file 3",
+        "loop 2",
+        "file 2",
+        "loop 1",
+        "file 1",
+    ]
 
 
 def test_the_ledger_summary_names_volumes(ledger):

@@ -16,8 +16,10 @@ from pgfsbench.analysis.stats import compare_rounds
 
 def _row(values: dict[str, dict[int, float]], workload: str = "pgbench"):
     """A headline row of the table as family.decide_headlines reads it."""
-    cells = {t: SimpleNamespace(rounds=list(v), values=list(v.values()), block="c1", value=1.0)
-             for t, v in values.items()}
+    cells = {
+        t: SimpleNamespace(rounds=list(v), values=list(v.values()), block="c1", value=1.0)
+        for t, v in values.items()
+    }
     return SimpleNamespace(workload=workload, label="", cells=cells)
 
 
@@ -26,10 +28,8 @@ def test_an_early_decision_shows_the_ci_it_was_made_at_not_one_reaching_1() -> N
     # rounds after it (run for other comparisons) scatter, and the plain 95% CI over all
     # 8 rounds reaches 1: before, "better" sat beside [0.87, 1.33].
     base = {r: 1000.0 for r in range(1, 9)}
-    other = {1: 1100.0, 2: 1101.0, 3: 1099.0, 4: 1100.0, 5: 800.0, 6: 1300.0, 7: 700.0,
-             8: 1000.0}
-    pairs = decide_headlines([_row({"a": base, "b": other})], ["a", "b"],
-                             Design(0.05, 0.02, 3, 8))
+    other = {1: 1100.0, 2: 1101.0, 3: 1099.0, 4: 1100.0, 5: 800.0, 6: 1300.0, 7: 700.0, 8: 1000.0}
+    pairs = decide_headlines([_row({"a": base, "b": other})], ["a", "b"], Design(0.05, 0.02, 3, 8))
     j = pairs[("pgbench", "", "a", "b")]
     assert (j.outcome, j.at_round) == (HIGHER, 3)
     plain = j.plain_ci()
@@ -39,8 +39,10 @@ def test_an_early_decision_shows_the_ci_it_was_made_at_not_one_reaching_1() -> N
     assert 1 < dci.low < 1.1 < dci.high and dci.label.endswith("CI, the level of the decision")
     reason = verdict_of(j, True, 0.02).reason
     assert reason.startswith("p<0.001 (paired, 8 rounds; decided at round 3)")
-    assert f"{percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f} on rounds 1–3, " \
-           "the level of the decision" in reason
+    assert (
+        f"{percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f} on rounds 1–3, "
+        "the level of the decision" in reason
+    )
     # read the other way round: the same interval, inverted
     back = j.flipped().decision_ci()
     assert (back.low, back.high) == pytest.approx((1 / dci.high, 1 / dci.low))
@@ -56,8 +58,10 @@ def test_decision_cis_always_agree_with_the_decisions() -> None:
     for _ in range(150):
         shift = rng.normal(0, 0.15, 10)
         effects = {"a": 0.0, "b": rng.choice([0.0, 0.004, 0.08, -0.15]), "c": 0.005}
-        values = {t: {r + 1: 1000 * math.exp(shift[r] + e + rng.normal(0, 0.01))
-                      for r in range(10)} for t, e in effects.items()}
+        values = {
+            t: {r + 1: 1000 * math.exp(shift[r] + e + rng.normal(0, 0.01)) for r in range(10)}
+            for t, e in effects.items()
+        }
         pairs = decide_headlines([_row(values)], ["a", "b", "c"], Design(0.05, margin, 3, 10))
         for j in pairs.values():
             dci = j.decision_ci()
@@ -81,12 +85,17 @@ def test_a_fixed_level_equivalence_shows_its_90_percent_ci() -> None:
     dci = j.decision_ci()
     assert (dci.low, dci.high) == pytest.approx(c.paired.ci(0.90))
     assert verdict_of(j, True, 0.02).reason.startswith(
-        f"equivalent within ±2%: 90% CI {dci.low:.3f}–{dci.high:.3f}, the level of the decision")
+        f"equivalent within ±2%: 90% CI {dci.low:.3f}–{dci.high:.3f}, the level of the decision"
+    )
 
 
 def test_confidence_labels_never_round_to_100() -> None:
     assert [percent_text(c) for c in (0.95, 0.90, 0.979, 1 - 0.00042)] == [
-        "95%", "90%", "97.9%", "99.958%"]
+        "95%",
+        "90%",
+        "97.9%",
+        "99.958%",
+    ]
 
 
 def test_a_measurement_whose_rounds_ended_early_gets_no_rounds_estimate() -> None:
@@ -96,18 +105,25 @@ def test_a_measurement_whose_rounds_ended_early_gets_no_rounds_estimate() -> Non
     # rounds of the campaign add none to it: no "about 12 rounds", and the reason is true.
     rng = np.random.default_rng(13)
     drift = rng.normal(0, 0.1, 10)
-    tps = {t: {r + 1: 1000 * math.exp(drift[r] + e + rng.normal(0, 0.05)) for r in range(10)}
-           for t, e in (("a", 0.0), ("b", 0.0))}
-    fsync = {t: {r + 1: 3000 * math.exp(drift[r] + e + rng.normal(0, 0.1)) for r in range(3)}
-             for t, e in (("a", 0.0), ("b", math.log(0.6)))}
-    pairs = decide_headlines([_row(tps), _row(fsync, "fsync")], ["a", "b"],
-                             Design(0.05, 0.02, 3, 12))
+    tps = {
+        t: {r + 1: 1000 * math.exp(drift[r] + e + rng.normal(0, 0.05)) for r in range(10)}
+        for t, e in (("a", 0.0), ("b", 0.0))
+    }
+    fsync = {
+        t: {r + 1: 3000 * math.exp(drift[r] + e + rng.normal(0, 0.1)) for r in range(3)}
+        for t, e in (("a", 0.0), ("b", math.log(0.6)))
+    }
+    pairs = decide_headlines(
+        [_row(tps), _row(fsync, "fsync")], ["a", "b"], Design(0.05, 0.02, 3, 12)
+    )
     j = pairs[("fsync", "", "a", "b")]
     assert j.outcome == INCONCLUSIVE and j.rounds_needed is None
     text = settle_text(j, 12)
-    assert text == ("no number of rounds can be estimated to settle it: its rounds ended "
-                    "at round 3 while the campaign ran 10, so more rounds add none to it "
-                    "(a measurement with its own repetitions)")
+    assert text == (
+        "no number of rounds can be estimated to settle it: its rounds ended "
+        "at round 3 while the campaign ran 10, so more rounds add none to it "
+        "(a measurement with its own repetitions)"
+    )
     assert "noise margin" not in verdict_of(j, True, 0.02, 12).reason
     # the campaign's own measurement keeps its estimate
     assert pairs[("pgbench", "", "a", "b")].rounds_needed is not None
@@ -121,9 +137,12 @@ def test_three_identical_quantized_p99s_are_not_equivalent_anywhere() -> None:
     from pgfsbench.analysis.table import Source, build_table
     from pgfsbench.analysis.verdicts import verdict_lines
 
-    cells = {CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
-        "µs", False, values=[370.688] * 3, rounds=[1, 2, 3], block="c1", params={})
-        for t in ("ext4", "xfs")}
+    cells = {
+        CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
+            "µs", False, values=[370.688] * 3, rounds=[1, 2, 3], block="c1", params={}
+        )
+        for t in ("ext4", "xfs")
+    }
     table = build_table(Source(["ext4", "xfs"], cells), None, 0.05, 0.02)
     v = table.rows[0].cells["xfs"].verdict
     assert v.kind == "inconclusive" and "no spread to judge by" in v.reason

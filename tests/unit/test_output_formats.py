@@ -20,8 +20,13 @@ from pgfsbench.render import formats
 from pgfsbench.render.formats import ADVICE, COMPARISON, EXPORT, HISTORY, KINDS, LIST, OutputFormat
 from pgfsbench.store.db import Store
 
-COMMAND = {EXPORT: "export", COMPARISON: "compare", ADVICE: "advise", LIST: "list",
-           HISTORY: "history"}
+COMMAND = {
+    EXPORT: "export",
+    COMPARISON: "compare",
+    ADVICE: "advise",
+    LIST: "list",
+    HISTORY: "history",
+}
 NAMES = sorted({name for kind in KINDS for name in formats.names(kind)})
 
 
@@ -33,11 +38,13 @@ def results(tmp_path_factory) -> Path:
     store.start_campaign("c-7", "toy-plan", {"name": "toy-plan"}, {"kernel": "6.8.0"}, "0.1.0")
     for pos, name in enumerate(("ext4", "xfs")):
         tid = store.add_target(name, pos, "loop", name, {"size": "1G"})
-        store.set_target(tid, "ok", provenance={"kind": "loop", "fs": name,
-                                                "effective_mount_options": ["rw"]})
+        store.set_target(
+            tid, "ok", provenance={"kind": "loop", "fs": name, "effective_mount_options": ["rw"]}
+        )
         run = store.start_run(tid, "pgbench", {"clients": 2})
-        store.add_result(run, tid, WorkloadResult([Metric("pgbench.tps", 100.0 + pos, "tx/s",
-                                                          True)]))
+        store.add_result(
+            run, tid, WorkloadResult([Metric("pgbench.tps", 100.0 + pos, "tx/s", True)])
+        )
         store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -66,8 +73,11 @@ def test_every_format_is_reachable_from_each_command_it_writes(results, name, ki
         elif kind == LIST:
             assert "c-7" in result.stdout
     else:
-        _assert_refused(result, f"the {name} format does not write",
-                        f"({kind} formats: {', '.join(formats.names(kind))})")
+        _assert_refused(
+            result,
+            f"the {name} format does not write",
+            f"({kind} formats: {', '.join(formats.names(kind))})",
+        )
 
 
 def test_the_builtin_formats_are_the_ones_of_today() -> None:
@@ -93,21 +103,33 @@ def test_each_command_lists_its_formats_in_its_help() -> None:
 
 
 def test_an_unknown_format_names_the_available_ones(results) -> None:
-    _assert_refused(cli("compare", str(results), "--format", "xml"),
-                    "unknown comparison format 'xml' (available: text, markdown, json, csv)")
-    _assert_refused(cli("advise", str(results), "--format", "xml"),
-                    "unknown advice format 'xml' (available: text, conf, json)")
-    _assert_refused(cli("list", str(results), "--format", "xml"),
-                    "unknown list format 'xml' (available: text, json)")
-    _assert_refused(cli("history", str(results), "--format", "xml"),
-                    "unknown history format 'xml' (available: text, json, csv)")
+    _assert_refused(
+        cli("compare", str(results), "--format", "xml"),
+        "unknown comparison format 'xml' (available: text, markdown, json, csv)",
+    )
+    _assert_refused(
+        cli("advise", str(results), "--format", "xml"),
+        "unknown advice format 'xml' (available: text, conf, json)",
+    )
+    _assert_refused(
+        cli("list", str(results), "--format", "xml"),
+        "unknown list format 'xml' (available: text, json)",
+    )
+    _assert_refused(
+        cli("history", str(results), "--format", "xml"),
+        "unknown history format 'xml' (available: text, json, csv)",
+    )
 
 
 # --- a toy format, declared and registered here ----------------------------------------
 
+
 def _toy_export(campaign, out) -> None:
-    out.write(f"toy export of {campaign.id}: " + ", ".join(
-        f"{r.target}={m.value:g}" for r in campaign.runs for m in r.metrics) + "\n")
+    out.write(
+        f"toy export of {campaign.id}: "
+        + ", ".join(f"{r.target}={m.value:g}" for r in campaign.runs for m in r.metrics)
+        + "\n"
+    )
 
 
 def _toy_comparison(comparison, out) -> None:
@@ -116,10 +138,8 @@ def _toy_comparison(comparison, out) -> None:
         out.write(f"toy {row.metric}: ×{ratio:.2f} vs {comparison.table.baseline}\n")
 
 
-TOY = OutputFormat("toy", "toy", "text/x-toy", {EXPORT: _toy_export,
-                                                COMPARISON: _toy_comparison})
-TOY_COMPARISON_ONLY = OutputFormat("toy-cmp", "toy", "text/x-toy",
-                                   {COMPARISON: _toy_comparison})
+TOY = OutputFormat("toy", "toy", "text/x-toy", {EXPORT: _toy_export, COMPARISON: _toy_comparison})
+TOY_COMPARISON_ONLY = OutputFormat("toy-cmp", "toy", "text/x-toy", {COMPARISON: _toy_comparison})
 
 
 @pytest.fixture
@@ -149,9 +169,10 @@ def test_a_registered_format_writes_through_the_real_cli(toys, results) -> None:
 
 
 def test_a_format_without_a_kind_is_refused_by_that_command(toys, results) -> None:
-    _assert_refused(cli("export", str(results), "--format", "toy-cmp"),
-                    "the toy-cmp format does not write an export (export formats: markdown, json, "
-                    "csv, toy)")
+    _assert_refused(
+        cli("export", str(results), "--format", "toy-cmp"),
+        "the toy-cmp format does not write an export (export formats: markdown, json, csv, toy)",
+    )
     assert cli("compare", str(results), "--format", "toy-cmp").exit_code == 0
 
 

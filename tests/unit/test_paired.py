@@ -82,12 +82,16 @@ def test_small_samples() -> None:
 
 # --- no spread to judge by ----------------------------------------------------------
 
-@pytest.mark.parametrize("pairs", [
-    [(370.688, 370.688)] * 3,                            # fio p99, one bucket on both sides
-    [(370.688, 370.688)] * 12,                           # however many rounds
-    [(10.0, 10.39), (20.0, 20.78), (5.0, 5.195)],        # a constant ratio of 1.039
-    [(10.0, 11.0), (20.0, 22.0), (5.0, 5.5)],            # float error in log(11/10) vs log(22/20)
-])
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(370.688, 370.688)] * 3,  # fio p99, one bucket on both sides
+        [(370.688, 370.688)] * 12,  # however many rounds
+        [(10.0, 10.39), (20.0, 20.78), (5.0, 5.195)],  # a constant ratio of 1.039
+        [(10.0, 11.0), (20.0, 22.0), (5.0, 5.5)],  # float error in log(11/10) vs log(22/20)
+    ],
+)
 def test_identical_ratios_give_no_p_and_no_equivalence(pairs) -> None:
     # Before: p = 1 and TOST p = 0 (equivalent at round 3) for identical values, and
     # p = 0 (certainly different) for a constant ratio: a t test dividing by sd 0.
@@ -123,11 +127,11 @@ def test_quantized_values_floor_the_spread_at_their_resolution() -> None:
     se = c.spread / 2
     assert c.p_value == pytest.approx(2 * sps.t.sf(abs(d.mean()) / se, 3))
     # Continuous values: no floor.
-    assert compare_paired(_pairs([1000.0, 1010, 990], [1001.0, 1012, 991]), 0.02).resolution \
-        is None
+    assert compare_paired(_pairs([1000.0, 1010, 990], [1001.0, 1012, 991]), 0.02).resolution is None
 
 
 # --- how many rounds would settle it --------------------------------------------------
+
 
 def _exact(mean: float, sd: float, n: int, margin: float) -> Paired:
     """A comparison whose log-ratios have exactly this mean and sd."""
@@ -157,8 +161,9 @@ def test_rounds_follow_the_route_that_can_decide() -> None:
     assert rounds_to_decide(far, lambda n: 0.05) < rounds_to_decide(large, lambda n: 0.05)
 
 
-def _simulated_power(route: str, effect: float, sd: float, n: int, level: float,
-                     margin: float, campaigns: int = 2000) -> float:
+def _simulated_power(
+    route: str, effect: float, sd: float, n: int, level: float, margin: float, campaigns: int = 2000
+) -> float:
     """The real test (compare_paired) on simulated paired normal log-ratios."""
     rng = np.random.default_rng(42)
     bound = math.log1p(margin)
@@ -172,12 +177,15 @@ def _simulated_power(route: str, effect: float, sd: float, n: int, level: float,
     return hits / campaigns
 
 
-@pytest.mark.parametrize("mean, sd, margin, level", [
-    (math.log(1.02), 0.03, 0.03, 0.05),     # equivalence route
-    (0.0, 0.11, 0.10, 0.01),                # equivalence, the issue's tps noise
-    (0.10, 0.11, 0.02, 0.01),               # difference route, planned at twice the margin
-    (0.40, 0.11, 0.02, 0.005),              # difference route, planned at the CI's nearer end
-])
+@pytest.mark.parametrize(
+    "mean, sd, margin, level",
+    [
+        (math.log(1.02), 0.03, 0.03, 0.05),  # equivalence route
+        (0.0, 0.11, 0.10, 0.01),  # equivalence, the issue's tps noise
+        (0.10, 0.11, 0.02, 0.01),  # difference route, planned at twice the margin
+        (0.40, 0.11, 0.02, 0.005),  # difference route, planned at the CI's nearer end
+    ],
+)
 def test_rounds_to_decide_gives_80_percent_power_in_simulation(mean, sd, margin, level) -> None:
     c = _exact(mean, sd, 4, margin)
     n = rounds_to_decide(c, lambda n: level)
@@ -198,17 +206,20 @@ def test_when_no_estimate_can_be_made_the_reason_is_true() -> None:
     fixed = _exact(math.log(0.37), 0.3, 3, 0.02)  # pg_test_fsync, its own 3 repetitions
     assert rounds_to_decide(fixed, lambda n: 0.05 if n <= 3 else 0.0) is None
     assert why_unsettled(fixed, lambda n: 0.05 if n <= 3 else 0.0).startswith(
-        "its rounds are fixed, so no further look would test it")
+        "its rounds are fixed, so no further look would test it"
+    )
     j = Judged(INCONCLUSIVE, from_paired(fixed))
     assert "sits at the noise margin" not in settle_text(j)
-    assert settle_text(j).startswith("no number of rounds can be estimated to settle it: its "
-                                     "rounds are fixed")
+    assert settle_text(j).startswith(
+        "no number of rounds can be estimated to settle it: its rounds are fixed"
+    )
     j = Judged(INCONCLUSIVE, from_paired(wide))
     assert "more than 1000 rounds" in settle_text(j)
 
 
 def test_rounds_to_decide_is_fast_enough_for_a_table() -> None:
     import time
+
     start = time.perf_counter()
     for mean in (0.0, 0.01, 0.05, 0.2):
         rounds_to_decide(_exact(mean, 0.11, 5, 0.02), lambda n: 0.001)

@@ -31,34 +31,65 @@ JITTER = [1.004, 0.997, 1.002, 0.996, 1.003, 0.998, 1.001, 0.999]
 WORKLOADS = [{"type": "pgbench", "clients": 4, "duration": 10}]
 
 
-def stored(results: Path, targets: dict[str, float], *, started: float = 0.0,
-           plan: str = "nightly", specs: dict[str, dict] | None = None,
-           pg: str = "17.2", workloads: list[dict] | None = None, rounds: int = 6,
-           host: str = "db1", mounted: dict[str, list[str]] | None = None,
-           checksums: bool | None = None) -> Path:
+def stored(
+    results: Path,
+    targets: dict[str, float],
+    *,
+    started: float = 0.0,
+    plan: str = "nightly",
+    specs: dict[str, dict] | None = None,
+    pg: str = "17.2",
+    workloads: list[dict] | None = None,
+    rounds: int = 6,
+    host: str = "db1",
+    mounted: dict[str, list[str]] | None = None,
+    checksums: bool | None = None,
+) -> Path:
     """A campaign of ``plan``: each target's tps 1000 × its factor × jitter per round."""
     store = Store.create(results)
-    store.start_campaign(f"c-{results.name}", plan,
-                         {"name": plan, "workloads": workloads or WORKLOADS},
-                         {"hostname": host, "kernel": "6.8.0"}, "0.1.0")
+    store.start_campaign(
+        f"c-{results.name}",
+        plan,
+        {"name": plan, "workloads": workloads or WORKLOADS},
+        {"hostname": host, "kernel": "6.8.0"},
+        "0.1.0",
+    )
     if started:
         store.conn.execute("UPDATE campaign SET started = ?", (started,))
     for pos, (name, factor) in enumerate(targets.items()):
-        spec = {"name": name, "kind": "loop", "fs": "ext4", "size": "1G", "mount": "noatime",
-                **(specs or {}).get(name, {})}
+        spec = {
+            "name": name,
+            "kind": "loop",
+            "fs": "ext4",
+            "size": "1G",
+            "mount": "noatime",
+            **(specs or {}).get(name, {}),
+        }
         tid = store.add_target(name, pos, "loop", spec["fs"], spec)
-        store.set_target(tid, "ok", provenance={"kind": "loop", "fs": spec["fs"],
-                                                "postgres_version": pg,
-                                                **({} if checksums is None else
-                                                   {"data_checksums": checksums}),
-                                                "effective_mount_options":
-                                                    (mounted or {}).get(name, ["rw"])})
+        store.set_target(
+            tid,
+            "ok",
+            provenance={
+                "kind": "loop",
+                "fs": spec["fs"],
+                "postgres_version": pg,
+                **({} if checksums is None else {"data_checksums": checksums}),
+                "effective_mount_options": (mounted or {}).get(name, ["rw"]),
+            },
+        )
         for r in range(1, rounds + 1):
             tps = 1000 * factor * JITTER[(r + pos * 3) % len(JITTER)]
             run = store.start_run(tid, "pgbench", (workloads or WORKLOADS)[0], repetition=r)
-            store.add_result(run, tid, WorkloadResult([
-                Metric("pgbench.tps", tps, "tx/s", True),
-                Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False)]))
+            store.add_result(
+                run,
+                tid,
+                WorkloadResult(
+                    [
+                        Metric("pgbench.tps", tps, "tx/s", True),
+                        Metric("pgbench.latency_avg_ms", 4000 / tps, "ms", False),
+                    ]
+                ),
+            )
     store.end_campaign("ok")
     store.close()
     return results
@@ -71,8 +102,10 @@ def cli(*args: str):
 @pytest.fixture(scope="module")
 def before_after(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("pairs")
-    return (stored(root / "before", {"ext4": 1.0, "xfs": 1.2}, started=1000),
-            stored(root / "after", {"ext4": 0.8, "xfs": 1.2}, started=2000))
+    return (
+        stored(root / "before", {"ext4": 1.0, "xfs": 1.2}, started=1000),
+        stored(root / "after", {"ext4": 0.8, "xfs": 1.2}, started=2000),
+    )
 
 
 def _tps(table, pair: str):
@@ -110,16 +143,23 @@ def test_a_mapping_pairs_other_names(tmp_path, before_after) -> None:
         pairing(before, alone)
 
 
-@pytest.mark.parametrize("change,what", [
-    ({"specs": {"ext4": {"mount": "noatime,nobarrier"}}}, "ext4: mount: noatime (baseline) "
-                                                         "vs noatime,nobarrier (contender)"),
-    ({"specs": {"ext4": {"fs": "xfs"}}}, "ext4: fs: ext4 (baseline) vs xfs (contender)"),
-    ({"specs": {"ext4": {"size": "4G"}}}, "ext4: size"),
-    ({"specs": {"ext4": {"sysctls": {"vm.dirty_ratio": 5}}}}, "ext4: sysctls"),
-    ({"pg": "16.4"}, "ext4: PostgreSQL version: 17.2 (baseline) vs 16.4 (contender)"),
-    ({"workloads": [{"type": "pgbench", "clients": 8, "duration": 10}]},
-     "workload #1 of the plan"),
-])
+@pytest.mark.parametrize(
+    "change,what",
+    [
+        (
+            {"specs": {"ext4": {"mount": "noatime,nobarrier"}}},
+            "ext4: mount: noatime (baseline) vs noatime,nobarrier (contender)",
+        ),
+        ({"specs": {"ext4": {"fs": "xfs"}}}, "ext4: fs: ext4 (baseline) vs xfs (contender)"),
+        ({"specs": {"ext4": {"size": "4G"}}}, "ext4: size"),
+        ({"specs": {"ext4": {"sysctls": {"vm.dirty_ratio": 5}}}}, "ext4: sysctls"),
+        ({"pg": "16.4"}, "ext4: PostgreSQL version: 17.2 (baseline) vs 16.4 (contender)"),
+        (
+            {"workloads": [{"type": "pgbench", "clients": 8, "duration": 10}]},
+            "workload #1 of the plan",
+        ),
+    ],
+)
 def test_a_key_provenance_difference_is_refused(tmp_path, before_after, change, what) -> None:
     other = stored(tmp_path / "other", {"ext4": 1.0, "xfs": 1.2}, **change)
     result = cli("compare", str(before_after[0]), str(other))
@@ -137,24 +177,36 @@ def test_data_checksums_that_differ_are_a_key_difference(tmp_path) -> None:
     result = cli("compare", str(on), str(off))
     assert result.exit_code == 2, result.output
     assert "ext4: data checksums: on (baseline) vs off (contender)" in result.stderr
-    assert cli("compare", str(on), str(stored(tmp_path / "on2", {"ext4": 1.0},
-                                              checksums=True))).exit_code == 0
+    assert (
+        cli(
+            "compare", str(on), str(stored(tmp_path / "on2", {"ext4": 1.0}, checksums=True))
+        ).exit_code
+        == 0
+    )
 
 
 def test_postgres_settings_and_host_are_noted_not_refused(tmp_path, before_after) -> None:
-    tuned = stored(tmp_path / "tuned", {"ext4": 1.0, "xfs": 1.2}, host="db2", specs={
-        "ext4": {"postgres": {"settings": {"commit_delay": 10000}}}})
-    doc = json.loads(cli("compare", str(before_after[0]), str(tuned), "--format",
-                         "json").stdout)
+    tuned = stored(
+        tmp_path / "tuned",
+        {"ext4": 1.0, "xfs": 1.2},
+        host="db2",
+        specs={"ext4": {"postgres": {"settings": {"commit_delay": 10000}}}},
+    )
+    doc = json.loads(cli("compare", str(before_after[0]), str(tuned), "--format", "json").stdout)
     assert doc["warnings"] == []
-    assert any("ext4: PostgreSQL settings: (none) (baseline) vs {\"commit_delay\": 10000}" in n
-               for n in doc["notes"])
+    assert any(
+        'ext4: PostgreSQL settings: (none) (baseline) vs {"commit_delay": 10000}' in n
+        for n in doc["notes"]
+    )
     assert any(n.startswith("differs: host hostname: db1") for n in doc["notes"])
 
 
 def test_allowed_differences_are_warned_in_every_format(tmp_path, before_after) -> None:
-    other = stored(tmp_path / "other", {"ext4": 0.8, "xfs": 1.2},
-                   specs={"ext4": {"mount": "noatime,nobarrier"}})
+    other = stored(
+        tmp_path / "other",
+        {"ext4": 0.8, "xfs": 1.2},
+        specs={"ext4": {"mount": "noatime,nobarrier"}},
+    )
     args = ("compare", str(before_after[0]), str(other), "--allow-different")
     warning = "compared despite a different ext4: mount: noatime (baseline) vs"
     text = cli(*args)
@@ -164,39 +216,46 @@ def test_allowed_differences_are_warned_in_every_format(tmp_path, before_after) 
     jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
     assert len(doc["warnings"]) == 1 and doc["warnings"][0].startswith(warning)
     assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender"]
-    assert doc["pairs"] == [{"baseline": "ext4", "contender": "ext4", "column": "other"},
-                            {"baseline": "xfs", "contender": "xfs", "column": "other"}]
+    assert doc["pairs"] == [
+        {"baseline": "ext4", "contender": "ext4", "column": "other"},
+        {"baseline": "xfs", "contender": "xfs", "column": "other"},
+    ]
     rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv").stdout)))
     assert rows and all(r["warnings"].startswith(warning) for r in rows)
 
 
 def test_a_faster_contender_that_is_not_crash_safe_is_said_to_be(tmp_path, before_after):
     """As in a campaign's own verdicts: the contender's ext4 wins by mounting nobarrier."""
-    risky = stored(tmp_path / "risky", {"ext4": 1.3, "xfs": 1.2},
-                   specs={"ext4": {"mount": "noatime,nobarrier"}},
-                   mounted={"ext4": ["rw", "noatime", "nobarrier"]})
+    risky = stored(
+        tmp_path / "risky",
+        {"ext4": 1.3, "xfs": 1.2},
+        specs={"ext4": {"mount": "noatime,nobarrier"}},
+        mounted={"ext4": ["rw", "noatime", "nobarrier"]},
+    )
     args = ("compare", str(before_after[0]), str(risky), "--allow-different")
     doc = json.loads(cli(*args, "--format", "json").stdout)
     verdicts = {v["label"]: v for v in doc["verdicts"] if v["metric"] == "pgbench.tps"}
     assert verdicts["ext4"]["winner"] == "risky"
     assert verdicts["ext4"]["durability"] == {"before": "safe", "risky": "not crash-safe"}
-    assert verdicts["ext4"]["warning"].startswith("risky is NOT CRASH-SAFE: mount option "
-                                                  "nobarrier")
+    assert verdicts["ext4"]["warning"].startswith("risky is NOT CRASH-SAFE: mount option nobarrier")
     assert verdicts["xfs"]["warning"] is None  # the other pair is safe on both sides
     assert verdicts["xfs"]["durability"] == {"before": "safe", "risky": "safe"}
     assert "⚠ risky is NOT CRASH-SAFE" in cli(*args).stdout
     assert "⚠ **risky is NOT CRASH-SAFE" in cli(*args, "--format", "markdown").stdout
     rows = csv.DictReader(io.StringIO(cli(*args, "--format", "csv", "--metric", "*").stdout))
-    safety = {(r["label"], r["metric"]): (r["baseline_crash_safety"],
-                                          r["contender_crash_safety"]) for r in rows}
+    safety = {
+        (r["label"], r["metric"]): (r["baseline_crash_safety"], r["contender_crash_safety"])
+        for r in rows
+    }
     assert safety[("ext4", "pgbench.latency_avg_ms")] == ("safe", "not crash-safe")
     assert safety[("xfs", "pgbench.tps")] == ("safe", "safe")
     # within the one campaign too: its targets are the columns
-    alone = next(csv.DictReader(io.StringIO(cli("compare", str(risky), "--format",
-                                                "csv").stdout)))
+    alone = next(csv.DictReader(io.StringIO(cli("compare", str(risky), "--format", "csv").stdout)))
     assert (alone["baseline"], alone["contender"]) == ("ext4", "xfs")
-    assert (alone["baseline_crash_safety"], alone["contender_crash_safety"]) == \
-        ("not crash-safe", "safe")
+    assert (alone["baseline_crash_safety"], alone["contender_crash_safety"]) == (
+        "not crash-safe",
+        "safe",
+    )
 
 
 def test_every_format_and_the_gate_across_campaigns(before_after) -> None:
@@ -206,11 +265,16 @@ def test_every_format_and_the_gate_across_campaigns(before_after) -> None:
     assert "pgbench ext4 pgbench.tps" in text.stdout and "−" in text.stdout
     md = cli("compare", before, after, "--format", "markdown").stdout
     assert "before (baseline)" in md and "after vs base" in md
-    rows = list(csv.DictReader(io.StringIO(cli("compare", before, after, "--format",
-                                               "csv").stdout)))
+    rows = list(
+        csv.DictReader(io.StringIO(cli("compare", before, after, "--format", "csv").stdout))
+    )
     ext4 = next(r for r in rows if r["label"] == "ext4" and r["metric"] == "pgbench.tps")
-    assert (ext4["baseline"], ext4["contender"], ext4["decision"], ext4["design"]) == \
-        ("before", "after", "worse", "unpaired")
+    assert (ext4["baseline"], ext4["contender"], ext4["decision"], ext4["design"]) == (
+        "before",
+        "after",
+        "worse",
+        "unpaired",
+    )
     gate = cli("compare", before, after, "--fail-if-worse", "10%")
     assert gate.exit_code == exits.WORSE
     assert "pgbench ext4 pgbench.tps: after ×0.80" in gate.stderr
@@ -233,8 +297,7 @@ def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> 
     """One campaign per host: the first host's is the baseline, every other a column."""
     before, after = before_after
     third = stored(tmp_path / "db3", {"ext4": 1.0, "xfs": 1.2}, host="db3", started=3000)
-    doc = json.loads(cli("compare", str(before), str(after), str(third), "--format",
-                         "json").stdout)
+    doc = json.loads(cli("compare", str(before), str(after), str(third), "--format", "json").stdout)
     jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
     assert doc["columns"] == ["before", "after", "db3"]
     assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender", "contender"]
@@ -259,7 +322,6 @@ def test_columns_are_told_apart(tmp_path, before_after) -> None:
     twice = column_names(before, load_campaign(before_after[0]))
     assert twice == ("before#1", "before#2")  # the same campaign given twice
     other = load_campaign(stored(tmp_path / "before", {"ext4": 1.0}))
-    assert column_names(before, other) == (f"before@{before.uuid[:8]}",
-                                           f"before@{other.uuid[:8]}")
+    assert column_names(before, other) == (f"before@{before.uuid[:8]}", f"before@{other.uuid[:8]}")
     after = load_campaign(before_after[1])
     assert column_names(before, after, before) == ("before#1", "after", "before#3")

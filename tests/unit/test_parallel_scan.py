@@ -31,21 +31,25 @@ def fixture(name: str) -> str:
 
 # --- knee, best, speedup -----------------------------------------------------------
 
-@pytest.mark.parametrize("times, knee", [
-    # the seed's shape: big gains, then a plateau, then worse
-    ({0: 100.0, 1: 55.0, 2: 40.0, 4: 37.0, 8: 36.5, 16: 50.0}, 2),
-    ({0: 100.0}, 0),  # one worker count: it is the knee
-    ({0: 50.0, 1: 50.0, 2: 50.0}, 0),  # flat
-    ({0: 50.0, 1: 60.0, 2: 80.0}, 0),  # getting worse
-    ({0: 100.0, 1: 80.0, 2: 60.0, 4: 40.0}, 4),  # every step gains ≥ 10 %: the last
-    # a flat step does not hide a real gain further on
-    ({0: 100.0, 1: 98.0, 2: 50.0}, 2),
-    # exactly 10 % better is still a gain worth having (the rule is "less than 10 %")
-    ({0: 100.0, 2: 90.0}, 2),
-    ({0: 100.0, 2: 90.1}, 0),
-    # unsorted input, sparse counts
-    ({32: 21.1, 64: 18.3, 17: 8.9, 21: 7.6}, 21),
-])
+
+@pytest.mark.parametrize(
+    "times, knee",
+    [
+        # the seed's shape: big gains, then a plateau, then worse
+        ({0: 100.0, 1: 55.0, 2: 40.0, 4: 37.0, 8: 36.5, 16: 50.0}, 2),
+        ({0: 100.0}, 0),  # one worker count: it is the knee
+        ({0: 50.0, 1: 50.0, 2: 50.0}, 0),  # flat
+        ({0: 50.0, 1: 60.0, 2: 80.0}, 0),  # getting worse
+        ({0: 100.0, 1: 80.0, 2: 60.0, 4: 40.0}, 4),  # every step gains ≥ 10 %: the last
+        # a flat step does not hide a real gain further on
+        ({0: 100.0, 1: 98.0, 2: 50.0}, 2),
+        # exactly 10 % better is still a gain worth having (the rule is "less than 10 %")
+        ({0: 100.0, 2: 90.0}, 2),
+        ({0: 100.0, 2: 90.1}, 0),
+        # unsorted input, sparse counts
+        ({32: 21.1, 64: 18.3, 17: 8.9, 21: 7.6}, 21),
+    ],
+)
 def test_knee(times, knee):
     assert knee_workers(times) == knee
 
@@ -82,8 +86,10 @@ def _timing(ms: float, launched: int, planned: int | None = None) -> ScanTiming:
 
 
 def test_sweep_metrics():
-    timings = {0: [_timing(30.0, 0), _timing(10.0, 0), _timing(20.0, 0)],
-               2: [_timing(9.0, 2), _timing(11.0, 1, planned=2)]}
+    timings = {
+        0: [_timing(30.0, 0), _timing(10.0, 0), _timing(20.0, 0)],
+        2: [_timing(9.0, 2), _timing(11.0, 1, planned=2)],
+    }
     m = {x.name: x for x in sweep_metrics(timings)}
     assert m["parallel_scan.workers_0.ms"].value == 20.0  # median
     assert m["parallel_scan.workers_2.ms"].value == 10.0  # median of an even count
@@ -96,8 +102,11 @@ def test_sweep_metrics():
     assert m["parallel_scan.best_workers"].value == 2
     assert m["parallel_scan.speedup"].value == pytest.approx(2.0)
     assert m["parallel_scan.speedup"].higher_is_better is None  # describes the curve
-    for name in ("parallel_scan.best_workers", "parallel_scan.knee_workers",
-                 "parallel_scan.workers_0.launched"):
+    for name in (
+        "parallel_scan.best_workers",
+        "parallel_scan.knee_workers",
+        "parallel_scan.workers_0.launched",
+    ):
         assert m[name].higher_is_better is None, name  # informational: no direction
     assert m["parallel_scan.knee_workers"].value == 2
 
@@ -107,28 +116,48 @@ def test_sweep_metrics():
 # (file) → [(execution ms, planning ms, workers planned, launched, rows scanned)],
 # copied from the captured files.
 EXPECTED = {
-    "explain_workers_0_pg18.txt": [(20.544, 0.182, 0, 0, 200000), (18.803, 0.057, 0, 0, 200000),
-                                   (16.197, 0.046, 0, 0, 200000)],
-    "explain_workers_2_pg18.txt": [(20.661, 0.267, 2, 2, 200000), (18.289, 0.07, 2, 2, 200000),
-                                   (16.952, 0.067, 2, 2, 200000)],
-    "explain_workers_4_pg18.txt": [(25.248, 0.261, 4, 4, 200000), (22.84, 0.056, 4, 4, 200000),
-                                   (26.462, 0.074, 4, 4, 200000)],
+    "explain_workers_0_pg18.txt": [
+        (20.544, 0.182, 0, 0, 200000),
+        (18.803, 0.057, 0, 0, 200000),
+        (16.197, 0.046, 0, 0, 200000),
+    ],
+    "explain_workers_2_pg18.txt": [
+        (20.661, 0.267, 2, 2, 200000),
+        (18.289, 0.07, 2, 2, 200000),
+        (16.952, 0.067, 2, 2, 200000),
+    ],
+    "explain_workers_4_pg18.txt": [
+        (25.248, 0.261, 4, 4, 200000),
+        (22.84, 0.056, 4, 4, 200000),
+        (26.462, 0.074, 4, 4, 200000),
+    ],
     "explain_short_of_workers_pg18.txt": [(15.062, 0.263, 2, 1, 200000)],
-    "explain_workers_0_pg15.txt": [(18.701, 0.179, 0, 0, 200000), (17.596, 0.043, 0, 0, 200000),
-                                   (17.896, 0.039, 0, 0, 200000)],
+    "explain_workers_0_pg15.txt": [
+        (18.701, 0.179, 0, 0, 200000),
+        (17.596, 0.043, 0, 0, 200000),
+        (17.896, 0.039, 0, 0, 200000),
+    ],
     # PG 15 prints per-process rows as a rounded integer: 66667 × 3 processes
-    "explain_workers_2_pg15.txt": [(21.959, 0.218, 2, 2, 200001), (26.242, 0.055, 2, 2, 200001),
-                                   (26.35, 0.052, 2, 2, 200001)],
-    "explain_workers_4_pg15.txt": [(35.416, 0.188, 4, 4, 200000), (40.148, 0.054, 4, 4, 200000),
-                                   (37.408, 0.077, 4, 4, 200000)],
+    "explain_workers_2_pg15.txt": [
+        (21.959, 0.218, 2, 2, 200001),
+        (26.242, 0.055, 2, 2, 200001),
+        (26.35, 0.052, 2, 2, 200001),
+    ],
+    "explain_workers_4_pg15.txt": [
+        (35.416, 0.188, 4, 4, 200000),
+        (40.148, 0.054, 4, 4, 200000),
+        (37.408, 0.077, 4, 4, 200000),
+    ],
     "explain_short_of_workers_pg15.txt": [(27.03, 0.386, 2, 1, 200000)],
 }
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_parse_captured_explain(name):
-    got = [(t.execution_ms, t.planning_ms, t.workers_planned, t.workers_launched, t.rows_counted)
-           for t in parse_explain_documents(fixture(name))]
+    got = [
+        (t.execution_ms, t.planning_ms, t.workers_planned, t.workers_launched, t.rows_counted)
+        for t in parse_explain_documents(fixture(name))
+    ]
     assert got == EXPECTED[name]
 
 
@@ -157,6 +186,7 @@ def test_parse_nothing():
 
 
 # --- basebackup ------------------------------------------------------------------------
+
 
 def test_tree_bytes_counts_regular_files_only(tmp_path: Path):
     (tmp_path / "a").write_bytes(b"x" * 1000)
@@ -190,10 +220,16 @@ def _fake_ctx(tmp_path: Path, exit_code: int) -> SimpleNamespace:
         return result
 
     return SimpleNamespace(
-        target=SimpleNamespace(workdir=workdir, name="t"), seen=seen, tool=tool,
+        target=SimpleNamespace(workdir=workdir, name="t"),
+        seen=seen,
+        tool=tool,
         require_free=lambda needed, what: None,
-        cluster=SimpleNamespace(pgdata=workdir / "pgdata", conn_args=lambda: ["-h", "/s"],
-                                bins=SimpleNamespace(tool=lambda name: name)))
+        cluster=SimpleNamespace(
+            pgdata=workdir / "pgdata",
+            conn_args=lambda: ["-h", "/s"],
+            bins=SimpleNamespace(tool=lambda name: name),
+        ),
+    )
 
 
 def test_basebackup_measures_then_removes_the_copy(tmp_path: Path):
@@ -217,11 +253,13 @@ def test_basebackup_removes_the_copy_on_failure(tmp_path: Path):
 
 # --- charts ------------------------------------------------------------------------------
 
+
 def _campaign(tmp_path: Path, with_data: bool):
     store = Store.create(tmp_path / "r")
     store.start_campaign("c-1", "scan", {"name": "scan"}, {}, "0.1.0")
-    for pos, (fs, times) in enumerate((("ext4", {0: 90.0, 1: 50.0, 2: 48.0}),
-                                       ("xfs", {0: 80.0, 1: 42.0, 2: 30.0}))):
+    for pos, (fs, times) in enumerate(
+        (("ext4", {0: 90.0, 1: 50.0, 2: 48.0}), ("xfs", {0: 80.0, 1: 42.0, 2: 30.0}))
+    ):
         tid = store.add_target(fs, pos, "loop", fs, {})
         store.set_target(tid, "ok", provenance={})
         if not with_data:
@@ -229,15 +267,20 @@ def _campaign(tmp_path: Path, with_data: bool):
             store.finish_run(run, "failed", "boom")
             continue
         run = store.start_run(tid, "parallel-scan", {"rows": 1000, "workers": [0, 1, 2]})
-        metrics = [Metric(f"parallel_scan.workers_{n}.ms", ms, "ms", False)
-                   for n, ms in times.items()]
-        metrics.append(Metric("parallel_scan.knee_workers", 1 if fs == "ext4" else 2,
-                              "workers", None))
+        metrics = [
+            Metric(f"parallel_scan.workers_{n}.ms", ms, "ms", False) for n, ms in times.items()
+        ]
+        metrics.append(
+            Metric("parallel_scan.knee_workers", 1 if fs == "ext4" else 2, "workers", None)
+        )
         store.add_result(run, tid, WorkloadResult(metrics))
         store.finish_run(run, "ok")
         run = store.start_run(tid, "basebackup", {})
-        store.add_result(run, tid, WorkloadResult([
-            Metric("basebackup.mb_per_s", 100.0 + 50 * pos, "MB/s", True)]))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult([Metric("basebackup.mb_per_s", 100.0 + 50 * pos, "MB/s", True)]),
+        )
         store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -249,15 +292,21 @@ def test_charts_from_stored_runs(tmp_path: Path):
     curves = scan_curves(campaign)
     # One run per cell: the medians are the values, without a CI.
     assert [(c.target, {w: e.median for w, e in c.ms.items()}, c.knee) for c in curves] == [
-        ("ext4", {0: 90.0, 1: 50.0, 2: 48.0}, 1), ("xfs", {0: 80.0, 1: 42.0, 2: 30.0}, 2)]
+        ("ext4", {0: 90.0, 1: 50.0, 2: 48.0}, 1),
+        ("xfs", {0: 80.0, 1: 42.0, 2: 30.0}, 2),
+    ]
     assert not any(e.has_ci for c in curves for e in c.ms.values())
-    assert {t: e.median for t, e in basebackup_rates(campaign).items()} == \
-        {"ext4": 100.0, "xfs": 150.0}
+    assert {t: e.median for t, e in basebackup_rates(campaign).items()} == {
+        "ext4": 100.0,
+        "xfs": 150.0,
+    }
     lines = [t for t in scan_chart(campaign)["data"] if t.get("showlegend", True)]
     assert [t["name"] for t in lines] == ["ext4 (knee: 1)", "xfs (knee: 2)"]
     rings = [t for t in scan_chart(campaign)["data"] if t.get("showlegend") is False]
     assert [(t["meta"]["target"], t["x"], t["y"]) for t in rings] == [
-        ("ext4", [1], [50.0]), ("xfs", [2], [30.0])]  # on the drawn median curve
+        ("ext4", [1], [50.0]),
+        ("xfs", [2], [30.0]),
+    ]  # on the drawn median curve
     bars = basebackup_chart(campaign)["data"]
     assert [(t["name"], t["y"]) for t in bars] == [("ext4", [100.0]), ("xfs", [150.0])]
 

@@ -28,10 +28,17 @@ from pgfsbench.monitor.pgstats import (
 from pgfsbench.monitor.postgres import PgMonitor
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-TOTALS = ["mon.pg.wal_bytes", "mon.pg.checkpoints_timed", "mon.pg.checkpoints_req",
-          "mon.pg.checkpoint_write_ms", "mon.pg.checkpoint_sync_ms",
-          "mon.pg.buffers_checkpoint", "mon.pg.buffers_backend", "mon.pg.wal_syncs",
-          "mon.pg.wal_sync_ms"]
+TOTALS = [
+    "mon.pg.wal_bytes",
+    "mon.pg.checkpoints_timed",
+    "mon.pg.checkpoints_req",
+    "mon.pg.checkpoint_write_ms",
+    "mon.pg.checkpoint_sync_ms",
+    "mon.pg.buffers_checkpoint",
+    "mon.pg.buffers_backend",
+    "mon.pg.wal_syncs",
+    "mon.pg.wal_sync_ms",
+]
 
 
 def capture(version: str) -> dict:
@@ -48,8 +55,12 @@ def counters(version: str, when: str, wal_io_timing: bool = False):
 def test_views_per_version():
     assert views_for(15) == ["pg_stat_bgwriter", "pg_stat_wal"]
     assert views_for(13) == ["pg_stat_bgwriter"]
-    assert views_for(17) == ["pg_stat_checkpointer", "pg_stat_bgwriter", "pg_stat_io",
-                             "pg_stat_wal"]
+    assert views_for(17) == [
+        "pg_stat_checkpointer",
+        "pg_stat_bgwriter",
+        "pg_stat_io",
+        "pg_stat_wal",
+    ]
     assert views_for(18) == ["pg_stat_checkpointer", "pg_stat_bgwriter", "pg_stat_io"]
     for major in (15, 18):  # every view queried exists in the captured catalog
         assert all(v in capture(f"pg{major}")["after"] for v in views_for(major))
@@ -101,6 +112,7 @@ def test_reset_counter_is_none_not_negative():
 
 
 # --- the monitor, on a fake connection serving the captured rows ------------------
+
 
 class FakeCursor:
     def __init__(self, row, names):
@@ -167,9 +179,14 @@ def test_monitor_intervals_partition_the_wal(version):
     assert t["mon.pg.wal_syncs"].value == 7
     assert t["mon.pg.wal_sync_ms"].value is None
     assert t["mon.pg.wal_sync_ms"].note == "track_wal_io_timing is off"
-    assert set(series) == {"mon.pg.wal_mb_per_s", "mon.pg.checkpoints",
-                           "mon.pg.buffers_checkpoint_per_s", "mon.pg.buffers_bgwriter_per_s",
-                           "mon.pg.buffers_backend_per_s", "mon.pg.wal_syncs_per_s"}
+    assert set(series) == {
+        "mon.pg.wal_mb_per_s",
+        "mon.pg.checkpoints",
+        "mon.pg.buffers_checkpoint_per_s",
+        "mon.pg.buffers_bgwriter_per_s",
+        "mon.pg.buffers_backend_per_s",
+        "mon.pg.wal_syncs_per_s",
+    }
     assert mon.problems == []
 
 
@@ -183,8 +200,7 @@ def test_failing_query_is_a_problem_and_the_span_stays_whole():
     mon.stop()
     assert any("statistics query failed" in p for p in mon.problems)
     assert len(mon.intervals) == 1
-    assert mon.intervals[0].wal_bytes == {m.name: m.value for m in mon.totals()}[
-        "mon.pg.wal_bytes"]
+    assert mon.intervals[0].wal_bytes == {m.name: m.value for m in mon.totals()}["mon.pg.wal_bytes"]
 
 
 def test_unreachable_server():

@@ -107,7 +107,9 @@ def test_direct_io_unsupported_marker() -> None:
         "  e.g. ext4 in journaled mode.\n"
     )
     results = {(r.section, r.method): r for r in parse_pg_test_fsync(text)}
-    assert results[("one_8k", "open_datasync")] == FsyncResult("one_8k", "open_datasync", None, None, False)
+    assert results[("one_8k", "open_datasync")] == FsyncResult(
+        "one_8k", "open_datasync", None, None, False
+    )
     # The two-write section is untouched.
     assert results[("two_8k", "open_datasync")].ops_per_s == 3187.735
 

@@ -54,8 +54,12 @@ def test_the_warmup_leaves_out_early_transactions_and_the_rate_follows():
 def test_skipped_and_failed_count_as_over_the_target(tmp_path):
     log = tmp_path / "pgbench_log.1"
     lines = [f"0 {i} 1000 0 1795745764 {i * 1000} 10" for i in range(97)]
-    lines += ["0 97 skipped 0 1795745764 98000 20000", "0 98 failed 0 1795745764 99000 5",
-              "0 99 skipped 0 1795745764 99500 20000", "garbage"]
+    lines += [
+        "0 97 skipped 0 1795745764 98000 20000",
+        "0 98 failed 0 1795745764 99000 5",
+        "0 99 skipped 0 1795745764 99500 20000",
+        "garbage",
+    ]
     log.write_text("\n".join(lines) + "\n")
     stats = read_probe_logs([log])
     assert (stats.committed, stats.over) == (97, 3)
@@ -83,6 +87,7 @@ def real_probe(target_ms: float, pct: float = 99):
         stats = read_probe_logs([fixture(n)], skip_s=1)
         lat = stats.percentile_ms(pct)
         return Probe(rate, stats.tps, lat, stats.lag_percentile_ms(pct), lat <= target_ms)
+
     return probe, asked
 
 
@@ -119,8 +124,9 @@ def test_a_target_nothing_holds_gives_no_capacity():
 
 
 def test_argv_and_curve():
-    p = PgbenchCapacityWorkload(type="pgbench-capacity", latency_ms=10, latency_limit=True,
-                                clients=2)
+    p = PgbenchCapacityWorkload(
+        type="pgbench-capacity", latency_ms=10, latency_limit=True, clients=2
+    )
     argv = pgbench_argv("pgbench", p, 123.4567, "/s/log", ["-h", "/s"])
     assert argv[argv.index("--rate") + 1] == "123.457"
     assert argv[argv.index("--latency-limit") + 1] == "10"
@@ -142,9 +148,20 @@ def test_the_chart_and_its_headline_sentence():
     series = {s.name: s for s in curve(cap)}
 
     def run(i, target, value):
-        return StoredRun(i, target, "pgbench-capacity", "p99<=50ms", i,
-                         {"latency_ms": 50, "percentile": 99}, "ok", None, 0.0, 1.0,
-                         [Metric("pgbench_capacity.tps", value, "tx/s", True)], series)
+        return StoredRun(
+            i,
+            target,
+            "pgbench-capacity",
+            "p99<=50ms",
+            i,
+            {"latency_ms": 50, "percentile": 99},
+            "ok",
+            None,
+            0.0,
+            1.0,
+            [Metric("pgbench_capacity.tps", value, "tx/s", True)],
+            series,
+        )
 
     class Fake:
         targets = []

@@ -99,7 +99,9 @@ def test_parse_init_output(name: str, expected: InitTimes) -> None:
     assert list(got.phases) == list(expected.phases)
 
 
-@pytest.mark.parametrize("name", ["pgbench_connfail_exit1_pg15.txt", "pgbench_connfail_exit1_pg18.txt"])
+@pytest.mark.parametrize(
+    "name", ["pgbench_connfail_exit1_pg15.txt", "pgbench_connfail_exit1_pg18.txt"]
+)
 def test_init_failure_raises(name: str) -> None:
     with pytest.raises(ValueError, match="done in"):
         parse_init_output(fixture(name))
@@ -145,7 +147,13 @@ def test_run_summary_pg18_with_r() -> None:
     assert s.latency_stddev_ms is None
     assert s.transactions == 5356
     assert s.failed_transactions == 0
-    assert (s.duration_s, s.clients, s.threads, s.query_mode, s.scaling_factor) == (3.0, 2, 2, "prepared", 1)
+    assert (s.duration_s, s.clients, s.threads, s.query_mode, s.scaling_factor) == (
+        3.0,
+        2,
+        2,
+        "prepared",
+        1,
+    )
     assert s.initial_connection_ms == 5.603
     # PG 18 separates the statement with one space instead of two.
     assert [st.statement for st in s.statements][4:7] == [
@@ -159,7 +167,12 @@ def test_run_summary_pg18_with_r() -> None:
 
 def test_run_summary_simple_without_r_pg15() -> None:
     s = parse_run_summary(fixture("pgbench_run_simple_no_r_pg15.txt"))
-    assert (s.tps, s.latency_avg_ms, s.transactions, s.query_mode) == (1291.760847, 1.548, 3873, "simple")
+    assert (s.tps, s.latency_avg_ms, s.transactions, s.query_mode) == (
+        1291.760847,
+        1.548,
+        3873,
+        "simple",
+    )
     assert s.initial_connection_ms == 8.814
     assert s.statements == []
 
@@ -180,8 +193,26 @@ def test_run_summary_with_stddev(name: str, tps: float, avg: float, stddev: floa
     ("name", "tps", "tx", "failed", "retried", "avg", "tellers", "end"),
     [
         # tellers/end: (latency, failures) of those statements in the -r table.
-        ("pgbench_run_failures_detailed_pg15.txt", 518.160004, 1550, 4476, 4909, 3.971, (0.282, 3079), (0.672, 0)),
-        ("pgbench_run_failures_detailed_pg18.txt", 571.209948, 1708, 4681, 5086, 3.744, (0.265, 3350), (0.645, 1)),
+        (
+            "pgbench_run_failures_detailed_pg15.txt",
+            518.160004,
+            1550,
+            4476,
+            4909,
+            3.971,
+            (0.282, 3079),
+            (0.672, 0),
+        ),
+        (
+            "pgbench_run_failures_detailed_pg18.txt",
+            571.209948,
+            1708,
+            4681,
+            5086,
+            3.744,
+            (0.265, 3350),
+            (0.645, 1),
+        ),
     ],
 )
 def test_run_summary_failures_detailed(
@@ -215,7 +246,9 @@ def test_run_summary_failures_detailed(
         ("pgbench_run_rate_limit_pg18.txt", 1682.881146, 5045, 2386, 1.337, 0.400),
     ],
 )
-def test_run_summary_rate_limit(name: str, tps: float, tx: int, skipped: int, avg: float, stddev: float) -> None:
+def test_run_summary_rate_limit(
+    name: str, tps: float, tx: int, skipped: int, avg: float, stddev: float
+) -> None:
     s = parse_run_summary(fixture(name))
     assert (s.tps, s.transactions, s.skipped_transactions) == (tps, tx, skipped)
     assert (s.latency_avg_ms, s.latency_stddev_ms) == (avg, stddev)
@@ -224,7 +257,12 @@ def test_run_summary_rate_limit(name: str, tps: float, tx: int, skipped: int, av
 def test_run_summary_fixed_transaction_count_pg15() -> None:
     s = parse_run_summary(fixture("pgbench_run_transactions_pg15.txt"))
     # "number of transactions actually processed: 400/400", no duration line.
-    assert (s.tps, s.transactions, s.duration_s, s.latency_avg_ms) == (1344.348025, 400, None, 1.488)
+    assert (s.tps, s.transactions, s.duration_s, s.latency_avg_ms) == (
+        1344.348025,
+        400,
+        None,
+        1.488,
+    )
 
 
 def test_run_summary_partially_aborted_pg18() -> None:
@@ -235,7 +273,12 @@ def test_run_summary_partially_aborted_pg18() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["pgbench_abort_exit2_pg18.txt", "pgbench_connfail_exit1_pg15.txt", "pgbench_connfail_exit1_pg18.txt", ""],
+    [
+        "pgbench_abort_exit2_pg18.txt",
+        "pgbench_connfail_exit1_pg15.txt",
+        "pgbench_connfail_exit1_pg18.txt",
+        "",
+    ],
 )
 def test_run_summary_without_tps_raises(name: str) -> None:
     text = fixture(name) if name else ""
@@ -255,8 +298,9 @@ def test_old_two_tps_lines_prefers_excluding() -> None:
 # -------------------------------------------------------- transaction logs
 
 
-def exact_stats(paths: list[Path], skip_before_s: float = 0,
-                series_s: int | None = None) -> dict[str, object]:
+def exact_stats(
+    paths: list[Path], skip_before_s: float = 0, series_s: int | None = None
+) -> dict[str, object]:
     """Independent, all-in-memory computation to check the streaming one.
 
     With ``skip_before_s`` the counts and latencies are of the lines whose
@@ -507,7 +551,12 @@ def test_histogram_percentiles() -> None:
     assert h.percentile(50) is None
     for v in range(1, 101):
         h.add(v)
-    assert (h.percentile(50), h.percentile(95), h.percentile(99), h.percentile(100)) == (50, 95, 99, 100)
+    assert (h.percentile(50), h.percentile(95), h.percentile(99), h.percentile(100)) == (
+        50,
+        95,
+        99,
+        100,
+    )
     one = LatencyHistogram()
     one.add(123_456)
     # A midpoint outside the observed range is clamped to it.
@@ -572,7 +621,10 @@ def assert_whole_run_unchanged(trimmed: TxLogSummary, full: TxLogSummary) -> Non
     """The series and run times still describe the whole run."""
     assert trimmed.tps == full.tps
     assert trimmed.latency_avg == full.latency_avg
-    assert (trimmed.first_start_epoch, trimmed.last_end_epoch) == (full.first_start_epoch, full.last_end_epoch)
+    assert (trimmed.first_start_epoch, trimmed.last_end_epoch) == (
+        full.first_start_epoch,
+        full.last_end_epoch,
+    )
     assert (trimmed.files, trimmed.malformed_lines) == (full.files, full.malformed_lines)
 
 
@@ -618,7 +670,10 @@ def test_txlog_trim_changes_counts_and_latencies() -> None:
     r18 = summarize_transaction_logs(log_paths("rate_pg18"))
     assert (r.committed, r.failed, r.skipped) == (61, 0, 39)
     assert (r.latency_mean_ms, r.latency_p99_ms, r.latency_max_ms) == (
-        r18.latency_mean_ms, r18.latency_p99_ms, r18.latency_max_ms)
+        r18.latency_mean_ms,
+        r18.latency_p99_ms,
+        r18.latency_max_ms,
+    )
 
 
 def test_txlog_trim_zero_is_the_single_pass_default() -> None:
@@ -664,7 +719,8 @@ def test_txlog_trimmed_run_s() -> None:
     assert s.trimmed_run_s == pytest.approx(1.009549, abs=1e-6)
     # pg15 starts at ...376.905358: a 5 s warm-up cuts at series second 6, 5.094642 s.
     assert summarize_transaction_logs(ALL_CAPTURES, skip_before_s=5).trimmed_run_s == pytest.approx(
-        6 - 0.905358, abs=1e-6)
+        6 - 0.905358, abs=1e-6
+    )
 
 
 def test_txlog_trim_empty_logs(tmp_path: Path) -> None:
@@ -729,7 +785,13 @@ def test_metrics_without_warmup_are_as_before_plus_warmup_s() -> None:
     # What the workload reported before warm-up trimming existed.
     before = [
         Metric("pgbench.tps", logs.committed / 3, "tx/s", True),
-        Metric("pgbench.tps_reported", summary.tps, "tx/s", True, "pgbench's own figure, for cross-checking"),
+        Metric(
+            "pgbench.tps_reported",
+            summary.tps,
+            "tx/s",
+            True,
+            "pgbench's own figure, for cross-checking",
+        ),
         Metric("pgbench.transactions", logs.committed, "tx", None),
         Metric("pgbench.failed", logs.failed, "tx", False),
         Metric("pgbench.latency_avg_ms", logs.latency_mean_ms, "ms", False),
@@ -738,8 +800,10 @@ def test_metrics_without_warmup_are_as_before_plus_warmup_s() -> None:
         Metric("pgbench.latency_p95_ms", logs.latency_p95_ms, "ms", False),
         Metric("pgbench.latency_p99_ms", logs.latency_p99_ms, "ms", False),
         Metric("pgbench.latency_max_ms", logs.latency_max_ms, "ms", False),
-    ] + [Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False, st.statement)
-         for n, st in enumerate(summary.statements, start=1)]
+    ] + [
+        Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False, st.statement)
+        for n, st in enumerate(summary.statements, start=1)
+    ]
     warmup = [m for m in got if m.name == "pgbench.warmup_s"]
     assert warmup == [Metric("pgbench.warmup_s", 0.0, "s", None, "fixed")]
     assert [m for m in got if m.name != "pgbench.warmup_s"] == before
@@ -752,8 +816,12 @@ def test_metrics_with_fixed_warmup() -> None:
     m = _by_name(_metrics(params, logs, parse_run_summary(fixture("pgbench_run_pg18.txt"))))
     # at least 5 s of the run: up to series second 6, as the run began at 0.905 s
     assert m["pgbench.warmup_s"] == Metric(
-        "pgbench.warmup_s", 6.0, "s", None,
-        "fixed 5 s: the first 6 s of the per-second series, 5.09 s of the run")
+        "pgbench.warmup_s",
+        6.0,
+        "s",
+        None,
+        "fixed 5 s: the first 6 s of the per-second series, 5.09 s of the run",
+    )
     assert m["pgbench.transactions"].value == 111
     # Committed after the cut over the run time after it: the run started
     # 0.905358 s into the origin second, so 5.094642 s of run time were cut.

@@ -10,8 +10,11 @@ from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 
 
 def test_steps_run_in_a_fixed_order_whatever_the_plan_lists():
-    assert pp.ordered(["sync", "vacuum", "checkpoint"], custom_script=False) == \
-        ["vacuum", "checkpoint", "sync"]
+    assert pp.ordered(["sync", "vacuum", "checkpoint"], custom_script=False) == [
+        "vacuum",
+        "checkpoint",
+        "sync",
+    ]
     assert pp.ordered(["sync", "sync"], custom_script=False) == ["sync"]
     assert pp.ordered([], custom_script=False) == []
 
@@ -21,8 +24,11 @@ def test_a_custom_script_gets_no_vacuum_of_pgbench_tables():
 
 
 def test_vacuum_is_what_pgbench_does_without_n():
-    assert pp.VACUUM_SQL == ("VACUUM pgbench_branches", "VACUUM pgbench_tellers",
-                             "TRUNCATE pgbench_history")
+    assert pp.VACUUM_SQL == (
+        "VACUUM pgbench_branches",
+        "VACUUM pgbench_tellers",
+        "TRUNCATE pgbench_history",
+    )
 
 
 def test_sync_covers_the_target_and_a_loop_image():
@@ -38,8 +44,7 @@ def test_only_loop_devices_have_a_backing_file():
 
 def test_the_plan_takes_known_steps_only():
     assert PgbenchWorkload(type="pgbench").prepare == []
-    assert PgbenchWorkload(type="pgbench", prepare=["vacuum", "sync"]).prepare == \
-        ["vacuum", "sync"]
+    assert PgbenchWorkload(type="pgbench", prepare=["vacuum", "sync"]).prepare == ["vacuum", "sync"]
     with pytest.raises(ValidationError):
         PgbenchWorkload(type="pgbench", prepare=["vacum"])
 
@@ -70,9 +75,11 @@ def test_prepare_runs_the_steps_and_times_each(monkeypatch, tmp_path):
     metrics = pgbench_tpcb.prepare(ctx, params)
     assert ctx.cluster.statements == [*pp.VACUUM_SQL, "CHECKPOINT"]
     assert synced == [["sync", "--file-system", str(tmp_path)]]
-    assert [m.name for m in metrics] == ["pgbench.prepare_vacuum_s",
-                                        "pgbench.prepare_checkpoint_s",
-                                        "pgbench.prepare_sync_s"]
+    assert [m.name for m in metrics] == [
+        "pgbench.prepare_vacuum_s",
+        "pgbench.prepare_checkpoint_s",
+        "pgbench.prepare_sync_s",
+    ]
     assert all(m.value >= 0 for m in metrics)
 
 
@@ -80,5 +87,4 @@ def test_the_campaign_prepares_pgbench_outside_its_run():
     from pgfsbench.workloads import pgbench_tpcb, registry
 
     assert registry.kind("pgbench").prepare is pgbench_tpcb.prepare
-    assert pgbench_tpcb.prepare(_Ctx(Path("/nonexistent")),
-                                PgbenchWorkload(type="pgbench")) == []
+    assert pgbench_tpcb.prepare(_Ctx(Path("/nonexistent")), PgbenchWorkload(type="pgbench")) == []

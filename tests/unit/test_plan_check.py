@@ -13,8 +13,9 @@ EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.toml"))
 
 
 def pgfsbench(*args):
-    return subprocess.run([sys.executable, "-m", "pgfsbench", *args], capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pgfsbench", *args], capture_output=True, text=True
+    )
 
 
 @pytest.mark.parametrize("plan", EXAMPLES, ids=lambda p: p.name)
@@ -28,10 +29,17 @@ def test_every_example_checks(plan):
 
 def test_examples_cover_the_seeds_variants():
     names = {p.stem for p in EXAMPLES}
-    assert {"seed000-ext4-vs-xfs-tuned", "seed001-btrfs-tuning", "seed003-ext4-writeback",
-            "seed000-dirty-sysctls"} <= names
-    info = json.loads(pgfsbench("plan", "check", str(EXAMPLES[0].parent /
-                                "seed000-ext4-vs-xfs-tuned.toml"), "--json").stdout)
+    assert {
+        "seed000-ext4-vs-xfs-tuned",
+        "seed001-btrfs-tuning",
+        "seed003-ext4-writeback",
+        "seed000-dirty-sysctls",
+    } <= names
+    info = json.loads(
+        pgfsbench(
+            "plan", "check", str(EXAMPLES[0].parent / "seed000-ext4-vs-xfs-tuned.toml"), "--json"
+        ).stdout
+    )
     xfs = next(t for t in info["targets"] if t["fs"] == "xfs")
     assert xfs["log_size"] == "256M" and "logbsize=262144" in xfs["mount"]
     assert xfs["sysctls"] == {"vm.dirty_background_bytes": 102400000, "vm.dirty_ratio": 80}
@@ -47,8 +55,10 @@ def test_builtin_plans_check_and_show():
 
 def test_a_plan_too_big_for_its_image_warns(tmp_path):
     plan = tmp_path / "big.toml"
-    plan.write_text('name = "big"\n[[targets]]\nname = "a"\nfs = "ext4"\nsize = "512M"\n'
-                    '[[workloads]]\ntype = "seqwrite"\nsize = "1G"\n')
+    plan.write_text(
+        'name = "big"\n[[targets]]\nname = "a"\nfs = "ext4"\nsize = "512M"\n'
+        '[[workloads]]\ntype = "seqwrite"\nsize = "1G"\n'
+    )
     result = pgfsbench("plan", "check", str(plan))
     assert result.returncode == 0
     assert "give it a larger size" in result.stderr
@@ -56,8 +66,10 @@ def test_a_plan_too_big_for_its_image_warns(tmp_path):
 
 def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
     plan = tmp_path / "bad.toml"
-    plan.write_text('name = "bad"\n[[targets]]\nname = "a"\nfs = "xfs"\nmount = "noatme"\n'
-                    '[[workloads]]\ntype = "fsync"\n')
+    plan.write_text(
+        'name = "bad"\n[[targets]]\nname = "a"\nfs = "xfs"\nmount = "noatme"\n'
+        '[[workloads]]\ntype = "fsync"\n'
+    )
     result = pgfsbench("plan", "check", str(plan))
     assert result.returncode == 2
     assert "targets.a.mount: xfs has no mount option 'noatme'" in result.stderr
@@ -68,11 +80,17 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
     from pgfsbench.planning.check import describe
 
     def plan(**reps):
-        return Plan.model_validate({
-            "name": "p", "repetitions": reps,
-            "targets": [{"name": "a", "fs": "ext4"}, {"name": "b", "fs": "xfs"}],
-            "workloads": [{"type": "pgbench-init", "scale": 4, "repetitions": 1},
-                          {"type": "pgbench", "duration": 10}]})
+        return Plan.model_validate(
+            {
+                "name": "p",
+                "repetitions": reps,
+                "targets": [{"name": "a", "fs": "ext4"}, {"name": "b", "fs": "xfs"}],
+                "workloads": [
+                    {"type": "pgbench-init", "scale": 4, "repetitions": 1},
+                    {"type": "pgbench", "duration": 10},
+                ],
+            }
+        )
 
     once = describe(plan(count=1))
     fresh = describe(plan(count=3))
@@ -90,8 +108,13 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
     assert settled["estimated_seconds"] > reused["estimated_seconds"]
     assert auto["estimated_seconds"] == fresh["estimated_seconds"]  # auto at its min = 3
     assert auto["estimated_seconds_max"] > auto["estimated_seconds"]
-    assert auto["budget"] == {"most_rounds": 6, "settling_round": False, "first_look": 3,
-                              "looks": [3, 6], "max_minutes": 60}
+    assert auto["budget"] == {
+        "most_rounds": 6,
+        "settling_round": False,
+        "first_look": 3,
+        "looks": [3, 6],
+        "max_minutes": 60,
+    }
     # the time budget caps the longest: rounds start until max_minutes has passed
     capped = describe(plan(count="auto", min=3, max=6, max_minutes=1))
     one_round = auto["estimated_seconds"] / 3
@@ -103,23 +126,36 @@ def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
     from pgfsbench.plan.model import Plan
     from pgfsbench.planning.check import describe
 
-    plan = Plan.model_validate({
-        "name": "p", "repetitions": {"count": "auto", "ci_width": 0.03},
-        "targets": [{"name": "a", "fs": "ext4"}], "workloads": [{"type": "fsync"}]})
+    plan = Plan.model_validate(
+        {
+            "name": "p",
+            "repetitions": {"count": "auto", "ci_width": 0.03},
+            "targets": [{"name": "a", "fs": "ext4"}],
+            "workloads": [{"type": "fsync"}],
+        }
+    )
     [note] = describe(plan)["notes"]
     assert "ci_width is ignored" in note
 
 
 def test_seed000_lvm_stripe_example_computes_the_seeds_stripe_options():
-    info = json.loads(pgfsbench("plan", "check", str(EXAMPLES[0].parent /
-                                "seed000-lvm-stripe.toml"), "--json").stdout)
+    info = json.loads(
+        pgfsbench(
+            "plan", "check", str(EXAMPLES[0].parent / "seed000-lvm-stripe.toml"), "--json"
+        ).stdout
+    )
     by_name = {t["name"]: t for t in info["targets"]}
-    assert by_name["ext4-stripe"]["stripe_geometry"]["computed_options"] == \
-        ["stride=2", "stripe-width=6"]
-    assert by_name["xfs-stripe"]["stripe_geometry"]["computed_options"] == \
-        ["sunit=16", "swidth=48"]
-    assert by_name["xfs-stripe"]["mkfs"] == ["-b", "size=4096", "-d",
-                                             "agcount=8,sunit=16,swidth=48"]
+    assert by_name["ext4-stripe"]["stripe_geometry"]["computed_options"] == [
+        "stride=2",
+        "stripe-width=6",
+    ]
+    assert by_name["xfs-stripe"]["stripe_geometry"]["computed_options"] == ["sunit=16", "swidth=48"]
+    assert by_name["xfs-stripe"]["mkfs"] == [
+        "-b",
+        "size=4096",
+        "-d",
+        "agcount=8,sunit=16,swidth=48",
+    ]
     assert by_name["ext4-stripe"]["image_bytes"] == 3 * 2 * 2**30
     from pgfsbench.provision.lvm import unavailable_reason
 
@@ -129,7 +165,9 @@ def test_seed000_lvm_stripe_example_computes_the_seeds_stripe_options():
 
 def test_stripe_options_on_one_image_are_warned_about(tmp_path):
     plan = tmp_path / "p.toml"
-    plan.write_text('name = "p"\n[[targets]]\nname = "x"\nfs = "xfs"\n'
-                    'mkfs = ["-d", "sunit=16,swidth=48"]\n[[workloads]]\ntype = "fsync"\n')
+    plan.write_text(
+        'name = "p"\n[[targets]]\nname = "x"\nfs = "xfs"\n'
+        'mkfs = ["-d", "sunit=16,swidth=48"]\n[[workloads]]\ntype = "fsync"\n'
+    )
     info = json.loads(pgfsbench("plan", "check", str(plan), "--json").stdout)
     assert any("does nothing without a stripe" in p for p in info["problems"])

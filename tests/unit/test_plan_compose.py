@@ -13,7 +13,7 @@ def targets(text):
 
 
 def test_extends_a_target_and_a_mixin_in_order():
-    got = targets('''
+    got = targets("""
 name = "p"
 [mixins.big-log]
 mount = "logbsize=262144"
@@ -29,7 +29,7 @@ name = "xfs-tuned"
 extends = ["xfs", "big-log"]
 mkfs = ["-d", "agcount=4"]
 postgres.settings = { synchronous_commit = "off" }
-''')
+""")
     assert set(got) == {"xfs", "xfs-tuned"}  # a mixin is never run itself
     tuned = got["xfs-tuned"]
     assert (tuned.fs, tuned.size, tuned.mount) == ("xfs", "1G", "logbsize=262144")
@@ -40,7 +40,7 @@ postgres.settings = { synchronous_commit = "off" }
 
 
 def test_matrix_expands_every_combination_with_generated_names():
-    got = targets('''
+    got = targets("""
 name = "p"
 [mixins.base]
 size = "1G"
@@ -57,9 +57,16 @@ name = "btrfs-{mount}"
 [matrix.axes]
 fs = ["btrfs"]
 mount = ["ssd,discard", "nodatacow"]
-''')
-    assert list(got) == ["plain", "ext4-default", "ext4-noatime", "xfs-default", "xfs-noatime",
-                         "btrfs-ssd-discard", "btrfs-nodatacow"]
+""")
+    assert list(got) == [
+        "plain",
+        "ext4-default",
+        "ext4-noatime",
+        "xfs-default",
+        "xfs-noatime",
+        "btrfs-ssd-discard",
+        "btrfs-nodatacow",
+    ]
     assert got["xfs-noatime"].mount == "noatime,nodiratime"
     assert got["xfs-noatime"].size == "1G"
     assert got["btrfs-nodatacow"].size == "2G"
@@ -68,7 +75,7 @@ mount = ["ssd,discard", "nodatacow"]
 def test_a_setting_is_an_axis_of_its_own():
     """Issue 25: io_method × effective_io_concurrency, each setting its own axis, merged
     into the extended target's settings and sysctls (not replacing them)."""
-    got = targets('''
+    got = targets("""
 name = "p"
 [mixins.base]
 size = "1G"
@@ -82,44 +89,66 @@ fs = ["ext4", "xfs"]
 "postgres.settings.io_method" = ["sync", "worker"]
 "postgres.settings.effective_io_concurrency" = [1, 16]
 "sysctls.vm.dirty_background_bytes" = { small = 102400000 }
-''')
+""")
     assert len(got) == 8
     t = got["xfs-worker-eic16"]
     assert t.fs == "xfs" and t.size == "1G"
-    assert t.postgres.settings == {"shared_buffers": "16MB", "io_method": "worker",
-                                   "effective_io_concurrency": 16}
+    assert t.postgres.settings == {
+        "shared_buffers": "16MB",
+        "io_method": "worker",
+        "effective_io_concurrency": 16,
+    }
     assert t.sysctls == {"vm.dirty_ratio": 20, "vm.dirty_background_bytes": 102400000}
     assert got["ext4-sync-eic1"].postgres.settings["io_method"] == "sync"
 
 
 def test_a_dotted_axis_names_a_table_it_may_vary():
     with pytest.raises(UserError) as info:
-        targets('name = "p"\n[[matrix]]\n[matrix.axes]\nfs = ["ext4"]\n'
-                '"mount.noatime" = ["a"]\n')
-    assert "matrix.0.axes.mount.noatime: a dotted axis varies one entry of " \
-           "postgres.settings.NAME" in str(info.value)
+        targets('name = "p"\n[[matrix]]\n[matrix.axes]\nfs = ["ext4"]\n"mount.noatime" = ["a"]\n')
+    assert (
+        "matrix.0.axes.mount.noatime: a dotted axis varies one entry of "
+        "postgres.settings.NAME" in str(info.value)
+    )
 
 
-@pytest.mark.parametrize("body, words", [
-    ('[[targets]]\nname = "a"\nfs = "ext4"\nextends = "b"\n'
-     '[[targets]]\nname = "b"\nfs = "ext4"\nextends = "a"\n', "extends cycle: a -> b -> a"),
-    ('[[targets]]\nname = "a"\nfs = "ext4"\nextends = "nope"\n',
-     "targets.a.extends: no target or mixin named 'nope'"),
-    ('[[targets]]\nname = "a"\nfs = "ext4"\nextends = 3\n', "a name or a list of names"),
-    ('[[matrix]]\nname = "x-{colour}"\n[matrix.axes]\nfs = ["ext4"]\n',
-     "names an axis the matrix lacks"),
-    ('[[matrix]]\n[matrix.axes]\n', "give at least one axis"),
-    ('[[matrix]]\nshape = 1\n[matrix.axes]\nfs = ["ext4"]\n', "matrix.0.shape: unknown key"),
-    ('[[matrix]]\n[matrix.axes]\nfs = ["ext4", "ext4"]\n', "two targets are named 'ext4'"),
-    ('[[targets]]\nname = "a"\nfs = "xfs"\nmount = "logbsize=64k,nosuchopt"\n',
-     "targets.a.mount: xfs has no mount option 'nosuchopt'"),
-    ('[[targets]]\nname = "a"\nfs = "btrfs"\nlog_size = "64M"\n',
-     "btrfs cannot use an external log device"),
-    ('[[targets]]\nname = "a"\nfs = "ext4"\nsysctls = { dirty = 1 }\n',
-     "'dirty' is not a sysctl name"),
-    ('[[targets]]\nname = "a"\nfs = "ext4"\ndevice = "/dev/vdb"\ndir = "/srv"\n',
-     "either dir or device"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (
+            '[[targets]]\nname = "a"\nfs = "ext4"\nextends = "b"\n'
+            '[[targets]]\nname = "b"\nfs = "ext4"\nextends = "a"\n',
+            "extends cycle: a -> b -> a",
+        ),
+        (
+            '[[targets]]\nname = "a"\nfs = "ext4"\nextends = "nope"\n',
+            "targets.a.extends: no target or mixin named 'nope'",
+        ),
+        ('[[targets]]\nname = "a"\nfs = "ext4"\nextends = 3\n', "a name or a list of names"),
+        (
+            '[[matrix]]\nname = "x-{colour}"\n[matrix.axes]\nfs = ["ext4"]\n',
+            "names an axis the matrix lacks",
+        ),
+        ("[[matrix]]\n[matrix.axes]\n", "give at least one axis"),
+        ('[[matrix]]\nshape = 1\n[matrix.axes]\nfs = ["ext4"]\n', "matrix.0.shape: unknown key"),
+        ('[[matrix]]\n[matrix.axes]\nfs = ["ext4", "ext4"]\n', "two targets are named 'ext4'"),
+        (
+            '[[targets]]\nname = "a"\nfs = "xfs"\nmount = "logbsize=64k,nosuchopt"\n',
+            "targets.a.mount: xfs has no mount option 'nosuchopt'",
+        ),
+        (
+            '[[targets]]\nname = "a"\nfs = "btrfs"\nlog_size = "64M"\n',
+            "btrfs cannot use an external log device",
+        ),
+        (
+            '[[targets]]\nname = "a"\nfs = "ext4"\nsysctls = { dirty = 1 }\n',
+            "'dirty' is not a sysctl name",
+        ),
+        (
+            '[[targets]]\nname = "a"\nfs = "ext4"\ndevice = "/dev/vdb"\ndir = "/srv"\n',
+            "either dir or device",
+        ),
+    ],
+)
 def test_composition_errors_name_the_place(body, words):
     with pytest.raises(UserError) as info:
         parse_plan('name = "p"\n' + body + TAIL, "p.toml")
@@ -128,6 +157,8 @@ def test_composition_errors_name_the_place(body, words):
 
 
 def test_kinds():
-    got = targets('name = "p"\n[[targets]]\nname = "d"\nfs = "ext4"\ndevice = "/dev/vdb"\n'
-                  '[[targets]]\nname = "s"\ndir = "/srv"\n[[targets]]\nname = "l"\nfs = "xfs"\n')
+    got = targets(
+        'name = "p"\n[[targets]]\nname = "d"\nfs = "ext4"\ndevice = "/dev/vdb"\n'
+        '[[targets]]\nname = "s"\ndir = "/srv"\n[[targets]]\nname = "l"\nfs = "xfs"\n'
+    )
     assert [t.kind for t in got.values()] == ["device", "dir", "loop"]

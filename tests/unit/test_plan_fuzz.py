@@ -23,79 +23,163 @@ from typer.testing import CliRunner
 from pgfsbench.cli import app
 
 EXAMPLES = int(os.environ.get("PGFSBENCH_FUZZ_EXAMPLES", "150"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 ROOT = Path(__file__).parents[2]
 GOOD = ROOT / "src/pgfsbench/plan/builtin/smoke.toml"
 # Every plan we ship: mutated a little, they get past the first checks to the deep ones.
-BASES = [tomllib.loads(p.read_text()) for p in sorted(
-    [*ROOT.glob("src/pgfsbench/plan/builtin/*.toml"), *ROOT.glob("examples/*.toml")])]
+BASES = [
+    tomllib.loads(p.read_text())
+    for p in sorted(
+        [*ROOT.glob("src/pgfsbench/plan/builtin/*.toml"), *ROOT.glob("examples/*.toml")]
+    )
+]
 
 text = st.one_of(
-    st.sampled_from(["", "ext4", "xfs", "btrfs", "zfs", "2G", "64k", "0", "-1", "auto",
-                     "noatime,nobarrier", "data=bogus", "/dev/sda", "../../x", "a.b.c",
-                     "shared_buffers", "include", "[/bold]", "%s{0}", "1e309", "∞"]),
+    st.sampled_from(
+        [
+            "",
+            "ext4",
+            "xfs",
+            "btrfs",
+            "zfs",
+            "2G",
+            "64k",
+            "0",
+            "-1",
+            "auto",
+            "noatime,nobarrier",
+            "data=bogus",
+            "/dev/sda",
+            "../../x",
+            "a.b.c",
+            "shared_buffers",
+            "include",
+            "[/bold]",
+            "%s{0}",
+            "1e309",
+            "∞",
+        ]
+    ),
     st.text(max_size=12),
-    st.text(alphabet=st.characters(max_codepoint=0x7f), max_size=30))
-number = st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-3, 2000),
-                   st.floats(allow_nan=True, allow_infinity=True))
+    st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=30),
+)
+number = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(-3, 2000),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
 scalar = st.one_of(text, number, st.booleans())
-value = st.recursive(scalar, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)), max_leaves=12)
+value = st.recursive(
+    scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 def fields(known: dict) -> st.SearchStrategy[dict]:
     """Some of the known keys with plausible or hostile values, and maybe a stray key."""
-    return st.fixed_dictionaries({}, optional={
-        **{k: st.one_of(v, value) for k, v in known.items()}, "stray": value})
+    return st.fixed_dictionaries(
+        {}, optional={**{k: st.one_of(v, value) for k, v in known.items()}, "stray": value}
+    )
 
 
-TARGET = fields({
-    "name": st.sampled_from(["a", "b", "ext4", "Bad Name", ""]),
-    "fs": st.sampled_from(["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs"]),
-    "size": st.sampled_from(["1G", "100M", "300M", "0", "8T", "lots"]),
-    "mkfs": st.lists(text, max_size=4), "mount": text, "dir": text, "device": text,
-    "log_size": text, "direct_io": st.booleans(),
-    "sysctls": st.dictionaries(text, scalar, max_size=3),
-    "queue": st.dictionaries(text, scalar, max_size=3),
-    "postgres": st.fixed_dictionaries({"settings": st.dictionaries(text, scalar, max_size=3)}),
-    "throttle": st.dictionaries(st.sampled_from(["read_iops", "write_iops", "read_bps",
-                                                 "write_bps"]), scalar, max_size=3),
-    "extends": st.one_of(text, st.lists(text, max_size=3)),
-})
-WORKLOAD = fields({
-    "type": st.sampled_from(["fsync", "fsync-latency", "pgbench-init", "pgbench",
-                             "parallel-scan", "basebackup", "seqwrite", "fileio", "nope"]),
-    "clients": st.one_of(st.integers(-1, 2000), st.lists(st.integers(-1, 2000), max_size=5)),
-    "duration": number, "warmup": st.one_of(number, text), "scale": number,
-    "workers": st.lists(st.integers(-2, 2000), max_size=5), "seconds": number,
-    "block_sizes": st.lists(text, max_size=3), "patterns": st.lists(text, max_size=3),
-    "tools": st.lists(text, max_size=3), "repetitions": number, "tag": text,
-})
+TARGET = fields(
+    {
+        "name": st.sampled_from(["a", "b", "ext4", "Bad Name", ""]),
+        "fs": st.sampled_from(["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs"]),
+        "size": st.sampled_from(["1G", "100M", "300M", "0", "8T", "lots"]),
+        "mkfs": st.lists(text, max_size=4),
+        "mount": text,
+        "dir": text,
+        "device": text,
+        "log_size": text,
+        "direct_io": st.booleans(),
+        "sysctls": st.dictionaries(text, scalar, max_size=3),
+        "queue": st.dictionaries(text, scalar, max_size=3),
+        "postgres": st.fixed_dictionaries({"settings": st.dictionaries(text, scalar, max_size=3)}),
+        "throttle": st.dictionaries(
+            st.sampled_from(["read_iops", "write_iops", "read_bps", "write_bps"]),
+            scalar,
+            max_size=3,
+        ),
+        "extends": st.one_of(text, st.lists(text, max_size=3)),
+    }
+)
+WORKLOAD = fields(
+    {
+        "type": st.sampled_from(
+            [
+                "fsync",
+                "fsync-latency",
+                "pgbench-init",
+                "pgbench",
+                "parallel-scan",
+                "basebackup",
+                "seqwrite",
+                "fileio",
+                "nope",
+            ]
+        ),
+        "clients": st.one_of(st.integers(-1, 2000), st.lists(st.integers(-1, 2000), max_size=5)),
+        "duration": number,
+        "warmup": st.one_of(number, text),
+        "scale": number,
+        "workers": st.lists(st.integers(-2, 2000), max_size=5),
+        "seconds": number,
+        "block_sizes": st.lists(text, max_size=3),
+        "patterns": st.lists(text, max_size=3),
+        "tools": st.lists(text, max_size=3),
+        "repetitions": number,
+        "tag": text,
+    }
+)
 AXES = st.dictionaries(text, st.lists(scalar, max_size=4), max_size=3)
-PLAN = fields({
-    "name": st.sampled_from(["p", "Bad", ""]), "description": text,
-    "targets": st.lists(TARGET, max_size=3), "workloads": st.lists(WORKLOAD, max_size=3),
-    "mixins": st.dictionaries(text, TARGET, max_size=2),
-    "matrix": st.lists(fields({"axes": AXES, "name": text, "extends": text}), max_size=2),
-    "postgres": st.fixed_dictionaries({"settings": st.dictionaries(text, scalar, max_size=3)}),
-    "repetitions": st.dictionaries(st.sampled_from(["count", "order", "seed", "fresh",
-                                                    "ci_width", "min", "max", "max_minutes"]),
-                                   scalar, max_size=4),
-    "verdicts": st.dictionaries(st.sampled_from(["baseline", "alpha", "noise"]), scalar,
-                                max_size=3),
-    "monitors": st.dictionaries(st.sampled_from(["system", "postgres", "interval"]), scalar,
-                                max_size=3),
-})
+PLAN = fields(
+    {
+        "name": st.sampled_from(["p", "Bad", ""]),
+        "description": text,
+        "targets": st.lists(TARGET, max_size=3),
+        "workloads": st.lists(WORKLOAD, max_size=3),
+        "mixins": st.dictionaries(text, TARGET, max_size=2),
+        "matrix": st.lists(fields({"axes": AXES, "name": text, "extends": text}), max_size=2),
+        "postgres": st.fixed_dictionaries({"settings": st.dictionaries(text, scalar, max_size=3)}),
+        "repetitions": st.dictionaries(
+            st.sampled_from(
+                ["count", "order", "seed", "fresh", "ci_width", "min", "max", "max_minutes"]
+            ),
+            scalar,
+            max_size=4,
+        ),
+        "verdicts": st.dictionaries(
+            st.sampled_from(["baseline", "alpha", "noise"]), scalar, max_size=3
+        ),
+        "monitors": st.dictionaries(
+            st.sampled_from(["system", "postgres", "interval"]), scalar, max_size=3
+        ),
+    }
+)
 
 
 def _slots(node: object) -> list[tuple[object, object]]:
     """Every (container, key or index) in a plan's data, depth first."""
     found: list[tuple[object, object]] = []
-    items = node.items() if isinstance(node, dict) else \
-        enumerate(node) if isinstance(node, list) else []
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else []
+    )
     for key, child in items:
         found.append((node, key))
         found += _slots(child)
@@ -106,7 +190,7 @@ def _alike(old: object) -> st.SearchStrategy:
     if isinstance(old, bool):
         return st.booleans()
     if isinstance(old, int):
-        return st.one_of(st.integers(-2, 3 * max(abs(old), 1)), st.integers(-2**63, 2**63 - 1))
+        return st.one_of(st.integers(-2, 3 * max(abs(old), 1)), st.integers(-(2**63), 2**63 - 1))
     if isinstance(old, float):
         return st.floats(-1, 10 * max(abs(old), 1))
     if isinstance(old, str):
@@ -155,7 +239,9 @@ def check(tmp_path: Path, content: str) -> None:
     shown = f"exit {result.exit_code} for:\n{content[:2000]!r}\n{result.output}"
     assert result.exit_code in (0, 2), shown
     assert result.exception is None or isinstance(result.exception, SystemExit), (
-        shown, result.exception)
+        shown,
+        result.exception,
+    )
     assert "Traceback" not in result.output, shown
     if result.exit_code == 2:
         assert len(result.stderr.strip().splitlines()) == 1, shown
@@ -172,12 +258,21 @@ def test_plan_shaped_toml_exits_0_or_2(tmp_path, data):
 
 
 @FUZZ
-@given(raw=st.one_of(
-    st.text(max_size=300),
-    st.builds(lambda at, junk: GOOD.read_text()[:at] + junk + GOOD.read_text()[at:],
-              st.integers(0, 1200), st.text(max_size=20)),
-    st.builds(lambda depth, open_, close: f"a = {open_ * depth}1{close * depth}",
-              st.integers(1, 5000), st.sampled_from(["[", "{x = "]),
-              st.sampled_from(["]", "}"]))))
+@given(
+    raw=st.one_of(
+        st.text(max_size=300),
+        st.builds(
+            lambda at, junk: GOOD.read_text()[:at] + junk + GOOD.read_text()[at:],
+            st.integers(0, 1200),
+            st.text(max_size=20),
+        ),
+        st.builds(
+            lambda depth, open_, close: f"a = {open_ * depth}1{close * depth}",
+            st.integers(1, 5000),
+            st.sampled_from(["[", "{x = "]),
+            st.sampled_from(["]", "}"]),
+        ),
+    )
+)
 def test_any_text_exits_0_or_2(tmp_path, raw):
     check(tmp_path, raw)

@@ -30,39 +30,61 @@ def validator():
 
 @pytest.mark.parametrize("name", builtin_names())
 def test_the_schema_accepts_every_builtin_plan(validator, name):
-    errors = [f"{list(e.path)}: {e.message}"
-              for e in validator.iter_errors(tomllib.loads(builtin_text(name)))]
+    errors = [
+        f"{list(e.path)}: {e.message}"
+        for e in validator.iter_errors(tomllib.loads(builtin_text(name)))
+    ]
     assert errors == []
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_the_schema_accepts_every_example_plan(validator, path):
-    errors = [f"{list(e.path)}: {e.message}"
-              for e in validator.iter_errors(tomllib.loads(path.read_text()))]
+    errors = [
+        f"{list(e.path)}: {e.message}"
+        for e in validator.iter_errors(tomllib.loads(path.read_text()))
+    ]
     assert errors == []
 
 
-@pytest.mark.parametrize("plan", [
-    {"name": "x", "targets": [{"name": "a", "fs": "ext4", "sise": "2G"}],
-     "workloads": [{"type": "fsync"}]},                                  # unknown target key
-    {"name": "x", "targets": [{"name": "a", "fs": "ext4"}],
-     "workloads": [{"type": "fsync", "secs": 2}]},                       # unknown workload key
-    {"name": "x", "targets": [{"name": "a", "fs": "ext4"}],
-     "workloads": [{"type": "no-such-kind"}]},                           # unknown kind
-    {"name": "x", "workloads": [{"type": "fsync"}]},                     # no target, no matrix
-    {"name": "x", "targets": [{"name": "a", "fs": "ext4"}], "workloads": [{"type": "fsync"}],
-     "repetitions": {"count": "often"}},                                 # count: int or auto
-])
+@pytest.mark.parametrize(
+    "plan",
+    [
+        {
+            "name": "x",
+            "targets": [{"name": "a", "fs": "ext4", "sise": "2G"}],
+            "workloads": [{"type": "fsync"}],
+        },  # unknown target key
+        {
+            "name": "x",
+            "targets": [{"name": "a", "fs": "ext4"}],
+            "workloads": [{"type": "fsync", "secs": 2}],
+        },  # unknown workload key
+        {
+            "name": "x",
+            "targets": [{"name": "a", "fs": "ext4"}],
+            "workloads": [{"type": "no-such-kind"}],
+        },  # unknown kind
+        {"name": "x", "workloads": [{"type": "fsync"}]},  # no target, no matrix
+        {
+            "name": "x",
+            "targets": [{"name": "a", "fs": "ext4"}],
+            "workloads": [{"type": "fsync"}],
+            "repetitions": {"count": "often"},
+        },  # count: int or auto
+    ],
+)
 def test_the_schema_refuses_what_the_model_refuses(validator, plan):
     assert list(validator.iter_errors(plan))
 
 
 def test_every_key_is_described():
     schema = plan_schema()
-    missing = [f"{name}.{key}"
-               for name, model in [("plan", schema), *schema["$defs"].items()]
-               for key, prop in model.get("properties", {}).items()
-               if not prop.get("description")]
+    missing = [
+        f"{name}.{key}"
+        for name, model in [("plan", schema), *schema["$defs"].items()]
+        for key, prop in model.get("properties", {}).items()
+        if not prop.get("description")
+    ]
     assert missing == []
 
 
@@ -73,9 +95,11 @@ def test_plan_schema_prints_it():
 
 
 def test_the_plan_reference_page_is_the_generated_one():
-    spec = importlib.util.spec_from_file_location("gen_plan_reference",
-                                                  ROOT / "docs" / "gen_plan_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_plan_reference", ROOT / "docs" / "gen_plan_reference.py"
+    )
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert gen.PAGE.read_text() == gen.render(), (
-        "docs/plan-reference.md is out of date: run python docs/gen_plan_reference.py")
+        "docs/plan-reference.md is out of date: run python docs/gen_plan_reference.py"
+    )

@@ -15,11 +15,11 @@ def test_only_a_live_postgres_of_that_user_is_signalled(tmp_path):
     try:
         assert _is_postmaster(child.pid, os.getuid())
         assert not _is_postmaster(child.pid, os.getuid() + 4242)  # another user's
-        assert not _is_postmaster(os.getpid(), os.getuid())       # a reused pid: python
+        assert not _is_postmaster(os.getpid(), os.getuid())  # a reused pid: python
     finally:
         child.kill()
         child.wait()
-    assert not _is_postmaster(child.pid, os.getuid())             # gone
+    assert not _is_postmaster(child.pid, os.getuid())  # gone
 
 
 def test_a_server_that_crashed_since_it_was_ready_is_told_from_a_clean_one():

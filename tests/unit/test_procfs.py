@@ -37,23 +37,40 @@ def fixture(name: str) -> str:
 
 # --- /proc/stat ------------------------------------------------------------------
 
+
 def test_parse_proc_stat_aggregate_line():
     cpu = parse_proc_stat(fixture("stat_a"))
-    assert cpu == CpuTimes(user=92857, nice=173, system=28275, idle=190137, iowait=28236,
-                           irq=0, softirq=4177, steal=5196)
+    assert cpu == CpuTimes(
+        user=92857,
+        nice=173,
+        system=28275,
+        idle=190137,
+        iowait=28236,
+        irq=0,
+        softirq=4177,
+        steal=5196,
+    )
 
 
 def test_cpu_percentages_between_captured_snapshots():
     pct = cpu_percentages(parse_proc_stat(fixture("stat_a")), parse_proc_stat(fixture("stat_b")))
     # deltas: user 4, nice 0, system 58, idle 97, iowait 77, irq 0, softirq 14, steal 10 = 260
-    assert pct == pytest.approx({"user": 400 / 260, "system": 7200 / 260,
-                                 "iowait": 7700 / 260, "idle": 9700 / 260, "steal": 1000 / 260})
+    assert pct == pytest.approx(
+        {
+            "user": 400 / 260,
+            "system": 7200 / 260,
+            "iowait": 7700 / 260,
+            "idle": 9700 / 260,
+            "steal": 1000 / 260,
+        }
+    )
     assert sum(pct.values()) == pytest.approx(100)
 
 
 def test_cpu_counter_going_backwards_is_not_negative():
-    pct = cpu_percentages(parse_proc_stat(fixture("stat_a")),
-                          parse_proc_stat(fixture("stat_iowait_backwards_edited")))
+    pct = cpu_percentages(
+        parse_proc_stat(fixture("stat_a")), parse_proc_stat(fixture("stat_iowait_backwards_edited"))
+    )
     assert pct["iowait"] == 0
     assert all(v >= 0 for v in pct.values())
     assert sum(pct.values()) == pytest.approx(100)
@@ -78,6 +95,7 @@ def test_bad_proc_stat_raises(text):
 
 # --- /proc/meminfo ---------------------------------------------------------------
 
+
 def test_parse_meminfo_in_bytes():
     idle, dirty = parse_meminfo(fixture("meminfo_idle")), parse_meminfo(fixture("meminfo_dirty"))
     assert idle["Dirty"] == 2332 * 1024
@@ -94,23 +112,43 @@ def test_bad_meminfo_raises():
 
 # --- /proc/diskstats -------------------------------------------------------------
 
+
 def test_parse_diskstats_20_field_lines():
     disks = parse_diskstats(fixture("diskstats_a"))
     assert "loop1" in disks and "vda" in disks
     assert disks["loop1"] == DiskStats(
-        reads=2275, sectors_read=18134, read_ms=110, writes=679754, sectors_written=10549539,
-        write_ms=113208, in_flight=0, io_ms=63100, weighted_ms=148139)
+        reads=2275,
+        sectors_read=18134,
+        read_ms=110,
+        writes=679754,
+        sectors_written=10549539,
+        write_ms=113208,
+        in_flight=0,
+        io_ms=63100,
+        weighted_ms=148139,
+    )
 
 
 def test_parse_diskstats_old_14_field_lines_and_junk():
-    text = ("   7       0 loop0 1 0 8 0 2 0 16 0 0 4 4\n"  # before kernel 4.18
-            "garbage line\n   8 0 sda x y z 1 2 3 4 5 6 7 8 9 10\n")
-    assert parse_diskstats(text) == {"loop0": DiskStats(
-        reads=1, sectors_read=8, read_ms=0, writes=2, sectors_written=16, write_ms=0,
-        in_flight=0, io_ms=4, weighted_ms=4)}
+    text = (
+        "   7       0 loop0 1 0 8 0 2 0 16 0 0 4 4\n"  # before kernel 4.18
+        "garbage line\n   8 0 sda x y z 1 2 3 4 5 6 7 8 9 10\n"
+    )
+    assert parse_diskstats(text) == {
+        "loop0": DiskStats(
+            reads=1,
+            sectors_read=8,
+            read_ms=0,
+            writes=2,
+            sectors_written=16,
+            write_ms=0,
+            in_flight=0,
+            io_ms=4,
+            weighted_ms=4,
+        )
+    }
 
 
 def test_device_name():
     assert device_name("loop3") == "loop3"
     assert device_name("/dev/loop3") == "loop3"
-

@@ -28,8 +28,9 @@ SERVER = (40 + 17 + 51 + 18 + 48 + 21 + 38 + 20) - (26 + 12 + 39 + 12 + 32 + 11 
 CLIENT = (19 + 57) - (14 + 36)  # pgbench; the capturing process itself was idle
 OURS_USER = (40 + 51 + 48 + 38 + 19) - (26 + 39 + 32 + 25 + 14)
 MACHINE_USER = 12227 - 12133
-TOTAL = sum(map(int, "12227 0 6896 410261 3223 0 713 16".split())) \
-    - sum(map(int, "12133 0 6800 410258 3220 0 708 16".split()))
+TOTAL = sum(map(int, "12227 0 6896 410261 3223 0 713 16".split())) - sum(
+    map(int, "12133 0 6800 410258 3220 0 708 16".split())
+)
 
 
 def fake_proc(root: Path, snapshot: str, pidfile: bool = True) -> Path:
@@ -57,16 +58,21 @@ def test_bad_pid_stat_raises(text):
 
 
 def test_parse_children():
-    assert parse_children((FIXTURES / "a" / str(PM) / "task" / str(PM) / "children")
-                          .read_text())[-4:] == list(BACKENDS)
+    assert parse_children((FIXTURES / "a" / str(PM) / "task" / str(PM) / "children").read_text())[
+        -4:
+    ] == list(BACKENDS)
     assert parse_children("") == [] and parse_children("12 x 13\n") == [12, 13]
 
 
 def test_tree_groups_server_and_client(tmp_path):
     a = ProcessTree(OWN, tmp_path / "postmaster.pid", fake_proc(tmp_path / "proc", "a")).sample()
     b = ProcessTree(OWN, tmp_path / "postmaster.pid", fake_proc(tmp_path / "proc", "b")).sample()
-    assert a == TreeCpu(server_user=7 + 26 + 39 + 32 + 25, server_system=6 + 12 + 12 + 11 + 13,
-                        client_user=4 + 20 + 14, client_system=15 + 36)
+    assert a == TreeCpu(
+        server_user=7 + 26 + 39 + 32 + 25,
+        server_system=6 + 12 + 12 + 11 + 13,
+        client_user=4 + 20 + 14,
+        client_system=15 + 36,
+    )
     assert (b.server_user + b.server_system) - (a.server_user + a.server_system) == SERVER
     assert (b.client_user + b.client_system) - (a.client_user + a.client_system) == CLIENT
 
@@ -86,13 +92,20 @@ def test_a_filesystem_daemon_counts_with_the_server(tmp_path):
     root = fake_proc(tmp_path / "proc", "a")
     (root / "4242").mkdir()
     (root / "4242" / "stat").write_text(
-        "4242 (zfs-fuse) S 1 4242 4242 0 -1 0 0 0 0 0 300 200 0 0 20 0 30 0 1 1 1\n")
+        "4242 (zfs-fuse) S 1 4242 4242 0 -1 0 0 0 0 0 300 200 0 0 20 0 30 0 1 1 1\n"
+    )
     (tmp_path / "zfs-fuse.pid").write_text("4242\n")
     without = ProcessTree(OWN, tmp_path / "postmaster.pid", root, daemon_pidfiles=()).sample()
-    got = ProcessTree(OWN, tmp_path / "postmaster.pid", root,
-                      daemon_pidfiles=(tmp_path / "none.pid", tmp_path / "zfs-fuse.pid")).sample()
-    assert (got.server_user, got.server_system) == (without.server_user + 300,
-                                                    without.server_system + 200)
+    got = ProcessTree(
+        OWN,
+        tmp_path / "postmaster.pid",
+        root,
+        daemon_pidfiles=(tmp_path / "none.pid", tmp_path / "zfs-fuse.pid"),
+    ).sample()
+    assert (got.server_user, got.server_system) == (
+        without.server_user + 300,
+        without.server_system + 200,
+    )
     assert (got.client_user, got.client_system) == (without.client_user, without.client_system)
     assert ProcessTree(OWN, None, root).daemon_pidfiles == ()  # a fake /proc: none of the host's
     assert Path("/run/pgfsbench-zfs-fuse.pid") in ProcessTree().daemon_pidfiles
@@ -104,8 +117,7 @@ def test_unreadable_own_process_is_unknown_not_zero(tmp_path):
 
 def monitor_on(tmp_path, second: str = "b", edit=None) -> SystemMonitor:
     root = fake_proc(tmp_path / "proc", "a")
-    mon = SystemMonitor(3600, proc=root, server_pidfile=tmp_path / "postmaster.pid",
-                        own_pid=OWN)
+    mon = SystemMonitor(3600, proc=root, server_pidfile=tmp_path / "postmaster.pid", own_pid=OWN)
     mon.start(time.monotonic())
     fake_proc(root, second)
     if edit:
@@ -120,7 +132,8 @@ def test_monitor_series_and_totals(tmp_path):
     assert series["mon.cpu.server_pct"] == pytest.approx(100 * SERVER / TOTAL)
     assert series["mon.cpu.client_pct"] == pytest.approx(100 * CLIENT / TOTAL)
     assert series["mon.cpu.other_user_pct"] == pytest.approx(
-        100 * (MACHINE_USER - OURS_USER) / TOTAL)
+        100 * (MACHINE_USER - OURS_USER) / TOTAL
+    )
     totals = {m.name: m.value for m in mon.totals()}
     assert totals["mon.cpu.server_s"] == pytest.approx(SERVER / mon.clock_ticks)
     assert totals["mon.cpu.client_s"] == pytest.approx(CLIENT / mon.clock_ticks)

@@ -49,51 +49,79 @@ class CommandWorkloads(FakeWorkloads):
 
 
 def test_the_event_stream_of_a_campaign(lab):
-    fail = {("b", "fsync", 2): CommandFailed(CommandResult(("pg_test_fsync",), 1, "",
-                                                           "could not open", 1.0))}
+    fail = {
+        ("b", "fsync", 2): CommandFailed(
+            CommandResult(("pg_test_fsync",), 1, "", "could not open", 1.0)
+        )
+    }
     campaign, status = lab(PLAN.format(fresh="false\nsettle = false"), CommandWorkloads(fail))
     assert status == "partial"
     said = campaign.said
     assert isinstance(said[0], ev.CampaignStarted) and said[-1] == ev.CampaignEnded("partial")
     started = said[0]
-    assert (started.plan, started.targets, started.first_round, started.most_rounds,
-            started.auto) == ("fake", ("a", "b", "c"), 1, 3, False)
+    assert (
+        started.plan,
+        started.targets,
+        started.first_round,
+        started.most_rounds,
+        started.auto,
+    ) == ("fake", ("a", "b", "c"), 1, 3, False)
     assert [e.round for e in of(said, ev.RoundStarted)] == [1, 2, 3]
     assert [e.round for e in of(said, ev.RoundEnded)] == [1, 2, 3]
     # reused targets: provisioned in their first visit, reused after
     visits = of(said, ev.VisitStarted)
     assert [(v.target, v.round, v.provisioning) for v in visits if v.target == "a"] == [
-        ("a", 1, True), ("a", 2, False), ("a", 3, False)]
+        ("a", 1, True),
+        ("a", 2, False),
+        ("a", 3, False),
+    ]
     # every run started is finished, in order, with its headline figure
     runs = [e for e in said if isinstance(e, (ev.RunStarted, ev.RunFinished))]
     assert len(runs) == 2 * 21  # 3 rounds × 3 targets × (fsync, pgbench) + 3 loads
     for begun, ended in zip(runs[::2], runs[1::2]):
         assert isinstance(begun, ev.RunStarted) and isinstance(ended, ev.RunFinished)
-        assert (begun.target, begun.workload, begun.round) == (ended.target, ended.workload,
-                                                               ended.round)
+        assert (begun.target, begun.workload, begun.round) == (
+            ended.target,
+            ended.workload,
+            ended.round,
+        )
     tps = [e for e in of(said, ev.RunFinished) if e.workload == "pgbench"]
     assert {(e.round, e.headline) for e in tps} == {
-        (n, ev.Headline("pgbench.tps", 1000.0 + n, "x", True)) for n in (1, 2, 3)}
+        (n, ev.Headline("pgbench.tps", 1000.0 + n, "x", True)) for n in (1, 2, 3)
+    }
     (failed,) = [e for e in of(said, ev.RunFinished) if e.status != "ok"]
     assert (failed.target, failed.workload, failed.round, failed.headline, failed.error) == (
-        "b", "fsync", 2, None, "pg_test_fsync exited 1: could not open")
+        "b",
+        "fsync",
+        2,
+        None,
+        "pg_test_fsync exited 1: could not open",
+    )
     # each command a run makes is told as it starts and as it ends, inside the run
     first = said.index(of(said, ev.RunStarted)[0])
-    assert said[first + 1:first + 3] == [ev.CommandStarted(("true",)),
-                                         ev.CommandFinished(("true",), 0, said[first + 2].seconds)]
+    assert said[first + 1 : first + 3] == [
+        ev.CommandStarted(("true",)),
+        ev.CommandFinished(("true",), 0, said[first + 2].seconds),
+    ]
     # after round 3 every fixed count is reached: each measurement stops, once
     last = of(said, ev.RoundEnded)[-1]
-    assert {(s.workload, s.reason) for s in last.stopped} == {("fsync", "count"),
-                                                              ("pgbench", "count")}
+    assert {(s.workload, s.reason) for s in last.stopped} == {
+        ("fsync", "count"),
+        ("pgbench", "count"),
+    }
     assert last.running == () and last.targets == ("a", "b", "c")
 
 
 def test_skipped_and_failed_targets_are_events(lab):
-    campaign, _ = lab(PLAN.format(fresh="true"), refuse={"b": "mount: wrong fs type"},
-                      unavailable={"c": "the running kernel does not support btrfs"})
+    campaign, _ = lab(
+        PLAN.format(fresh="true"),
+        refuse={"b": "mount: wrong fs type"},
+        unavailable={"c": "the running kernel does not support btrfs"},
+    )
     said = campaign.said
-    assert said.index(ev.TargetSkipped("c", "the running kernel does not support btrfs")) < \
-        said.index(of(said, ev.CampaignStarted)[0])
+    assert said.index(
+        ev.TargetSkipped("c", "the running kernel does not support btrfs")
+    ) < said.index(of(said, ev.CampaignStarted)[0])
     assert of(said, ev.CampaignStarted)[0].targets == ("a", "b")
     assert ev.TargetFailed("b", 1, "mount: wrong fs type") in said
     assert of(said, ev.RoundEnded)[0].targets == ("a",)  # b is measured no more
@@ -177,8 +205,11 @@ def replay(view, events):
 
 
 def test_plain_lines_a_line_per_measurement_per_round_and_problems_at_once(lab):
-    fail = {("b", "fsync", 2): CommandFailed(CommandResult(("pg_test_fsync",), 1, "",
-                                                           "could not open", 1.0))}
+    fail = {
+        ("b", "fsync", 2): CommandFailed(
+            CommandResult(("pg_test_fsync",), 1, "", "could not open", 1.0)
+        )
+    }
     campaign, _ = lab(PLAN.format(fresh="false\nsettle = false"), CommandWorkloads(fail))
     out, err = io.StringIO(), io.StringIO()
     replay(PlainProgress(campaign.plan, out, err), campaign.said)
@@ -187,16 +218,21 @@ def test_plain_lines_a_line_per_measurement_per_round_and_problems_at_once(lab):
     assert err.getvalue() == ""
     assert lines[0] == "3 targets (a, b, c): 3 rounds; estimated " + lines[0].split()[-1]
     assert [ln.split(":")[0] for ln in lines if "done:" in ln] == [
-        "round 1 of 3 done", "round 2 of 3 done", "round 3 of 3 done"]
+        "round 1 of 3 done",
+        "round 2 of 3 done",
+        "round 3 of 3 done",
+    ]
     # each round: one line per measurement with every target's headline, in plan order
     assert "  pgbench clients=1 pgbench.tps (x): a 1,001 · b 1,001 · c 1,001" in lines
     assert "  fsync fsync.fdatasync_8k.ops_per_s (x): a 502.0 · b failed · c 502.0" in lines
     # the failure is told as it happens, before its round's figures
     problem = lines.index("error: b: fsync: failed: pg_test_fsync exited 1: could not open")
-    assert problem < lines.index("  fsync fsync.fdatasync_8k.ops_per_s (x): a 502.0 · "
-                                 "b failed · c 502.0")
-    assert lines[-1].startswith("campaign partial after ") and \
-        lines[-1].endswith(": 21 runs, 1 not completed")
+    assert problem < lines.index(
+        "  fsync fsync.fdatasync_8k.ops_per_s (x): a 502.0 · b failed · c 502.0"
+    )
+    assert lines[-1].startswith("campaign partial after ") and lines[-1].endswith(
+        ": 21 runs, 1 not completed"
+    )
     assert not [ln for ln in lines if "stops:" in ln]  # a fixed count reached is no news
     assert len(lines) <= 3 * 4 + 3  # sparse: a few lines a round
     assert not [ln for ln in lines if "$ true" in ln]
@@ -205,7 +241,8 @@ def test_plain_lines_a_line_per_measurement_per_round_and_problems_at_once(lab):
     replay(PlainProgress(campaign.plan, quiet_out, quiet_err, QUIET), campaign.said)
     assert quiet_out.getvalue() == ""
     assert quiet_err.getvalue().splitlines() == [
-        "error: b: fsync: failed: pg_test_fsync exited 1: could not open"]
+        "error: b: fsync: failed: pg_test_fsync exited 1: could not open"
+    ]
 
     loud = io.StringIO()
     replay(PlainProgress(campaign.plan, loud, io.StringIO(), VERBOSE), campaign.said)
@@ -220,16 +257,21 @@ def test_plain_lines_say_why_an_auto_measurement_stopped(lab):
     out = io.StringIO()
     replay(PlainProgress(plan, out, io.StringIO()), said)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("3 targets (a, b, c): a settling round, then 3 to 10 rounds "
-                               "until every comparison is decided or 60 min have passed; "
-                               "estimated ")
+    assert lines[0].startswith(
+        "3 targets (a, b, c): a settling round, then 3 to 10 rounds "
+        "until every comparison is decided or 60 min have passed; "
+        "estimated "
+    )
     assert "settling round done" in lines[1]
     assert "  fsync stops: decided at round 3: 3 comparisons" in lines
 
 
 def test_the_live_view_prints_each_run_above_the_bar(lab):
-    fail = {("b", "fsync", 2): CommandFailed(CommandResult(("pg_test_fsync",), 1, "",
-                                                           "could not open", 1.0))}
+    fail = {
+        ("b", "fsync", 2): CommandFailed(
+            CommandResult(("pg_test_fsync",), 1, "", "could not open", 1.0)
+        )
+    }
     campaign, _ = lab(PLAN.format(fresh="false\nsettle = false"), CommandWorkloads(fail))
     console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
     with LiveProgress(campaign.plan, console, NORMAL) as view:
@@ -265,6 +307,7 @@ def test_a_campaign_takes_a_view_as_its_observer(lab, monkeypatch):
         def both(event):
             observe(event)
             view(event)
+
         original(self, plan, options, both, **kwargs)
 
     monkeypatch.setattr(Campaign, "__init__", spy)

@@ -29,9 +29,14 @@ def _recorded_kinds() -> dict[str, str]:
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         for call in calls:
             func = call.func
-            if not (isinstance(func, ast.Attribute) and (
-                    func.attr == "add" and ast.unparse(func.value).endswith("ledger")
-                    or func.attr == "hold")):
+            if not (
+                isinstance(func, ast.Attribute)
+                and (
+                    func.attr == "add"
+                    and ast.unparse(func.value).endswith("ledger")
+                    or func.attr == "hold"
+                )
+            ):
                 continue
             where = f"{path.relative_to(SRC)}:{call.lineno}"
             first = call.args[0]
@@ -44,8 +49,10 @@ def _recorded_kinds() -> dict[str, str]:
                     if ast.unparse(made.func) == "Knob" and isinstance(made.args[0], ast.Constant):
                         kinds[made.args[0].value] = where
             else:
-                pytest.fail(f"{where}: cannot tell which kind {ast.unparse(first)} records: "
-                            "pass a literal kind (or teach this test)")
+                pytest.fail(
+                    f"{where}: cannot tell which kind {ast.unparse(first)} records: "
+                    "pass a literal kind (or teach this test)"
+                )
     return kinds
 
 
@@ -53,10 +60,13 @@ def test_every_kind_recorded_anywhere_has_a_releaser():
     releasers.load_all()
     kinds = _recorded_kinds()
     # what the sources record today; a new kind shows up here by itself
-    assert {"lock", "dir", "postgres", "sysctl", "sysfs", "file", "loop", "mount",
-            "cgroup"} <= set(kinds)
+    assert {"lock", "dir", "postgres", "sysctl", "sysfs", "file", "loop", "mount", "cgroup"} <= set(
+        kinds
+    )
     missing = {kind: where for kind, where in kinds.items() if kind not in RELEASERS}
-    assert missing == {}, "register a @releaser for these, and name it in pyproject.toml's pgfsbench.releasers"
+    assert missing == {}, (
+        "register a @releaser for these, and name it in pyproject.toml's pgfsbench.releasers"
+    )
 
 
 def test_the_releasers_entry_points_name_every_releaser():
@@ -67,10 +77,13 @@ def test_the_releasers_entry_points_name_every_releaser():
 def test_the_ledger_imports_none_of_the_modules_it_releases_for():
     tree = ast.parse((SRC / "ledger.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
-        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
     # leaves of the package only: errors, and paths (where pgfsbench keeps its files)
-    assert {m for m in imported if m and m.startswith("pgfsbench")} <= {"pgfsbench.errors",
-                                                                        "pgfsbench.paths"}
+    assert {m for m in imported if m and m.startswith("pgfsbench")} <= {
+        "pgfsbench.errors",
+        "pgfsbench.paths",
+    }
     leaves = [SRC / "errors.py", SRC / "paths.py"]
     assert not [f for f in leaves if "from pgfsbench" in f.read_text()]
 
@@ -94,8 +107,12 @@ def test_a_kind_without_a_releaser_is_a_problem_and_stays_recorded(tmp_path, mon
 
 
 def _dead_pid() -> int:
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(done.stdout)
 
 
@@ -106,14 +123,27 @@ def test_cleanup_in_a_fresh_process_knows_every_kind_and_names_an_unknown_one(tm
     state.mkdir()
     left = tmp_path / "pgfsb-left"
     left.mkdir()
-    (state / "killed.json").write_text(json.dumps({
-        "pid": _dead_pid(), "results_dir": str(tmp_path / "results"),
-        "resources": [{"kind": "dir", "path": str(left)},
-                      {"kind": "teleporter", "where": "mars"}]}))
-    env = {**os.environ, ledger_mod.STATE_ENV: str(state),
-           "PGFSBENCH_LOCK_FILE": str(tmp_path / "lock"), "COLUMNS": "300"}
-    done = subprocess.run([sys.executable, "-m", "pgfsbench", "cleanup"], env=env,
-                          capture_output=True, text=True)
+    (state / "killed.json").write_text(
+        json.dumps(
+            {
+                "pid": _dead_pid(),
+                "results_dir": str(tmp_path / "results"),
+                "resources": [
+                    {"kind": "dir", "path": str(left)},
+                    {"kind": "teleporter", "where": "mars"},
+                ],
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        ledger_mod.STATE_ENV: str(state),
+        "PGFSBENCH_LOCK_FILE": str(tmp_path / "lock"),
+        "COLUMNS": "300",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "cleanup"], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "no releaser for ledger kind 'teleporter'" in done.stderr
     assert not left.exists()  # the known kind is undone all the same

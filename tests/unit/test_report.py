@@ -19,8 +19,9 @@ from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 
 SKIP_REASON = "zfs is not available: modprobe zfs exited 1 (module not found)"
-RUN_ERROR = ('pgbench exited 2: connection to server on socket "/tmp/pg/.s.PGSQL.5432" failed: '
-             "<no response>")
+RUN_ERROR = (
+    'pgbench exited 2: connection to server on socket "/tmp/pg/.s.PGSQL.5432" failed: <no response>'
+)
 FSYNC = {  # ops/s of one 8 kB write; fsync_writethrough is unsupported on Linux
     "ext4": {"open_datasync": 1500.0, "fdatasync": 1450.0, "fsync": 1400.0, "open_sync": 1380.0},
     "xfs": {"open_datasync": 1620.0, "fdatasync": 1600.0, "fsync": 1580.0, "open_sync": 1500.0},
@@ -33,15 +34,34 @@ TPS = {"ext4": 1000.0, "xfs": 1190.0}  # higher is better: xfs wins, ×1.19; btr
 def _provenance(name: str, fs: str) -> dict:
     opts = ["rw", "relatime", "attr2", "inode64"] if fs == "xfs" else ["rw", "relatime"]
     return {
-        "kind": "loop", "fs": fs, "device": f"/dev/loop{len(name)}",
-        "workdir": f"/var/tmp/pgfsbench/{name}/mnt/pgfsbench", "mounted_fs_type": fs,
-        "mount_point": f"/var/tmp/pgfsbench/{name}/mnt", "effective_mount_options": opts,
+        "kind": "loop",
+        "fs": fs,
+        "device": f"/dev/loop{len(name)}",
+        "workdir": f"/var/tmp/pgfsbench/{name}/mnt/pgfsbench",
+        "mounted_fs_type": fs,
+        "mount_point": f"/var/tmp/pgfsbench/{name}/mnt",
+        "effective_mount_options": opts,
         "commands": [
-            {"argv": [f"mkfs.{fs}", "-f" if fs != "ext4" else "-F", f"/dev/loop{len(name)}"],
-             "exit_code": 0, "stdout": f"{fs} created, 524288 blocks", "stderr": ""},
-            {"argv": ["mount", "-t", fs, "-o", "noatime", f"/dev/loop{len(name)}",
-                      f"/var/tmp/pgfsbench/{name}/mnt"], "exit_code": 0, "stdout": "",
-             "stderr": ""},
+            {
+                "argv": [f"mkfs.{fs}", "-f" if fs != "ext4" else "-F", f"/dev/loop{len(name)}"],
+                "exit_code": 0,
+                "stdout": f"{fs} created, 524288 blocks",
+                "stderr": "",
+            },
+            {
+                "argv": [
+                    "mount",
+                    "-t",
+                    fs,
+                    "-o",
+                    "noatime",
+                    f"/dev/loop{len(name)}",
+                    f"/var/tmp/pgfsbench/{name}/mnt",
+                ],
+                "exit_code": 0,
+                "stdout": "",
+                "stderr": "",
+            },
         ],
         "notes": [f"{fs} on a 2 GiB loop image"],
     }
@@ -57,12 +77,22 @@ def _artifact(results: Path, run_id: int, name: str, text: str, argv: tuple[str,
 def build_results(results: Path, *, sweep: bool = False) -> Path:
     """ext4/xfs/btrfs ok, zfs skipped; fsync, pgbench-init, pgbench (btrfs's fails)."""
     store = Store.create(results)
-    store.start_campaign("20250101T120000-ab12", "filesystems", {"name": "filesystems"},
-                         {"kernel": "6.8.0-45-generic", "cpu": "AMD EPYC 7302P (16 cores)",
-                          "memory": "64 GiB", "pg_version": "17.2"}, "0.1.0")
+    store.start_campaign(
+        "20250101T120000-ab12",
+        "filesystems",
+        {"name": "filesystems"},
+        {
+            "kernel": "6.8.0-45-generic",
+            "cpu": "AMD EPYC 7302P (16 cores)",
+            "memory": "64 GiB",
+            "pg_version": "17.2",
+        },
+        "0.1.0",
+    )
     ids = {}
-    for pos, (name, fs) in enumerate([("ext4", "ext4"), ("xfs", "xfs"), ("btrfs", "btrfs"),
-                                      ("zfs", "zfs")]):
+    for pos, (name, fs) in enumerate(
+        [("ext4", "ext4"), ("xfs", "xfs"), ("btrfs", "btrfs"), ("zfs", "zfs")]
+    ):
         ids[name] = store.add_target(name, pos, "loop" if fs != "zfs" else "dir", fs, {})
     for name in FSYNC:
         store.set_target(ids[name], "ok", provenance=_provenance(name, name))
@@ -71,29 +101,54 @@ def build_results(results: Path, *, sweep: bool = False) -> Path:
         run = store.start_run(ids[name], "fsync", {"secs_per_test": 2})
         metrics = [Metric(f"fsync.{m}_8k.ops_per_s", v, "ops/s", True) for m, v in methods.items()]
         metrics.insert(3, Metric("fsync.fsync_writethrough_8k.ops_per_s", None, "ops/s", True))
-        store.add_result(run, ids[name], WorkloadResult(metrics, [], [
-            _artifact(results, run, "pg_test_fsync.out", "...", ("pg_test_fsync", "-s", "2"))]))
+        store.add_result(
+            run,
+            ids[name],
+            WorkloadResult(
+                metrics,
+                [],
+                [_artifact(results, run, "pg_test_fsync.out", "...", ("pg_test_fsync", "-s", "2"))],
+            ),
+        )
         store.finish_run(run, "ok")
 
         run = store.start_run(ids[name], "pgbench-init", {"scale": 10})
-        store.add_result(run, ids[name], WorkloadResult([
-            Metric("pgbench_init.elapsed_s", INIT_S[name], "s", False),
-            Metric("pgbench_init.vacuum_s", INIT_S[name] / 10, "s", False)]))
+        store.add_result(
+            run,
+            ids[name],
+            WorkloadResult(
+                [
+                    Metric("pgbench_init.elapsed_s", INIT_S[name], "s", False),
+                    Metric("pgbench_init.vacuum_s", INIT_S[name] / 10, "s", False),
+                ]
+            ),
+        )
         store.finish_run(run, "ok")
 
-        for clients in ((1, 8) if sweep else (8,)):
-            run = store.start_run(ids[name], "pgbench", {"clients": clients, "duration_s": 5},
-                                  label=f"clients={clients}")
+        for clients in (1, 8) if sweep else (8,):
+            run = store.start_run(
+                ids[name],
+                "pgbench",
+                {"clients": clients, "duration_s": 5},
+                label=f"clients={clients}",
+            )
             if name == "btrfs":
                 store.finish_run(run, "failed", RUN_ERROR)
                 continue
             tps = TPS[name] * clients / 8
             points = [(float(t), tps + (t % 3 - 1) * 20.0) for t in range(1, 6)]
-            store.add_result(run, ids[name], WorkloadResult(
-                [Metric("pgbench.tps", tps, "tx/s", True),
-                 Metric("pgbench.latency_avg_ms", 8000.0 / tps, "ms", False)],
-                [Series("pgbench.tps", "tx/s", points)],
-                [_artifact(results, run, "pgbench.out", "tps = ...", ("pgbench", "-T", "5"))]))
+            store.add_result(
+                run,
+                ids[name],
+                WorkloadResult(
+                    [
+                        Metric("pgbench.tps", tps, "tx/s", True),
+                        Metric("pgbench.latency_avg_ms", 8000.0 / tps, "ms", False),
+                    ],
+                    [Series("pgbench.tps", "tx/s", points)],
+                    [_artifact(results, run, "pgbench.out", "tps = ...", ("pgbench", "-T", "5"))],
+                ),
+            )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -146,15 +201,19 @@ def _outside_scripts(page: str) -> str:
 def test_report_is_self_contained(tmp_path: Path) -> None:
     page = write_report(build_results(tmp_path / "res")).read_text()
     # tps, fsync and the verdicts chart, each a div with its spec beside it.
-    assert re.findall(r'<div class="chart" data-chart="([a-z-]+)"', page) == \
-        ["verdicts", "tps", "fsync"]
+    assert re.findall(r'<div class="chart" data-chart="([a-z-]+)"', page) == [
+        "verdicts",
+        "tps",
+        "fsync",
+    ]
     assert page.count(plotly_js()) == 1  # the library, inlined once, from the package
     scripts = re.findall(r"<script\b([^>]*)>", page)
     assert all(attrs == "" or 'type="application/json"' in attrs for attrs in scripts)
     rest = _outside_scripts(page)
     for m in re.finditer(r"https?://", rest):
-        assert re.search(r'xmlns(:\w+)?="$', rest[max(0, m.start() - 20):m.start()]), \
-            rest[m.start() - 40:m.start() + 60]
+        assert re.search(r'xmlns(:\w+)?="$', rest[max(0, m.start() - 20) : m.start()]), rest[
+            m.start() - 40 : m.start() + 60
+        ]
     assert "<link" not in rest and "@import" not in rest
     assert not re.search(r'\bsrc="', rest)  # no script, image or frame fetched
     for href in re.findall(r'href="([^"]*)"', rest):
@@ -165,9 +224,14 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
 
 
 def _specs(page: str) -> dict[str, dict]:
-    return {m.group(1): json.loads(m.group(2)) for m in re.finditer(
-        r'<script type="application/json" class="chart-spec" id="([a-z-]+)-spec">(.*?)</script>',
-        page, re.S)}
+    return {
+        m.group(1): json.loads(m.group(2))
+        for m in re.finditer(
+            r'<script type="application/json" class="chart-spec" id="([a-z-]+)-spec">(.*?)</script>',
+            page,
+            re.S,
+        )
+    }
 
 
 def test_charts(tmp_path: Path) -> None:
@@ -177,8 +241,7 @@ def test_charts(tmp_path: Path) -> None:
     names = [t["name"] for t in tps["data"]]
     assert names == ["ext4 clients=1", "ext4 clients=8", "xfs clients=1", "xfs clients=8"]
     assert not any(t["meta"]["target"] == "btrfs" for t in tps["data"])  # its runs failed
-    na = {t["meta"]["target"]: t["text"][t["x"].index("fsync_writethrough")]
-          for t in fsync["data"]}
+    na = {t["meta"]["target"]: t["text"][t["x"].index("fsync_writethrough")] for t in fsync["data"]}
     assert na == {"ext4": "n/a", "xfs": "n/a", "btrfs": "n/a"}  # unsupported on all three
     colors = target_colors(campaign)
     for trace in tps["data"]:
@@ -221,8 +284,14 @@ def test_terminal_table(tmp_path: Path) -> None:
 
 
 def test_format_value() -> None:
-    assert [format_value(v) for v in (12345.6, 123.45, 1.234, 0.01234, 0.0, None)] == \
-        ["12,346", "123.5", "1.23", "0.0123", "0", "n/a"]
+    assert [format_value(v) for v in (12345.6, 123.45, 1.234, 0.01234, 0.0, None)] == [
+        "12,346",
+        "123.5",
+        "1.23",
+        "0.0123",
+        "0",
+        "n/a",
+    ]
 
 
 def test_informational_metrics_have_no_arrow(tmp_path: Path) -> None:
@@ -234,9 +303,16 @@ def test_informational_metrics_have_no_arrow(tmp_path: Path) -> None:
         tid = store.add_target(name, pos, "loop", name, {})
         store.set_target(tid, "ok")
         run = store.start_run(tid, "pgbench-init", {"scale": 10})
-        store.add_result(run, tid, WorkloadResult([
-            Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
-            Metric("pgbench_init.db_size_mb", 150.0 + pos, "MB", None)]))
+        store.add_result(
+            run,
+            tid,
+            WorkloadResult(
+                [
+                    Metric("pgbench_init.elapsed_s", 30.0 + pos, "s", False),
+                    Metric("pgbench_init.db_size_mb", 150.0 + pos, "MB", None),
+                ]
+            ),
+        )
         store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -247,8 +323,11 @@ def test_informational_metrics_have_no_arrow(tmp_path: Path) -> None:
     assert '<td class="dir" title="lower is better">↓</td>' in _row(page, "pgbench_init.elapsed_s")
     console = Console(record=True, width=200)
     render_table(load_campaign(tmp_path / "res"), console)
-    lines = {ln.split("│")[1].strip(): ln for ln in console.export_text().splitlines()
-             if ln.count("│") > 3}
+    lines = {
+        ln.split("│")[1].strip(): ln
+        for ln in console.export_text().splitlines()
+        if ln.count("│") > 3
+    }
     assert lines["pgbench_init.db_size_mb"].split("│")[3].strip() == "·"
 
 

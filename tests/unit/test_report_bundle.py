@@ -33,8 +33,9 @@ REPORT_BUDGET = 1_200_000
 
 
 def _packed(page: str) -> str:
-    m = re.search(r'window\.plotlyReady = \(function \(packed\) \{.*?\}\)\("([A-Za-z0-9+/=]+)"\);',
-                  page, re.S)
+    m = re.search(
+        r'window\.plotlyReady = \(function \(packed\) \{.*?\}\)\("([A-Za-z0-9+/=]+)"\);', page, re.S
+    )
     assert m, "no packed library in the page"
     return m.group(1)
 
@@ -72,8 +73,10 @@ def test_every_chart_draws_only_bundled_trace_types(tmp_path: Path) -> None:
     """plotly.js draws a trace of a type it does not have as a scatter, without a word:
     every chart of a campaign with every charted workload, and the timelines, use only
     the bundle's types."""
-    campaigns = [every_chart_campaign(tmp_path / "all", {"ext4": THREE, "xfs": THREE}),
-                 load_campaign(timeline_results(tmp_path / "timeline"))]
+    campaigns = [
+        every_chart_campaign(tmp_path / "all", {"ext4": THREE, "xfs": THREE}),
+        load_campaign(timeline_results(tmp_path / "timeline")),
+    ]
     seen = {}
     for campaign in campaigns:
         for chart in render_figures(campaign):
@@ -105,12 +108,19 @@ def test_the_chart_script_waits_for_the_library_and_hides_the_mode_bar_on_a_phon
 def test_wrapped_titles_fit_a_phone() -> None:
     assert wrap_title("fsync p99 latency", 28) == ["fsync p99 latency"]
     assert wrap_title("parallel scan time, 8 workers rows=1000", 28) == [
-        "parallel scan time, 8", "workers rows=1000"]
+        "parallel scan time, 8",
+        "workers rows=1000",
+    ]
     # an id without spaces breaks after a dot
     assert wrap_title("fsync.open_datasync_8k.ops_per_s clients=2", 20) == [
-        "fsync.", "open_datasync_8k.", "ops_per_s clients=2"]
+        "fsync.",
+        "open_datasync_8k.",
+        "ops_per_s clients=2",
+    ]
     assert wrap_title("fsync.open_datasync_8k.ops_per_s", 24) == [
-        "fsync.open_datasync_8k.", "ops_per_s"]  # no space put into an id
+        "fsync.open_datasync_8k.",
+        "ops_per_s",
+    ]  # no space put into an id
     _, _, notes = stacked_rows([100, 100], ["a <b> title that is long", "short"], wrap=10)
     assert notes[0]["text"] == "a &lt;b&gt;<br>title that<br>is long"  # escaped, then wrapped
     _, _, notes = stacked_rows([100], ["not wrapped without a width " * 3])

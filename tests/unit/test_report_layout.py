@@ -14,13 +14,26 @@ from tests.unit.test_report import build_results
 
 def test_sections_come_answer_first(tmp_path: Path) -> None:
     page = write_report(build_results(tmp_path / "res")).read_text()
-    order = [page.index(f'<section id="{s}"') for s in
-             ("advice", "verdicts", "charts", "comparison", "differences", "host", "targets",
-              "runs")]
+    order = [
+        page.index(f'<section id="{s}"')
+        for s in (
+            "advice",
+            "verdicts",
+            "charts",
+            "comparison",
+            "differences",
+            "host",
+            "targets",
+            "runs",
+        )
+    ]
     assert order == sorted(order)
     cards = re.findall(r'<li class="verdict verdict-([a-z-]+)" data-measurement="([^"]+)"', page)
-    assert cards == [("single-run", "fsync"), ("single-run", "pgbench-init"),
-                     ("single-run", "pgbench clients=8")]
+    assert cards == [
+        ("single-run", "fsync"),
+        ("single-run", "pgbench-init"),
+        ("single-run", "pgbench clients=8"),
+    ]
     assert page.count("no verdict: one run each") == 3
     # the full table is collapsed, with its filter, switch and script
     details = page.index('<details class="section" id="comparison-details">')
@@ -35,11 +48,15 @@ def _row(workload: str, metric: str, label: str = "") -> Row:
 
 
 def test_monitor_limit_and_cost_rows_get_their_own_headers_after_the_workloads() -> None:
-    rows = [_row("fsync", "fsync.x"), _row("fsync", "mon.cpu.busy_s"),
-            _row("fsync", "bound.cpu_busy_frac"), _row("pgbench", "pgbench.tps", "clients=8"),
-            _row("pgbench", "eff.cpu_s_per_1000_tx", "clients=8"),
-            _row("pgbench", "mon.cpu.busy_s", "clients=8"), _row("pgbench", "stall.count",
-                                                                 "clients=8")]
+    rows = [
+        _row("fsync", "fsync.x"),
+        _row("fsync", "mon.cpu.busy_s"),
+        _row("fsync", "bound.cpu_busy_frac"),
+        _row("pgbench", "pgbench.tps", "clients=8"),
+        _row("pgbench", "eff.cpu_s_per_1000_tx", "clients=8"),
+        _row("pgbench", "mon.cpu.busy_s", "clients=8"),
+        _row("pgbench", "stall.count", "clients=8"),
+    ]
     groups = table_groups(Table(["a"], "a", rows))
     assert [(g.title, g.kind, [r.metric for r in g.rows]) for g in groups] == [
         ("fsync", "workload", ["fsync.x"]),

@@ -37,47 +37,88 @@ def _provenance(name: str, loop: int) -> dict:
     asked, effective, dirty_ratio = TARGETS[name]
     mnt = f"/var/tmp/pgfsbench/{name}/mnt"
     return {
-        "kind": "loop", "fs": "xfs", "device": f"/dev/loop{loop}", "workdir": f"{mnt}/pgfsbench",
-        "mounted_fs_type": "xfs", "mount_point": mnt,
+        "kind": "loop",
+        "fs": "xfs",
+        "device": f"/dev/loop{loop}",
+        "workdir": f"{mnt}/pgfsbench",
+        "mounted_fs_type": "xfs",
+        "mount_point": mnt,
         "effective_mount_options": effective.split(","),
-        "commands": [{"argv": ["mount", "-t", "xfs", "-o", asked, f"/dev/loop{loop}", mnt],
-                      "exit_code": 0, "stdout": "", "stderr": ""}],
+        "commands": [
+            {
+                "argv": ["mount", "-t", "xfs", "-o", asked, f"/dev/loop{loop}", mnt],
+                "exit_code": 0,
+                "stdout": "",
+                "stderr": "",
+            }
+        ],
         "notes": [],
         "mount_option_changes": mount_option_changes(asked, effective.split(","), fs="xfs"),
-        "geometry": {"tool": ["xfs_info", mnt], "facts": parse_xfs_info(XFS_INFO),
-                     "raw": XFS_INFO.replace("/dev/loop4", f"/dev/loop{loop}")},
-        "device_facts": {"device": f"/dev/loop{loop}", "name": f"loop{loop}",
-                         "dev": f"7:{loop}", "size_bytes": 2 * 2**30, "rotational": True,
-                         "scheduler": "none", "write_cache": "write back",
-                         "loop_backing_file": f"/var/tmp/pgfsbench/{name}/image.img",
-                         "loop_dio": True},
-        "backing_device": {"path": f"/var/tmp/pgfsbench/{name}/image.img", "filesystem": "ext4",
-                           "device": "/dev/vda", "name": "vda", "scheduler": "mq-deadline",
-                           "write_cache": "write back", "vendor": "0x1af4"},
-        "sysctls": {"vm.dirty_ratio": dirty_ratio, "vm.dirty_background_ratio": 10,
-                    "vm.swappiness": 60},
+        "geometry": {
+            "tool": ["xfs_info", mnt],
+            "facts": parse_xfs_info(XFS_INFO),
+            "raw": XFS_INFO.replace("/dev/loop4", f"/dev/loop{loop}"),
+        },
+        "device_facts": {
+            "device": f"/dev/loop{loop}",
+            "name": f"loop{loop}",
+            "dev": f"7:{loop}",
+            "size_bytes": 2 * 2**30,
+            "rotational": True,
+            "scheduler": "none",
+            "write_cache": "write back",
+            "loop_backing_file": f"/var/tmp/pgfsbench/{name}/image.img",
+            "loop_dio": True,
+        },
+        "backing_device": {
+            "path": f"/var/tmp/pgfsbench/{name}/image.img",
+            "filesystem": "ext4",
+            "device": "/dev/vda",
+            "name": "vda",
+            "scheduler": "mq-deadline",
+            "write_cache": "write back",
+            "vendor": "0x1af4",
+        },
+        "sysctls": {
+            "vm.dirty_ratio": dirty_ratio,
+            "vm.dirty_background_ratio": 10,
+            "vm.swappiness": 60,
+        },
         "postgres_version": "18.6",
         "data_checksums": True,
         "postgres_bindir": "/var/lib/pgfsbench/pg/18.6/bin",
-        "postgres_settings": {"port": str(54000 + loop),
-                              "unix_socket_directories": f"/tmp/pgfsb-{loop}",
-                              "max_connections": "14", "shared_buffers": "16384 8kB"},
+        "postgres_settings": {
+            "port": str(54000 + loop),
+            "unix_socket_directories": f"/tmp/pgfsb-{loop}",
+            "max_connections": "14",
+            "shared_buffers": "16384 8kB",
+        },
     }
 
 
 def build_results(results: Path) -> Path:
     store = Store.create(results)
-    store.start_campaign("20250101T120000-cd34", "xfs-logbsize", {"name": "xfs-logbsize"},
-                         {"kernel": "6.18.44", "postgresql_build_options": BUILD}, "0.1.0")
+    store.start_campaign(
+        "20250101T120000-cd34",
+        "xfs-logbsize",
+        {"name": "xfs-logbsize"},
+        {"kernel": "6.18.44", "postgresql_build_options": BUILD},
+        "0.1.0",
+    )
     for pos, (name, loop) in enumerate((("xfs-a", 3), ("xfs-b", 7))):
         asked, _, dirty_ratio = TARGETS[name]
-        spec = Target(name=name, fs="xfs", mount=asked,
-                      sysctls={"vm.dirty_ratio": dirty_ratio} if dirty_ratio != 20 else {})
+        spec = Target(
+            name=name,
+            fs="xfs",
+            mount=asked,
+            sysctls={"vm.dirty_ratio": dirty_ratio} if dirty_ratio != 20 else {},
+        )
         tid = store.add_target(name, pos, "loop", "xfs", spec.model_dump(mode="json"))
         store.set_target(tid, "ok", provenance=_provenance(name, loop))
         run = store.start_run(tid, "pgbench", {"clients": 4})
-        store.add_result(run, tid, WorkloadResult([Metric("pgbench.tps", 900.0 + pos, "tx/s",
-                                                          True)]))
+        store.add_result(
+            run, tid, WorkloadResult([Metric("pgbench.tps", 900.0 + pos, "tx/s", True)])
+        )
         store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -103,7 +144,11 @@ def test_diff_section_shows_exactly_what_differs(tmp_path: Path) -> None:
     diff = _section(page, "differences")
     assert "What differs between these targets" in diff
     assert re.findall(r'<tr data-key="([^"]+)">', diff) == [
-        "plan.mount", "plan.sysctls.vm.dirty_ratio", "mount.logbsize", "sysctl.vm.dirty_ratio"]
+        "plan.mount",
+        "plan.sysctls.vm.dirty_ratio",
+        "mount.logbsize",
+        "sysctl.vm.dirty_ratio",
+    ]
     row = re.search(r'<tr data-key="mount.logbsize">(.*?)</tr>', diff, re.S).group(1)
     assert re.findall(r"<td>(.*?)</td>", row) == ["<code>mount.logbsize</code>", "256k", "64k"]
     row = re.search(r'<tr data-key="plan.sysctls.vm.dirty_ratio">(.*?)</tr>', diff, re.S).group(1)
@@ -113,8 +158,9 @@ def test_diff_section_shows_exactly_what_differs(tmp_path: Path) -> None:
 def test_ignored_option_is_warned_about_in_its_target_and_the_notices(tmp_path: Path) -> None:
     page = write_report(build_results(tmp_path / "res")).read_text()
     b = _article(page, "xfs-b")
-    warnings = re.findall(r'<div class="notice option-warning" data-option="([^"]+)">(.*?)</div>',
-                          b, re.S)
+    warnings = re.findall(
+        r'<div class="notice option-warning" data-option="([^"]+)">(.*?)</div>', b, re.S
+    )
     assert [opt for opt, _ in warnings] == ["ikeep"]
     assert "the kernel ignored ikeep" in warnings[0][1]
     assert "the kernel ignored ikeep" in _section(page, "notices")
@@ -131,8 +177,12 @@ def test_each_target_shows_geometry_device_sysctls_and_postgres(tmp_path: Path) 
     assert "<dt>data.swidth</dt><dd>24 KiB</dd>" in a  # bytes as a person writes them
     # no raw unit suffix left for a reader, and no glyph a stock chromium draws as a box
     assert not re.search(r"<dt>[^<]*_(bytes|mb|kb)</dt>", page) and "ⓘ" not in page
-    m = re.search(r"<details>\s*<summary>output of <code>xfs_info /var/tmp/pgfsbench/xfs-a/mnt"
-                  r"</code></summary>\s*<pre[^>]*>(.*?)</pre>", a, re.S)
+    m = re.search(
+        r"<details>\s*<summary>output of <code>xfs_info /var/tmp/pgfsbench/xfs-a/mnt"
+        r"</code></summary>\s*<pre[^>]*>(.*?)</pre>",
+        a,
+        re.S,
+    )
     assert m and "agcount=4, agsize=25600 blks" in m.group(1)
     assert "<dt>scheduler</dt><dd>none</dd>" in a and "<dt>loop dio</dt><dd>yes</dd>" in a
     assert "Disk under the loop image" in a and "<dt>scheduler</dt><dd>mq-deadline</dd>" in a
@@ -154,8 +204,9 @@ def test_host_shows_postgres_build_options_escaped(tmp_path: Path) -> None:
 def test_terminal_says_it_too(tmp_path: Path) -> None:
     campaign = load_campaign(build_results(tmp_path / "res"))
     subjects = {n.subject: n.message for n in notices(campaign)}
-    assert subjects == {"target xfs-b: mount options":
-                        "the kernel ignored ikeep: it is not among the effective mount options"}
+    assert subjects == {
+        "target xfs-b: mount options": "the kernel ignored ikeep: it is not among the effective mount options"
+    }
     console = Console(record=True, width=200)
     render_table(campaign, console)
     assert "xfs-b: mount options: the kernel ignored ikeep" in console.export_text()
@@ -167,17 +218,28 @@ def test_report_without_the_new_provenance_keys_still_renders(tmp_path: Path) ->
     store.start_campaign("c1", "old", {}, {"kernel": "6.1"}, "0.1.0")
     for pos, (name, loop) in enumerate((("xfs-a", 3), ("xfs-b", 7))):
         prov = _provenance(name, loop)
-        for key in ("mount_option_changes", "geometry", "device_facts", "backing_device",
-                    "sysctls"):
+        for key in (
+            "mount_option_changes",
+            "geometry",
+            "device_facts",
+            "backing_device",
+            "sysctls",
+        ):
             del prov[key]
-        tid = store.add_target(name, pos, "loop", "xfs",
-                               Target(name=name, fs="xfs", mount=TARGETS[name][0])
-                               .model_dump(mode="json"))
+        tid = store.add_target(
+            name,
+            pos,
+            "loop",
+            "xfs",
+            Target(name=name, fs="xfs", mount=TARGETS[name][0]).model_dump(mode="json"),
+        )
         store.set_target(tid, "ok", provenance=prov)
     store.end_campaign("ok")
     store.close()
     page = write_report(tmp_path / "res").read_text()
     assert "the kernel ignored ikeep" in _article(page, "xfs-b")
     assert re.findall(r'<tr data-key="([^"]+)">', _section(page, "differences")) == [
-        "plan.mount", "mount.logbsize"]
+        "plan.mount",
+        "mount.logbsize",
+    ]
     assert "PostgreSQL build options" not in page

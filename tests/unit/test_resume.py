@@ -57,9 +57,14 @@ def lab(tmp_path, monkeypatch):
 
         where = tmp_path / results
         plan = stored_plan(where) if plan_text is None else parse_plan(plan_text, "fake")
-        campaign = Campaign(plan, Options(where, BINS), said.append, machine=machine,
-                            run_workload=workloads or FakeWorkloads(),
-                            resume=plan_text is None)
+        campaign = Campaign(
+            plan,
+            Options(where, BINS),
+            said.append,
+            machine=machine,
+            run_workload=workloads or FakeWorkloads(),
+            resume=plan_text is None,
+        )
         campaign.said, campaign.fake = said, machines[0]
         try:
             return campaign, campaign.run()
@@ -71,8 +76,11 @@ def lab(tmp_path, monkeypatch):
 
 def counted(results: Path) -> Counter:
     """(target, workload, repetition) of every counted run: ok and not settling."""
-    return Counter((r.target, r.workload, r.repetition) for r in load_campaign(results).runs
-                   if r.status == "ok" and r.repetition > 0)
+    return Counter(
+        (r.target, r.workload, r.repetition)
+        for r in load_campaign(results).runs
+        if r.status == "ok" and r.repetition > 0
+    )
 
 
 def round_orders(results: Path) -> dict[int, list[str]]:
@@ -87,24 +95,36 @@ def round_orders(results: Path) -> dict[int, list[str]]:
     return orders
 
 
-FIXED = {"fresh": PLAN.format(fresh="true"), "reused": PLAN.format(fresh="false"),
-         "reused-unsettled": PLAN.format(fresh="false\nsettle = false"),
-         "random": PLAN.format(fresh="true\norder = \"random\""),
-         "reused-random": PLAN.format(fresh="false\norder = \"random\"")}
-WHERE = {"round1": ("a", "fsync", 1), "round2": ("c", "pgbench", 2),
-         "round3": ("b", "fsync", 3), "settling": ("a", "pgbench", 0)}
+FIXED = {
+    "fresh": PLAN.format(fresh="true"),
+    "reused": PLAN.format(fresh="false"),
+    "reused-unsettled": PLAN.format(fresh="false\nsettle = false"),
+    "random": PLAN.format(fresh='true\norder = "random"'),
+    "reused-random": PLAN.format(fresh='false\norder = "random"'),
+}
+WHERE = {
+    "round1": ("a", "fsync", 1),
+    "round2": ("c", "pgbench", 2),
+    "round3": ("b", "fsync", 3),
+    "settling": ("a", "pgbench", 0),
+}
 # every plan × where its campaign is interrupted; only reused, settled plans have a
 # settling round (0) to interrupt
-CASES = [pytest.param(plan, where, id=f"{plan_id}-{where_id}")
-         for plan_id, plan in FIXED.items() for where_id, where in WHERE.items()
-         if where[2] > 0 or ("settle" not in plan and "fresh = true" not in plan)]
+CASES = [
+    pytest.param(plan, where, id=f"{plan_id}-{where_id}")
+    for plan_id, plan in FIXED.items()
+    for where_id, where in WHERE.items()
+    if where[2] > 0 or ("settle" not in plan and "fresh = true" not in plan)
+]
 
 
 @pytest.mark.parametrize("plan, where", CASES)
-@pytest.mark.parametrize("raised", [Interrupted(signal.SIGTERM), KeyboardInterrupt()],
-                         ids=["sigterm", "ctrl-c"])
+@pytest.mark.parametrize(
+    "raised", [Interrupted(signal.SIGTERM), KeyboardInterrupt()], ids=["sigterm", "ctrl-c"]
+)
 def test_an_interrupted_campaign_resumed_counts_what_an_uninterrupted_one_does(
-        lab, tmp_path, plan, where, raised):
+    lab, tmp_path, plan, where, raised
+):
     campaign, outcome = lab(plan, FakeWorkloads({where: raised}))
     assert isinstance(outcome, BaseException), f"{where} is not a run of this plan"
     assert outcome is raised
@@ -126,21 +146,30 @@ def test_an_interrupted_campaign_resumed_counts_what_an_uninterrupted_one_does(
     assert counted(tmp_path / "r") == counted(tmp_path / "whole")
     assert max(counted(tmp_path / "r").values()) == 1  # none counted twice
     orders = round_orders(tmp_path / "r")
-    assert {r: o for r, o in orders.items() if r > 0} == \
-        {r: o for r, o in round_orders(tmp_path / "whole").items() if r > 0}
+    assert {r: o for r, o in orders.items() if r > 0} == {
+        r: o for r, o in round_orders(tmp_path / "whole").items() if r > 0
+    }
     # what was cut short (and the rest of its round) is kept, marked, never counted
     runs = load_campaign(tmp_path / "r").runs
-    cut = [r for r in runs if (r.target, r.workload, r.repetition) == where
-           or (where[1] == "pgbench-init" and r.workload == where[1] and r.target == where[0])]
+    cut = [
+        r
+        for r in runs
+        if (r.target, r.workload, r.repetition) == where
+        or (where[1] == "pgbench-init" and r.workload == where[1] and r.target == where[0])
+    ]
     assert any(r.status == "superseded" and "was interrupted" in r.error for r in cut), cut
     assert {r.status for r in runs} <= {"ok", "superseded"}
     assert resumption["superseded_runs"] == sum(r.status == "superseded" for r in runs)
-    assert all(r.repetition >= resumption["from_round"] or "was interrupted" in r.error
-               or r.repetition == 0 for r in runs if r.status == "superseded")
+    assert all(
+        r.repetition >= resumption["from_round"]
+        or "was interrupted" in r.error
+        or r.repetition == 0
+        for r in runs
+        if r.status == "superseded"
+    )
 
 
-def test_a_resumed_reused_campaign_settles_again_and_records_the_remade_targets(
-        lab, tmp_path):
+def test_a_resumed_reused_campaign_settles_again_and_records_the_remade_targets(lab, tmp_path):
     plan = PLAN.format(fresh="false")
     _, outcome = lab(plan, FakeWorkloads({("a", "pgbench", 3): Interrupted(signal.SIGTERM)}))
     assert isinstance(outcome, Interrupted)
@@ -151,19 +180,32 @@ def test_a_resumed_reused_campaign_settles_again_and_records_the_remade_targets(
     assert (resumption["from_round"], resumption["settling_again"]) == (3, True)
     # round 3 again, after a settling round 0 (uncounted) on the re-made targets
     assert resumed.fake.made == {"a": 1, "b": 1, "c": 1}
-    ran = [(r.target, r.workload, r.repetition, r.status) for r in stored.runs
-           if r.started >= resumption["at"]]
-    assert {(w, n) for _, w, n, _ in ran} == {("fsync", 0), ("pgbench-init", 0),
-                                             ("pgbench", 0), ("fsync", 3), ("pgbench", 3)}
+    ran = [
+        (r.target, r.workload, r.repetition, r.status)
+        for r in stored.runs
+        if r.started >= resumption["at"]
+    ]
+    assert {(w, n) for _, w, n, _ in ran} == {
+        ("fsync", 0),
+        ("pgbench-init", 0),
+        ("pgbench", 0),
+        ("fsync", 3),
+        ("pgbench", 3),
+    }
     assert {s for *_, s in ran} == {"ok"}
     # settling again in round 3's order, its visits recorded as round 0 after round 2's
     visits = [tuple(v) for v in stored.schedule["visits"]]
     order3 = [t for r, t in visits if r == 3][-3:]
     assert visits[-6:] == [(0, t) for t in order3] + [(3, t) for t in order3]
     for t in stored.targets:
-        assert t.provenance["remade"] == [{
-            "round": 0, "session": 1, "settling_again": True,
-            "why": "the campaign was resumed: the target was provisioned again (a new mkfs)"}]
+        assert t.provenance["remade"] == [
+            {
+                "round": 0,
+                "session": 1,
+                "settling_again": True,
+                "why": "the campaign was resumed: the target was provisioned again (a new mkfs)",
+            }
+        ]
     # the re-settling round's artifacts go to the session's own directory
     assert (tmp_path / "r/artifacts/resume-1/a/round-00/provision-01-mkfs.ext4.txt").is_file()
     assert (tmp_path / "r/artifacts/a/round-00/provision-01-mkfs.ext4.txt").is_file()
@@ -189,8 +231,11 @@ def test_auto_replays_its_decisions_and_counts_the_time_spent(lab, tmp_path):
     assert after["measurements"] == expected["measurements"]
     assert after["decisions"] == expected["decisions"]
     assert after["rounds"] == expected["rounds"] == stop
-    ran = {(r.workload, r.repetition) for r in load_campaign(tmp_path / "r").runs
-           if r.started >= after["resumes"][0]["at"] and r.repetition > 0}
+    ran = {
+        (r.workload, r.repetition)
+        for r in load_campaign(tmp_path / "r").runs
+        if r.started >= after["resumes"][0]["at"] and r.repetition > 0
+    }
     assert ran == {("pgbench", n) for n in range(4, stop + 1)}
     assert counted(tmp_path / "r") == counted(tmp_path / "whole")
     assert after["resumes"][0]["spent_minutes"] > 0
@@ -223,10 +268,8 @@ def test_the_time_budget_counts_the_earlier_sessions(lab, tmp_path, monkeypatch)
     [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
     assert m["reason"] == "budget" and m["round"] >= 3, m
     resumed_at = sched["resumes"][0]["at"]
-    first_session = max(r.ended for r in stored.runs if r.started < resumed_at) \
-        - stored.started
-    assert sched["resumes"][0]["spent_minutes"] == pytest.approx(first_session / 60,
-                                                                 abs=0.001)
+    first_session = max(r.ended for r in stored.runs if r.started < resumed_at) - stored.started
+    assert sched["resumes"][0]["spent_minutes"] == pytest.approx(first_session / 60, abs=0.001)
     # the resumed session measured only what was left of the budget (had it started the
     # budget afresh, it would have run rounds for the whole of it)
     resumed_span = max(r.ended for r in stored.runs) - resumed_at
@@ -257,8 +300,9 @@ def test_resume_refuses_another_machine_another_plan_and_a_running_campaign(lab,
     db = sqlite3.connect(tmp_path / "r" / "results.db")
     db.execute("UPDATE campaign SET status='running'")
     db.commit()
-    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                              "pgfsbench"])  # a live process that says it is pgfsbench
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "pgfsbench"]
+    )  # a live process that says it is pgfsbench
     try:
         _wait_for_its_command_line(owner.pid)
         alive = ledger_mod.Ledger.create("alive", tmp_path / "r")
@@ -301,8 +345,9 @@ def test_a_killed_campaign_is_resumed_after_cleanup(lab, tmp_path):
     _, refused = lab(None)
     assert isinstance(refused, UserError) and "run 'pgfsbench cleanup' first" in str(refused)
     env = {**os.environ, "COLUMNS": "300"}
-    done = subprocess.run([sys.executable, "-m", "pgfsbench", "cleanup"], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "cleanup"], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert load_campaign(tmp_path / "r").status == "killed"
     resumed, status = lab(None)
@@ -311,21 +356,27 @@ def test_a_killed_campaign_is_resumed_after_cleanup(lab, tmp_path):
     assert stored.schedule["resumes"][0]["previous_status"] == "killed"
     _, whole = lab(plan, results="whole")
     assert counted(tmp_path / "r") == counted(tmp_path / "whole")
-    killed_run = [r for r in stored.runs if r.status == "superseded"
-                  and "pgfsbench was killed" in (r.error or "")]
-    assert [(r.target, r.workload, r.repetition) for r in killed_run] == \
-        [(killed_run[0].target, "pgbench", 2)]
+    killed_run = [
+        r
+        for r in stored.runs
+        if r.status == "superseded" and "pgfsbench was killed" in (r.error or "")
+    ]
+    assert [(r.target, r.workload, r.repetition) for r in killed_run] == [
+        (killed_run[0].target, "pgbench", 2)
+    ]
     nothing_left(resumed, tmp_path)
 
 
 def test_a_changed_stored_plan_is_refused(lab, tmp_path):
-    _, outcome = lab(PLAN.format(fresh="true"),
-                     FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()}))
+    _, outcome = lab(
+        PLAN.format(fresh="true"), FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()})
+    )
     assert isinstance(outcome, KeyboardInterrupt)
     assert load_campaign(tmp_path / "r").schedule["plan_sha256"]
     db = sqlite3.connect(tmp_path / "r" / "results.db")
-    db.execute("UPDATE campaign SET plan_json = replace(plan_json, '\"seconds\": 1', "
-               "'\"seconds\": 9')")
+    db.execute(
+        "UPDATE campaign SET plan_json = replace(plan_json, '\"seconds\": 1', '\"seconds\": 9')"
+    )
     db.commit()
     with pytest.raises(UserError, match="does not match the hash recorded"):
         stored_plan(tmp_path / "r")
@@ -339,14 +390,14 @@ def test_the_progress_forecast_of_a_resumed_campaign_counts_only_what_is_left():
     whole, resumed = Forecast(plan, clock=lambda: 0.0), Forecast(plan, clock=lambda: 0.0)
     started = ev.CampaignStarted("x", "fake", ("a", "b", "c"), 1, 3, False)
     whole.observe(started)
-    resumed.observe(ev.CampaignStarted("x", "fake", ("a", "b", "c"), 3, 3, False,
-                                       resumed_at=3))
+    resumed.observe(ev.CampaignStarted("x", "fake", ("a", "b", "c"), 3, 3, False, resumed_at=3))
     assert resumed.total == pytest.approx(whole.total / 3)
 
 
 @pytest.mark.parametrize("fresh", ["true", "false"])
 def test_a_campaign_stopped_after_its_last_round_resumes_to_its_end_running_nothing(
-        lab, tmp_path, fresh):
+    lab, tmp_path, fresh
+):
     """Killed during its final teardown: every round had ended."""
     _, status = lab(PLAN.format(fresh=fresh))
     assert status == "ok"
@@ -362,20 +413,25 @@ def test_a_campaign_stopped_after_its_last_round_resumes_to_its_end_running_noth
     nothing_left(resumed, tmp_path)
 
 
-def test_the_command_line_resumes_nothing_that_ended_and_refuses_what_it_cannot(lab,
-                                                                               tmp_path):
+def test_the_command_line_resumes_nothing_that_ended_and_refuses_what_it_cannot(lab, tmp_path):
     _, status = lab(PLAN.format(fresh="true"))
     assert status == "ok"
-    _, outcome = lab(PLAN.format(fresh="true"),
-                     FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()}), results="cut")
+    _, outcome = lab(
+        PLAN.format(fresh="true"),
+        FakeWorkloads({("a", "fsync", 2): KeyboardInterrupt()}),
+        results="cut",
+    )
     assert isinstance(outcome, KeyboardInterrupt)
     other = tmp_path / "other.toml"
     other.write_text(PLAN.format(fresh="false"))
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "pgfsbench", "run", *args],
-                              capture_output=True, text=True,
-                              env={**os.environ, "COLUMNS": "300"})
+        return subprocess.run(
+            [sys.executable, "-m", "pgfsbench", "run", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "300"},
+        )
 
     done = cli("--resume", str(tmp_path / "r"))
     assert done.returncode == 0 and "nothing to resume" in done.stdout, done
@@ -404,7 +460,9 @@ def test_a_resumed_campaign_interrupted_again_resumes_again(lab, tmp_path, fresh
     assert status == "ok"
     stored = load_campaign(tmp_path / "r")
     assert [(r["from_round"], r["previous_status"]) for r in stored.schedule["resumes"]] == [
-        (1, "interrupted"), (3, "interrupted")]
+        (1, "interrupted"),
+        (3, "interrupted"),
+    ]
     _, whole = lab(plan, results="whole")
     assert counted(tmp_path / "r") == counted(tmp_path / "whole")
     assert max(counted(tmp_path / "r").values()) == 1

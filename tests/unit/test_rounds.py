@@ -22,10 +22,12 @@ SLOW = [0.96, 0.95, 0.97, 0.955, 0.965, 0.96, 0.95, 0.97]
 def _campaign(results: Path, campaign_id: str, fresh: bool = False) -> Path:
     """fdatasync vs fsync, 8 counted rounds; a settling round 0 first when targets are reused."""
     store = Store.create(results)
-    store.start_campaign(campaign_id, "wal", {"name": "wal", "repetitions": {"count": 8}},
-                         {}, "0.1.0")
-    ids = {t: store.add_target(t, i, "loop", "ext4", {}) for i, t in
-           enumerate(("fdatasync", "fsync"))}
+    store.start_campaign(
+        campaign_id, "wal", {"name": "wal", "repetitions": {"count": 8}}, {}, "0.1.0"
+    )
+    ids = {
+        t: store.add_target(t, i, "loop", "ext4", {}) for i, t in enumerate(("fdatasync", "fsync"))
+    }
     for t in ids:
         store.set_target(ids[t], "ok")
     for rnd in range(0 if not fresh else 1, 9):
@@ -33,8 +35,9 @@ def _campaign(results: Path, campaign_id: str, fresh: bool = False) -> Path:
             factor = SLOW[rnd - 1] if slow is None and rnd else 1.0
             tps = 5000.0 if rnd == 0 else 1000 * DRIFT[rnd - 1] * factor  # settling: way off
             run = store.start_run(ids[t], "pgbench", {"clients": 8}, repetition=rnd)
-            store.add_result(run, ids[t], WorkloadResult([Metric("pgbench.tps", tps, "tx/s",
-                                                                 True)]))
+            store.add_result(
+                run, ids[t], WorkloadResult([Metric("pgbench.tps", tps, "tx/s", True)])
+            )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -67,8 +70,11 @@ def test_rounds_of_different_campaigns_are_not_paired(tmp_path: Path) -> None:
     assert table.unpaired and not table.paired
     # the same campaign given twice: two sides, never paired by round either
     again = paired_table(pairing(one, load_campaign(tmp_path / "one")), 0.05, 0.02)
-    assert all(c.comparison is None or c.comparison.paired is None
-               for r in again.rows for c in r.cells.values())
+    assert all(
+        c.comparison is None or c.comparison.paired is None
+        for r in again.rows
+        for c in r.cells.values()
+    )
 
 
 def test_a_campaign_cut_short_is_judged_at_its_last_round(tmp_path: Path) -> None:

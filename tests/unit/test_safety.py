@@ -66,9 +66,9 @@ WIPEFS_CLEAN = """{
 
 def test_wipefs_json_is_parsed_into_signatures():
     assert parse_wipefs_json(WIPEFS_EXT4) == [
-        "ext4 at 0x438 (UUID c36c9a5a-12ae-45a4-bbaa-8d7e5f6980d5)"]
-    assert parse_wipefs_json(WIPEFS_GPT) == ["gpt at 0x200", "gpt at 0x3fffe00",
-                                             "PMBR at 0x1fe"]
+        "ext4 at 0x438 (UUID c36c9a5a-12ae-45a4-bbaa-8d7e5f6980d5)"
+    ]
+    assert parse_wipefs_json(WIPEFS_GPT) == ["gpt at 0x200", "gpt at 0x3fffe00", "PMBR at 0x1fe"]
     assert parse_wipefs_json(WIPEFS_CLEAN) == []
     assert parse_wipefs_json("") == []
 
@@ -93,7 +93,11 @@ def test_the_family_walk_follows_partitions_and_holders(tmp_path):
     (dm1 / "holders/dm-0").symlink_to(dm0)  # a loop must not hang the walk
     family = safety._family(sdx)
     assert {(os.major(d), os.minor(d)): n for d, n in family.items()} == {
-        (8, 16): "sdx", (8, 17): "sdx1", (253, 0): "dm-0", (253, 1): "dm-1"}
+        (8, 16): "sdx",
+        (8, 17): "sdx1",
+        (253, 0): "dm-0",
+        (253, 1): "dm-1",
+    }
     assert [p.name for p in safety._partitions(sdx)] == ["sdx1"]
     assert [h.name for h in safety._holders(sdx1)] == ["dm-0"]
 
@@ -113,6 +117,7 @@ def test_something_that_is_not_a_block_device_is_refused(tmp_path, kind):
 
 
 # --- the root filesystem's device: refused before anything touches it ----------
+
 
 def _root_device() -> str:
     for mount in parse_mountinfo(Path("/proc/self/mountinfo").read_text()):
@@ -171,10 +176,28 @@ def test_options_that_name_another_device_are_found(tmp_path):
     root = _root_device()
     link = tmp_path / "disk-link"
     link.symlink_to(root)
-    harmless = ["-E", "stride=2,stripe-width=6", "-m", "single", "-n", "4096", "-L", "data",
-                "noatime,nodiratime,nobarrier,logbsize=262144", "-O", "^has_journal",
-                str(tmp_path)]  # a path, but not a device
+    harmless = [
+        "-E",
+        "stride=2,stripe-width=6",
+        "-m",
+        "single",
+        "-n",
+        "4096",
+        "-L",
+        "data",
+        "noatime,nodiratime,nobarrier,logbsize=262144",
+        "-O",
+        "^has_journal",
+        str(tmp_path),
+    ]  # a path, but not a device
     assert device_options(harmless) == []
-    naming = ["-J", "device=/dev/sdz9", "-l", "logdev=/x,size=8m", "journal_path=/j",
-              str(link), f"file={link}"]  # mkfs.btrfs formats every device it is given
+    naming = [
+        "-J",
+        "device=/dev/sdz9",
+        "-l",
+        "logdev=/x,size=8m",
+        "journal_path=/j",
+        str(link),
+        f"file={link}",
+    ]  # mkfs.btrfs formats every device it is given
     assert device_options(naming) == naming[1:2] + naming[3:]

@@ -14,14 +14,19 @@ from pgfsbench.workloads.pgbench_tpcb import PgbenchWorkload
 
 
 def _measurements():
-    return [PgbenchInitWorkload(type="pgbench-init", scale=1),
-            *PgbenchWorkload(type="pgbench", clients=[1, 4], duration=5).expand()]
+    return [
+        PgbenchInitWorkload(type="pgbench-init", scale=1),
+        *PgbenchWorkload(type="pgbench", clients=[1, 4], duration=5).expand(),
+    ]
 
 
 def test_round_robin_rotates_so_no_target_is_always_first() -> None:
     s = Schedule(Repetitions(count=3), ["a", "b", "c"], _measurements())
     assert [s.order(r, ["a", "b", "c"]) for r in (1, 2, 3)] == [
-        ["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+        ["a", "b", "c"],
+        ["b", "c", "a"],
+        ["c", "a", "b"],
+    ]
     assert s.visits[:4] == [(1, "a"), (1, "b"), (1, "c"), (2, "b")]
     assert s.describe()["seed"] is None
 
@@ -29,8 +34,11 @@ def test_round_robin_rotates_so_no_target_is_always_first() -> None:
 def test_random_order_is_reproducible_from_the_recorded_seed() -> None:
     first = Schedule(Repetitions(count=5, order="random"), list("abcd"), _measurements())
     orders = [first.order(r, list("abcd")) for r in range(1, 6)]
-    again = Schedule(Repetitions(count=5, order="random", seed=first.describe()["seed"]),
-                     list("abcd"), _measurements())
+    again = Schedule(
+        Repetitions(count=5, order="random", seed=first.describe()["seed"]),
+        list("abcd"),
+        _measurements(),
+    )
     assert [again.order(r, list("abcd")) for r in range(1, 6)] == orders
     assert len({tuple(o) for o in orders}) > 1  # shuffled, not one fixed order
     assert all(sorted(o) == list("abcd") for o in orders)
@@ -62,8 +70,9 @@ class Clock:
         return self.now
 
 
-def _values(factors: dict[str, float], noise: float, rounds: int = 30, seed: int = 7
-            ) -> dict[str, list[float]]:
+def _values(
+    factors: dict[str, float], noise: float, rounds: int = 30, seed: int = 7
+) -> dict[str, list[float]]:
     """Headline values per target and round: a drift every target shares in a round
     (the machine), times the target's factor, times its own noise; seeded."""
     rng = random.Random(seed)
@@ -71,11 +80,13 @@ def _values(factors: dict[str, float], noise: float, rounds: int = 30, seed: int
     return {t: [d * f * (1 + rng.gauss(0, noise)) for d in drift] for t, f in factors.items()}
 
 
-def _auto_run(values_by_target: dict[str, list[float]], clock: Clock | None = None,
-              **reps) -> Schedule:
+def _auto_run(
+    values_by_target: dict[str, list[float]], clock: Clock | None = None, **reps
+) -> Schedule:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
-    s = Schedule(Repetitions(count="auto", **reps), list(values_by_target), [bench],
-                 clock=clock or Clock())
+    s = Schedule(
+        Repetitions(count="auto", **reps), list(values_by_target), [bench], clock=clock or Clock()
+    )
     for r in range(s.first_round, s.max_rounds() + 1):
         active = s.active_targets(r)
         if not active:
@@ -90,8 +101,9 @@ def _auto_run(values_by_target: dict[str, list[float]], clock: Clock | None = No
 
 def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> None:
     # c is 10% slower; a and b are the same (equivalence has to be shown, too)
-    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10,
-                  looks=[3, 5, 7, 10])
+    s = _auto_run(
+        _values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10, looks=[3, 5, 7, 10]
+    )
     doc = s.describe()
     [m] = doc["measurements"]
     assert m["reason"] == "decided" and m["comparisons"] == 3 and m["undecided"] == 0
@@ -102,11 +114,19 @@ def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> N
     outcomes = {(d["a"], d["b"]): d["outcome"] for d in doc["decisions"]}
     assert outcomes == {("a", "b"): "equivalent", ("a", "c"): "lower", ("b", "c"): "lower"}
     assert {x["target"]: (x["reason"], x["n"]) for x in doc["stops"]} == {
-        t: ("decided", stop) for t in "abc"}
+        t: ("decided", stop) for t in "abc"
+    }
     assert f"decided at round {stop}: 3 comparisons (n={stop})" == doc["stops"][0]["text"]
-    assert doc["design"] == {"alpha": 0.05, "noise": 0.02, "first_look": 3, "last_look": 10,
-                             "max_minutes": 60, "looks": [3, 5, 7, 10], "final_look": None,
-                             "descriptive": []}
+    assert doc["design"] == {
+        "alpha": 0.05,
+        "noise": 0.02,
+        "first_look": 3,
+        "last_look": 10,
+        "max_minutes": 60,
+        "looks": [3, 5, 7, 10],
+        "final_look": None,
+        "descriptive": [],
+    }
     assert doc["rounds"] == stop and doc["settle"] is False
 
 
@@ -115,12 +135,12 @@ def test_auto_decisions_are_the_ones_the_stored_rounds_give() -> None:
     from pgfsbench.analysis.stored_design import design_for
 
     s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
-    values = {("pgbench", "clients=1"): {t: s.samples[(t, "pgbench", "clients=1")]
-                                          for t in "abc"}}
+    values = {("pgbench", "clients=1"): {t: s.samples[(t, "pgbench", "clients=1")] for t in "abc"}}
     plan = {"repetitions": s.reps.model_dump(mode="json")}
     again = decide(headline_family(values, list("abc")), design_for(plan))
     assert {k[2:]: d.outcome for k, d in again.items()} == {
-        (d["a"], d["b"]): d["outcome"] for d in s.describe()["decisions"]}
+        (d["a"], d["b"]): d["outcome"] for d in s.describe()["decisions"]
+    }
 
 
 def test_auto_identical_noisy_targets_run_to_max_with_every_target_each_round() -> None:
@@ -133,26 +153,31 @@ def test_auto_identical_noisy_targets_run_to_max_with_every_target_each_round() 
 
 def test_auto_budget_stops_before_max() -> None:
     clock = Clock(per_round=60)  # a round takes a minute
-    s = _auto_run(_values({"a": 1.0, "b": 1.0}, noise=0.05), clock, min=3, max=50,
-                  max_minutes=5)
+    s = _auto_run(_values({"a": 1.0, "b": 1.0}, noise=0.05), clock, min=3, max=50, max_minutes=5)
     [m] = s.describe()["measurements"]
     assert m["reason"] == "budget" and m["round"] == 5
     assert m["text"] == "budget: 5 min reached at round 5, 1 of 1 comparisons undecided"
     assert sorted(s.visits) == [(r, t) for r in range(1, 6) for t in "ab"]
     # the budget's last round is a look with the alpha left (looks at 3 and 50 planned)
     assert s.describe()["design"]["final_look"] == 5
-    assert s.design.levels() == pytest.approx({3: 0.05 * (3 / 50) ** 2,
-                                               5: 0.05 - 0.05 * (3 / 50) ** 2})
+    assert s.design.levels() == pytest.approx(
+        {3: 0.05 * (3 / 50) ** 2, 5: 0.05 - 0.05 * (3 / 50) ** 2}
+    )
 
 
 def test_auto_the_budget_round_decides_what_the_planned_look_would_have() -> None:
     # c is 10% slower, a look planned at round 12 only, and the budget ends round 6:
     # round 6 is the last look, with all of alpha, and decides c.
     clock = Clock(per_round=60)
-    s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01), clock, min=3,
-                  max=12, looks=1, max_minutes=6)
-    outcomes = {(d["a"], d["b"]): (d["outcome"], d["at_round"])
-                for d in s.describe()["decisions"]}
+    s = _auto_run(
+        _values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01),
+        clock,
+        min=3,
+        max=12,
+        looks=1,
+        max_minutes=6,
+    )
+    outcomes = {(d["a"], d["b"]): (d["outcome"], d["at_round"]) for d in s.describe()["decisions"]}
     assert outcomes[("a", "c")] == ("lower", 6) and outcomes[("b", "c")] == ("lower", 6)
     assert s.last_round == 6
 
@@ -163,8 +188,9 @@ def test_auto_a_fixed_count_measurement_is_described_not_tested() -> None:
     fixed = PgbenchWorkload(type="pgbench", clients=2, duration=5, repetitions=3)
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
     vals = _values({"a": 1.0, "b": 0.8}, noise=0.004)
-    s = Schedule(Repetitions(count="auto", min=3, max=10), ["a", "b"], [fixed, bench],
-                 clock=Clock())
+    s = Schedule(
+        Repetitions(count="auto", min=3, max=10), ["a", "b"], [fixed, bench], clock=Clock()
+    )
     assert s.design.descriptive == {("pgbench", fixed.label())}
     for r in range(1, 11):
         if not s.active_targets(r):
@@ -176,15 +202,16 @@ def test_auto_a_fixed_count_measurement_is_described_not_tested() -> None:
     doc = s.describe()
     assert {d["label"] for d in doc["decisions"]} == {bench.label()}
     assert {m["label"]: m["reason"] for m in doc["measurements"]} == {
-        fixed.label(): "count", bench.label(): "decided"}
+        fixed.label(): "count",
+        bench.label(): "decided",
+    }
     assert doc["design"]["descriptive"] == [["pgbench", fixed.label()]]
 
 
 def test_auto_a_failed_target_does_not_hold_the_others() -> None:
     bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
     vals = _values({"a": 1.0, "b": 0.9, "c": 1.0}, noise=0.004)
-    s = Schedule(Repetitions(count="auto", min=3, max=10), list("abc"), [bench],
-                 clock=Clock())
+    s = Schedule(Repetitions(count="auto", min=3, max=10), list("abc"), [bench], clock=Clock())
     for r in range(1, 11):
         if not s.active_targets(r):
             break
@@ -197,8 +224,10 @@ def test_auto_a_failed_target_does_not_hold_the_others() -> None:
     [m] = s.describe()["measurements"]
     assert m["reason"] == "decided" and m["comparisons"] == 1 and m["round"] < 10
     stops = {x["target"]: x for x in s.describe()["stops"]}
-    assert stops["c"]["reason"] == "failed" and stops["c"]["text"] == \
-        "stopped at round 2: the target failed (n=2)"
+    assert (
+        stops["c"]["reason"] == "failed"
+        and stops["c"]["text"] == "stopped at round 2: the target failed (n=2)"
+    )
 
 
 def test_auto_gives_up_on_a_measurement_with_nothing_to_compare() -> None:
@@ -283,7 +312,9 @@ def test_a_reused_target_reloads_the_tables_a_pgbench_measures() -> None:
     on_small = PgbenchWorkload(type="pgbench", clients=1, duration=5)
     big = PgbenchInitWorkload(type="pgbench-init", scale=100, tag="big")
     on_big = PgbenchWorkload(type="pgbench", clients=1, duration=5, tag="big")
-    s = Schedule(Repetitions(count=3, fresh=False, settle=False), ["a"], [small, on_small, big, on_big])
+    s = Schedule(
+        Repetitions(count=3, fresh=False, settle=False), ["a"], [small, on_small, big, on_big]
+    )
 
     def run_round(r: int, ok_init: bool = True) -> list:
         visit = s.visit("a", r)

@@ -20,19 +20,32 @@ from pgfsbench.analysis.sequential import (
 from pgfsbench.analysis.stored_design import design_for
 
 
-def _campaign(rng: np.random.Generator, rounds: int, effects: dict[str, float],
-              drift: float = 0.15, noise: float = 0.03) -> dict[str, dict[int, float]]:
+def _campaign(
+    rng: np.random.Generator,
+    rounds: int,
+    effects: dict[str, float],
+    drift: float = 0.15,
+    noise: float = 0.03,
+) -> dict[str, dict[int, float]]:
     """Every target measured once per round; a shared drift per round, own noise per run."""
     shift = rng.normal(0, drift, rounds)
-    return {t: {r + 1: 1000 * float(np.exp(shift[r] + e + rng.normal(0, noise)))
-                for r in range(rounds)} for t, e in effects.items()}
+    return {
+        t: {r + 1: 1000 * float(np.exp(shift[r] + e + rng.normal(0, noise))) for r in range(rounds)}
+        for t, e in effects.items()
+    }
 
 
-@pytest.mark.parametrize("design", [Design.fixed(0.05, 0.02, 6), Design(0.05, 0.02, 3, 10),
-                                    Design(0.01, 0.05, 2, 30),
-                                    Design.planned(0.05, 0.02, [6, 9, 12]),
-                                    Design.planned(0.05, 0.02, [6, 9, 12]).at_budget(10),
-                                    Design.planned(0.05, 0.02, [6, 12]).at_budget(4)])
+@pytest.mark.parametrize(
+    "design",
+    [
+        Design.fixed(0.05, 0.02, 6),
+        Design(0.05, 0.02, 3, 10),
+        Design(0.01, 0.05, 2, 30),
+        Design.planned(0.05, 0.02, [6, 9, 12]),
+        Design.planned(0.05, 0.02, [6, 9, 12]).at_budget(10),
+        Design.planned(0.05, 0.02, [6, 12]).at_budget(4),
+    ],
+)
 def test_spending_adds_up_to_at_most_alpha(design: Design) -> None:
     looks = [design.look_alpha(n) for n in range(0, design.last_look + 5)]
     assert all(a >= 0 for a in looks)
@@ -66,8 +79,10 @@ def test_decisions_stand_once_made() -> None:
     family = headline_family({("w", ""): data}, ["a", "b", "c"])
     before: dict = {}
     for n in range(3, 13):
-        upto = {k: ({r: v for r, v in a.items() if r <= n}, {r: v for r, v in b.items() if r <= n})
-                for k, (a, b) in family.items()}
+        upto = {
+            k: ({r: v for r, v in a.items() if r <= n}, {r: v for r, v in b.items() if r <= n})
+            for k, (a, b) in family.items()
+        }
         now = decide(upto, design)
         for k, d in before.items():
             if d.decided:
@@ -108,8 +123,10 @@ def test_rounds_needed_shrinks_as_the_effect_grows() -> None:
     # data rule out effects below twice the margin, so the largest effect here is clear.
     for effect in (0.03, 0.05, 0.08, 0.4):
         base = {r + 1: 1000 * float(np.exp(s)) for r, s in enumerate(shift)}
-        other = {r + 1: 1000 * float(np.exp(s + effect + w))
-                 for r, (s, w) in enumerate(zip(shift, wobble))}
+        other = {
+            r + 1: 1000 * float(np.exp(s + effect + w))
+            for r, (s, w) in enumerate(zip(shift, wobble))
+        }
         [d] = decide({"k": (base, other)}, Design(0.05, 0.02, 5, 10)).values()
         assert d.outcome == INCONCLUSIVE  # no look yet at 4 rounds
         needed.append(d.rounds_needed)
@@ -124,16 +141,22 @@ def test_fewer_than_two_rounds_is_na() -> None:
 def test_design_for_a_stored_plan() -> None:
     assert design_for({"repetitions": {"count": 6}}) == Design(0.05, 0.02, 6, 6)
     # stored before planned looks (no 'looks' key): a look after every round, as decided
-    auto = design_for({"repetitions": {"count": "auto", "min": 3, "max": 12},
-                       "verdicts": {"alpha": 0.01, "noise": 0.05}})
+    auto = design_for(
+        {
+            "repetitions": {"count": "auto", "min": 3, "max": 12},
+            "verdicts": {"alpha": 0.01, "noise": 0.05},
+        }
+    )
     assert auto == Design(0.01, 0.05, 3, 12) and auto.every_round
     assert auto.at_budget(10) == auto  # its unspent alpha was lost, and stays lost
     assert design_for({"repetitions": {"count": "many"}}) == Design(0.05, 0.02, 1, 1)
     planned = design_for({"repetitions": {"count": "auto", "min": 6, "max": 12, "looks": 3}})
     assert planned.planned_looks() == (6, 9, 12) and not planned.every_round
     # the budget ended the campaign after round 10: the stored schedule says so
-    cut = design_for({"repetitions": {"count": "auto", "min": 6, "max": 12, "looks": 3}},
-                     {"design": {"final_look": 10}})
+    cut = design_for(
+        {"repetitions": {"count": "auto", "min": 6, "max": 12, "looks": 3}},
+        {"design": {"final_look": 10}},
+    )
     assert cut.levels() == pytest.approx({6: 0.0125, 9: 0.028125 - 0.0125, 10: 0.021875})
 
 
@@ -142,8 +165,8 @@ def test_a_stored_old_campaign_decides_as_it_did() -> None:
     # round, A(n) = alpha (n / max)^2, the first look taking everything up to it.
     old = Design(0.05, 0.02, 3, 12)
     assert old.levels() == pytest.approx(
-        {n: 0.05 * ((n / 12) ** 2 - (0 if n == 3 else ((n - 1) / 12) ** 2))
-         for n in range(3, 13)})
+        {n: 0.05 * ((n / 12) ** 2 - (0 if n == 3 else ((n - 1) / 12) ** 2)) for n in range(3, 13)}
+    )
 
 
 def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
@@ -161,13 +184,17 @@ def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
     reps = quick.repetitions
     assert design.planned_looks() == (reps.max,)
     assert (design.first_look, design.last_look) == (reps.min, reps.max)
-    values = {("fsync", ""): {"a": {1: 1.0, 2: 1.1, 3: 1.0}, "b": {1: 2.0, 2: 2.1, 3: 2.0}},
-              ("pgbench", "clients=4"): {"a": {1: 1.0, 2: 1.1}, "b": {1: 1.0, 2: 1.2}}}
+    values = {
+        ("fsync", ""): {"a": {1: 1.0, 2: 1.1, 3: 1.0}, "b": {1: 2.0, 2: 2.1, 3: 2.0}},
+        ("pgbench", "clients=4"): {"a": {1: 1.0, 2: 1.1}, "b": {1: 1.0, 2: 1.2}},
+    }
     assert set(headline_family(values, ["a", "b"], design.descriptive)) == {
-        ("pgbench", "clients=4", "a", "b")}
+        ("pgbench", "clients=4", "a", "b")
+    }
     # whoever builds the family, decide leaves them out
     assert set(decide(headline_family(values, ["a", "b"]), design)) == {
-        ("pgbench", "clients=4", "a", "b")}
+        ("pgbench", "clients=4", "a", "b")
+    }
     # an old stored 'auto' plan kept every measurement in its family
     del stored["repetitions"]["looks"]
     assert design_for(stored).descriptive == frozenset()
@@ -183,8 +210,13 @@ def test_planned_looks_and_the_budget_look_keep_false_claims_under_alpha() -> No
     for _ in range(400):
         rounds = int(rng.integers(7, 13))
         design = Design.planned(0.05, 0.0, [6, 9, 12]).at_budget(rounds)
-        values = {(w, ""): {t: {r + 1: float(np.exp(0.07 * rng.standard_t(4)))
-                                for r in range(rounds)} for t in "abc"} for w in ("x", "y")}
+        values = {
+            (w, ""): {
+                t: {r + 1: float(np.exp(0.07 * rng.standard_t(4))) for r in range(rounds)}
+                for t in "abc"
+            }
+            for w in ("x", "y")
+        }
         decisions = decide(headline_family(values, list("abc")), design)
         claims += any(d.outcome in (HIGHER, LOWER) for d in decisions.values())
     assert claims / 400 < 0.05
@@ -202,8 +234,12 @@ def test_a_campaign_stored_before_looks_resumes_with_its_design() -> None:
     old = {"repetitions": {"count": "auto", "min": 3, "max": 12}}
     s = Schedule(Repetitions(count="auto", min=3, max=12), ["a", "b"], [bench])
     assert s.design.planned_looks() == (3, 12)
-    point = SimpleNamespace(campaign=SimpleNamespace(plan=old, schedule={}, runs=[]),
-                            from_round=1, settle_again=False, first_round=lambda sch: 1,
-                            spent_s=0.0)
+    point = SimpleNamespace(
+        campaign=SimpleNamespace(plan=old, schedule={}, runs=[]),
+        from_round=1,
+        settle_again=False,
+        first_round=lambda sch: 1,
+        spent_s=0.0,
+    )
     restore(s, point)
     assert s.design.every_round and s.design == design_for(old)

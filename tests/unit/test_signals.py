@@ -12,8 +12,9 @@ from pgfsbench.campaign.signals import signals_unwind_once
 from pgfsbench.errors import Interrupted
 
 
-@pytest.mark.parametrize("first, error", [(signal.SIGTERM, Interrupted),
-                                          (signal.SIGINT, KeyboardInterrupt)])
+@pytest.mark.parametrize(
+    "first, error", [(signal.SIGTERM, Interrupted), (signal.SIGINT, KeyboardInterrupt)]
+)
 def test_only_the_first_signal_interrupts(first, error, capfd) -> None:
     cleaned = []
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -42,10 +43,12 @@ class _SignalledWhileFinalized:
         sum(range(1000))  # the handler runs at the next check: here, inside __del__
 
 
-@pytest.mark.parametrize("signum, error", [(signal.SIGTERM, Interrupted),
-                                           (signal.SIGINT, KeyboardInterrupt)])
+@pytest.mark.parametrize(
+    "signum, error", [(signal.SIGTERM, Interrupted), (signal.SIGINT, KeyboardInterrupt)]
+)
 def test_a_signal_a_finalizer_swallowed_is_raised_again_when_new_work_starts(
-        signum, error, capfd) -> None:
+    signum, error, capfd
+) -> None:
     with signals_unwind_once() as guard:
         guard.raise_if_lost()  # nothing caught: nothing to raise
         _SignalledWhileFinalized(signum)  # dropped at once: its __del__ runs here

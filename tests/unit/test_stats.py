@@ -23,16 +23,24 @@ from pgfsbench.analysis.stats import (
 )
 
 
-def classify(comp: Comparison, p: float | None, *, higher_is_better: bool | None,
-             alpha: float = 0.05, noise: float = 0.02, comparisons: int = 1):
+def classify(
+    comp: Comparison,
+    p: float | None,
+    *,
+    higher_is_better: bool | None,
+    alpha: float = 0.05,
+    noise: float = 0.02,
+    comparisons: int = 1,
+):
     """The unpaired fallback's verdict (independent samples), as the table gives it."""
     return verdict_of(judge_unpaired(comp, p, alpha, noise, comparisons), higher_is_better, noise)
 
 
 # --- summarize -------------------------------------------------------------------
 
+
 def test_summarize_known_sample() -> None:
-    data = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]   # mean 5, sum of squares 32
+    data = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]  # mean 5, sum of squares 32
     s = summarize(data)
     assert s.n == 8 and s.dropped == 0
     assert s.median == pytest.approx(4.5)
@@ -74,23 +82,24 @@ def test_summarize_zero_variance_and_zero_mean() -> None:
 
 # --- min_n_per_side ---------------------------------------------------------------
 
+
 def test_min_n_per_side() -> None:
     # Smallest exact two-sided p with n per side is 2/C(2n, n):
     # n=3: 2/20 = 0.1, n=4: 2/70 ≈ 0.029 < 0.05.
     assert min_n_per_side(0.05) == 4
     # alpha/10 = 0.005: n=5: 2/252 ≈ 0.0079, n=6: 2/924 ≈ 0.0022 < 0.005.
     assert min_n_per_side(0.05, comparisons=10) == 6
-    assert min_n_per_side(0.01) == 5           # 2/252 ≈ 0.0079 < 0.01, 2/70 is not
+    assert min_n_per_side(0.01) == 5  # 2/252 ≈ 0.0079 < 0.01, 2/70 is not
 
 
 def test_smallest_p_for_unequal_sizes() -> None:
-    assert smallest_p(3, 3) == pytest.approx(0.1)         # 2 / C(6, 3)
-    assert smallest_p(3, 10) == pytest.approx(2 / 286)    # 2 / C(13, 3)
+    assert smallest_p(3, 3) == pytest.approx(0.1)  # 2 / C(6, 3)
+    assert smallest_p(3, 10) == pytest.approx(2 / 286)  # 2 / C(13, 3)
     assert smallest_p(1, 1) == 1.0 and smallest_p(0, 5) == 1.0
     assert not can_be_significant(3, 3) and can_be_significant(4, 4)
-    assert can_be_significant(3, 10) and can_be_significant(2, 10)   # 2/66 ≈ 0.030
-    assert not can_be_significant(2, 5)                              # 2/21 ≈ 0.095
-    assert not can_be_significant(3, 10, comparisons=10)             # 0.007 ≥ 0.005
+    assert can_be_significant(3, 10) and can_be_significant(2, 10)  # 2/66 ≈ 0.030
+    assert not can_be_significant(2, 5)  # 2/21 ≈ 0.095
+    assert not can_be_significant(3, 10, comparisons=10)  # 0.007 ≥ 0.005
 
 
 def test_compare_unequal_sizes_gets_a_p_value_when_one_could_be_significant() -> None:
@@ -103,13 +112,14 @@ def test_compare_unequal_sizes_gets_a_p_value_when_one_could_be_significant() ->
 
 # --- compare ----------------------------------------------------------------------
 
+
 def test_compare_complete_separation_gives_smallest_exact_p() -> None:
     c = compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0])
     assert c.p_value == pytest.approx(2 / 70)
     assert c.ratio == pytest.approx(6.5 / 2.5)
     assert c.ci_low is not None and c.ci_low > 1
     assert (c.n_base, c.n_other) == (4, 4)
-    assert compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]) == c   # deterministic
+    assert compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]) == c  # deterministic
 
 
 def test_compare_below_min_n_withholds_p() -> None:
@@ -142,13 +152,14 @@ def test_compare_constant_sides_no_warnings() -> None:
 
 # --- holm / benjamini_hochberg ----------------------------------------------------
 
+
 def test_holm_textbook() -> None:
     # Sorted: 0.005*4=0.02, 0.01*3=0.03, 0.03*2=0.06, 0.04*1=0.04 -> max so far 0.06.
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     got = holm([None, 0.01, 0.04, None, 0.03, 0.005])
     assert got[0] is None and got[3] is None
     assert [got[i] for i in (1, 2, 4, 5)] == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])     # capped at 1
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
     assert holm([]) == [] and holm([None]) == [None]
 
 
@@ -165,6 +176,7 @@ def test_benjamini_hochberg_textbook() -> None:
 
 # --- classify ---------------------------------------------------------------------
 
+
 def _run(base: np.ndarray, other: np.ndarray, hib: bool | None):
     comp = compare(base, other)
     return comp, classify(comp, holm([comp.p_value])[0], higher_is_better=hib)
@@ -172,8 +184,7 @@ def _run(base: np.ndarray, other: np.ndarray, hib: bool | None):
 
 def test_identical_distributions_are_never_often_different() -> None:
     rng = np.random.default_rng(1)
-    kinds = [_run(rng.normal(100, 2, 10), rng.normal(100, 2, 10), True)[1].kind
-             for _ in range(400)]
+    kinds = [_run(rng.normal(100, 2, 10), rng.normal(100, 2, 10), True)[1].kind for _ in range(400)]
     assert (kinds.count("better") + kinds.count("worse")) / len(kinds) <= 0.05
     assert set(kinds) <= {"equivalent", "inconclusive", "better", "worse"}
     assert kinds.count("equivalent") > 0  # shown, within the margin, by the ratio's CI
@@ -186,7 +197,7 @@ def test_ten_percent_shift_detected(hib: bool, expected: str) -> None:
     for _ in range(100):
         comp, v = _run(rng.normal(100, 2, 10), rng.normal(110, 2.2, 10), hib)
         assert v.kind in {expected, "inconclusive"}  # never the wrong direction
-        assert comp.ci_low > 1                       # ratio CI excludes 1
+        assert comp.ci_low > 1  # ratio CI excludes 1
         hits += v.kind == expected
     assert hits >= 95
 
@@ -196,8 +207,12 @@ def test_directionless_metric_is_different() -> None:
     v = classify(comp, comp.p_value, higher_is_better=None)
     assert (v.kind, v.mark) == ("different", "≠")
     assert "20.0% higher" in v.reason and "(unpaired, 6 and 6 runs)" in v.reason
-    down = classify(compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
-                    0.004, higher_is_better=True, comparisons=3)
+    down = classify(
+        compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
+        0.004,
+        higher_is_better=True,
+        comparisons=3,
+    )
     assert (down.kind, down.mark) == ("worse", "\u2212")
     assert down.reason.startswith("p=0.0040 (unpaired, 6 and 6 runs), ") and "lower" in down.reason
 
@@ -227,13 +242,20 @@ def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
     assert v.reason.startswith("inconclusive: no spread to judge by")
     # Six a side that vary within ±0.3%: shown equivalent, at the 90% CI of a TOST at 5%.
     rng = np.random.default_rng(9)
-    near = compare(list(5 * (1 + rng.uniform(-0.003, 0.003, 6))),
-                   list(5 * (1 + rng.uniform(-0.003, 0.003, 6))))
+    near = compare(
+        list(5 * (1 + rng.uniform(-0.003, 0.003, 6))), list(5 * (1 + rng.uniform(-0.003, 0.003, 6)))
+    )
     v = classify(near, near.p_value, higher_is_better=True)
     assert v.kind == "equivalent" and v.reason.startswith("equivalent within ±2%: 90% CI 0.99")
     # below 6 runs a side the bootstrap CI is too narrow to show equivalence by
-    assert classify(compare([5.0, 5.01, 4.99, 5.0, 5.0], [5.0, 4.99, 5.01, 5.0, 5.0]), 1.0,
-                    higher_is_better=True).kind == "inconclusive"
+    assert (
+        classify(
+            compare([5.0, 5.01, 4.99, 5.0, 5.0], [5.0, 4.99, 5.01, 5.0, 5.0]),
+            1.0,
+            higher_is_better=True,
+        ).kind
+        == "inconclusive"
+    )
     # Significant but below the practical-noise threshold, CI inside the margin.
     small = Comparison(1.012, 1.005, 1.0199, 0.001, 10, 10)
     assert classify(small, 0.001, higher_is_better=True).kind == "equivalent"
@@ -243,8 +265,10 @@ def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
     assert (v.kind, v.mark) == ("inconclusive", "?")
     assert v.reason.startswith("inconclusive: ×1.050 [0.990, 1.100] (unpaired, 10 and 10 runs)")
     # Not significant is not equivalence.
-    assert classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2,
-                    higher_is_better=True).kind == "inconclusive"
+    assert (
+        classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2, higher_is_better=True).kind
+        == "inconclusive"
+    )
 
 
 def test_classify_failed_run_dropped_and_empty_is_na() -> None:
@@ -265,21 +289,22 @@ def test_small_tied_samples_get_the_exact_permutation_p() -> None:
     from pgfsbench.analysis.stats import _mann_whitney
 
     a, b = np.array([1090.0, 1090, 1090, 1106]), np.array([1254.0, 1270, 1254, 1254])
-    assert _mann_whitney(a, b) == pytest.approx(2 / 70)   # the approximation says 0.023
+    assert _mann_whitney(a, b) == pytest.approx(2 / 70)  # the approximation says 0.023
     rng = np.random.default_rng(5)
     for _ in range(30):
         n1, n2 = rng.integers(2, 8, size=2)
         x, y = np.round(rng.normal(10, 1.5, n1)), np.round(rng.normal(11, 1.5, n2))
         if np.all(np.concatenate([x, y]) == x[0]):
             continue
-        exact = mannwhitneyu(x, y, method=PermutationMethod(
-            n_resamples=math.comb(n1 + n2, n1))).pvalue
+        exact = mannwhitneyu(
+            x, y, method=PermutationMethod(n_resamples=math.comb(n1 + n2, n1))
+        ).pvalue
         assert _mann_whitney(x, y) == pytest.approx(exact)
 
 
 def test_one_run_against_many_is_no_verdict() -> None:
     c = compare([1000.0 + i for i in range(40)], [2000.0])
-    assert c.p_value is not None and c.p_value < 0.05   # the test alone would say so
+    assert c.p_value is not None and c.p_value < 0.05  # the test alone would say so
     assert classify(c, c.p_value, higher_is_better=True).kind == "inconclusive"
 
 
@@ -287,10 +312,16 @@ def test_p_values_print_truncated_without_float_error() -> None:
     from pgfsbench.analysis.stats import fmt_p
 
     assert [fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
-        "p=0.29", "p=0.57", "p=0.0029", "p=0.049", "p<0.001"]
+        "p=0.29",
+        "p=0.57",
+        "p=0.0029",
+        "p=0.049",
+        "p<0.001",
+    ]
 
 
 # --- unpaired error control: the same as paired ----------------------------------
+
 
 def test_unpaired_equivalence_is_held_to_the_level_of_its_family() -> None:
     # A 95% CI inside the margin, but not the (1 - 2·0.05/5) = 98% one: alone it is
@@ -304,8 +335,9 @@ def test_unpaired_equivalence_is_held_to_the_level_of_its_family() -> None:
     p = c.p_equivalent_unpaired(0.02)
     lo, hi = c.ci_at(1 - 2 * p)
     assert min(lo - 1 / 1.02, 1.02 - hi) == pytest.approx(0, abs=1e-9)
-    assert judge_unpaired(c, 0.9, 0.05, 0.02, comparisons=math.floor(0.05 / p)).outcome == \
-        "equivalent"
+    assert (
+        judge_unpaired(c, 0.9, 0.05, 0.02, comparisons=math.floor(0.05 / p)).outcome == "equivalent"
+    )
 
 
 def test_unpaired_difference_needs_its_family_level_ci_to_exclude_one() -> None:

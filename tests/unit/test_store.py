@@ -28,8 +28,9 @@ def test_ending_the_campaign_closes_runs_left_running(tmp_path: Path) -> None:
     """A signal can land between a run's row and the code that records its end (CI
     saw an interrupted campaign keep a run 'running')."""
     for status, run_status, error in [
-            ("interrupted", "interrupted", "interrupted by a signal"),
-            ("failed", "failed", "the campaign ended (failed) while it ran")]:
+        ("interrupted", "interrupted", "interrupted by a signal"),
+        ("failed", "failed", "the campaign ended (failed) while it ran"),
+    ]:
         results = tmp_path / status
         store = Store.create(results)
         store.start_campaign("c1", "p", {"name": "p"}, {}, "0")
@@ -42,7 +43,9 @@ def test_ending_the_campaign_closes_runs_left_running(tmp_path: Path) -> None:
         campaign = load_campaign(results)
         assert campaign.status == status
         assert [(r.workload, r.status, r.error) for r in campaign.runs] == [
-            ("fsync", "ok", None), ("pgbench", run_status, error)]
+            ("fsync", "ok", None),
+            ("pgbench", run_status, error),
+        ]
         assert all(r.ended is not None for r in campaign.runs)
 
 
@@ -59,7 +62,8 @@ def test_a_killed_campaign_is_ended_once(tmp_path: Path) -> None:
     campaign = load_campaign(tmp_path)
     assert campaign.status == "killed"
     assert [(r.status, r.error) for r in campaign.runs] == [
-        ("interrupted", "pgfsbench was killed while it ran")]
+        ("interrupted", "pgfsbench was killed while it ran")
+    ]
 
 
 def test_the_outcome_says_whether_everything_completed(tmp_path: Path) -> None:
@@ -67,8 +71,9 @@ def test_the_outcome_says_whether_everything_completed(tmp_path: Path) -> None:
     store.start_campaign("c1", "p", {"name": "p"}, {}, "0")
     assert store.outcome() == "failed"  # nothing ran at all
     a = store.add_target("a", 0, "loop", "ext4", {})
-    store.add_result(store.start_run(a, "fsync", {}), a,
-                     WorkloadResult([Metric("fsync.x", 1.0, "ops/s", True)]))
+    store.add_result(
+        store.start_run(a, "fsync", {}), a, WorkloadResult([Metric("fsync.x", 1.0, "ops/s", True)])
+    )
     store.set_target(a, "ok")
     assert store.outcome() == "ok"
     b = store.add_target("b", 1, "loop", "xfs", {})
@@ -86,8 +91,11 @@ def test_a_write_the_results_cannot_take_ends_in_results_unwritable(tmp_path: Pa
     store.start_campaign("c1", "p", {"name": "p"}, {}, "0")
     store.close()
     readonly = Store.open(tmp_path / "r")  # what a full or read-only disk looks like to SQLite
-    with pytest.raises(ResultsUnwritable, match=r"cannot write .*results.db: attempt to "
-                                                r"write a readonly database"):
+    with pytest.raises(
+        ResultsUnwritable,
+        match=r"cannot write .*results.db: attempt to "
+        r"write a readonly database",
+    ):
         readonly.set_schedule({})
     readonly.close()
 

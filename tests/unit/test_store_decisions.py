@@ -17,8 +17,12 @@ def test_each_contender_cell_is_stored_as_the_export_decides_it(tmp_path: Path) 
     campaign = load_campaign(build_results(tmp_path / "r"))
     rows = decisions(campaign)
     comparison = campaign_data(campaign)["comparison"]
-    expected = {(r["workload"], r["label"], r["metric"], t): c["vs_baseline"]
-                for r in comparison["rows"] for t, c in r["cells"].items() if "vs_baseline" in c}
+    expected = {
+        (r["workload"], r["label"], r["metric"], t): c["vs_baseline"]
+        for r in comparison["rows"]
+        for t, c in r["cells"].items()
+        if "vs_baseline" in c
+    }
     assert {(d["workload"], d["label"], d["metric"], d["target"]) for d in rows} == set(expected)
     for d in rows:
         vs = expected[(d["workload"], d["label"], d["metric"], d["target"])]

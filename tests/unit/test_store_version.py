@@ -31,26 +31,36 @@ def legacy_results(directory: Path, schema: str | None = None) -> Path:
     db = sqlite3.connect(directory / "results.db")
     db.executescript(schema or V1_SCHEMA.read_text())
     columns = {r[1] for r in db.execute("PRAGMA table_info(runs)")}
-    db.execute("INSERT INTO campaign (id, plan_name, plan_json, host_json, pgfsbench_version, "
-               "started, ended, status) VALUES ('20250101-120000-abcdef', 'smoke', ?, ?, "
-               "'0.1.0', 1735732800.5, 1735732890.25, 'ok')",
-               (json.dumps({"name": "smoke"}), json.dumps({"hostname": "old-host",
-                                                          "kernel": "6.1.0"})))
-    db.execute("INSERT INTO targets VALUES (1, 'ext4', 0, 'loop', 'ext4', '{}', 'ok', NULL, ?)",
-               (json.dumps({"backing_device": {"device": "/dev/sda", "model": "DISK",
-                                               "serial": "S1"}}),))
+    db.execute(
+        "INSERT INTO campaign (id, plan_name, plan_json, host_json, pgfsbench_version, "
+        "started, ended, status) VALUES ('20250101-120000-abcdef', 'smoke', ?, ?, "
+        "'0.1.0', 1735732800.5, 1735732890.25, 'ok')",
+        (json.dumps({"name": "smoke"}), json.dumps({"hostname": "old-host", "kernel": "6.1.0"})),
+    )
+    db.execute(
+        "INSERT INTO targets VALUES (1, 'ext4', 0, 'loop', 'ext4', '{}', 'ok', NULL, ?)",
+        (json.dumps({"backing_device": {"device": "/dev/sda", "model": "DISK", "serial": "S1"}}),),
+    )
     if "label" in columns:
-        db.execute("INSERT INTO runs (id, target_id, workload, label, repetition, params_json, "
-                   "status, started, ended) VALUES (1, 1, 'fsync', '', 1, '{}', 'ok', 1, 2)")
+        db.execute(
+            "INSERT INTO runs (id, target_id, workload, label, repetition, params_json, "
+            "status, started, ended) VALUES (1, 1, 'fsync', '', 1, '{}', 'ok', 1, 2)"
+        )
     else:
-        db.execute("INSERT INTO runs (id, target_id, workload, params_json, status, started, "
-                   "ended) VALUES (1, 1, 'fsync', '{}', 'ok', 1, 2)")
+        db.execute(
+            "INSERT INTO runs (id, target_id, workload, params_json, status, started, "
+            "ended) VALUES (1, 1, 'fsync', '{}', 'ok', 1, 2)"
+        )
     db.execute("INSERT INTO metrics VALUES (1, 'fsync.x', 123.5, 'ops/s', 1, '')")
     db.execute("INSERT INTO series VALUES (1, 'cpu.busy', '%', 0.5, 42.0)")
-    db.execute("INSERT INTO artifacts VALUES (1, 1, NULL, 'command', "
-               "'artifacts/ext4/provision-01-mkfs.txt', '[\"mkfs.ext4\"]', 0)")
-    db.execute("INSERT INTO artifacts VALUES (2, 1, 1, 'command', "
-               "'artifacts/ext4/01-fsync/pg_test_fsync.txt', '[\"pg_test_fsync\"]', 0)")
+    db.execute(
+        "INSERT INTO artifacts VALUES (1, 1, NULL, 'command', "
+        "'artifacts/ext4/provision-01-mkfs.txt', '[\"mkfs.ext4\"]', 0)"
+    )
+    db.execute(
+        "INSERT INTO artifacts VALUES (2, 1, 1, 'command', "
+        "'artifacts/ext4/01-fsync/pg_test_fsync.txt', '[\"pg_test_fsync\"]', 0)"
+    )
     db.commit()
     db.close()
     return directory
@@ -98,16 +108,21 @@ def test_a_results_directory_from_before_versioning_still_loads(tmp_path: Path) 
     assert run.series["cpu.busy"].points == [(0.5, 42.0)]
     assert [a.path for a in run.artifacts] == ["artifacts/ext4/01-fsync/pg_test_fsync.txt"]
     assert [a.path for a in campaign.target_artifacts["ext4"]] == [
-        "artifacts/ext4/provision-01-mkfs.txt"]
+        "artifacts/ext4/provision-01-mkfs.txt"
+    ]
     assert user_version(results) == 0  # reading changes nothing
 
 
 def test_the_oldest_files_without_label_repetition_or_schedule_load(tmp_path: Path) -> None:
-    oldest = "\n".join(line for line in V1_SCHEMA.read_text().splitlines()
-                       if not line.lstrip().startswith(("label ", "repetition ",
-                                                        "schedule_json ")))
-    oldest = oldest.replace("status TEXT NOT NULL,  -- running, ok, partial, failed, "
-                            "interrupted, killed", "status TEXT NOT NULL")
+    oldest = "\n".join(
+        line
+        for line in V1_SCHEMA.read_text().splitlines()
+        if not line.lstrip().startswith(("label ", "repetition ", "schedule_json "))
+    )
+    oldest = oldest.replace(
+        "status TEXT NOT NULL,  -- running, ok, partial, failed, interrupted, killed",
+        "status TEXT NOT NULL",
+    )
     results = legacy_results(tmp_path / "oldest", oldest)
     db = sqlite3.connect(results / "results.db")
     assert "repetition" not in {r[1] for r in db.execute("PRAGMA table_info(runs)")}
@@ -142,8 +157,9 @@ def test_a_newer_file_is_refused_with_one_clear_message(tmp_path: Path) -> None:
         with pytest.raises(UserError, match="newer than this pgfsbench reads"):
             Store.open(tmp_path / "r", writable=writable)
     for args in (["report", str(tmp_path / "r")], ["list", str(tmp_path / "r")]):
-        result = subprocess.run([sys.executable, "-m", "pgfsbench", *args],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "pgfsbench", *args], capture_output=True, text=True
+        )
         assert result.returncode == 2, result.stderr
         assert f"schema version {SCHEMA_VERSION + 1}" in result.stderr
         assert "upgrade pgfsbench" in result.stderr
@@ -155,8 +171,11 @@ def test_the_digest_tells_a_changed_campaign(tmp_path: Path) -> None:
     store.start_campaign("c1", "p", {"name": "p"}, {}, "0")
     target = store.add_target("a", 0, "loop", "ext4", {})
     run = store.start_run(target, "fsync", {})
-    store.add_result(run, target, WorkloadResult(
-        [Metric("fsync.x", 1.0, "ops/s", True)], [Series("s", "u", [(0.0, 1.0)])]))
+    store.add_result(
+        run,
+        target,
+        WorkloadResult([Metric("fsync.x", 1.0, "ops/s", True)], [Series("s", "u", [(0.0, 1.0)])]),
+    )
     first = read_rows(tmp_path / "r").digest()
     assert read_rows(tmp_path / "r").digest() == first
     store.end_campaign("ok")
@@ -182,15 +201,22 @@ def test_a_folder_of_results_lists_what_it_can_read(tmp_path: Path) -> None:
     newer.start_campaign("c2", "p", {"name": "p"}, {}, "0")
     newer.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     newer.close()
-    result = subprocess.run([sys.executable, "-m", "pgfsbench", "list", str(tmp_path / "all"),
-                             "--format", "json"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "list", str(tmp_path / "all"), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1, result.stderr  # listed, but not everything
     [listed] = json.loads(result.stdout)
     assert (listed["id"], listed["plan"], listed["status"]) == (
-        "20250101-120000-abcdef", "smoke", "ok")
+        "20250101-120000-abcdef",
+        "smoke",
+        "ok",
+    )
     assert listed["host"]["hostname"] == "old-host" and listed["schema_version"] == 1
-    assert listed["host"]["devices"] == {"ext4": {"device": "/dev/sda", "model": "DISK",
-                                                  "serial": "S1"}}
+    assert listed["host"]["devices"] == {
+        "ext4": {"device": "/dev/sda", "model": "DISK", "serial": "S1"}
+    }
     assert "skipped:" in result.stderr and "newer than this pgfsbench" in result.stderr
 
 
@@ -203,12 +229,24 @@ def test_import_checks_every_directory_before_it_connects(tmp_path: Path) -> Non
     newer.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     newer.close()
     result = subprocess.run(
-        [sys.executable, "-m", "pgfsbench", "import", str(tmp_path / "old"),
-         str(tmp_path / "newer"), "--store", "postgresql://u@/x?host=/nonexistent&port=1"],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pgfsbench",
+            "import",
+            str(tmp_path / "old"),
+            str(tmp_path / "newer"),
+            "--store",
+            "postgresql://u@/x?host=/nonexistent&port=1",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2, result.stderr
-    assert "newer than this pgfsbench reads" in result.stderr and str(tmp_path / "newer") \
-        in result.stderr
+    assert (
+        "newer than this pgfsbench reads" in result.stderr
+        and str(tmp_path / "newer") in result.stderr
+    )
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 

@@ -42,20 +42,23 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     assert max(len(ln) for ln in lines) <= 80
     # bounded: the answer, not a firehose (the full table is over 450 lines here)
     assert len(lines) <= 70 and len(full) > 450
-    assert lines[0].startswith("quick · 20261124-225759-551643 · ok · 3 targets, 10 rounds, "
-                               "81 runs")
+    assert lines[0].startswith(
+        "quick · 20261124-225759-551643 · ok · 3 targets, 10 rounds, 81 runs"
+    )
     # the verdicts first, then a section per workload, each headed
     verdicts = lines.index(next(ln for ln in lines if ln.startswith("verdicts ─")))
     sections = [ln.split(" ─")[0] for ln in lines if ln.endswith("──") and " ─" in ln]
     assert sections == ["verdicts", "fsync-latency", "pgbench", "fsync", "pgbench-init"]
     first_section = lines.index(next(ln for ln in lines if ln.startswith("fsync-latency ─")))
     # the answer first, in one line of words: what was decided, and what was not
-    assert lines[1] == ("answer: xfs, ext4 > btrfs on TPC-B tps; not told apart on fsync p99 "
-                        "latency,")
+    assert lines[1] == (
+        "answer: xfs, ext4 > btrfs on TPC-B tps; not told apart on fsync p99 latency,"
+    )
     # a measurement with a decided pair is never filed under "inconclusive"
     assert verdicts == 3 and any(
         ln.startswith("pgbench clients=4: xfs, ext4 > btrfs: btrfs −49% TPC-B tps [99.958% CI")
-        for ln in lines[verdicts:first_section])
+        for ln in lines[verdicts:first_section]
+    )
     # every headline metric whole on one line; no monitor row in the summary
     table = comparison_table(campaign)
     for row in (r for r in table.rows if r.headline):
@@ -76,18 +79,24 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
 
 def test_the_brief_summary_is_the_verdicts_alone(demo):
     lines = shown(render_summary, load_campaign(demo), brief=True)
-    titles = [ln.split(":")[0] for ln in lines if not ln.startswith(" ") and ": " in ln
-              and ln.split(":")[0] in ("fsync-latency", "pgbench clients=4", "fsync",
-                                       "pgbench-init")]
+    titles = [
+        ln.split(":")[0]
+        for ln in lines
+        if not ln.startswith(" ")
+        and ": " in ln
+        and ln.split(":")[0] in ("fsync-latency", "pgbench clients=4", "fsync", "pgbench-init")
+    ]
     assert titles == ["fsync-latency", "pgbench clients=4", "fsync", "pgbench-init"]
     assert len(lines) < 25 and not [ln for ln in lines if "─" in ln or "ⓘ" in ln]
 
 
 def test_the_full_table_heads_each_measurement(demo):
     lines = shown(render_table, load_campaign(demo), width=200)
-    heads = [ln.split("│")[1].strip() for ln in lines
-             if ln.count("│") > 3 and ln.split("│")[2].strip() == ""
-             and ln.split("│")[1].strip()]
+    heads = [
+        ln.split("│")[1].strip()
+        for ln in lines
+        if ln.count("│") > 3 and ln.split("│")[2].strip() == "" and ln.split("│")[1].strip()
+    ]
     # mon.* rows follow the measurement they belong to, under its heading
     assert heads == ["fsync-latency", "pgbench clients=4", "fsync", "pgbench-init"]
     rows = [ln.split("│")[1].strip() for ln in lines if ln.count("│") > 3]
@@ -120,10 +129,12 @@ def test_advise_holds_at_80_columns_with_comments_on_their_own_lines(demo, fmt):
 
     from pgfsbench.cli import app
 
-    out = CliRunner().invoke(app, ["advise", str(demo), "--format", fmt],
-                             env={"COLUMNS": "80"}).output
+    out = (
+        CliRunner()
+        .invoke(app, ["advise", str(demo), "--format", fmt], env={"COLUMNS": "80"})
+        .output
+    )
     lines = out.splitlines()
     assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
     if fmt == "conf":  # a setting is alone on its line; everything else is a comment
-        assert [ln for ln in lines if not ln.startswith("#")] == [
-            "wal_sync_method = 'fdatasync'"]
+        assert [ln for ln in lines if not ln.startswith("#")] == ["wal_sync_method = 'fdatasync'"]

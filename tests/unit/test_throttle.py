@@ -34,6 +34,7 @@ def ledger(tmp_path, monkeypatch) -> Ledger:
 
 # --- the lines ----------------------------------------------------------------------
 
+
 def test_sizes_become_bytes_and_unset_limits_are_left_out():
     limits = Throttle(write_iops=200, read_bps="20M")
     assert limit_values(limits) == {"write_iops": 200, "read_bps": 20 * 2**20}
@@ -48,14 +49,19 @@ def test_cgroup_v1_writes_one_file_per_limit():
         "blkio.throttle.write_bps_device": f"7:3 {512 * 2**10}",
     }
     assert writes_for(1, "7:3", Throttle(write_iops=50)) == {
-        "blkio.throttle.write_iops_device": "7:3 50"}
+        "blkio.throttle.write_iops_device": "7:3 50"
+    }
 
 
 def test_cgroup_v2_writes_one_io_max_line():
-    assert v2_line("259:1", Throttle(write_iops=200, write_bps="20M")) == \
-        f"259:1 wiops=200 wbps={20 * 2**20}"
-    assert v2_line("7:0", Throttle(read_iops=10, write_iops=20, read_bps="1M", write_bps="2M")) \
+    assert (
+        v2_line("259:1", Throttle(write_iops=200, write_bps="20M"))
+        == f"259:1 wiops=200 wbps={20 * 2**20}"
+    )
+    assert (
+        v2_line("7:0", Throttle(read_iops=10, write_iops=20, read_bps="1M", write_bps="2M"))
         == f"7:0 riops=10 wiops=20 rbps={2**20} wbps={2 * 2**20}"
+    )
     assert writes_for(2, "7:0", Throttle(read_iops=10)) == {"io.max": "7:0 riops=10"}
 
 
@@ -65,6 +71,7 @@ def test_a_throttle_without_limits_is_refused_by_the_plan_model():
 
 
 # --- no throttle, no throttling ---------------------------------------------------------
+
 
 def test_no_throttle_is_a_no_op(ledger, monkeypatch):
     before = Path("/proc/self/cgroup").read_text()
@@ -134,25 +141,30 @@ HYBRID_MOUNTINFO = """\
 def test_v1_blkio_comes_first_and_home_is_where_we_are():
     assert find_hierarchies(HYBRID_CGROUP, HYBRID_MOUNTINFO) == [
         Hierarchy(1, Path("/sys/fs/cgroup/blkio"), Path("/sys/fs/cgroup/blkio/user.slice")),
-        Hierarchy(2, Path("/sys/fs/cgroup/unified"),
-                  Path("/sys/fs/cgroup/unified/user.slice/session-1.scope")),
+        Hierarchy(
+            2,
+            Path("/sys/fs/cgroup/unified"),
+            Path("/sys/fs/cgroup/unified/user.slice/session-1.scope"),
+        ),
     ]
 
 
 def test_a_blkio_hierarchy_shared_with_other_controllers_is_found():
     cgroup = "4:blkio,io_x:/a\n0::/\n"
     mountinfo = "38 31 0:35 / /cg/blk rw - cgroup cgroup rw,blkio,io_x\n"
-    assert find_hierarchies(cgroup, mountinfo) == [
-        Hierarchy(1, Path("/cg/blk"), Path("/cg/blk/a"))]
+    assert find_hierarchies(cgroup, mountinfo) == [Hierarchy(1, Path("/cg/blk"), Path("/cg/blk/a"))]
 
 
 def test_unified_only_and_a_mount_of_part_of_the_hierarchy():
     # a container without a cgroup namespace: the mount shows only our part of the tree
     cgroup = "0::/docker/abc/inner\n"
-    mountinfo = ("50 40 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
-                 "51 40 0:26 /other /mnt/x\\040y rw - cgroup2 cgroup2 rw\n")
+    mountinfo = (
+        "50 40 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+        "51 40 0:26 /other /mnt/x\\040y rw - cgroup2 cgroup2 rw\n"
+    )
     assert find_hierarchies(cgroup, mountinfo) == [
-        Hierarchy(2, Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/inner"))]
+        Hierarchy(2, Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/inner"))
+    ]
     assert find_hierarchies(cgroup, mountinfo.splitlines()[1]) == []
 
 
@@ -162,8 +174,10 @@ def test_no_cgroups_at_all():
 
 # --- the ledger's releaser ----------------------------------------------------------------
 
+
 def test_a_cgroup_that_is_gone_is_already_released(ledger, tmp_path):
-    res = ledger.add("cgroup", path=str(tmp_path / "pgfsbench-1-0"),
-                     home=str(tmp_path / "cgroup.procs"))
+    res = ledger.add(
+        "cgroup", path=str(tmp_path / "pgfsbench-1-0"), home=str(tmp_path / "cgroup.procs")
+    )
     assert ledger.release(res) == []
     assert ledger.resources == []

@@ -8,29 +8,34 @@ from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, rank
 
 def _relation(decided: dict[tuple[str, str], str]):
     """decided[(a, b)] = BETTER (a decided better than b) or SAME; anything else open."""
+
     def relation(a: str, b: str) -> str:
         if (a, b) in decided:
             return decided[(a, b)]
         if decided.get((b, a)) == SAME:
             return SAME
         return OPEN
+
     return relation
 
 
 def test_every_pair_decided_gives_one_target_per_tier() -> None:
-    t = rank(["a", "b", "c"], _relation({("a", "b"): BETTER, ("a", "c"): BETTER,
-                                        ("b", "c"): BETTER}))
+    t = rank(
+        ["a", "b", "c"], _relation({("a", "b"): BETTER, ("a", "c"): BETTER, ("b", "c"): BETTER})
+    )
     assert t.tiers == [["a"], ["b"], ["c"]] and t.text() == "a > b > c"
     assert t.all_decided and t.decided_any and t.inside == []
 
 
 def test_not_told_apart_share_a_tier_and_equivalence_is_shown_as_such() -> None:
-    open_pair = rank(["ext4", "xfs", "btrfs"], _relation({("ext4", "btrfs"): BETTER,
-                                                          ("xfs", "btrfs"): BETTER}))
+    open_pair = rank(
+        ["ext4", "xfs", "btrfs"], _relation({("ext4", "btrfs"): BETTER, ("xfs", "btrfs"): BETTER})
+    )
     assert open_pair.text() == "ext4, xfs > btrfs" and not open_pair.all_decided
-    same = rank(["ext4", "xfs", "btrfs"], _relation({("ext4", "btrfs"): BETTER,
-                                                    ("xfs", "btrfs"): BETTER,
-                                                    ("ext4", "xfs"): SAME}))
+    same = rank(
+        ["ext4", "xfs", "btrfs"],
+        _relation({("ext4", "btrfs"): BETTER, ("xfs", "btrfs"): BETTER, ("ext4", "xfs"): SAME}),
+    )
     assert same.text() == "ext4 ≈ xfs > btrfs" and same.all_decided
 
 
@@ -80,13 +85,22 @@ def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the
         rounds = [(1000.0, 1000.0 * ratio * (1 + 0.01 * (-1) ** i)) for i in range(6)]
         return Judged(outcome, from_paired(compare_paired(rounds, 0.03)))
 
-    cells = {t: Cell(v, None, False, "ok", n=6) for t, v in
-             {"a": 1100.0, "b": 1050.0, "c": 1000.0}.items()}
+    cells = {
+        t: Cell(v, None, False, "ok", n=6)
+        for t, v in {"a": 1100.0, "b": 1050.0, "c": 1000.0}.items()
+    }
     row = Row("pgbench", "", "pgbench.tps", "tx/s", True, cells, headline=True)
-    table = Table(["a", "b", "c"], "a", [row], noise=0.03, pairs={
-        ("pgbench", "", "a", "c"): judged(LOWER, 0.9),       # c decided behind a
-        ("pgbench", "", "a", "b"): judged(INCONCLUSIVE, 0.95),
-        ("pgbench", "", "b", "c"): judged(INCONCLUSIVE, 0.95)})
+    table = Table(
+        ["a", "b", "c"],
+        "a",
+        [row],
+        noise=0.03,
+        pairs={
+            ("pgbench", "", "a", "c"): judged(LOWER, 0.9),  # c decided behind a
+            ("pgbench", "", "a", "b"): judged(INCONCLUSIVE, 0.95),
+            ("pgbench", "", "b", "c"): judged(INCONCLUSIVE, 0.95),
+        },
+    )
     tiers = rank(["a", "b", "c"], relation_of(table, row))
     assert tiers.tiers == [["a", "b", "c"]]
     text = measurement_answer(row, table, tiers)

@@ -31,8 +31,10 @@ from tests.unit.plan_check import plan_check_json
 
 PLUGIN = Path(__file__).parents[1] / "plugins" / "pgfsbench_toy"
 
-TOY_PLAN = ('name = "toy"\n[[targets]]\nname = "a"\nfs = "toyfs"\nsize = "64M"\n'
-            '[[workloads]]\ntype = "toy"\npasses = 2\n')
+TOY_PLAN = (
+    'name = "toy"\n[[targets]]\nname = "a"\nfs = "toyfs"\nsize = "64M"\n'
+    '[[workloads]]\ntype = "toy"\npasses = 2\n'
+)
 
 
 def _dist_info(where: Path) -> None:
@@ -40,8 +42,9 @@ def _dist_info(where: Path) -> None:
     project = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]
     info = where / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\n"
-                                   f"Version: {project['version']}\n")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
     lines = []
     for group, entries in project["entry-points"].items():
         lines += [f"[{group}]", *(f"{name} = {value}" for name, value in entries.items()), ""]
@@ -93,8 +96,9 @@ def test_export_writes_the_toy_format(toy, tmp_path: Path) -> None:
         tid = store.add_target(name, pos, "loop", name, {})
         store.set_target(tid, "ok", provenance={})
         run = store.start_run(tid, "toy", {"passes": 2})
-        store.add_result(run, tid, WorkloadResult([Metric("toy.mb_per_s", 40.0 + pos,
-                                                          "MB/s", True)]))
+        store.add_result(
+            run, tid, WorkloadResult([Metric("toy.mb_per_s", 40.0 + pos, "MB/s", True)])
+        )
         store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -119,13 +123,17 @@ def test_a_broken_extension_is_one_error_naming_its_package(tmp_path: Path) -> N
     site = tmp_path / "site"
     info = site / "pgfsbench_broken-0.1.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pgfsbench-broken\n"
-                                   "Version: 0.1\n")
-    (info / "entry_points.txt").write_text('[pgfsbench.formats]\n'
-                                           'export.broken = pgfsbench_nowhere:FORMAT\n')
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pgfsbench-broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[pgfsbench.formats]\nexport.broken = pgfsbench_nowhere:FORMAT\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(site)}
-    result = subprocess.run([sys.executable, "-m", "pgfsbench", "export", "--help"],
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "pgfsbench", "export", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 2, result.stderr
     assert "pgfsbench.formats 'export.broken' of package pgfsbench-broken" in result.stderr
     assert "Traceback" not in result.stderr

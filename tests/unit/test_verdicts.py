@@ -24,21 +24,31 @@ SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})
 
 
-def _source(tps: dict[str, list[float]], latency: dict[str, list[float]] | None = None,
-            paired: bool = False) -> Source:
+def _source(
+    tps: dict[str, list[float]], latency: dict[str, list[float]] | None = None, paired: bool = False
+) -> Source:
     """Independent samples, or (paired) value i of every target measured in round i + 1."""
+
     def samples(unit: str, hib: bool, values: list[float]) -> Samples:
         rounds = list(range(1, len(values) + 1)) if paired else []
-        return Samples(unit, hib, values=list(values), rounds=rounds,
-                       block="c1" if paired else "", params={"clients": 8})
+        return Samples(
+            unit,
+            hib,
+            values=list(values),
+            rounds=rounds,
+            block="c1" if paired else "",
+            params={"clients": 8},
+        )
 
     cells = {}
     for target, values in tps.items():
         cells[CellKey(target, "pgbench", "clients=8", "pgbench.tps")] = samples(
-            "tx/s", True, values)
+            "tx/s", True, values
+        )
     for target, values in (latency or {}).items():
         cells[CellKey(target, "pgbench", "clients=8", "pgbench.latency_p99_ms")] = samples(
-            "ms", False, values)
+            "ms", False, values
+        )
     return Source(list(tps), cells)
 
 
@@ -47,8 +57,9 @@ def _noise(mean: float, n: int, seed: int) -> list[float]:
 
 
 def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
-    table = build_table(_source({"ext4": _noise(1000, 8, 1), "xfs": _noise(1200, 8, 2)}),
-                        None, 0.05, 0.02)
+    table = build_table(
+        _source({"ext4": _noise(1000, 8, 1), "xfs": _noise(1200, 8, 2)}), None, 0.05, 0.02
+    )
     row = next(r for r in table.rows if r.metric == "pgbench.tps")
     assert row.headline and table.baseline == "ext4"
     xfs = row.cells["xfs"]
@@ -64,8 +75,9 @@ def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
 
 
 def test_identical_targets_get_no_winner() -> None:
-    table = build_table(_source({"a": _noise(1000, 8, 3), "b": _noise(1000, 8, 4)}),
-                        None, 0.05, 0.02)
+    table = build_table(
+        _source({"a": _noise(1000, 8, 3), "b": _noise(1000, 8, 4)}), None, 0.05, 0.02
+    )
     [line] = verdict_lines(table, {"a": SAFE, "b": SAFE})
     assert line.kind in (EQUIVALENT, INCONCLUSIVE) and line.winner is None
     assert table.rows[0].cells["b"].verdict.mark in ("≈", "?")
@@ -96,8 +108,7 @@ def test_the_issue_case_a_consistent_slowdown_is_worse_paired() -> None:
     other = [1000 * d * s for d, s in zip(drift, slow)]
     unpaired = build_table(_source({"fdatasync": base, "fsync": other}), None, 0.05, 0.02)
     assert unpaired.rows[0].cells["fsync"].verdict.kind == "inconclusive"
-    table = build_table(_source({"fdatasync": base, "fsync": other}, paired=True),
-                        None, 0.05, 0.02)
+    table = build_table(_source({"fdatasync": base, "fsync": other}, paired=True), None, 0.05, 0.02)
     v = table.rows[0].cells["fsync"].verdict
     assert v.kind == "worse" and v.reason.startswith("p<0.001 (paired, 8 rounds), 4.")
     [line] = verdict_lines(table, {})
@@ -108,7 +119,7 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     drift = [1.0, 1.15, 0.9, 1.1, 0.95]
     jitter = [1.01, 0.97, 1.02, 0.99, 1.03]
     a = [1000 * d for d in drift]
-    b = [1000 * d * j * 0.99 for d, j in zip(drift, jitter)]    # close to a: undecided
+    b = [1000 * d * j * 0.99 for d, j in zip(drift, jitter)]  # close to a: undecided
     c = [1000 * d * 0.7 * j for d, j in zip(drift, (1, 1.01, 0.99, 1, 1.005))]  # behind
     table = build_table(_source({"a": a, "b": b, "c": c}, paired=True), None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
@@ -123,8 +134,9 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
 
 
 def test_an_unsafe_winner_always_carries_the_warning() -> None:
-    table = build_table(_source({"ext4": _noise(1000, 6, 5), "nobarrier": _noise(1400, 6, 6)}),
-                        None, 0.05, 0.02)
+    table = build_table(
+        _source({"ext4": _noise(1000, 6, 5), "nobarrier": _noise(1400, 6, 6)}), None, 0.05, 0.02
+    )
     [line] = verdict_lines(table, {"ext4": SAFE, "nobarrier": UNSAFE})
     assert line.winner == "nobarrier"
     assert "NOT CRASH-SAFE" in line.warning and "barrier" in line.warning
@@ -133,8 +145,9 @@ def test_an_unsafe_winner_always_carries_the_warning() -> None:
 
 
 def test_too_few_samples_say_how_many_are_needed() -> None:
-    table = build_table(_source({"a": [1000, 1010, 990], "b": [1500, 1510, 1490]}),
-                        None, 0.05, 0.02)
+    table = build_table(
+        _source({"a": [1000, 1010, 990], "b": [1500, 1510, 1490]}), None, 0.05, 0.02
+    )
     [line] = verdict_lines(table, {})
     assert line.kind == INCONCLUSIVE and "n ≥ 4 per side" in line.text
     assert table.rows[0].cells["b"].verdict.mark == "?"
@@ -156,8 +169,10 @@ def test_single_runs_that_tie_are_not_said_to_lead() -> None:
 
 
 def test_baseline_choice_and_lower_is_better_rows() -> None:
-    source = _source({"a": _noise(1000, 8, 7), "b": _noise(1000, 8, 8)},
-                     latency={"a": _noise(10, 8, 9), "b": _noise(8, 8, 10)})
+    source = _source(
+        {"a": _noise(1000, 8, 7), "b": _noise(1000, 8, 8)},
+        latency={"a": _noise(10, 8, 9), "b": _noise(8, 8, 10)},
+    )
     table = build_table(source, "b", 0.05, 0.02)
     assert table.targets == ["b", "a"] and table.baseline == "b"
     lat = next(r for r in table.rows if r.metric == "pgbench.latency_p99_ms")
@@ -175,8 +190,7 @@ def test_a_failed_run_leaves_the_others_comparable() -> None:
 
 
 def test_no_star_when_all_equal_and_no_mark_for_single_runs() -> None:
-    source = _source({"a": [0.0, 0.0, 0.0], "b": [0.0, 0.0, 0.0]},
-                     latency={"a": [5.0], "b": [6.0]})
+    source = _source({"a": [0.0, 0.0, 0.0], "b": [0.0, 0.0, 0.0]}, latency={"a": [5.0], "b": [6.0]})
     table = build_table(source, None, 0.05, 0.02)
     tps = next(r for r in table.rows if r.metric == "pgbench.tps")
     assert not any(c.best for c in tps.cells.values())
@@ -188,19 +202,28 @@ def test_tied_small_samples_cannot_make_a_winner() -> None:
     # fio percentiles come in buckets, so headline latencies tie. With ties scipy's
     # normal approximation gives p=0.023 for 4 vs 4; the exact test's floor is 2/70,
     # and Holm over 2 tests makes that 0.057: no winner can be named at n=4.
-    source = Source(["a", "b", "c"], {
-        CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
-            "µs", False, values=v, params={})
-        for t, v in {"a": [1090.0, 1090, 1090, 1106], "b": [1254.0] * 4,
-                     "c": [1254.0, 1270, 1254, 1254]}.items()})
+    source = Source(
+        ["a", "b", "c"],
+        {
+            CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
+                "µs", False, values=v, params={}
+            )
+            for t, v in {
+                "a": [1090.0, 1090, 1090, 1106],
+                "b": [1254.0] * 4,
+                "c": [1254.0, 1270, 1254, 1254],
+            }.items()
+        },
+    )
     table = build_table(source, None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
     assert line.kind == INCONCLUSIVE and line.winner is None, line.text
 
 
 def test_a_target_with_a_zero_median_is_behind_not_indistinguishable() -> None:
-    table = build_table(_source({"a": [1000.0, 1010, 990, 1005, 995], "b": [0.0] * 5}),
-                        None, 0.05, 0.02)
+    table = build_table(
+        _source({"a": [1000.0, 1010, 990, 1005, 995], "b": [0.0] * 5}), None, 0.05, 0.02
+    )
     assert table.rows[0].cells["b"].verdict.kind == "worse"
     [line] = verdict_lines(table, {})
     assert line.kind == WINNER and line.winner == "a", line.text
@@ -218,12 +241,17 @@ def test_a_target_without_data_is_named_in_the_verdict() -> None:
 def test_single_run_rows_beside_paired_ones_take_no_alpha_and_never_hang() -> None:
     drift = [1.0, 1.18, 0.86, 1.12, 0.92, 1.08]
     # (a little spread in the ratio: a constant one is no evidence, paired.py)
-    source = _source({"a": [1000 * d for d in drift],
-                      "b": [900 * d * (1 + 0.005 * (-1) ** i) for i, d in enumerate(drift)]},
-                     paired=True)
+    source = _source(
+        {
+            "a": [1000 * d for d in drift],
+            "b": [900 * d * (1 + 0.005 * (-1) ** i) for i, d in enumerate(drift)],
+        },
+        paired=True,
+    )
     for t, v in {"a": 0.15, "b": 0.11}.items():  # pgbench-init, measured once (no rounds)
         source.cells[CellKey(t, "pgbench-init", "", "pgbench_init.elapsed_s")] = Samples(
-            "s", False, values=[v], params={"scale": 1})
+            "s", False, values=[v], params={"scale": 1}
+        )
     table = build_table(source, None, 0.05, 0.02)
     init, tps = sorted(verdict_lines(table, {}), key=lambda v: v.workload != "pgbench-init")
     assert init.kind == SINGLE and tps.kind == WINNER and tps.winner == "a"
@@ -252,19 +280,21 @@ def test_a_measurement_run_for_the_advice_is_described_not_tested() -> None:
 
     drift = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0]
     jitter = [1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
-    source = _source({"a": [1000 * d for d in drift],
-                      "b": [700 * d * j for d, j in zip(drift, jitter)]}, paired=True)
+    source = _source(
+        {"a": [1000 * d for d in drift], "b": [700 * d * j for d, j in zip(drift, jitter)]},
+        paired=True,
+    )
     for t, v in {"a": 3000.0, "b": 1200.0}.items():
         source.cells[CellKey(t, "fsync", "", "fsync.fdatasync_8k.ops_per_s")] = Samples(
-            "ops/s", True, values=[v, v * 1.01, v * 0.99], rounds=[1, 2, 3], block="c1",
-            params={})
-    source.design = Design.planned(0.05, 0.02, [6], descriptive=[("fsync", "")],
-                                   earliest=3)
+            "ops/s", True, values=[v, v * 1.01, v * 0.99], rounds=[1, 2, 3], block="c1", params={}
+        )
+    source.design = Design.planned(0.05, 0.02, [6], descriptive=[("fsync", "")], earliest=3)
     table = build_table(source, None, 0.05, 0.02)
     by = {v.workload: v for v in verdict_lines(table, {})}
     assert by["fsync"].kind == "described" and by["fsync"].tiers is None
-    assert by["fsync"].text == ("for the advice, not tested (its own 3 rounds): medians "
-                                "a 3,000 · b 1,200 ops/s")
+    assert by["fsync"].text == (
+        "for the advice, not tested (its own 3 rounds): medians a 3,000 · b 1,200 ops/s"
+    )
     assert not any(k[0] == "fsync" for k in table.pairs)  # no share of alpha
     assert by["pgbench"].kind == WINNER
     assert campaign_answer(list(by.values())) == "a > b on TPC-B tps"

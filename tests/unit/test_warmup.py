@@ -49,8 +49,10 @@ def test_low_for_10s_then_flat_gives_10(n: int) -> None:
 @pytest.mark.parametrize("n", [30, 60, 300])
 def test_low_for_10s_then_flat_noisy(n: int) -> None:
     # 10 s at 40 % of the steady rate, then flat with 2 % noise.
-    ds = [steady_state_start(noisy(10, 800, 40, s) + noisy(n - 10, 2000, 40, s + 10_000))
-          for s in SEEDS]
+    ds = [
+        steady_state_start(noisy(10, 800, 40, s) + noisy(n - 10, 2000, 40, s + 10_000))
+        for s in SEEDS
+    ]
     # The warm-up is always removed, never more than half the run...
     assert all(10 <= d <= n / 2 for d in ds)
     # ...and 10 is the usual answer. MSER also cuts into the flat part at
@@ -145,7 +147,9 @@ def test_truncation_matches_definition(seed: int) -> None:
     rng = random.Random(seed)
     n = rng.randrange(0, 80)
     warm = rng.randrange(0, max(1, n // 2))
-    x = [rng.uniform(0, 500) for _ in range(warm)] + noisy(n - warm, 1000, rng.uniform(1, 200), seed)
+    x = [rng.uniform(0, 500) for _ in range(warm)] + noisy(
+        n - warm, 1000, rng.uniform(1, 200), seed
+    )
     assert mser_truncation(x) == brute_force(x)
 
 

@@ -53,8 +53,9 @@ TOY = WorkloadKind(
     logical_bytes=lambda p, values: (float(size_to_bytes(p.size) * p.passes), "size × passes"),
 )
 
-TOY_PLAN = ('name = "toy"\n[[targets]]\nname = "a"\nfs = "ext4"\n'
-            '[[workloads]]\ntype = "toy"\npasses = 3\n')
+TOY_PLAN = (
+    'name = "toy"\n[[targets]]\nname = "a"\nfs = "ext4"\n[[workloads]]\ntype = "toy"\npasses = 3\n'
+)
 
 
 @pytest.fixture
@@ -101,9 +102,16 @@ def _toy_campaign(tmp_path: Path, passes: int):
         store.set_target(tid, "ok", provenance={})
         for rep in range(1, 5):
             run = store.start_run(tid, "toy", params, repetition=rep)
-            store.add_result(run, tid, WorkloadResult([
-                Metric(f"toy.pass_{passes}.mb_per_s", rate + rep, "MB/s", True),
-                Metric("toy.other_mb_per_s", 50.0 - pos, "MB/s", True)]))
+            store.add_result(
+                run,
+                tid,
+                WorkloadResult(
+                    [
+                        Metric(f"toy.pass_{passes}.mb_per_s", rate + rep, "MB/s", True),
+                        Metric("toy.other_mb_per_s", 50.0 - pos, "MB/s", True),
+                    ]
+                ),
+            )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
@@ -114,14 +122,19 @@ def test_the_verdict_is_about_the_toys_headline(toy, tmp_path: Path) -> None:
     table = comparison_table(_toy_campaign(tmp_path, passes=2))
     assert [r.metric for r in table.rows if r.headline] == ["toy.pass_2.mb_per_s"]
     [line] = verdict_lines(table, {})
-    assert (line.workload, line.metric, line.kind, line.winner) == \
-        ("toy", "toy.pass_2.mb_per_s", WINNER, "fast")
+    assert (line.workload, line.metric, line.kind, line.winner) == (
+        "toy",
+        "toy.pass_2.mb_per_s",
+        WINNER,
+        "fast",
+    )
 
 
 def test_efficiency_uses_the_toys_logical_bytes(toy) -> None:
     stored = ToyWorkload(type="toy", size="1M", passes=2).model_dump(mode="json")
-    [m] = efficiency_metrics("toy", stored, [Metric("mon.disk.target.write_bytes",
-                                                    3 * 2**20, "B", None)], {})
+    [m] = efficiency_metrics(
+        "toy", stored, [Metric("mon.disk.target.write_bytes", 3 * 2**20, "B", None)], {}
+    )
     assert m.name == "eff.device_bytes_per_logical_byte" and m.value == pytest.approx(1.5)
     assert "size × passes" in m.note
 
@@ -130,8 +143,10 @@ def test_efficiency_uses_the_toys_logical_bytes(toy) -> None:
 
 
 def test_an_unregistered_type_fails_loudly() -> None:
-    with pytest.raises(UnknownWorkloadType, match="no workload type 'nope'.*known: fsync, "
-                                                  "fsync-latency, pgbench-init, pgbench"):
+    with pytest.raises(
+        UnknownWorkloadType,
+        match="no workload type 'nope'.*known: fsync, fsync-latency, pgbench-init, pgbench",
+    ):
         registry.kind("nope")
     with pytest.raises(UnknownWorkloadType):
         registry.unregister("nope")
@@ -144,8 +159,9 @@ def test_an_unregistered_type_fails_loudly() -> None:
 
 def test_the_plan_union_lists_every_registered_type(toy) -> None:
     with pytest.raises(ValidationError) as exc:
-        Plan.model_validate({"name": "x", "targets": [{"name": "a", "fs": "ext4"}],
-                             "workloads": [{"type": "nope"}]})
+        Plan.model_validate(
+            {"name": "x", "targets": [{"name": "a", "fs": "ext4"}], "workloads": [{"type": "nope"}]}
+        )
     assert "'fileio', 'io-depth', 'toy'" in str(exc.value)
 
 
@@ -186,8 +202,7 @@ def test_shipped_headlines_from_stored_params(type_: str) -> None:
 
 def test_headlines_follow_the_stored_params() -> None:
     assert headline_metric("seqwrite", {"tools": ["fio", "dd"]}) == "seqwrite.fio.mb_per_s"
-    assert headline_metric("parallel-scan", {"workers": [0, 8, 2]}) == \
-        "parallel_scan.workers_8.ms"
+    assert headline_metric("parallel-scan", {"workers": [0, 8, 2]}) == "parallel_scan.workers_8.ms"
     assert headline_metric("fileio", {}, ["fileio.read_8k.iops"]) is None
 
 
@@ -205,11 +220,14 @@ def test_stored_params_revalidate_to_the_measurement(name: str) -> None:
 
 
 def test_stored_params_of_sweeps_and_pooled_tags_revalidate() -> None:
-    plan = parse_plan('name = "p"\n[[targets]]\nname = "a"\nfs = "ext4"\n'
-                      '[[workloads]]\ntype = "pgbench-init"\n'
-                      '[[workloads]]\ntype = "pgbench"\nclients = [1, 4]\nmode = "select-only"\n'
-                      'protocol = "simple"\n'
-                      '[[workloads]]\ntype = "pgbench"\nclients = [1, 4]\n', "t")
+    plan = parse_plan(
+        'name = "p"\n[[targets]]\nname = "a"\nfs = "ext4"\n'
+        '[[workloads]]\ntype = "pgbench-init"\n'
+        '[[workloads]]\ntype = "pgbench"\nclients = [1, 4]\nmode = "select-only"\n'
+        'protocol = "simple"\n'
+        '[[workloads]]\ntype = "pgbench"\nclients = [1, 4]\n',
+        "t",
+    )
     ms = [m for m in plan.measurements() if m.type == "pgbench"]
     # measurements() told them apart in the tag, beyond what a plan's tag may hold
     assert any(" " in m.tag for m in ms)

@@ -30,11 +30,14 @@ def fixture(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, dict[str, zfs.PropertySpec]]:
-    return {"zfs": zfs.parse_property_table(fixture("zfs_get_usage_exit2.stderr.txt")),
-            "zpool": zfs.parse_property_table(fixture("zpool_get_usage_exit2.stderr.txt"))}
+    return {
+        "zfs": zfs.parse_property_table(fixture("zfs_get_usage_exit2.stderr.txt")),
+        "zpool": zfs.parse_property_table(fixture("zpool_get_usage_exit2.stderr.txt")),
+    }
 
 
 # --- what the installed zfs accepts -------------------------------------------------
+
 
 def test_the_property_tables_of_zfs_fuse(tables):
     z, p = tables["zfs"], tables["zpool"]
@@ -47,41 +50,72 @@ def test_the_property_tables_of_zfs_fuse(tables):
     assert not p["health"].editable
 
 
-@pytest.mark.parametrize("tool, props", [
-    ("zfs", {"recordsize": "8K", "compression": "on", "atime": False, "logbias": "throughput",
-             "primarycache": "metadata"}),
-    ("zfs", {"recordsize": "128k", "compression": "gzip-9", "dedup": "sha256,verify",
-             "checksum": "fletcher4", "copies": 2, "quota": "1G", "refquota": "none",
-             "sharenfs": "rw=@10.0.0.0/8", "com.example:owner": "dba"}),
-    ("zpool", {"ashift": 12}),
-    ("zpool", {"ashift": 0, "failmode": "continue", "autoexpand": True}),
-])
+@pytest.mark.parametrize(
+    "tool, props",
+    [
+        (
+            "zfs",
+            {
+                "recordsize": "8K",
+                "compression": "on",
+                "atime": False,
+                "logbias": "throughput",
+                "primarycache": "metadata",
+            },
+        ),
+        (
+            "zfs",
+            {
+                "recordsize": "128k",
+                "compression": "gzip-9",
+                "dedup": "sha256,verify",
+                "checksum": "fletcher4",
+                "copies": 2,
+                "quota": "1G",
+                "refquota": "none",
+                "sharenfs": "rw=@10.0.0.0/8",
+                "com.example:owner": "dba",
+            },
+        ),
+        ("zpool", {"ashift": 12}),
+        ("zpool", {"ashift": 0, "failmode": "continue", "autoexpand": True}),
+    ],
+)
 def test_values_this_zfs_takes(tables, tool, props):
     assert zfs.property_problems(tool, props, tables[tool]) == []
 
 
-@pytest.mark.parametrize("tool, props, words", [
-    ("zfs", {"compression": "lz4"},
-     'compression = "lz4": this zfs accepts on | off | lzjb | gzip | gzip-[1-9] | zle'),
-    ("zfs", {"sync": "standard"}, "this zfs has no property 'sync' (it can set: aclinherit"),
-    ("zfs", {"recordsize": "3K"}, "recordsize = \"3K\": this zfs accepts 512 to 128k, power"),
-    ("zfs", {"recordsize": "256K"}, "512 to 128k"),
-    ("zfs", {"compression": "gzip-10"}, "gzip-[1-9]"),
-    ("zfs", {"atime": "maybe"}, 'atime = "maybe": this zfs accepts on | off'),
-    ("zfs", {"used": "1G"}, "zfs property 'used' is read-only"),
-    ("zpool", {"ashift": 17}, 'ashift = "17": this zpool accepts <ashift, 9-13, or 0=default>'),
-    ("zpool", {"ashift": 8}, "9-13"),
-])
+@pytest.mark.parametrize(
+    "tool, props, words",
+    [
+        (
+            "zfs",
+            {"compression": "lz4"},
+            'compression = "lz4": this zfs accepts on | off | lzjb | gzip | gzip-[1-9] | zle',
+        ),
+        ("zfs", {"sync": "standard"}, "this zfs has no property 'sync' (it can set: aclinherit"),
+        ("zfs", {"recordsize": "3K"}, 'recordsize = "3K": this zfs accepts 512 to 128k, power'),
+        ("zfs", {"recordsize": "256K"}, "512 to 128k"),
+        ("zfs", {"compression": "gzip-10"}, "gzip-[1-9]"),
+        ("zfs", {"atime": "maybe"}, 'atime = "maybe": this zfs accepts on | off'),
+        ("zfs", {"used": "1G"}, "zfs property 'used' is read-only"),
+        ("zpool", {"ashift": 17}, 'ashift = "17": this zpool accepts <ashift, 9-13, or 0=default>'),
+        ("zpool", {"ashift": 8}, "9-13"),
+    ],
+)
 def test_values_this_zfs_refuses(tables, tool, props, words):
     (problem,) = zfs.property_problems(tool, props, tables[tool])
     assert words in problem
 
 
-@pytest.mark.parametrize("captured, prop, value", [
-    ("zfs_set_error_lz4_exit1.stderr.txt", "compression", "lz4"),
-    ("zfs_set_error_sync_exit1.stderr.txt", "sync", "disabled"),
-    ("zfs_set_error_recordsize_exit1.stderr.txt", "recordsize", "3K"),
-])
+@pytest.mark.parametrize(
+    "captured, prop, value",
+    [
+        ("zfs_set_error_lz4_exit1.stderr.txt", "compression", "lz4"),
+        ("zfs_set_error_sync_exit1.stderr.txt", "sync", "disabled"),
+        ("zfs_set_error_recordsize_exit1.stderr.txt", "recordsize", "3K"),
+    ],
+)
 def test_what_zfs_set_refused_is_refused_before_anything_is_made(tables, captured, prop, value):
     refused = fixture(captured)
     assert f"'{prop}'" in refused  # the real tool's own refusal of exactly this value
@@ -90,14 +124,20 @@ def test_what_zfs_set_refused_is_refused_before_anything_is_made(tables, capture
 
 def test_an_unreadable_property_table_is_a_user_error(monkeypatch):
     # What zfs get prints when the zfs-fuse daemon is not running.
-    monkeypatch.setattr(provision_zfs, "_run", lambda argv, timeout=0: CommandResult(
-        tuple(argv), 1, "", fixture("zpool_list_error_no_daemon_exit1.stderr.txt"), 0.0))
+    monkeypatch.setattr(
+        provision_zfs,
+        "_run",
+        lambda argv, timeout=0: CommandResult(
+            tuple(argv), 1, "", fixture("zpool_list_error_no_daemon_exit1.stderr.txt"), 0.0
+        ),
+    )
     with pytest.raises(UserError, match="listed no properties: connect"):
         provision_zfs.property_tables()
 
 
 def test_the_tables_are_asked_once_per_zfs_build_then_read_from_the_cache(
-        tables, tmp_path, monkeypatch):
+    tables, tmp_path, monkeypatch
+):
     """Reading the tables needs zpool to answer (zfs-fuse: a daemon started for 6-8 s);
     a second check of a plan reads them from the cache, another build asks again."""
     monkeypatch.setenv(provision_zfs.CACHE_ENV, str(tmp_path / "cache"))
@@ -134,8 +174,10 @@ def _plan(target: str):
 
 
 def test_a_zfs_target_in_a_plan():
-    plan = _plan('fs = "zfs"\nsize = "256M"\nzfs = { recordsize = "8K", atime = false }\n'
-                 'zpool = { ashift = 12 }')
+    plan = _plan(
+        'fs = "zfs"\nsize = "256M"\nzfs = { recordsize = "8K", atime = false }\n'
+        "zpool = { ashift = 12 }"
+    )
     (t,) = plan.targets
     assert t.kind == "loop" and t.zfs == {"recordsize": "8K", "atime": False}
     assert t.zpool == {"ashift": 12}
@@ -143,18 +185,21 @@ def test_a_zfs_target_in_a_plan():
     assert striped.member_count == 3
 
 
-@pytest.mark.parametrize("target, words", [
-    ('fs = "ext4"\nzfs = { recordsize = "8K" }', 'apply to fs = "zfs" only'),
-    ('fs = "zfs"\nmount = "noatime"', "ZFS takes no mount options"),
-    ('fs = "zfs"\nmkfs = ["-o", "ashift=12"]', "zpool create, not mkfs"),
-    ('fs = "zfs"\nzfs = { mountpoint = "/srv" }', "mountpoint is set by pgfsbench"),
-    ('fs = "zfs"\nzpool = { cachefile = "/etc/zfs/zpool.cache" }', "cachefile is set by"),
-    ('fs = "zfs"\nzfs = { "Record Size" = "8K" }', "is not a zfs property name"),
-    ('fs = "zfs"\nzfs = { compression = "lz4; rm -rf /" }', "is not a property value"),
-    ('fs = "zfs"\nthrottle = { write_iops = 100 }', "throttle cannot limit ZFS"),
-    ('fs = "zfs"\nlog_size = "64M"', "zfs cannot use an external log device"),
-    ('fs = "zfs"\nimages = 2\nvolume = { kind = "md-raid0" }', "ZFS joins its devices itself"),
-])
+@pytest.mark.parametrize(
+    "target, words",
+    [
+        ('fs = "ext4"\nzfs = { recordsize = "8K" }', 'apply to fs = "zfs" only'),
+        ('fs = "zfs"\nmount = "noatime"', "ZFS takes no mount options"),
+        ('fs = "zfs"\nmkfs = ["-o", "ashift=12"]', "zpool create, not mkfs"),
+        ('fs = "zfs"\nzfs = { mountpoint = "/srv" }', "mountpoint is set by pgfsbench"),
+        ('fs = "zfs"\nzpool = { cachefile = "/etc/zfs/zpool.cache" }', "cachefile is set by"),
+        ('fs = "zfs"\nzfs = { "Record Size" = "8K" }', "is not a zfs property name"),
+        ('fs = "zfs"\nzfs = { compression = "lz4; rm -rf /" }', "is not a property value"),
+        ('fs = "zfs"\nthrottle = { write_iops = 100 }', "throttle cannot limit ZFS"),
+        ('fs = "zfs"\nlog_size = "64M"', "zfs cannot use an external log device"),
+        ('fs = "zfs"\nimages = 2\nvolume = { kind = "md-raid0" }', "ZFS joins its devices itself"),
+    ],
+)
 def test_zfs_plan_errors(target, words):
     with pytest.raises(UserError) as info:
         _plan(target)
@@ -162,8 +207,9 @@ def test_zfs_plan_errors(target, words):
 
 
 def test_the_example_plan_loads():
-    plan = parse_plan((Path(__file__).parents[2] / "examples/zfs-vs-ext4.toml").read_text(),
-                      "zfs-vs-ext4.toml")
+    plan = parse_plan(
+        (Path(__file__).parents[2] / "examples/zfs-vs-ext4.toml").read_text(), "zfs-vs-ext4.toml"
+    )
     by_name = {t.name: t for t in plan.targets}
     assert by_name["zfs-8k"].zfs["recordsize"] == "8K"
     assert plan.server_settings(by_name["zfs-8k"])["full_page_writes"] == "off"
@@ -171,18 +217,40 @@ def test_the_example_plan_loads():
 
 # --- commands ---------------------------------------------------------------------------
 
+
 def test_pool_and_dataset_commands():
     pool = zfs.pool_name("20261124-230427-abc123", "zfs 8k")
     assert pool == "pgfsb-20261124-230427-abc123-zfs-8k"
     assert zfs.create_pool_argv(pool, ["/dev/loop3", "/dev/loop4"], {"ashift": 12}) == [
-        "zpool", "create", "-f", "-o", "cachefile=none", "-o", "ashift=12", "-m", "none",
-        pool, "/dev/loop3", "/dev/loop4"]
-    assert zfs.create_dataset_argv(pool, "/tmp/pgfsbench-z-1", {
-        "recordsize": "8K", "atime": False, "copies": 2}) == [
-        "zfs", "create", "-o", "mountpoint=/tmp/pgfsbench-z-1", "-o", "recordsize=8K",
-        "-o", "atime=off", "-o", "copies=2", f"{pool}/pgdata"]
-    assert zfs.destroy_dataset_argv(f"{pool}/pgdata") == ["zfs", "destroy", "-f",
-                                                          f"{pool}/pgdata"]
+        "zpool",
+        "create",
+        "-f",
+        "-o",
+        "cachefile=none",
+        "-o",
+        "ashift=12",
+        "-m",
+        "none",
+        pool,
+        "/dev/loop3",
+        "/dev/loop4",
+    ]
+    assert zfs.create_dataset_argv(
+        pool, "/tmp/pgfsbench-z-1", {"recordsize": "8K", "atime": False, "copies": 2}
+    ) == [
+        "zfs",
+        "create",
+        "-o",
+        "mountpoint=/tmp/pgfsbench-z-1",
+        "-o",
+        "recordsize=8K",
+        "-o",
+        "atime=off",
+        "-o",
+        "copies=2",
+        f"{pool}/pgdata",
+    ]
+    assert zfs.destroy_dataset_argv(f"{pool}/pgdata") == ["zfs", "destroy", "-f", f"{pool}/pgdata"]
     assert zfs.destroy_pool_argv(pool) == ["zpool", "destroy", "-f", pool]
 
 
@@ -193,6 +261,7 @@ def test_pool_list():
 
 # --- what was made ---------------------------------------------------------------------
 
+
 def test_dataset_properties():
     facts = zfs.parse_zfs_get(fixture("zfs_get_Hp_all_dataset.txt"))
     assert facts["dataset.recordsize"] == 8192
@@ -200,11 +269,16 @@ def test_dataset_properties():
     assert facts["dataset.logbias"] == "throughput"
     assert facts["dataset.primarycache"] == "metadata"
     assert facts["dataset.checksum"] == "on" and facts["dataset.version"] == 4
-    assert facts["dataset.set_locally"] == ("atime compression logbias mountpoint "
-                                            "primarycache recordsize")
+    assert facts["dataset.set_locally"] == (
+        "atime compression logbias mountpoint primarycache recordsize"
+    )
     # counters, times and places differ between two targets made alike
-    assert not {"dataset.used", "dataset.creation", "dataset.mountpoint",
-                "dataset.available"} & set(facts)
+    assert not {
+        "dataset.used",
+        "dataset.creation",
+        "dataset.mountpoint",
+        "dataset.available",
+    } & set(facts)
 
 
 def test_pool_properties():
@@ -217,11 +291,12 @@ def test_pool_properties():
 
 def test_geometry_reads_the_dataset_and_its_pool():
     g = recipe("zfs").geometry(f"{POOL}/pgdata", "/tmp/x")
-    assert [r.argv for r in g] == [["zfs", "get", "-H", "-p", "all", f"{POOL}/pgdata"],
-                                   ["zpool", "get", "all", POOL]]
+    assert [r.argv for r in g] == [
+        ["zfs", "get", "-H", "-p", "all", f"{POOL}/pgdata"],
+        ["zpool", "get", "all", POOL],
+    ]
     assert recipe("zfs").geometry("/dev/loop3", "/tmp/x") == []
-    assert all(r.parse(fixture("zpool_list_error_no_daemon_exit1.stderr.txt")) == {}
-               for r in g)
+    assert all(r.parse(fixture("zpool_list_error_no_daemon_exit1.stderr.txt")) == {} for r in g)
 
 
 # --- durability and caveats ------------------------------------------------------------
@@ -238,8 +313,11 @@ def test_full_page_writes_off_is_safe_on_zfs_not_on_ext4():
 def test_sync_disabled_is_not_crash_safe():
     d = classify("zfs", FUSE, {}, {"dataset.sync": "disabled"})
     assert d.level == UNSAFE and "sync=disabled" in d.reasons[0]
-    stored = {"effective_mount_options": FUSE, "postgres_settings": {},
-              "geometry": {"facts": {"dataset.sync": "disabled", "dataset.recordsize": 8192}}}
+    stored = {
+        "effective_mount_options": FUSE,
+        "postgres_settings": {},
+        "geometry": {"facts": {"dataset.sync": "disabled", "dataset.recordsize": 8192}},
+    }
     assert target_durability(stored, "zfs").level == UNSAFE
     stored["geometry"]["facts"]["dataset.sync"] = "standard"
     assert target_durability(stored, "zfs").level == SAFE
@@ -253,6 +331,7 @@ def test_the_fuse_caveat():
 
 
 # --- the lifecycle: in the ledger before it exists, undone in reverse ----------------
+
 
 def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkeypatch):
     ledger = Ledger.create("20261124-230427-abc123", tmp_path)
@@ -280,19 +359,30 @@ def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkey
     monkeypatch.setattr(provision_zfs.proc, "run", tools)
     monkeypatch.setattr(provision_zfs.proc, "which", lambda n: f"/usr/sbin/{n}")
     monkeypatch.setattr(provision_zfs, "kernel_module", lambda: False)
-    monkeypatch.setattr(provision_mounting, "mount_of", lambda p: MountEntry(
-        str(p), "fuse.zfs", "pgfsb-20261124-230427-abc123-z/pgdata", "rw,relatime",
-        "rw,user_id=0,group_id=0,default_permissions,allow_other", 44))
+    monkeypatch.setattr(
+        provision_mounting,
+        "mount_of",
+        lambda p: MountEntry(
+            str(p),
+            "fuse.zfs",
+            "pgfsb-20261124-230427-abc123-z/pgdata",
+            "rw,relatime",
+            "rw,user_id=0,group_id=0,default_permissions,allow_other",
+            44,
+        ),
+    )
     monkeypatch.setattr(provision_mounting.os, "chown", lambda *a: None)
-    monkeypatch.setattr(provision_mounting.tempfile, "mkdtemp",
-                        lambda prefix: str(tmp_path / f"{prefix}mp"))
+    monkeypatch.setattr(
+        provision_mounting.tempfile, "mkdtemp", lambda prefix: str(tmp_path / f"{prefix}mp")
+    )
     monkeypatch.setattr(provision_zfs, "unmount_recorded", lambda res: [])
     (tmp_path / "pgfsbench-z-mp").mkdir()
     spec = _plan('fs = "zfs"\nsize = "256M"\nzfs = { recordsize = "8K" }').targets[0]
     pool = "pgfsb-20261124-230427-abc123-z"
     with contextlib.ExitStack() as undo:
         workdir, mount, notes = provision_zfs.make_pool(
-            spec, ["/dev/loop7"], Provisioning(ledger, undo), RunAs("pg", 999, 999, "/"))
+            spec, ["/dev/loop7"], Provisioning(ledger, undo), RunAs("pg", 999, 999, "/")
+        )
         assert made == {pool, f"{pool}/pgdata"}
         making, ran[:] = list(ran), []
     acts = [(kinds, argv[:3]) for kinds, argv in making if argv[1] != "list"]
@@ -305,21 +395,47 @@ def test_make_pool_records_before_it_acts_and_undoes_in_reverse(tmp_path, monkey
     assert notes[0] == f"ZFS pool {pool} on /dev/loop7, dataset {pool}/pgdata"
     # Undone: the dataset, then the pool; the daemon stays for the rest of the campaign.
     assert [argv for _, argv in ran if argv[1] == "destroy"] == [
-        ["zfs", "destroy", "-f", f"{pool}/pgdata"], ["zpool", "destroy", "-f", pool]]
+        ["zfs", "destroy", "-f", f"{pool}/pgdata"],
+        ["zpool", "destroy", "-f", pool],
+    ]
     assert made == set()
     assert [r["kind"] for r in ledger.resources] == ["zfs-daemon"]
     assert ledger.resources[0]["pid"] == 4242
 
 
 def test_the_advice_makes_it_again_with_placeholders():
-    ran = [["/usr/sbin/losetup", "--find", "--show", "/r/images/z.img"],
-           ["/usr/sbin/zfs-fuse", "--pidfile", "/run/pgfsbench-zfs-fuse.pid"],
-           ["/usr/sbin/zpool", "create", "-f", "-o", "cachefile=none", "-o", "ashift=12",
-            "-m", "none", POOL, "/dev/loop3", "/dev/loop4"],
-           ["/usr/sbin/zfs", "create", "-o", "mountpoint=/tmp/pgfsbench-z-x", "-o",
-            "recordsize=8K", f"{POOL}/pgdata"]]
-    made, notes = recipe("zfs").recreate(ran, {"/dev/loop3": "DEVICE1", "/dev/loop4": "DEVICE2"},
-                                         "/var/lib/postgresql")
-    assert made == ["zpool create -o ashift=12 -m none tank DEVICE1 DEVICE2",
-                    "zfs create -o mountpoint=/var/lib/postgresql -o recordsize=8K tank/pgdata"]
+    ran = [
+        ["/usr/sbin/losetup", "--find", "--show", "/r/images/z.img"],
+        ["/usr/sbin/zfs-fuse", "--pidfile", "/run/pgfsbench-zfs-fuse.pid"],
+        [
+            "/usr/sbin/zpool",
+            "create",
+            "-f",
+            "-o",
+            "cachefile=none",
+            "-o",
+            "ashift=12",
+            "-m",
+            "none",
+            POOL,
+            "/dev/loop3",
+            "/dev/loop4",
+        ],
+        [
+            "/usr/sbin/zfs",
+            "create",
+            "-o",
+            "mountpoint=/tmp/pgfsbench-z-x",
+            "-o",
+            "recordsize=8K",
+            f"{POOL}/pgdata",
+        ],
+    ]
+    made, notes = recipe("zfs").recreate(
+        ran, {"/dev/loop3": "DEVICE1", "/dev/loop4": "DEVICE2"}, "/var/lib/postgresql"
+    )
+    assert made == [
+        "zpool create -o ashift=12 -m none tank DEVICE1 DEVICE2",
+        "zfs create -o mountpoint=/var/lib/postgresql -o recordsize=8K tank/pgdata",
+    ]
     assert "cachefile=none" in notes[0] and "no fstab line" in notes[1]

@@ -36,8 +36,10 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     picked, chosen_by = _choose(table, durability, safe)
     if target is not None:
         if target not in table.targets:
-            raise UserError(f"no target '{target}' with results in {campaign.results_dir} "
-                            f"(targets: {', '.join(table.targets) or 'none'})")
+            raise UserError(
+                f"no target '{target}' with results in {campaign.results_dir} "
+                f"(targets: {', '.join(table.targets) or 'none'})"
+            )
         picked, chosen_by = target, "named with --target"
     source = f"{campaign.id} ({campaign.plan_name})"
     if picked is None:
@@ -47,20 +49,27 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     is_safe = _level(d) == SAFE
     advice = Advice(picked, chosen_by, source)
     if not is_safe:
-        advice.warning = (f"{picked} is {_level(d).upper()}"
-                          + (f": {d.reasons[0]}" if d and d.reasons else "")
-                          + "; this is not a recommendation to run it")
+        advice.warning = (
+            f"{picked} is {_level(d).upper()}"
+            + (f": {d.reasons[0]}" if d and d.reasons else "")
+            + "; this is not a recommendation to run it"
+        )
     advice.mkfs, advice.fstab, advice.build_notes = _build(stored)
     # synchronous_commit=off still flushes, later: only a class below that voids every method.
-    unsafe = ("; ".join(d.reasons) if d else "it was never mounted") \
-        if _level(d) in (UNSAFE, "unknown") else ""
+    unsafe = (
+        ("; ".join(d.reasons) if d else "it was never mounted")
+        if _level(d) in (UNSAFE, "unknown")
+        else ""
+    )
     ran_with = _os_settings(stored)
-    settings = [*ran_with,
-                advice_pg.wal_sync_method(table, picked, unsafe),
-                *advice_pg.io_concurrency(table, picked),
-                advice_pg.random_page_cost(table, picked),
-                *advice_pg.io_method(table, campaign.targets, picked),
-                *advice_pg.stall_settings(table, picked, _sysctls_during(stored))]
+    settings = [
+        *ran_with,
+        advice_pg.wal_sync_method(table, picked, unsafe),
+        *advice_pg.io_concurrency(table, picked),
+        advice_pg.random_page_cost(table, picked),
+        *advice_pg.io_method(table, campaign.targets, picked),
+        *advice_pg.stall_settings(table, picked, _sysctls_during(stored)),
+    ]
     advice.settings = [s for s in settings if s.value is not None]
     advice.omitted = [s for s in settings if s.value is None]
     best_safe = picked if is_safe else _choose(table, durability, safe)[0]
@@ -84,44 +93,68 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
         pool = [t for t in table.targets if _level(durability.get(t)) == MAY_LOSE_COMMITS]
         if not pool:
             return None, "no crash-safe target has results"
-        window = (" (every target may lose its last commits on a crash: "
-                  "synchronous_commit=off; the database stays consistent)")
+        window = (
+            " (every target may lose its last commits on a crash: "
+            "synchronous_commit=off; the database stays consistent)"
+        )
     decided = [v for v in lines if v.tiers.decided_any]
     tops = {t: [v for v in decided if t in v.tiers.tiers[0]] for t in pool}
     best = max((len(v) for v in tops.values()), default=0)
     if not decided or best == 0:
         fallback = table.baseline if table.baseline in pool else pool[0]
-        what = ("no measurement told the targets apart" if not decided
-                else "no such target is in the top tier of any measurement")
+        what = (
+            "no measurement told the targets apart"
+            if not decided
+            else "no such target is in the top tier of any measurement"
+        )
         return fallback, f"not established: {what}; {fallback} is shown as the baseline{window}"
     leaders = [t for t in table.targets if t in pool and len(tops[t]) == best]
     picked = leaders[0]  # ties: plan order
     on = " and ".join(metric_label(v.metric) for v in tops[picked])
-    why = (f"in the top tier on {on}" if best == len(decided)
-           else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)")
+    why = (
+        f"in the top tier on {on}"
+        if best == len(decided)
+        else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)"
+    )
     if len(leaders) > 1:
         why = f"tied with {', '.join(leaders[1:])}{_tie(table, tops[picked], leaders)}: " + why
     # What the crash-safe rest would cost (the unsafe ones have their own section).
-    losers = [f"{t} {_cost(table, v, picked, t)}" for v in tops[picked]
-              for tier in v.tiers.tiers[1:] for t in tier if t in pool]
+    losers = [
+        f"{t} {_cost(table, v, picked, t)}"
+        for v in tops[picked]
+        for tier in v.tiers.tiers[1:]
+        for t in tier
+        if t in pool
+    ]
     return picked, why + (f"; behind it: {'; '.join(losers)}" if losers else "") + window
 
 
 def _tie(table: Table, lines: list, leaders: list[str]) -> str:
     """' (equivalent within ±10%)' where every pair of the tied leaders was shown
     equivalent on every measurement they lead; else ' (not told apart)'."""
-    rows = [r for r in table.rows if r.headline and any(
-        (r.workload, r.label, r.metric) == (v.workload, v.label, v.metric) for v in lines)]
-    shown = all((j := table.pair(r, a, b)) is not None and j.outcome == EQUIVALENT
-                for r in rows for i, a in enumerate(leaders) for b in leaders[i + 1:])
-    return (f" (equivalent within ±{table.equivalence * 100:g}%)" if shown
-            else " (not told apart)")
+    rows = [
+        r
+        for r in table.rows
+        if r.headline
+        and any((r.workload, r.label, r.metric) == (v.workload, v.label, v.metric) for v in lines)
+    ]
+    shown = all(
+        (j := table.pair(r, a, b)) is not None and j.outcome == EQUIVALENT
+        for r in rows
+        for i, a in enumerate(leaders)
+        for b in leaders[i + 1 :]
+    )
+    return f" (equivalent within ±{table.equivalence * 100:g}%)" if shown else " (not told apart)"
 
 
 def _cost(table: Table, line, picked: str, target: str) -> str:
     """'−47% TPC-B tps [−56%, −36%]': what a lower tier's target costs against ``picked``."""
-    row = next(r for r in table.rows if r.headline and (r.workload, r.label, r.metric)
-               == (line.workload, line.label, line.metric))
+    row = next(
+        r
+        for r in table.rows
+        if r.headline
+        and (r.workload, r.label, r.metric) == (line.workload, line.label, line.metric)
+    )
     j = table.pair(row, picked, target)
     if j is None:
         return f"below on {metric_label(line.metric)}"
@@ -133,12 +166,21 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     applied; devices become placeholders."""
     prov = t.provenance or {}
     if t.kind == "dir":
-        return None, None, [f"{t.name} is a directory on an existing mount: pgfsbench did "
-                            "not make its filesystem"]
+        return (
+            None,
+            None,
+            [
+                f"{t.name} is a directory on an existing mount: pgfsbench did "
+                "not make its filesystem"
+            ],
+        )
     if "effective_mount_options" not in prov:
         return None, None, [f"{t.name} was never mounted: no provenance to build from"]
-    places = {p: name for p, name in ((prov.get("device"), DEVICE),
-                                      (prov.get("log_device"), LOG_DEVICE)) if p}
+    places = {
+        p: name
+        for p, name in ((prov.get("device"), DEVICE), (prov.get("log_device"), LOG_DEVICE))
+        if p
+    }
     # the other members of a filesystem over several devices (btrfs raid0 over three)
     for i, member in enumerate(prov.get("devices") or [], start=1):
         places.setdefault(member, f"{DEVICE}{i}")
@@ -146,11 +188,16 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     mkfs = None
     recipe = find_recipe(t.fs)
     if recipe is not None and recipe.recreate is not None:  # ZFS: zpool + zfs create
-        made, notes = recipe.recreate([[str(a) for a in c.get("argv") or []]
-                                       for c in prov.get("commands") or []], places,
-                                      MOUNT_POINT)
-        return "; ".join(made) or None, None, [*notes, f"{DEVICE}: your device(s); "
-                                               f"{MOUNT_POINT}: where the data directory goes"]
+        made, notes = recipe.recreate(
+            [[str(a) for a in c.get("argv") or []] for c in prov.get("commands") or []],
+            places,
+            MOUNT_POINT,
+        )
+        return (
+            "; ".join(made) or None,
+            None,
+            [*notes, f"{DEVICE}: your device(s); {MOUNT_POINT}: where the data directory goes"],
+        )
     for c in prov.get("commands") or []:
         argv = [str(a) for a in c.get("argv") or []]
         if argv and Path(argv[0]).name.startswith("mkfs"):
@@ -168,9 +215,11 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     fs_type = prov.get("mounted_fs_type") or t.fs
     passno = "2" if fs_type in ("ext2", "ext3", "ext4") else "0"
     fstab = f"{DEVICE}  {MOUNT_POINT}  {fs_type}  {','.join(kept) or 'defaults'}  0 {passno}"
-    notes.append(f"{DEVICE}{', ' + LOG_DEVICE if LOG_DEVICE in places.values() else ''}: "
-                 f"your device(s); {MOUNT_POINT}: where the data directory goes; mount "
-                 "options as the kernel applied them")
+    notes.append(
+        f"{DEVICE}{', ' + LOG_DEVICE if LOG_DEVICE in places.values() else ''}: "
+        f"your device(s); {MOUNT_POINT}: where the data directory goes; mount "
+        "options as the kernel applied them"
+    )
     return mkfs, fstab, notes
 
 
@@ -189,16 +238,24 @@ def _os_settings(t: StoredTarget) -> list[Setting]:
         for name, v in (record.get(key) or {}).items():
             if isinstance(v, dict) and v.get("asked") is not None:
                 during = v.get("during")
-                out.append(Setting(scope, name, str(v["asked"] if during is None else during),
-                                   f"{t.name} ran with it (read back while it ran)"))
+                out.append(
+                    Setting(
+                        scope,
+                        name,
+                        str(v["asked"] if during is None else during),
+                        f"{t.name} ran with it (read back while it ran)",
+                    )
+                )
     return out
 
 
 def _sysctls_during(t: StoredTarget) -> dict[str, object]:
     prov = t.provenance or {}
-    during = {k: v.get("during") for k, v in
-              ((prov.get("os_settings") or {}).get("sysctls") or {}).items()
-              if isinstance(v, dict)}
+    during = {
+        k: v.get("during")
+        for k, v in ((prov.get("os_settings") or {}).get("sysctls") or {}).items()
+        if isinstance(v, dict)
+    }
     return {**(prov.get("sysctls") or {}), **during}
 
 
@@ -218,7 +275,6 @@ def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
                 if ratio:
                     word = "higher" if row.higher_is_better else "lower"
                     title = f"{row.workload} {row.label}".strip()
-                    u.gains.append(f"{title}: {row.metric} {ratio} of {best}'s "
-                                   f"({word} is better)")
+                    u.gains.append(f"{title}: {row.metric} {ratio} of {best}'s ({word} is better)")
         out.append(u)
     return out

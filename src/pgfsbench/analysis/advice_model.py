@@ -80,13 +80,20 @@ def figure(row: Row, target: str) -> Figure | None:
     cell = row.cells.get(target)
     if cell is None or cell.value is None:
         return None
-    return Figure(target, row.workload, row.label, row.metric, row.unit, cell.value,
-                  (cell.ci[0], cell.ci[1]) if cell.ci else None, cell.n)
+    return Figure(
+        target,
+        row.workload,
+        row.label,
+        row.metric,
+        row.unit,
+        cell.value,
+        (cell.ci[0], cell.ci[1]) if cell.ci else None,
+        cell.n,
+    )
 
 
 def rows_of(table: Table, workload: str, metric_prefix: str = "") -> list[Row]:
-    return [r for r in table.rows
-            if r.workload == workload and r.metric.startswith(metric_prefix)]
+    return [r for r in table.rows if r.workload == workload and r.metric.startswith(metric_prefix)]
 
 
 def ratio_text(base: Cell, other: Cell) -> str | None:

@@ -30,6 +30,7 @@ def relation_of(table: Table, row: Row) -> Callable[[str, str], str]:
         if j.outcome == (LOWER if better else HIGHER):
             return BETTER
         return SAME if j.outcome == EQUIVALENT else OPEN
+
     return relation
 
 
@@ -39,8 +40,9 @@ def percent(ratio: float) -> str:
     return text.replace("-", MINUS)
 
 
-def change(ratio: float | None, ci: tuple[float, float] | None = None, what: str = "",
-           label: str = "") -> str:
+def change(
+    ratio: float | None, ci: tuple[float, float] | None = None, what: str = "", label: str = ""
+) -> str:
     """'−51% [−53%, −48%]', or '3.6× [3.3×, 4.1×]' where the ratio is 2 or more;
     ``what`` goes between the figure and its CI ('−51% TPC-B tps [−53%, −48%]'), ``label``
     inside the brackets ('[97.9% CI −53%, −48%]')."""
@@ -104,8 +106,11 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
             facts.append(f"{b} vs {a}: no rounds in common")
         elif rel == SAME:
             ci = j.decision_ci()
-            span = (f"{percent(ci.low)}..{percent(ci.high)} ({percent_text(ci.confidence)} CI)"
-                    if ci else _span(j, bare=True))
+            span = (
+                f"{percent(ci.low)}..{percent(ci.high)} ({percent_text(ci.confidence)} CI)"
+                if ci
+                else _span(j, bare=True)
+            )
             facts.append(f"{b} vs {a} {span}, equivalent within ±{table.equivalence * 100:g}%")
         elif rel == BETTER:  # decided, yet no cut holds it (decisions not transitive)
             facts.append(f"{a} ahead of {b}: {b} {decided_change(j, name)}")
@@ -117,8 +122,10 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
         for a, b, j in open_:
             why = f" ({j.note})" if j.note else ""
             by_runs.setdefault(_runs(j), []).append(f"{b} vs {a} {_span(j, bare=True)}{why}")
-        facts += [f"not told apart in {runs} (95% CIs): {', '.join(pairs)}"
-                  for runs, pairs in by_runs.items()]
+        facts += [
+            f"not told apart in {runs} (95% CIs): {', '.join(pairs)}"
+            for runs, pairs in by_runs.items()
+        ]
     # Nothing decided: say so first, so the ranking-shaped list is not read as one.
     lead = tiers.text() if tiers.decided_any else "inconclusive"
     text = lead + (": " + "; ".join(facts) if facts else "")
@@ -146,17 +153,25 @@ def campaign_answer(lines: list) -> str:
     measurement ranks the targets the same, else each one's; then what is not decided."""
     ranked = [v for v in lines if v.tiers is not None]  # not single runs, not described
     if not ranked:
-        return ("one run each: nothing can be told apart from noise (set [repetitions] "
-                "count to 5 or more, or \"auto\")") if lines else ""
+        return (
+            (
+                "one run each: nothing can be told apart from noise (set [repetitions] "
+                'count to 5 or more, or "auto")'
+            )
+            if lines
+            else ""
+        )
     decided = [v for v in ranked if v.tiers.decided_any]
     open_ = [metric_label(v.metric) for v in ranked if not v.tiers.decided_any]
     parts = []
     if decided and len({v.ranking for v in decided}) == 1:
-        parts.append(f"{decided[0].ranking} on "
-                     + " and ".join(metric_label(v.metric) for v in decided))
+        parts.append(
+            f"{decided[0].ranking} on " + " and ".join(metric_label(v.metric) for v in decided)
+        )
     else:
         parts += [f"{metric_label(v.metric)}: {v.ranking}" for v in decided]
     if open_:
-        parts.append(("nothing told apart on " if not decided else "not told apart on ")
-                     + ", ".join(open_))
+        parts.append(
+            ("nothing told apart on " if not decided else "not told apart on ") + ", ".join(open_)
+        )
     return "; ".join(parts)

@@ -25,8 +25,14 @@ from pgfsbench.analysis.efficiency import whole_run_transactions
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.workloads import registry
 
-CPU, DEVICE, FSYNC, CACHED, OTHER, STORAGE = ("cpu", "device", "fsync", "cached",
-                                              "other-load", "storage")
+CPU, DEVICE, FSYNC, CACHED, OTHER, STORAGE = (
+    "cpu",
+    "device",
+    "fsync",
+    "cached",
+    "other-load",
+    "storage",
+)
 NOT_STORAGE = (CPU, OTHER, CACHED)  # a verdict resting on these runs compares something else
 
 # Median per-second share of all CPUs busy (user+system): at 90% the run queue, not
@@ -70,8 +76,9 @@ class Bound:
 # ---------------------------------------------------------------- record time
 
 
-def bound_metrics(workload: str, params: dict, metrics: list[Metric],
-                  series: dict[str, Series]) -> list[Metric]:
+def bound_metrics(
+    workload: str, params: dict, metrics: list[Metric], series: dict[str, Series]
+) -> list[Metric]:
     """``bound.*``: the classifier's inputs; a figure the run's data cannot give is left out."""
     values = {m.name: float(m.value) for m in reversed(metrics) if m.value is not None}
     seconds = _window(series)
@@ -82,22 +89,37 @@ def bound_metrics(workload: str, params: dict, metrics: list[Metric],
             out.append(Metric(name, value, unit, None, note))
 
     busy = _combined(series, ("mon.cpu.user_pct", "mon.cpu.system_pct"))
-    add("bound.cpu_busy_frac", _median(busy, 100),
-        "median per-second share of all CPUs busy (user+system)")
+    add(
+        "bound.cpu_busy_frac",
+        _median(busy, 100),
+        "median per-second share of all CPUs busy (user+system)",
+    )
     ours = _combined(series, ("mon.cpu.server_pct", "mon.cpu.client_pct"))
     times = {t for t, _ in ours}
     if ours and (b := sum(v for t, v in busy if t in times)) > 0:
-        add("bound.ours_cpu_frac", min(1.0, sum(v for _, v in ours) / b),
-            "share of the busy CPU used by PostgreSQL, pgfsbench and the tools it started")
+        add(
+            "bound.ours_cpu_frac",
+            min(1.0, sum(v for _, v in ours) / b),
+            "share of the busy CPU used by PostgreSQL, pgfsbench and the tools it started",
+        )
     server = sum(v for _, v in _points(series, "mon.cpu.server_pct"))
     if ours and (o := sum(v for _, v in ours)) > 0:
         add("bound.server_cpu_frac", server / o, "PostgreSQL's share of our processes' CPU")
-    add("bound.other_cpu_frac", _mean(_points(series, "mon.cpu.other_user_pct"), 100),
-        "user CPU outside our processes, as a share of all CPUs")
-    add("bound.steal_frac", _mean(_points(series, "mon.cpu.steal_pct"), 100),
-        "CPU time the hypervisor gave to others (steal)")
-    add("bound.device_util_frac", _median(_points(series, "mon.disk.target.util_pct"), 100),
-        "median per-second utilisation of the target device (iostat %util)")
+    add(
+        "bound.other_cpu_frac",
+        _mean(_points(series, "mon.cpu.other_user_pct"), 100),
+        "user CPU outside our processes, as a share of all CPUs",
+    )
+    add(
+        "bound.steal_frac",
+        _mean(_points(series, "mon.cpu.steal_pct"), 100),
+        "CPU time the hypervisor gave to others (steal)",
+    )
+    add(
+        "bound.device_util_frac",
+        _median(_points(series, "mon.disk.target.util_pct"), 100),
+        "median per-second utilisation of the target device (iostat %util)",
+    )
     _other_disk(values, seconds, add)
     _wal_sync(workload, values, series, seconds, add)
     _device_reads(workload, params, values, series, add)
@@ -105,38 +127,56 @@ def bound_metrics(workload: str, params: dict, metrics: list[Metric],
 
 
 def _other_disk(values: dict[str, float], seconds: float | None, add) -> None:
-    keys = [f"mon.disk.{role}.{kind}_bytes" for role in ("backing", "target")
-            for kind in ("read", "write")]
+    keys = [
+        f"mon.disk.{role}.{kind}_bytes"
+        for role in ("backing", "target")
+        for kind in ("read", "write")
+    ]
     if any(k not in values for k in keys):
         return  # not a loop device, or a device missing from diskstats
     backing = values[keys[0]] + values[keys[1]]
     other = max(0.0, backing - values[keys[2]] - values[keys[3]])
-    add("bound.other_disk_frac", other / backing if backing > 0 else 0.0,
-        "share of the backing disk's I/O beyond what our loop device did")
+    add(
+        "bound.other_disk_frac",
+        other / backing if backing > 0 else 0.0,
+        "share of the backing disk's I/O beyond what our loop device did",
+    )
     if seconds:
-        add("bound.other_disk_mb_per_s", other / seconds / MB,
-            "backing-disk I/O beyond what our loop device did", "MB/s")
+        add(
+            "bound.other_disk_mb_per_s",
+            other / seconds / MB,
+            "backing-disk I/O beyond what our loop device did",
+            "MB/s",
+        )
 
 
-def _wal_sync(workload: str, values: dict[str, float], series: dict[str, Series],
-              seconds: float | None, add) -> None:
+def _wal_sync(
+    workload: str, values: dict[str, float], series: dict[str, Series], seconds: float | None, add
+) -> None:
     kind = registry.find(workload)
     if kind is None or not kind.writes_wal or not seconds:
         return
     if (ms := values.get("mon.pg.wal_sync_ms")) is not None:
-        add("bound.wal_sync_frac", ms / 1000 / seconds,
-            "time PostgreSQL spent in WAL syncs, as a share of the run (track_wal_io_timing)")
+        add(
+            "bound.wal_sync_frac",
+            ms / 1000 / seconds,
+            "time PostgreSQL spent in WAL syncs, as a share of the run (track_wal_io_timing)",
+        )
         return
     syncs, awaits = values.get("mon.pg.wal_syncs"), _points(series, "mon.disk.target.await_ms")
     if syncs is not None and awaits:
         # Without WAL I/O timing: each sync takes about one device request's time.
-        add("bound.wal_sync_frac", syncs * statistics.median(v for _, v in awaits) / 1000
-            / seconds, "estimated: WAL syncs × the target's median await, as a share of the "
-            "run (track_wal_io_timing is off)")
+        add(
+            "bound.wal_sync_frac",
+            syncs * statistics.median(v for _, v in awaits) / 1000 / seconds,
+            "estimated: WAL syncs × the target's median await, as a share of the "
+            "run (track_wal_io_timing is off)",
+        )
 
 
-def _device_reads(workload: str, params: dict, values: dict[str, float],
-                  series: dict[str, Series], add) -> None:
+def _device_reads(
+    workload: str, params: dict, values: dict[str, float], series: dict[str, Series], add
+) -> None:
     kind = registry.find(workload)
     read = values.get("mon.disk.target.read_bytes")
     if kind is None or kind.read_bytes is None or read is None:
@@ -152,8 +192,11 @@ def _device_reads(workload: str, params: dict, values: dict[str, float],
     except (KeyError, TypeError, ValueError):
         return
     if uncached:
-        add("bound.device_read_frac", read / uncached,
-            "bytes read from the target device / the least it would read uncached")
+        add(
+            "bound.device_read_frac",
+            read / uncached,
+            "bytes read from the target device / the least it would read uncached",
+        )
 
 
 # ---------------------------------------------------------------- read side
@@ -163,8 +206,14 @@ def classify(metrics: list[Metric] | dict[str, float]) -> Bound | None:
     """The classes of a run from its ``bound.*`` metrics; None when it has none (results
     recorded before pgfsbench measured them, or no system monitor)."""
     raw = metrics if isinstance(metrics, dict) else {m.name: m.value for m in metrics}
-    v = {k: float(x) for k, x in raw.items() if str(k).startswith("bound.")
-         and isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)}
+    v = {
+        k: float(x)
+        for k, x in raw.items()
+        if str(k).startswith("bound.")
+        and isinstance(x, (int, float))
+        and not isinstance(x, bool)
+        and math.isfinite(x)
+    }
     if not v:
         return None
     reasons: dict[str, str] = {}
@@ -175,16 +224,21 @@ def classify(metrics: list[Metric] | dict[str, float]) -> Bound | None:
     if busy is not None and busy >= CPU_BUSY and (ours is None or busy * ours >= others):
         who = ""
         if (server := v.get("bound.server_cpu_frac")) is not None:
-            who = (f", {server:.0%} of ours in the PostgreSQL server" if server >= 0.5 else
-                   f", {1 - server:.0%} of ours in the client (pgbench or the tool)")
+            who = (
+                f", {server:.0%} of ours in the PostgreSQL server"
+                if server >= 0.5
+                else f", {1 - server:.0%} of ours in the client (pgbench or the tool)"
+            )
         reasons[CPU] = f"CPUs {busy:.0%} busy (median per second){who}"
     other = []
     if (cpu := v.get("bound.other_cpu_frac", 0.0)) >= OTHER_CPU:
         other.append(f"{cpu:.0%} of the CPUs busy outside our processes")
     if (steal := v.get("bound.steal_frac", 0.0)) >= STEAL:
         other.append(f"{steal:.0%} of the CPU stolen by the hypervisor")
-    if (v.get("bound.other_disk_frac", 0.0) >= OTHER_DISK_FRAC
-            and (rate := v.get("bound.other_disk_mb_per_s", 0.0)) >= OTHER_DISK_MB_PER_S):
+    if (
+        v.get("bound.other_disk_frac", 0.0) >= OTHER_DISK_FRAC
+        and (rate := v.get("bound.other_disk_mb_per_s", 0.0)) >= OTHER_DISK_MB_PER_S
+    ):
         other.append(f"the backing disk did {rate:,.0f} MB/s beyond our loop device")
     if busy is not None and busy >= CPU_BUSY and CPU not in reasons:
         other.append(f"CPUs {busy:.0%} busy, mostly not by us")
@@ -203,15 +257,17 @@ def classify(metrics: list[Metric] | dict[str, float]) -> Bound | None:
 
 def legend() -> str:
     """The classes and their thresholds in one sentence, for a report's legend."""
-    return (f"{CPU}: all CPUs ≥ {CPU_BUSY:.0%} busy (median per second), more of it by "
-            f"PostgreSQL and the tools pgfsbench started than by anyone else; {OTHER}: "
-            f"≥ {OTHER_CPU:.0%} of the CPUs busy in user time outside them, ≥ {STEAL:.0%} "
-            f"steal, or the backing disk ≥ {OTHER_DISK_MB_PER_S:g} MB/s (≥ "
-            f"{OTHER_DISK_FRAC:.0%} of its I/O) beyond our loop device; {CACHED}: a read "
-            f"workload whose device read < {CACHED_READ:.0%} of what it would uncached; "
-            f"{DEVICE}: target device ≥ {DEVICE_UTIL:.0%} utilised; {FSYNC}: a WAL sync in "
-            f"progress ≥ {FSYNC_SHARE:.0%} of the time; {STORAGE}: none of these. The first "
-            "three mean the run did not measure the filesystem.")
+    return (
+        f"{CPU}: all CPUs ≥ {CPU_BUSY:.0%} busy (median per second), more of it by "
+        f"PostgreSQL and the tools pgfsbench started than by anyone else; {OTHER}: "
+        f"≥ {OTHER_CPU:.0%} of the CPUs busy in user time outside them, ≥ {STEAL:.0%} "
+        f"steal, or the backing disk ≥ {OTHER_DISK_MB_PER_S:g} MB/s (≥ "
+        f"{OTHER_DISK_FRAC:.0%} of its I/O) beyond our loop device; {CACHED}: a read "
+        f"workload whose device read < {CACHED_READ:.0%} of what it would uncached; "
+        f"{DEVICE}: target device ≥ {DEVICE_UTIL:.0%} utilised; {FSYNC}: a WAL sync in "
+        f"progress ≥ {FSYNC_SHARE:.0%} of the time; {STORAGE}: none of these. The first "
+        "three mean the run did not measure the filesystem."
+    )
 
 
 # ---------------------------------------------------------------- helpers
@@ -240,6 +296,9 @@ def _mean(points: list[tuple[float, float]], scale: float) -> float | None:
 
 def _window(series: dict[str, Series]) -> float | None:
     """Seconds the monitors covered: their last point (the first sample is at 0)."""
-    ends = [p[-1][0] for n in ("mon.cpu.user_pct", "mon.disk.target.util_pct")
-            if (p := _points(series, n))]
+    ends = [
+        p[-1][0]
+        for n in ("mon.cpu.user_pct", "mon.disk.target.util_pct")
+        if (p := _points(series, n))
+    ]
     return max(ends) if ends and max(ends) > 0 else None

@@ -19,14 +19,20 @@ if TYPE_CHECKING:
 MEANING = {
     CPU: "CPU-bound: this compares CPU contention, not the filesystems",
     OTHER: "other load on the machine: this compares the targets under someone else's "
-           "load, not the filesystems alone",
-    CACHED: "cached: the reads never reached the device; this compares memory, not the "
-            "filesystems",
+    "load, not the filesystems alone",
+    CACHED: "cached: the reads never reached the device; this compares memory, not the filesystems",
 }
 # Vendors and models of virtual disks in /sys (virtio's PCI vendor id is 0x1af4).
-VIRTUAL_VENDORS = {"0x1af4": "virtio", "QEMU": "QEMU", "VMware": "VMware", "VBOX": "VirtualBox",
-                   "Msft": "Hyper-V", "Google": "Google Persistent Disk", "Amazon": "EBS",
-                   "Xen": "Xen"}
+VIRTUAL_VENDORS = {
+    "0x1af4": "virtio",
+    "QEMU": "QEMU",
+    "VMware": "VMware",
+    "VBOX": "VirtualBox",
+    "Msft": "Hyper-V",
+    "Google": "Google Persistent Disk",
+    "Amazon": "EBS",
+    "Xen": "Xen",
+}
 
 
 def run_bound(run: StoredRun) -> Bound | None:
@@ -34,12 +40,23 @@ def run_bound(run: StoredRun) -> Bound | None:
     return classify(run.metrics) if run.status == "ok" else None
 
 
-def measurement_caveats(campaign: Campaign, workload: str, label: str,
-                        targets: list[str] | None = None, devices: bool = True) -> list[str]:
+def measurement_caveats(
+    campaign: Campaign,
+    workload: str,
+    label: str,
+    targets: list[str] | None = None,
+    devices: bool = True,
+) -> list[str]:
     """One caveat per class of not-storage-bound runs behind a measurement, then (with
     ``devices``) the targets' loop-image and virtual-disk caveats."""
-    runs = [r for r in campaign.runs if r.workload == workload and r.label == label
-            and r.status == "ok" and (targets is None or r.target in targets)]
+    runs = [
+        r
+        for r in campaign.runs
+        if r.workload == workload
+        and r.label == label
+        and r.status == "ok"
+        and (targets is None or r.target in targets)
+    ]
     out = []
     for cls in NOT_STORAGE:
         hit: dict[str, list[Bound]] = {}
@@ -74,19 +91,25 @@ def target_caveats(target: StoredTarget) -> list[str]:
     backing = p.get("backing_device") if isinstance(p.get("backing_device"), dict) else {}
     out = []
     if dev.get("loop_dio") is False:
-        out.append("loop image without direct I/O: the host page cache sits under it, so "
-                   "reads may come from memory and writes are cached twice before a flush")
+        out.append(
+            "loop image without direct I/O: the host page cache sits under it, so "
+            "reads may come from memory and writes are cached twice before a flush"
+        )
     lbs, pbs = _int(dev.get("logical_block_size")), _int(backing.get("physical_block_size"))
     if dev.get("loop_backing_file") and lbs and pbs and lbs < pbs:
-        out.append(f"the loop device takes {lbs}-byte writes onto a disk with {pbs}-byte "
-                   "physical sectors: smaller writes cost that disk a read-modify-write "
-                   "a real device would not hide")
+        out.append(
+            f"the loop device takes {lbs}-byte writes onto a disk with {pbs}-byte "
+            "physical sectors: smaller writes cost that disk a read-modify-write "
+            "a real device would not hide"
+        )
     if recipe := find(target.fs):  # what the filesystem itself says (zfs-fuse: FUSE)
         out += recipe.caveats(p)
     disk = backing or dev
     if virtual := _virtual(disk):
-        out.append(f"on a virtual disk ({virtual}): its flush and latency are the "
-                   "hypervisor's, which may cache writes or share the disk with others")
+        out.append(
+            f"on a virtual disk ({virtual}): its flush and latency are the "
+            "hypervisor's, which may cache writes or share the disk with others"
+        )
     return out
 
 
@@ -107,6 +130,7 @@ def _int(value: object) -> int | None:
 def fill_verdict_caveats(lines: list, campaign: Campaign) -> list:
     """Set each verdict line's ``caveats`` from the runs and targets it rests on."""
     for line in lines:
-        line.caveats = measurement_caveats(campaign, line.workload, line.label,
-                                           list(line.durability))
+        line.caveats = measurement_caveats(
+            campaign, line.workload, line.label, list(line.durability)
+        )
     return lines

@@ -51,9 +51,10 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
                 failed[key3] = failed.get(key3, 0) + 1
             continue
         for m in run.metrics:
-            cell = cells.setdefault(CellKey(run.target, run.workload, run.label, m.name),
-                                    Samples(m.unit, m.higher_is_better, m.note,
-                                            block=campaign.id, params=run.params))
+            cell = cells.setdefault(
+                CellKey(run.target, run.workload, run.label, m.name),
+                Samples(m.unit, m.higher_is_better, m.note, block=campaign.id, params=run.params),
+            )
             cell.note = cell.note or m.note
             if run.repetition == 0:
                 cell.settling += 1
@@ -69,6 +70,8 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
 
 def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     """(target, workload, label) of every run that failed or was interrupted."""
-    return {(r.target, r.workload, r.label) for r in campaign.runs
-            if r.status not in ("ok", "running", "superseded")}
-
+    return {
+        (r.target, r.workload, r.label)
+        for r in campaign.runs
+        if r.status not in ("ok", "running", "superseded")
+    }

@@ -86,5 +86,12 @@ def kept_in(results_dir: Path | None) -> Iterator[None]:
     if touched <= keep.keys():
         return  # nothing new to keep
     keep.update({k: stats._intervals[k] for k in touched})
-    _write(path, {"format": _FORMAT, "code": stats._code_version().hex(), "data": now,
-                  "intervals": {k: list(v) if v else None for k, v in keep.items()}})
+    _write(
+        path,
+        {
+            "format": _FORMAT,
+            "code": stats._code_version().hex(),
+            "data": now,
+            "intervals": {k: list(v) if v else None for k, v in keep.items()},
+        },
+    )

@@ -37,18 +37,29 @@ def decisions(campaign: Campaign) -> list[dict]:
             c = cell.comparison
             if c is None or base is None:  # the baseline itself, or nothing to compare
                 continue
-            rows.append({
-                "workload": row.workload, "label": row.label, "metric": row.metric,
-                "unit": row.unit, "direction": DIRECTION[row.higher_is_better],
-                "headline": row.headline, "target": target, "baseline": table.baseline,
-                "verdict": cell.verdict.kind if cell.verdict else "na",
-                "reason": cell.verdict.reason if cell.verdict else "",
-                "median": _num(cell.value), "baseline_median": _num(base.value),
-                "n": cell.n, "baseline_n": base.n, "ratio": _num(c.ratio),
-                "ratio_low": _num(c.ci_low), "ratio_high": _num(c.ci_high),
-                "p_value": _num(cell.p_adjusted if cell.p_adjusted is not None
-                                else c.p_value),
-                "paired": c.paired is not None,
-                "decided_at_round": cell.judged.at_round if cell.judged else None,
-                "rounds_needed": cell.judged.rounds_needed if cell.judged else None})
+            rows.append(
+                {
+                    "workload": row.workload,
+                    "label": row.label,
+                    "metric": row.metric,
+                    "unit": row.unit,
+                    "direction": DIRECTION[row.higher_is_better],
+                    "headline": row.headline,
+                    "target": target,
+                    "baseline": table.baseline,
+                    "verdict": cell.verdict.kind if cell.verdict else "na",
+                    "reason": cell.verdict.reason if cell.verdict else "",
+                    "median": _num(cell.value),
+                    "baseline_median": _num(base.value),
+                    "n": cell.n,
+                    "baseline_n": base.n,
+                    "ratio": _num(c.ratio),
+                    "ratio_low": _num(c.ci_low),
+                    "ratio_high": _num(c.ci_high),
+                    "p_value": _num(cell.p_adjusted if cell.p_adjusted is not None else c.p_value),
+                    "paired": c.paired is not None,
+                    "decided_at_round": cell.judged.at_round if cell.judged else None,
+                    "rounds_needed": cell.judged.rounds_needed if cell.judged else None,
+                }
+            )
     return rows

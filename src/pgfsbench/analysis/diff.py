@@ -20,11 +20,26 @@ GROUPS = ("plan", "mount", "geometry", "device", "backing_device", "sysctl", "po
 # The plan entry's own name is what tells columns apart, not a difference.
 _SPEC_SKIP = {"name"}
 # Device facts that identify rather than describe (loop0 vs loop3, a backing image path).
-_DEVICE_SKIP = {"device", "name", "dev", "loop_backing_file", "path", "mount_point",
-                "partition_of", "slaves"}
+_DEVICE_SKIP = {
+    "device",
+    "name",
+    "dev",
+    "loop_backing_file",
+    "path",
+    "mount_point",
+    "partition_of",
+    "slaves",
+}
 # PostgreSQL settings every cluster gets its own value of.
-_PG_SKIP = {"port", "unix_socket_directories", "data_directory", "config_file", "hba_file",
-            "ident_file", "external_pid_file"}
+_PG_SKIP = {
+    "port",
+    "unix_socket_directories",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+}
 _LOOP = re.compile(r"/dev/loop\d+")
 
 
@@ -79,7 +94,9 @@ def _mount_keys(options: list) -> dict[str, str]:
     return out
 
 
-def _facts_keys(prefix: str, facts: object, skip: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+def _facts_keys(
+    prefix: str, facts: object, skip: frozenset[str] | set[str] = frozenset()
+) -> dict[str, str]:
     out: dict[str, str] = {}
     if isinstance(facts, dict):
         for key, value in facts.items():
@@ -97,8 +114,11 @@ def target_keys(target: StoredTarget) -> dict[str, str]:
     if isinstance(geometry, dict):
         keys.update(_facts_keys("geometry", geometry.get("facts")))
     keys.update(_facts_keys("device", p.get("device_facts"), _DEVICE_SKIP))
-    keys.update(_facts_keys("backing_device", p.get("backing_device"),
-                            _DEVICE_SKIP | {"source", "filesystem"}))
+    keys.update(
+        _facts_keys(
+            "backing_device", p.get("backing_device"), _DEVICE_SKIP | {"source", "filesystem"}
+        )
+    )
     keys.update(_facts_keys("sysctl", p.get("sysctls")))
     if p.get("postgres_version"):
         keys["postgres.version"] = _text(p["postgres_version"])

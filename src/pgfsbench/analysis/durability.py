@@ -36,36 +36,49 @@ def _off(value: str | None) -> bool:
     return value is not None and value.lower() in ("off", "false", "0", "no")
 
 
-def classify(fs: str, mount_options: list[str], pg_settings: dict[str, str],
-             facts: dict | None = None) -> Durability:
+def classify(
+    fs: str, mount_options: list[str], pg_settings: dict[str, str], facts: dict | None = None
+) -> Durability:
     """``facts``: what the filesystem's own tools report of it (the geometry), for the
     properties that are not mount options (zfs sync=disabled)."""
     d = Durability()
     opts = set(mount_options)
     recipe = find(fs)  # None for a directory target on a filesystem pgfsbench does not make
     if "nobarrier" in opts or "barrier=0" in opts:
-        d.add(UNSAFE, "mount option nobarrier/barrier=0: the device's write cache is never "
-                      "flushed, so a power loss can corrupt the filesystem and the database")
+        d.add(
+            UNSAFE,
+            "mount option nobarrier/barrier=0: the device's write cache is never "
+            "flushed, so a power loss can corrupt the filesystem and the database",
+        )
     if _off(pg_settings.get("fsync")):
-        d.add(UNSAFE, "fsync=off: PostgreSQL never forces data to disk; a crash can "
-                      "corrupt the cluster")
+        d.add(
+            UNSAFE,
+            "fsync=off: PostgreSQL never forces data to disk; a crash can corrupt the cluster",
+        )
     if _off(pg_settings.get("full_page_writes")):
         atomic = recipe.atomic_writes if recipe else None
         turned_off = sorted(opts & atomic.unless) if atomic else []
         if atomic and not turned_off:
-            d.reasons.append(f"full_page_writes=off relies on {atomic.how} for atomic "
-                             "8 kB page writes")
+            d.reasons.append(
+                f"full_page_writes=off relies on {atomic.how} for atomic 8 kB page writes"
+            )
         else:
             with_ = f" with {', '.join(turned_off)}" if turned_off else ""
-            d.add(UNSAFE, "full_page_writes=off without an atomic-write filesystem "
-                          f"({fs}{with_}): a torn page after a crash cannot be repaired")
+            d.add(
+                UNSAFE,
+                "full_page_writes=off without an atomic-write filesystem "
+                f"({fs}{with_}): a torn page after a crash cannot be repaired",
+            )
     if _off(pg_settings.get("synchronous_commit")):
-        d.add(MAY_LOSE_COMMITS, "synchronous_commit=off: the last few hundred ms of commits "
-                                "can be lost on a crash; the database stays consistent")
-    for option, note in (recipe.durability_notes.items() if recipe else ()):
+        d.add(
+            MAY_LOSE_COMMITS,
+            "synchronous_commit=off: the last few hundred ms of commits "
+            "can be lost on a crash; the database stays consistent",
+        )
+    for option, note in recipe.durability_notes.items() if recipe else ():
         if option in opts:
             d.reasons.append(note)
-    for reason in (recipe.not_crash_safe(facts or {}) if recipe else ()):
+    for reason in recipe.not_crash_safe(facts or {}) if recipe else ():
         d.add(UNSAFE, reason)
     return d
 
@@ -81,6 +94,9 @@ def target_durability(provenance: dict, fs: str) -> Durability | None:
         return None
     geometry = provenance.get("geometry")
     facts = geometry.get("facts") if isinstance(geometry, dict) else None
-    return classify(fs, list(provenance.get("effective_mount_options") or []),
-                    dict(provenance.get("postgres_settings") or {}),
-                    facts if isinstance(facts, dict) else None)
+    return classify(
+        fs,
+        list(provenance.get("effective_mount_options") or []),
+        dict(provenance.get("postgres_settings") or {}),
+        facts if isinstance(facts, dict) else None,
+    )

@@ -41,8 +41,9 @@ class Stall:
 # ---------------------------------------------------------------- efficiency
 
 
-def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
-                       series: dict[str, Series]) -> list[Metric]:
+def efficiency_metrics(
+    workload: str, params: dict, metrics: list[Metric], series: dict[str, Series]
+) -> list[Metric]:
     """``eff.*`` metrics that this run's values allow; all lower-is-better.
 
     The monitors' totals cover the whole run, so the transactions they are
@@ -56,25 +57,53 @@ def efficiency_metrics(workload: str, params: dict, metrics: list[Metric],
     cpu = values.get("mon.cpu.busy_s")
     out: list[Metric] = []
 
-    def add(name: str, num: float | None, den: float | None, unit: str, note: str,
-            scale: float = 1.0) -> None:
+    def add(
+        name: str, num: float | None, den: float | None, unit: str, note: str, scale: float = 1.0
+    ) -> None:
         if num is not None and den:  # den None or 0: nothing to divide by
             out.append(Metric(name, num / den * scale, unit, False, note))
 
-    add("eff.wal_bytes_per_tx", wal, tx, "B/tx", "WAL bytes (LSN difference) per committed "
-        "transaction")
-    add("eff.device_bytes_per_tx", dev, tx, "B/tx", "bytes written to the target's block "
-        "device per committed transaction")
+    add(
+        "eff.wal_bytes_per_tx",
+        wal,
+        tx,
+        "B/tx",
+        "WAL bytes (LSN difference) per committed transaction",
+    )
+    add(
+        "eff.device_bytes_per_tx",
+        dev,
+        tx,
+        "B/tx",
+        "bytes written to the target's block device per committed transaction",
+    )
     kind = registry.find(workload)
     if kind is not None and kind.writes_wal:  # elsewhere the WAL is noise, the ratio absurd
-        add("eff.device_bytes_per_wal_byte", dev, wal, "B/B", "device bytes written per WAL "
-            "byte: the filesystem's write amplification (data files included)")
-    add("eff.cpu_s_per_1000_tx", cpu, tx, "s", "CPU seconds (user+system, whole machine) per "
-        "1000 committed transactions", scale=1000.0)
+        add(
+            "eff.device_bytes_per_wal_byte",
+            dev,
+            wal,
+            "B/B",
+            "device bytes written per WAL "
+            "byte: the filesystem's write amplification (data files included)",
+        )
+    add(
+        "eff.cpu_s_per_1000_tx",
+        cpu,
+        tx,
+        "s",
+        "CPU seconds (user+system, whole machine) per 1000 committed transactions",
+        scale=1000.0,
+    )
     if kind is not None and kind.logical_bytes is not None and dev is not None:
         logical, how = logical_bytes(kind, params, values)
-        add("eff.device_bytes_per_logical_byte", dev, logical, "B/B",
-            f"device bytes written per byte the workload wrote ({how})")
+        add(
+            "eff.device_bytes_per_logical_byte",
+            dev,
+            logical,
+            "B/B",
+            f"device bytes written per byte the workload wrote ({how})",
+        )
     return out
 
 
@@ -87,8 +116,9 @@ def whole_run_transactions(values: dict[str, float], series: dict[str, Series]) 
     return tx
 
 
-def logical_bytes(kind: WorkloadKind, params: dict,
-                  values: dict[str, float]) -> tuple[float | None, str]:
+def logical_bytes(
+    kind: WorkloadKind, params: dict, values: dict[str, float]
+) -> tuple[float | None, str]:
     """Bytes the workload itself wrote, and how that was worked out; None when unknown."""
     validated = registry.stored_params(kind, params)
     if kind.logical_bytes is None or validated is None:
@@ -169,8 +199,9 @@ def stall_context(stalls: Stall | list[Stall], series: dict[str, Series]) -> dic
         outside = [v for t, v in s.points if v is not None and not inside(t)]
         out[key] = (_mean(during), _mean(outside))
     cp = series.get(CHECKPOINT_SERIES)
-    out["checkpoint"] = (None if cp is None else
-                         any(v is not None and v > 0 and inside(t) for t, v in cp.points))
+    out["checkpoint"] = (
+        None if cp is None else any(v is not None and v > 0 and inside(t) for t, v in cp.points)
+    )
     return out
 
 
@@ -178,8 +209,12 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def stall_metrics(series: dict[str, Series], fraction: float = 0.5,
-                  tps_name: str = TPS_SERIES, trim_edges: bool = False) -> list[Metric]:
+def stall_metrics(
+    series: dict[str, Series],
+    fraction: float = 0.5,
+    tps_name: str = TPS_SERIES,
+    trim_edges: bool = False,
+) -> list[Metric]:
     """``stall.seconds`` and ``stall.count`` (lower is better); [] without a tps series.
 
     ``trim_edges`` leaves out the first and last points: for a series bucketed by
@@ -197,24 +232,37 @@ def stall_metrics(series: dict[str, Series], fraction: float = 0.5,
     seconds = sum(s.seconds for s in stalls)
     median = statistics.median(points)
     note = stall_note(stalls, series, fraction, median)
-    return [Metric("stall.seconds", float(seconds), "s", False, note),
-            Metric("stall.count", float(len(stalls)), "stalls", False,
-                   f"runs of consecutive seconds below {fraction:.0%} of the median tps")]
+    return [
+        Metric("stall.seconds", float(seconds), "s", False, note),
+        Metric(
+            "stall.count",
+            float(len(stalls)),
+            "stalls",
+            False,
+            f"runs of consecutive seconds below {fraction:.0%} of the median tps",
+        ),
+    ]
 
 
-def stall_note(stalls: list[Stall], series: dict[str, Series], fraction: float,
-               median: float) -> str:
+def stall_note(
+    stalls: list[Stall], series: dict[str, Series], fraction: float, median: float
+) -> str:
     """One sentence: how long tps stalled and what the monitors showed meanwhile."""
     seconds = sum(s.seconds for s in stalls)
-    head = (f"{seconds} s below {fraction:.0%} of median tps ({median:,.0f} tx/s)"
-            + (f" in {len(stalls)} stall{'s' if len(stalls) != 1 else ''}" if stalls else ""))
+    head = f"{seconds} s below {fraction:.0%} of median tps ({median:,.0f} tx/s)" + (
+        f" in {len(stalls)} stall{'s' if len(stalls) != 1 else ''}" if stalls else ""
+    )
     if not stalls:
         return head
     ctx = stall_context(stalls, series)
     parts = []
-    for key, label, unit in (("dirty_mb", "dirty", " MB"), ("writeback_mb", "writeback", " MB"),
-                             ("write_mb_per_s", "device writes", " MB/s"),
-                             ("await_ms", "await", " ms"), ("iowait_pct", "iowait", "%")):
+    for key, label, unit in (
+        ("dirty_mb", "dirty", " MB"),
+        ("writeback_mb", "writeback", " MB"),
+        ("write_mb_per_s", "device writes", " MB/s"),
+        ("await_ms", "await", " ms"),
+        ("iowait_pct", "iowait", "%"),
+    ):
         during, outside = ctx.get(key, (None, None))
         if during is not None and outside is not None:
             parts.append(f"{label} {during:,.0f}{unit} vs {outside:,.0f}{unit}")
@@ -226,8 +274,14 @@ def stall_note(stalls: list[Stall], series: dict[str, Series], fraction: float,
     return text
 
 
-def derived_metrics(workload: str, params: dict, metrics: list[Metric],
-                    series: dict[str, Series], fraction: float = 0.5) -> list[Metric]:
+def derived_metrics(
+    workload: str,
+    params: dict,
+    metrics: list[Metric],
+    series: dict[str, Series],
+    fraction: float = 0.5,
+) -> list[Metric]:
     """Everything this module derives for one run: efficiency, then stalls."""
-    return (efficiency_metrics(workload, params, metrics, series)
-            + stall_metrics(series, fraction, trim_edges=True))
+    return efficiency_metrics(workload, params, metrics, series) + stall_metrics(
+        series, fraction, trim_edges=True
+    )

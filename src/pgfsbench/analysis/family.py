@@ -41,34 +41,48 @@ def rounds_of(cell) -> dict[int, float]:
 
 def pairable(base, other) -> bool:
     """Measured in the same rounds of the same campaign (at least two of them)."""
-    return bool(base.block) and base.block == other.block and len(
-        set(base.rounds) & set(other.rounds)) >= 2
+    return (
+        bool(base.block)
+        and base.block == other.block
+        and len(set(base.rounds) & set(other.rounds)) >= 2
+    )
 
 
-def compare_cells(base, other, alpha: float, noise: float,
-                  margin: float | None = None) -> Comparison:
+def compare_cells(
+    base, other, alpha: float, noise: float, margin: float | None = None
+) -> Comparison:
     """Within rounds where the design is paired, else independent samples (equivalence
     within ``margin``, default ``noise``)."""
     if pairable(base, other):
-        return compare_rounds(rounds_of(base), rounds_of(other),
-                              noise if margin is None else margin, noise)
+        return compare_rounds(
+            rounds_of(base), rounds_of(other), noise if margin is None else margin, noise
+        )
     return compare(base.values, other.values, alpha)
 
 
 def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key, Judged]:
     """Every pair of targets (a before b in column order): b judged against a."""
     # Cells without rounds (not paired with anything) are in the family all the same.
-    values = {(r.workload, r.label): {t: rounds_of(c) or dict(enumerate(c.values, 1))
-                                      for t, c in r.cells.items() if c.value is not None}
-              for r in rows}
+    values = {
+        (r.workload, r.label): {
+            t: rounds_of(c) or dict(enumerate(c.values, 1))
+            for t, c in r.cells.items()
+            if c.value is not None
+        }
+        for r in rows
+    }
     cells = {(r.workload, r.label): r.cells for r in rows}
     # Measurements described, not tested (their own count in an 'auto' plan): no pair,
     # paired or not, takes a share of alpha.
     everything = headline_family(values, columns, design.descriptive)
-    paired = {k: v for k, v in everything.items()
-              if pairable(cells[k[:2]][k[2]], cells[k[:2]][k[3]])}
-    unpaired = {k: compare(cells[k[:2]][k[2]].values, cells[k[:2]][k[3]].values, design.alpha)
-                for k in everything if k not in paired}
+    paired = {
+        k: v for k, v in everything.items() if pairable(cells[k[:2]][k[2]], cells[k[:2]][k[3]])
+    }
+    unpaired = {
+        k: compare(cells[k[:2]][k[2]].values, cells[k[:2]][k[3]].values, design.alpha)
+        for k in everything
+        if k not in paired
+    }
     # A pair whose sizes can never reach a p (one run a side) claims nothing: no alpha for it.
     live = sum(c.p_value is not None for c in unpaired.values())
     share = len(paired) / max(1, len(paired) + live)
@@ -78,12 +92,16 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
             # A fixed count is one look: at the last round the data has (a workload's own
             # repetitions, or a campaign cut short, make it differ from the count).
             last = max(r for base, other in paired.values() for r in base.keys() & other.keys())
-            design = replace(Design.fixed(design.alpha, design.noise, last),
-                             descriptive=design.descriptive, margin=design.margin)
+            design = replace(
+                Design.fixed(design.alpha, design.noise, last),
+                descriptive=design.descriptive,
+                margin=design.margin,
+            )
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
-        out |= {k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round,
-                                                                    design))
-                for k, d in decisions.items()}
+        out |= {
+            k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round, design))
+            for k, d in decisions.items()
+        }
         if design.first_look != design.last_look:
             out |= _fixed_rounds({k: out[k] for k in decisions}, paired)
     if unpaired:
@@ -91,13 +109,16 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
         alpha = design.alpha * (1 - share) if live else design.alpha
         adjusted = holm([c.p_value for c in unpaired.values()])
         for (k, c), p in zip(unpaired.items(), adjusted):
-            out[k] = judge_unpaired(c, p, alpha, design.noise, comparisons=max(1, live),
-                                    margin=design.margin)
+            out[k] = judge_unpaired(
+                c, p, alpha, design.noise, comparisons=max(1, live), margin=design.margin
+            )
     return out
 
 
-FIXED_ROUNDS = ("its rounds ended at round {last} while the campaign ran {ran}, so more "
-                "rounds add none to it (a measurement with its own repetitions)")
+FIXED_ROUNDS = (
+    "its rounds ended at round {last} while the campaign ran {ran}, so more "
+    "rounds add none to it (a measurement with its own repetitions)"
+)
 
 
 def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
@@ -107,19 +128,24 @@ def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
     tell: it plans every comparison as if its rounds went on)."""
     last = {k: max(base.keys() & other.keys(), default=0) for k, (base, other) in paired.items()}
     ran = max(last.values(), default=0)
-    return {k: replace(j, rounds_needed=None,
-                       why_open=FIXED_ROUNDS.format(last=last[k], ran=ran))
-            for k, j in judged.items()
-            if j.outcome == INCONCLUSIVE and last[k] <= ran - 2}
+    return {
+        k: replace(j, rounds_needed=None, why_open=FIXED_ROUNDS.format(last=last[k], ran=ran))
+        for k, j in judged.items()
+        if j.outcome == INCONCLUSIVE and last[k] <= ran - 2
+    }
 
 
-def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None,
-             design: Design):
+def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None, design: Design):
     """The paired comparison on the rounds up to the look that decided it (None: not
     decided)."""
     if at_round is None:
         return None
     base, other = pair
-    return compare_paired(pair_by_round({r: v for r, v in base.items() if r <= at_round},
-                                        {r: v for r, v in other.items() if r <= at_round}),
-                          design.equivalence, design.noise)
+    return compare_paired(
+        pair_by_round(
+            {r: v for r, v in base.items() if r <= at_round},
+            {r: v for r, v in other.items() if r <= at_round},
+        ),
+        design.equivalence,
+        design.noise,
+    )

@@ -55,8 +55,9 @@ class Series:
 
     @property
     def title(self) -> str:
-        return f"{self.target} @ {self.host}: {self.workload} {self.label} {self.metric}" \
-            .replace("  ", " ")
+        return f"{self.target} @ {self.host}: {self.workload} {self.label} {self.metric}".replace(
+            "  ", " "
+        )
 
 
 def host_name(campaign: Campaign) -> str:
@@ -64,15 +65,21 @@ def host_name(campaign: Campaign) -> str:
     return str(h.get("hostname") or (h.get("machine_id") or "")[:8] or "?")
 
 
-def history(campaigns: list[tuple[Campaign, str]], target: str | None = None,
-            metric: str | None = None, plan: str | None = None) -> list[Series]:
+def history(
+    campaigns: list[tuple[Campaign, str]],
+    target: str | None = None,
+    metric: str | None = None,
+    plan: str | None = None,
+) -> list[Series]:
     """Every series the filters select (``metric``: a glob; default each measurement's
     headline), campaigns ordered by start time, marks between consecutive ones."""
     unique = {}  # a campaign read from its directory and from the store: once
     for c, s in campaigns:
         unique.setdefault(c.uuid or id(c), (c, s))
-    chosen = sorted((cs for cs in unique.values() if plan is None or cs[0].plan_name == plan),
-                    key=lambda cs: cs[0].started)
+    chosen = sorted(
+        (cs for cs in unique.values() if plan is None or cs[0].plan_name == plan),
+        key=lambda cs: cs[0].started,
+    )
     if not chosen:
         raise UserError(f"no campaign of plan '{plan}'" if plan else "no campaigns")
     series: dict[tuple, Series] = {}
@@ -89,8 +96,10 @@ def history(campaigns: list[tuple[Campaign, str]], target: str | None = None,
                 s.points.append(Point(campaign, source, cell))
     if not series:
         what = f"target '{target}'" if target else "any target"
-        raise UserError(f"no values of {metric or 'the headline metrics'} for {what} in "
-                        f"{len(chosen)} campaign(s)")
+        raise UserError(
+            f"no values of {metric or 'the headline metrics'} for {what} in "
+            f"{len(chosen)} campaign(s)"
+        )
     tables: dict[tuple[int, int, str], Table | str] = {}
     for s in series.values():
         for prev, point in zip(s.points, s.points[1:]):
@@ -99,8 +108,9 @@ def history(campaigns: list[tuple[Campaign, str]], target: str | None = None,
     return list(series.values())
 
 
-def _mark(s: Series, prev: Point, point: Point,
-          tables: dict[tuple[int, int, str], Table | str]) -> None:
+def _mark(
+    s: Series, prev: Point, point: Point, tables: dict[tuple[int, int, str], Table | str]
+) -> None:
     if prev.campaign.plan_name != point.campaign.plan_name:
         point.note = f"another plan than the previous ({prev.campaign.plan_name})"
         return
@@ -114,13 +124,17 @@ def _mark(s: Series, prev: Point, point: Point,
             verdicts = point.campaign.plan.get("verdicts") or {}
             tables[key] = paired_table(
                 pairing(prev.campaign, point.campaign, {s.target: s.target}, by_name=False),
-                verdicts.get("alpha", DEFAULT.alpha), verdicts.get("noise", DEFAULT.noise))
+                verdicts.get("alpha", DEFAULT.alpha),
+                verdicts.get("noise", DEFAULT.noise),
+            )
     table = tables[key]
     if isinstance(table, str):
         point.note = table
         return
     label = f"{pair_label((s.target, s.target))} {s.label}".strip()
-    row = next((r for r in table.rows if (r.workload, r.label, r.metric) ==
-                (s.workload, label, s.metric)), None)
+    row = next(
+        (r for r in table.rows if (r.workload, r.label, r.metric) == (s.workload, label, s.metric)),
+        None,
+    )
     if row is not None:
         point.against = row.cells[table.targets[1]]

@@ -44,14 +44,20 @@ from pgfsbench.analysis.stats import Comparison, can_be_significant, fmt_p, min_
 
 UNPAIRED_EQUIVALENCE_N = 6
 
-MARKS = {"better": "+", "worse": "\u2212", "different": "≠", "equivalent": "≈",
-         "inconclusive": "?", "na": ""}
+MARKS = {
+    "better": "+",
+    "worse": "\u2212",
+    "different": "≠",
+    "equivalent": "≈",
+    "inconclusive": "?",
+    "na": "",
+}
 
 
 @dataclass(frozen=True)
 class Verdict:
-    kind: str    # "better", "worse", "different" (no direction), "equivalent", "inconclusive", "na"
-    mark: str    # short mark for tables
+    kind: str  # "better", "worse", "different" (no direction), "equivalent", "inconclusive", "na"
+    mark: str  # short mark for tables
     reason: str  # one short sentence with the figure behind it
 
 
@@ -71,9 +77,9 @@ class Interval:
     ratio: float | None  # the estimate it is about
     low: float
     high: float
-    confidence: float    # 0.979 for a 97.9% CI
-    rounds: int | None   # paired: the rounds it rests on; None unpaired
-    decision: bool       # True: at the level of the decision; False: the plain 95% CI
+    confidence: float  # 0.979 for a 97.9% CI
+    rounds: int | None  # paired: the rounds it rests on; None unpaired
+    decision: bool  # True: at the level of the decision; False: the plain 95% CI
 
     @property
     def label(self) -> str:
@@ -88,13 +94,13 @@ class Interval:
 class Judged:
     """A comparison (contender against reference) and what it decided."""
 
-    outcome: str                     # HIGHER, LOWER, EQUIVALENT, INCONCLUSIVE, NA
+    outcome: str  # HIGHER, LOWER, EQUIVALENT, INCONCLUSIVE, NA
     comparison: Comparison
-    p: float | None = None           # the deciding test's p (difference or TOST), as tested
-    level: float | None = None       # the level it met (an equivalence CI is 1 - 2·level)
-    at_round: int | None = None      # sequential: the look that decided it
+    p: float | None = None  # the deciding test's p (difference or TOST), as tested
+    level: float | None = None  # the level it met (an equivalence CI is 1 - 2·level)
+    at_round: int | None = None  # sequential: the look that decided it
     rounds_needed: int | None = None  # paired, inconclusive: total rounds likely to settle it
-    note: str = ""                   # why it is na or cannot be decided
+    note: str = ""  # why it is na or cannot be decided
     # Paired, decided at a look before the last round: the comparison on the rounds of
     # that look (None: decided on every round, ``comparison.paired``).
     decided_on: Paired | None = None
@@ -125,29 +131,46 @@ class Judged:
         c = self.comparison
         if c.ci_low is None or c.ci_high is None:
             return None
-        return Interval(c.ratio, c.ci_low, c.ci_high, 0.95,
-                        c.paired.n if c.paired is not None else None, False)
+        return Interval(
+            c.ratio, c.ci_low, c.ci_high, 0.95, c.paired.n if c.paired is not None else None, False
+        )
 
     def flipped(self) -> Judged:
         """The reference against the contender."""
         swap = {HIGHER: LOWER, LOWER: HIGHER}
-        return replace(self, outcome=swap.get(self.outcome, self.outcome),
-                       comparison=self.comparison.flipped(),
-                       decided_on=self.decided_on.flipped() if self.decided_on else None)
+        return replace(
+            self,
+            outcome=swap.get(self.outcome, self.outcome),
+            comparison=self.comparison.flipped(),
+            decided_on=self.decided_on.flipped() if self.decided_on else None,
+        )
 
 
-def from_decision(d: Decision, comparison: Comparison,
-                  decided_on: Paired | None = None) -> Judged:
+def from_decision(d: Decision, comparison: Comparison, decided_on: Paired | None = None) -> Judged:
     """A sequential decision (the headline family) as a Judged; ``decided_on``: the
     comparison on the rounds of the look that decided it, for its CI."""
-    note = ("fewer than 2 rounds with a value on both sides" if d.outcome == NA
-            else d.paired.note if not d.decided else "")
-    return Judged(d.outcome, comparison, d.p, d.level, d.at_round, d.rounds_needed, note,
-                  decided_on if d.decided else None)
+    note = (
+        "fewer than 2 rounds with a value on both sides"
+        if d.outcome == NA
+        else d.paired.note
+        if not d.decided
+        else ""
+    )
+    return Judged(
+        d.outcome,
+        comparison,
+        d.p,
+        d.level,
+        d.at_round,
+        d.rounds_needed,
+        note,
+        decided_on if d.decided else None,
+    )
 
 
-def judge_paired(c: Comparison, p: float | None, p_equivalent: float | None,
-                 alpha: float, noise: float) -> Judged:
+def judge_paired(
+    c: Comparison, p: float | None, p_equivalent: float | None, alpha: float, noise: float
+) -> Judged:
     """A paired comparison at one level; p and p_equivalent already corrected for the family."""
     pc = c.paired
     if pc is None or pc.n < 2 or pc.mean_log is None:
@@ -156,41 +179,57 @@ def judge_paired(c: Comparison, p: float | None, p_equivalent: float | None,
         return Judged(HIGHER if pc.mean_log > 0 else LOWER, c, p, alpha)
     if p_equivalent is not None and p_equivalent <= alpha:
         return Judged(EQUIVALENT, c, p_equivalent, alpha)
-    return Judged(INCONCLUSIVE, c, rounds_needed=rounds_to_decide(pc, lambda n: alpha),
-                  note=pc.note)
+    return Judged(
+        INCONCLUSIVE, c, rounds_needed=rounds_to_decide(pc, lambda n: alpha), note=pc.note
+    )
 
 
-def judge_unpaired(c: Comparison, p: float | None, alpha: float, noise: float,
-                   comparisons: int = 1, margin: float | None = None) -> Judged:
+def judge_unpaired(
+    c: Comparison,
+    p: float | None,
+    alpha: float,
+    noise: float,
+    comparisons: int = 1,
+    margin: float | None = None,
+) -> Judged:
     """Independent samples: Mann-Whitney p (corrected) and the bootstrap CI of the ratio.
 
     ``comparisons``: how many share ``alpha`` in the family; each CI is held to
     ``alpha / comparisons`` (Bonferroni), the level ``Judged.level`` records.
     """
     if c.ratio is None:
-        why = ("no data" if c.n_base == 0 or c.n_other == 0
-               else "no ratio: baseline median is zero or negative")
+        why = (
+            "no data"
+            if c.n_base == 0 or c.n_other == 0
+            else "no ratio: baseline median is zero or negative"
+        )
         return Judged(NA, c, note=why)
-    if (min(c.n_base, c.n_other) < 2
-            or not can_be_significant(c.n_base, c.n_other, alpha, comparisons)):
+    if min(c.n_base, c.n_other) < 2 or not can_be_significant(
+        c.n_base, c.n_other, alpha, comparisons
+    ):
         need = min_n_per_side(alpha, comparisons)
-        return Judged(INCONCLUSIVE, c, note=f"need n ≥ {need} per side "
-                                            f"(have {c.n_base} and {c.n_other})")
+        return Judged(
+            INCONCLUSIVE, c, note=f"need n ≥ {need} per side (have {c.n_base} and {c.n_other})"
+        )
     level = alpha / max(1, comparisons)
     ci = c.ci_at(1 - level)
     excludes_one = ci is not None and not ci[0] <= 1 <= ci[1]
     if p is not None and p < alpha and abs(c.ratio - 1) >= noise and excludes_one:
         return Judged(HIGHER if c.ratio > 1 else LOWER, c, p, level)
     p_eq = c.p_equivalent_unpaired(noise if margin is None else margin)
-    if (min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and p_eq is not None
-            and p_eq <= level):
+    if min(c.n_base, c.n_other) >= UNPAIRED_EQUIVALENCE_N and p_eq is not None and p_eq <= level:
         return Judged(EQUIVALENT, c, p_eq, level)
     note = "no spread to judge by: every run gave the same value" if c.no_spread else ""
     return Judged(INCONCLUSIVE, c, p, note=note)
 
 
-def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
-               budget: int | None = None, margin: float | None = None) -> Verdict:
+def verdict_of(
+    j: Judged,
+    higher_is_better: bool | None,
+    noise: float,
+    budget: int | None = None,
+    margin: float | None = None,
+) -> Verdict:
     """The mark and sentence of a judged comparison; ``budget``: the plan's most rounds."""
     c = j.comparison
 
@@ -201,16 +240,28 @@ def verdict_of(j: Judged, higher_is_better: bool | None, noise: float,
         return verdict("na", j.note or "no data")
     how = design_text(c)
     if j.outcome in (HIGHER, LOWER):
-        kind = ("different" if higher_is_better is None
-                else "better" if (j.outcome == HIGHER) == higher_is_better else "worse")
-        when = (f"; decided at round {j.at_round}"
-                if j.at_round is not None and c.paired and j.at_round < _last_round(c) else "")
+        kind = (
+            "different"
+            if higher_is_better is None
+            else "better"
+            if (j.outcome == HIGHER) == higher_is_better
+            else "worse"
+        )
+        when = (
+            f"; decided at round {j.at_round}"
+            if j.at_round is not None and c.paired and j.at_round < _last_round(c)
+            else ""
+        )
         p = fmt_p(j.p) if j.p is not None else "p n/a"
         return verdict(kind, f"{p} ({how}{when}), {change_text(c.ratio)}{_ci_text(j)}")
     if j.outcome == EQUIVALENT:
         dci = j.decision_ci()
-        ci = (f": {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}, "
-              "the level of the decision" if dci is not None else "")
+        ci = (
+            f": {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}, "
+            "the level of the decision"
+            if dci is not None
+            else ""
+        )
         within = noise if margin is None else margin
         return verdict("equivalent", f"equivalent within ±{within * 100:g}%{ci} ({how})")
     what = j.note or f"{interval_text(c)} ({how})"
@@ -223,10 +274,18 @@ def _ci_text(j: Judged) -> str:
     dci = j.decision_ci()
     if dci is None:
         return ""
-    on = (f" on rounds 1–{j.at_round}" if j.decided_on is not None and j.comparison.paired
-          and j.at_round is not None and j.at_round < j.comparison.paired.n else "")
-    return (f"; {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}{on}, "
-            "the level of the decision")
+    on = (
+        f" on rounds 1–{j.at_round}"
+        if j.decided_on is not None
+        and j.comparison.paired
+        and j.at_round is not None
+        and j.at_round < j.comparison.paired.n
+        else ""
+    )
+    return (
+        f"; {percent_text(dci.confidence)} CI {dci.low:.3f}–{dci.high:.3f}{on}, "
+        "the level of the decision"
+    )
 
 
 def _last_round(c: Comparison) -> int:
@@ -258,8 +317,9 @@ def settle_text(j: Judged, budget: int | None = None) -> str:
         return "more runs would be needed (measure in the same rounds to compare within them)"
     if j.rounds_needed is None:
         why = _why(j)
-        return ("no number of rounds can be estimated to settle it"
-                + ("" if why == j.note else f": {why}"))
+        return "no number of rounds can be estimated to settle it" + (
+            "" if why == j.note else f": {why}"
+        )
     # The estimate counts rounds in total; a test the look's correction kept from
     # deciding now still needs at least one more.
     need = max(j.rounds_needed, j.comparison.paired.n + 1)

@@ -69,25 +69,27 @@ MAX_ROUNDS_ESTIMATE = 1000  # beyond this the estimate says "many"
 # A log-ratio sd below this is float error on identical ratios (10/11 vs 20/22), not spread.
 _NO_SPREAD = 1e-9
 # No parentheses: the answer line puts a note in them.
-NO_SPREAD_NOTE = ("no spread to judge by: every round gave the same ratio, so the values "
-                  "are quantized or identical")
+NO_SPREAD_NOTE = (
+    "no spread to judge by: every round gave the same ratio, so the values "
+    "are quantized or identical"
+)
 
 
 @dataclass(frozen=True)
 class Paired:
     """A contender against a baseline over the rounds both were measured in."""
 
-    n: int                      # rounds with a value on both sides
-    ratio: float | None         # exp(mean log-ratio): contender / baseline
+    n: int  # rounds with a value on both sides
+    ratio: float | None  # exp(mean log-ratio): contender / baseline
     mean_log: float | None
-    sd_log: float | None        # standard deviation of the per-round log-ratios (observed)
-    p_value: float | None       # two-sided paired t, H0: ratio = 1
+    sd_log: float | None  # standard deviation of the per-round log-ratios (observed)
+    p_value: float | None  # two-sided paired t, H0: ratio = 1
     p_equivalent: float | None  # TOST: the larger one-sided p; small means equivalent
-    margin: float               # the equivalence bound (relative)
+    margin: float  # the equivalence bound (relative)
     # The smallest step between distinct values of a side (log scale), when the
     # values are quantized (ties inside a side); None for continuous values.
     resolution: float | None = None
-    note: str = ""              # why there is no p (no spread to judge by)
+    note: str = ""  # why there is no p (no spread to judge by)
     # The smallest difference worth a claim (relative), when it is not the margin: a
     # plan's noise under a wider equivalence margin.
     threshold: float | None = None
@@ -116,17 +118,24 @@ class Paired:
 
     def flipped(self) -> Paired:
         """The baseline against the contender: the same evidence read the other way."""
-        return replace(self, ratio=1 / self.ratio if self.ratio else None,
-                       mean_log=None if self.mean_log is None else -self.mean_log)
+        return replace(
+            self,
+            ratio=1 / self.ratio if self.ratio else None,
+            mean_log=None if self.mean_log is None else -self.mean_log,
+        )
 
 
 def pair_by_round(base: dict[int, float], other: dict[int, float]) -> list[tuple[float, float]]:
     """(baseline, contender) of every round both have a positive, finite value in."""
+
     def ok(v: float | None) -> bool:
         return v is not None and math.isfinite(v) and v > 0
 
-    return [(base[r], other[r]) for r in sorted(base.keys() & other.keys())
-            if ok(base[r]) and ok(other[r])]
+    return [
+        (base[r], other[r])
+        for r in sorted(base.keys() & other.keys())
+        if ok(base[r]) and ok(other[r])
+    ]
 
 
 def resolution(*sides: np.ndarray) -> float | None:
@@ -145,8 +154,9 @@ def resolution(*sides: np.ndarray) -> float | None:
     return min(steps) if steps else None
 
 
-def compare_paired(pairs: list[tuple[float, float]], margin: float,
-                   threshold: float | None = None) -> Paired:
+def compare_paired(
+    pairs: list[tuple[float, float]], margin: float, threshold: float | None = None
+) -> Paired:
     """The paired comparison of (baseline, contender) values, one pair per round:
     equivalence tested within ``margin``; a difference is worth a claim from
     ``threshold`` (default: the margin)."""
@@ -167,8 +177,9 @@ def compare_paired(pairs: list[tuple[float, float]], margin: float,
         # Every round the same ratio: a t test would divide by zero and call any ratio
         # certain. Identical values say the spread is below what they can show, not that
         # it is nil: no p, no equivalence, never decided (module docstring).
-        return Paired(n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE,
-                      threshold)
+        return Paired(
+            n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE, threshold
+        )
     c = Paired(n, math.exp(mean), mean, sd, None, None, margin, step, threshold=threshold)
     se = c.spread / math.sqrt(n)
     df = n - 1
@@ -215,8 +226,9 @@ def planned_effect(c: Paired) -> tuple[str, float] | None:
     return routes[0] if routes else None
 
 
-def power(route: str, effect: float, sd: float, margin: float, ns: np.ndarray,
-          levels: np.ndarray) -> np.ndarray:
+def power(
+    route: str, effect: float, sd: float, margin: float, ns: np.ndarray, levels: np.ndarray
+) -> np.ndarray:
     """Power of the decision at each n (with its level), for a true mean log-ratio
     ``effect`` and per-round sd ``sd``: noncentral t.
 
@@ -248,13 +260,15 @@ def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
     further look would test it, or more than MAX_ROUNDS_ESTIMATE would be needed:
     ``why_unsettled`` says which.
     """
-    found = [n for route, effect in planned_effects(c)
-             if (n := _rounds_for(c, route, effect, alpha)) is not None]
+    found = [
+        n
+        for route, effect in planned_effects(c)
+        if (n := _rounds_for(c, route, effect, alpha)) is not None
+    ]
     return min(found) if found else None
 
 
-def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], float]
-                ) -> int | None:
+def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], float]) -> int | None:
     bound = c.claim if route == "different" else c.margin
 
     def first_hit(ns: np.ndarray) -> int | None:
@@ -303,7 +317,11 @@ def why_unsettled(c: Paired, alpha: Callable[[int], float] | None = None) -> str
         return "its rounds are fixed, so no further look would test it (raise its repetitions)"
     sd = f"±{math.expm1(c.spread) * 100:.0f}% a round"
     if route == "equivalent":
-        return (f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
-                f"against the ±{c.margin * 100:g}% margin")
-    return (f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
-            f"against the difference it would have to show")
+        return (
+            f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
+            f"against the ±{c.margin * 100:g}% margin"
+        )
+    return (
+        f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
+        f"against the difference it would have to show"
+    )

@@ -49,8 +49,10 @@ def parse_pairs(texts: list[str]) -> dict[str, str]:
     for text in texts:
         base, sep, cont = text.partition("=")
         if not sep or not base.strip() or not cont.strip():
-            raise UserError(f"--pair takes BASELINE_TARGET=CONTENDER_TARGET, e.g. "
-                            f"'ext4=ext4-new' (not '{text}')")
+            raise UserError(
+                f"--pair takes BASELINE_TARGET=CONTENDER_TARGET, e.g. "
+                f"'ext4=ext4-new' (not '{text}')"
+            )
         if base.strip() in out:
             raise UserError(f"--pair: target '{base.strip()}' is paired twice")
         out[base.strip()] = cont.strip()
@@ -65,24 +67,34 @@ def _ran(campaign: Campaign) -> list[str]:
     return [t.name for t in campaign.targets if t.status != "skipped"]
 
 
-def pair_targets(base: Campaign, cont: Campaign, mapping: dict[str, str],
-                 by_name: bool = True) -> list[tuple[str, str]]:
+def pair_targets(
+    base: Campaign, cont: Campaign, mapping: dict[str, str], by_name: bool = True
+) -> list[tuple[str, str]]:
     """The mapping's pairs, then (``by_name``) every other target of the same name in both."""
     b_names, c_names = _ran(base), _ran(cont)
     for b, c in mapping.items():
         if b not in b_names:
-            raise UserError(f"--pair {b}={c}: the baseline has no target '{b}' (it has: "
-                            f"{', '.join(b_names) or 'none'})")
+            raise UserError(
+                f"--pair {b}={c}: the baseline has no target '{b}' (it has: "
+                f"{', '.join(b_names) or 'none'})"
+            )
         if c not in c_names:
-            raise UserError(f"--pair {b}={c}: the contender has no target '{c}' (it has: "
-                            f"{', '.join(c_names) or 'none'})")
+            raise UserError(
+                f"--pair {b}={c}: the contender has no target '{c}' (it has: "
+                f"{', '.join(c_names) or 'none'})"
+            )
     pairs = list(mapping.items())
-    pairs += [(t, t) for t in b_names if by_name and t not in mapping and t in c_names
-              and t not in mapping.values()]
+    pairs += [
+        (t, t)
+        for t in b_names
+        if by_name and t not in mapping and t in c_names and t not in mapping.values()
+    ]
     if not pairs:
-        raise UserError(f"the two campaigns have no target in common (baseline: "
-                        f"{', '.join(b_names)}; contender: {', '.join(c_names)}): pair them "
-                        "with --pair BASELINE_TARGET=CONTENDER_TARGET")
+        raise UserError(
+            f"the two campaigns have no target in common (baseline: "
+            f"{', '.join(b_names)}; contender: {', '.join(c_names)}): pair them "
+            "with --pair BASELINE_TARGET=CONTENDER_TARGET"
+        )
     return pairs
 
 
@@ -90,29 +102,43 @@ def column_names(*campaigns: Campaign) -> tuple[str, ...]:
     """One column per campaign: its directory name, told apart when two are alike (by
     UUID prefix; the same campaign given twice, by position)."""
     dirs = [c.results_dir.name or c.id for c in campaigns]
-    names = [n if dirs.count(n) == 1 else f"{n}@{c.uuid[:8] or c.id}"
-             for n, c in zip(dirs, campaigns)]
+    names = [
+        n if dirs.count(n) == 1 else f"{n}@{c.uuid[:8] or c.id}" for n, c in zip(dirs, campaigns)
+    ]
     # Still alike: the same campaign given twice; its directory name and position.
-    return tuple(n if names.count(n) == 1 else f"{d}#{i}"
-                 for i, (n, d) in enumerate(zip(names, dirs), start=1))
+    return tuple(
+        n if names.count(n) == 1 else f"{d}#{i}"
+        for i, (n, d) in enumerate(zip(names, dirs), start=1)
+    )
 
 
-def pairing(base: Campaign, cont: Campaign, mapping: dict[str, str] | None = None,
-            allow_different: bool = False, by_name: bool = True) -> Pairing:
+def pairing(
+    base: Campaign,
+    cont: Campaign,
+    mapping: dict[str, str] | None = None,
+    allow_different: bool = False,
+    by_name: bool = True,
+) -> Pairing:
     """The pairs and the provenance check: UserError listing every key difference
     unless ``allow_different``. ``by_name=False``: the mapping's pairs only."""
     pairs = pair_targets(base, cont, mapping or {}, by_name)
     found = differences(base, cont, pairs)
     if (key := [d for d in found if d.key]) and not allow_different:
-        raise UserError("refusing to compare campaigns whose key provenance differs: "
-                        + "; ".join(d.text() for d in key)
-                        + " (compare like with like, or pass --allow-different to compare "
-                        "them anyway with a warning)")
+        raise UserError(
+            "refusing to compare campaigns whose key provenance differs: "
+            + "; ".join(d.text() for d in key)
+            + " (compare like with like, or pass --allow-different to compare "
+            "them anyway with a warning)"
+        )
     return Pairing(base, cont, column_names(base, cont), pairs, found, allow_different)
 
 
-def pairings(base: Campaign, contenders: list[Campaign], mapping: dict[str, str] | None = None,
-             allow_different: bool = False) -> list[Pairing]:
+def pairings(
+    base: Campaign,
+    contenders: list[Campaign],
+    mapping: dict[str, str] | None = None,
+    allow_different: bool = False,
+) -> list[Pairing]:
     """The baseline against each contender (a fleet: one campaign per host), every
     campaign its own column; each contender checked against the baseline."""
     names = column_names(base, *contenders)
@@ -146,10 +172,16 @@ def paired_source(p: Pairing | list[Pairing]) -> Source:
                 target, label = pair[side], pair_label(pair)
                 for key, samples in collected.items():
                     if key.target == target:
-                        cells[CellKey(column, key.workload, f"{label} {key.label}".strip(),
-                                      key.metric)] = replace(samples, block=block)
-                failed |= {(column, w, f"{label} {lbl}".strip())
-                           for t, w, lbl in failed_measurements(campaign) if t == target}
+                        cells[
+                            CellKey(
+                                column, key.workload, f"{label} {key.label}".strip(), key.metric
+                            )
+                        ] = replace(samples, block=block)
+                failed |= {
+                    (column, w, f"{label} {lbl}".strip())
+                    for t, w, lbl in failed_measurements(campaign)
+                    if t == target
+                }
     columns = [group[0].names[0]] + [one.names[1] for one in group]
     return Source(columns, cells, failed, None)
 

@@ -17,8 +17,22 @@ from dataclasses import dataclass
 from pgfsbench.store.read import Campaign, StoredTarget
 
 # The plan entry fields that make a target what it is (not its name, nor where it lives).
-RECIPE = ("kind", "fs", "size", "mkfs", "mount", "images", "volume", "log_size",
-          "direct_io", "sysctls", "queue", "zfs", "zpool", "throttle")
+RECIPE = (
+    "kind",
+    "fs",
+    "size",
+    "mkfs",
+    "mount",
+    "images",
+    "volume",
+    "log_size",
+    "direct_io",
+    "sysctls",
+    "queue",
+    "zfs",
+    "zpool",
+    "throttle",
+)
 HOST = ("hostname", "machine_id", "kernel", "cpu", "memory_bytes")
 
 
@@ -43,8 +57,7 @@ def _target(campaign: Campaign, name: str) -> StoredTarget:
     return next(t for t in campaign.targets if t.name == name)
 
 
-def differences(base: Campaign, cont: Campaign,
-                pairs: list[tuple[str, str]]) -> list[Difference]:
+def differences(base: Campaign, cont: Campaign, pairs: list[tuple[str, str]]) -> list[Difference]:
     """Every difference that matters between the paired targets' campaigns."""
     out: list[Difference] = []
 
@@ -69,8 +82,12 @@ def differences(base: Campaign, cont: Campaign,
             differ(f"{who}: data checksums", *("on" if c else "off" for c in checksums), True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
-        differ(f"{who}: PostgreSQL settings",
-               _settings(base.plan, bt.spec), _settings(cont.plan, ct.spec), False)
+        differ(
+            f"{who}: PostgreSQL settings",
+            _settings(base.plan, bt.spec),
+            _settings(cont.plan, ct.spec),
+            False,
+        )
     for fact in HOST:
         differ(f"host {fact}", base.host.get(fact), cont.host.get(fact), False)
     return out
@@ -85,5 +102,7 @@ def _plain(workload: dict | None) -> dict | None:
 
 def _settings(plan: dict, spec: dict) -> dict:
     """The PostgreSQL settings a target ran with: the plan's, then its own."""
-    return {**((plan.get("postgres") or {}).get("settings") or {}),
-            **((spec.get("postgres") or {}).get("settings") or {})}
+    return {
+        **((plan.get("postgres") or {}).get("settings") or {}),
+        **((spec.get("postgres") or {}).get("settings") or {}),
+    }

@@ -36,8 +36,9 @@ def parse_threshold(text: str) -> float:
     m = _THRESHOLD.fullmatch(text)
     value = float(m.group(1)) / 100 if m else math.nan
     if not math.isfinite(value) or value > 10:
-        raise UserError(f"--fail-if-worse takes a percentage from 0% to 1000%, e.g. '5%' "
-                        f"(not '{text}')")
+        raise UserError(
+            f"--fail-if-worse takes a percentage from 0% to 1000%, e.g. '5%' (not '{text}')"
+        )
     return value
 
 
@@ -78,23 +79,32 @@ class Gate:
     def summary(self) -> str:
         limit = f"{self.threshold * 100:g}%"
         if self.failed:
-            head = (f"--fail-if-worse {limit}: {len(self.failed)} significantly worse than "
-                    f"the baseline {self.baseline} by more than {limit}:")
+            head = (
+                f"--fail-if-worse {limit}: {len(self.failed)} significantly worse than "
+                f"the baseline {self.baseline} by more than {limit}:"
+            )
             lines = [head] + [f"  {f.describe()}" for f in self.failed]
         else:
-            lines = [f"--fail-if-worse {limit}: no contender is significantly worse than the "
-                     f"baseline {self.baseline} by more than {limit} (of {self.checked} "
-                     "comparison(s) with a verdict)"]
+            lines = [
+                f"--fail-if-worse {limit}: no contender is significantly worse than the "
+                f"baseline {self.baseline} by more than {limit} (of {self.checked} "
+                "comparison(s) with a verdict)"
+            ]
         if self.within:
-            lines.append(f"  not failing: {len(self.within)} worse but not shown to be beyond "
-                         f"{limit}: " + "; ".join(f.describe() for f in self.within))
+            lines.append(
+                f"  not failing: {len(self.within)} worse but not shown to be beyond "
+                f"{limit}: " + "; ".join(f.describe() for f in self.within)
+            )
         if self.inconclusive:
-            lines.append(f"  not failing: {len(self.inconclusive)} inconclusive (more runs "
-                         "would tell): " + ", ".join(f"{f.title} {f.target}"
-                                                     for f in self.inconclusive))
+            lines.append(
+                f"  not failing: {len(self.inconclusive)} inconclusive (more runs "
+                "would tell): " + ", ".join(f"{f.title} {f.target}" for f in self.inconclusive)
+            )
         if self.undecided:
-            lines.append(f"  not failing: {self.undecided} comparison(s) without a verdict "
-                         "(one run each, or no data): repeat the runs to gate on them")
+            lines.append(
+                f"  not failing: {self.undecided} comparison(s) without a verdict "
+                "(one run each, or no data): repeat the runs to gate on them"
+            )
         return "\n".join(lines)
 
 
@@ -125,8 +135,9 @@ def gate(table: Table, rows: list[Row], threshold: float) -> Gate:
             finding = Finding(row, target, cell)
             if kind == "worse":
                 assert row.higher_is_better is not None  # "worse" needs a direction
-                (out.failed if beyond(cell, row.higher_is_better, threshold)
-                 else out.within).append(finding)
+                (
+                    out.failed if beyond(cell, row.higher_is_better, threshold) else out.within
+                ).append(finding)
             elif kind == "inconclusive":
                 out.inconclusive.append(finding)
     return out

@@ -68,7 +68,12 @@ from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round, rou
 RHO = 2.0
 
 HIGHER, LOWER, EQUIVALENT, INCONCLUSIVE, NA = (
-    "higher", "lower", "equivalent", "inconclusive", "na")
+    "higher",
+    "lower",
+    "equivalent",
+    "inconclusive",
+    "na",
+)
 
 Measurement = tuple[str, str]  # workload type, label
 
@@ -76,12 +81,12 @@ Measurement = tuple[str, str]  # workload type, label
 @dataclass(frozen=True)
 class Design:
     alpha: float
-    noise: float       # the smallest difference worth a claim (and, without margin, the
-                       # equivalence margin)
+    noise: float  # the smallest difference worth a claim (and, without margin, the
+    # equivalence margin)
     # Every round: the first look. Planned looks: the plan's min, the earliest round a
     # look may come at (the budget's); a fixed count: first_look == last_look.
     first_look: int
-    last_look: int     # the most rounds planned; a fixed count: first_look == last_look
+    last_look: int  # the most rounds planned; a fixed count: first_look == last_look
     # The planned looks (rounds, ascending, the last at last_look). None: a look after
     # every round from first_look to last_look, as plans stored before looks existed.
     looks: tuple[int, ...] | None = None
@@ -104,9 +109,14 @@ class Design:
         return cls(alpha, noise, count, count)
 
     @classmethod
-    def planned(cls, alpha: float, noise: float, looks: Iterable[int],
-                descriptive: Iterable[Measurement] = (), earliest: int | None = None
-                ) -> Design:
+    def planned(
+        cls,
+        alpha: float,
+        noise: float,
+        looks: Iterable[int],
+        descriptive: Iterable[Measurement] = (),
+        earliest: int | None = None,
+    ) -> Design:
         rounds = tuple(sorted(set(looks)))
         first = rounds[0] if earliest is None else min(earliest, rounds[0])
         return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive))
@@ -137,8 +147,12 @@ class Design:
                 break
             out[n] = self._a(n) - spent
             spent = self._a(n)
-        if (self.final is not None and not self.every_round and self.final not in out
-                and self.final < self.last_look):
+        if (
+            self.final is not None
+            and not self.every_round
+            and self.final not in out
+            and self.final < self.last_look
+        ):
             out[self.final] = self.alpha - spent  # the budget's round: what is left
         return out
 
@@ -167,12 +181,12 @@ class Design:
 
 @dataclass(frozen=True)
 class Decision:
-    outcome: str               # HIGHER, LOWER (contender vs baseline), EQUIVALENT,
-                               # INCONCLUSIVE, or NA (fewer than 2 paired rounds)
-    paired: Paired             # on every paired round, the figures shown
-    at_round: int | None       # the look that decided it
-    level: float | None        # the (Holm) level the deciding test met
-    p: float | None            # the deciding test's p (difference or TOST)
+    outcome: str  # HIGHER, LOWER (contender vs baseline), EQUIVALENT,
+    # INCONCLUSIVE, or NA (fewer than 2 paired rounds)
+    paired: Paired  # on every paired round, the figures shown
+    at_round: int | None  # the look that decided it
+    level: float | None  # the (Holm) level the deciding test met
+    p: float | None  # the deciding test's p (difference or TOST)
     rounds_needed: int | None  # inconclusive: total rounds likely to decide it
 
     @property
@@ -190,8 +204,11 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
     b)``) are left out, whoever built the family: they get no decision.
     """
     if design.descriptive:
-        comparisons = {k: v for k, v in comparisons.items()
-                       if not (isinstance(k, tuple) and k[:2] in design.descriptive)}
+        comparisons = {
+            k: v
+            for k, v in comparisons.items()
+            if not (isinstance(k, tuple) and k[:2] in design.descriptive)
+        }
     rounds = sorted({r for base, other in comparisons.values() for r in base.keys() & other.keys()})
     last = rounds[-1] if rounds else 0
     decided: dict[Hashable, Decision] = {}
@@ -199,22 +216,24 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
         if n > last:
             break
         open_keys = [k for k in comparisons if k not in decided]
-        at_n = {k: compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
-                for k in open_keys}
+        at_n = {
+            k: compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
+            for k in open_keys
+        }
         differs = _holm({k: c.p_value for k, c in at_n.items()}, level)
         same = _holm({k: c.p_equivalent for k, c in at_n.items()}, level)
         bound = math.log1p(design.noise)
         for k, c in at_n.items():
             if k in differs and abs(c.mean_log) >= bound:
-                decided[k] = Decision(HIGHER if c.mean_log > 0 else LOWER, c, n,
-                                      differs[k], c.p_value, None)
+                decided[k] = Decision(
+                    HIGHER if c.mean_log > 0 else LOWER, c, n, differs[k], c.p_value, None
+                )
             elif k in same:
                 decided[k] = Decision(EQUIVALENT, c, n, same[k], c.p_equivalent, None)
     out: dict[Hashable, Decision] = {}
     m = max(1, len(comparisons))
     for k, (base, other) in comparisons.items():
-        everything = compare_paired(pair_by_round(base, other), design.equivalence,
-                                    design.noise)
+        everything = compare_paired(pair_by_round(base, other), design.equivalence, design.noise)
         if k in decided:
             d = decided[k]
             out[k] = Decision(d.outcome, everything, d.at_round, d.level, d.p, None)
@@ -231,25 +250,35 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
                 if not design.every_round:
                     looks = design.planned_looks()
                     before = looks[-2] / looks[-1] if len(looks) > 1 else 0.0
-                    return design.alpha * (1 - before ** RHO) / m
-                stretched = Design(design.alpha, design.noise, design.first_look,
-                                   max(design.last_look, n), margin=design.margin)
+                    return design.alpha * (1 - before**RHO) / m
+                stretched = Design(
+                    design.alpha,
+                    design.noise,
+                    design.first_look,
+                    max(design.last_look, n),
+                    margin=design.margin,
+                )
                 return stretched.look_alpha(n) / m
-            out[k] = Decision(INCONCLUSIVE, everything, None, None, None,
-                              rounds_to_decide(everything, alpha_at))
+
+            out[k] = Decision(
+                INCONCLUSIVE, everything, None, None, None, rounds_to_decide(everything, alpha_at)
+            )
     return out
 
 
 def _upto(pair: Pair, n: int) -> list[tuple[float, float]]:
     base, other = pair
-    return pair_by_round({r: v for r, v in base.items() if r <= n},
-                         {r: v for r, v in other.items() if r <= n})
+    return pair_by_round(
+        {r: v for r, v in base.items() if r <= n}, {r: v for r, v in other.items() if r <= n}
+    )
 
 
 def _holm(pvalues: dict[Hashable, float | None], alpha: float) -> dict[Hashable, float]:
     """The hypotheses Holm's step-down rejects at ``alpha``, each with the level it met."""
-    ranked = sorted(((p, k) for k, p in pvalues.items() if p is not None and math.isfinite(p)),
-                    key=lambda pk: pk[0])
+    ranked = sorted(
+        ((p, k) for k, p in pvalues.items() if p is not None and math.isfinite(p)),
+        key=lambda pk: pk[0],
+    )
     m = len(ranked)
     rejected: dict[Hashable, float] = {}
     for i, (p, k) in enumerate(ranked):
@@ -263,9 +292,11 @@ def _holm(pvalues: dict[Hashable, float | None], alpha: float) -> dict[Hashable,
 Key = tuple[str, str, str, str]  # workload, label, target a, target b (a first in plan order)
 
 
-def headline_family(values: dict[tuple[str, str], dict[str, dict[int, float]]],
-                    targets: list[str], descriptive: Iterable[Measurement] = ()
-                    ) -> dict[Key, Pair]:
+def headline_family(
+    values: dict[tuple[str, str], dict[str, dict[int, float]]],
+    targets: list[str],
+    descriptive: Iterable[Measurement] = (),
+) -> dict[Key, Pair]:
     """Every pair of targets for every measurement: the family the verdicts decide.
 
     ``values[(workload, label)][target][round]`` is a headline value. All pairs are
@@ -281,6 +312,6 @@ def headline_family(values: dict[tuple[str, str], dict[str, dict[int, float]]],
             continue
         present = [t for t in targets if by_target.get(t)]
         for i, a in enumerate(present):
-            for b in present[i + 1:]:
+            for b in present[i + 1 :]:
                 family[(workload, label, a, b)] = (by_target[a], by_target[b])
     return family

@@ -98,13 +98,13 @@ def _code_version() -> bytes:
         from hashlib import blake2b
         from pathlib import Path
 
-        _code = blake2b(Path(__file__).read_bytes() + np.__version__.encode(),
-                        digest_size=16).digest()
+        _code = blake2b(
+            Path(__file__).read_bytes() + np.__version__.encode(), digest_size=16
+        ).digest()
     return _code
 
 
-def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute
-              ) -> tuple[float, float] | None:
+def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute) -> tuple[float, float] | None:
     """compute(), or what it gave before for the same code, kind and values."""
     from hashlib import blake2b
 
@@ -122,12 +122,12 @@ def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute
 
 @dataclass(frozen=True)
 class Summary:
-    n: int                  # finite samples used
-    median: float | None    # None when n == 0
-    ci_low: float | None    # 95% CI of the median; None when n < 2
+    n: int  # finite samples used
+    median: float | None  # None when n == 0
+    ci_low: float | None  # 95% CI of the median; None when n < 2
     ci_high: float | None
-    cv: float | None        # sample stdev (ddof=1) / |mean|; None when n < 2 or mean == 0
-    dropped: int            # None/NaN/inf samples left out (a failed run)
+    cv: float | None  # sample stdev (ddof=1) / |mean|; None when n < 2 or mean == 0
+    dropped: int  # None/NaN/inf samples left out (a failed run)
 
     @property
     def half_width(self) -> float | None:
@@ -142,11 +142,13 @@ class Comparison:
     """Contender against baseline. Unpaired: ratio of medians, bootstrap CI, Mann-Whitney p.
     Paired (``paired`` set): geometric mean of the per-round ratios, its t CI, paired t p."""
 
-    ratio: float | None     # contender / baseline
-    ci_low: float | None    # 95% CI of that ratio; None when either side has n < 2
+    ratio: float | None  # contender / baseline
+    ci_low: float | None  # 95% CI of that ratio; None when either side has n < 2
     ci_high: float | None
-    p_value: float | None   # two-sided; unpaired: None where no data of these sizes could reach alpha
-    n_base: int             # paired: the rounds both have a value in
+    p_value: (
+        float | None
+    )  # two-sided; unpaired: None where no data of these sizes could reach alpha
+    n_base: int  # paired: the rounds both have a value in
     n_other: int
     paired: Paired | None = None  # the within-round analysis, when the design is paired
     # Unpaired: every value the same on each side (identical or quantized values): the
@@ -184,15 +186,23 @@ class Comparison:
         """Unpaired TOST p: the smallest ``level`` at which the (1 - 2·level) interval of
         ``ci_at`` lies inside the margin (so p ≤ level exactly when it does). None where
         no interval can be given, or without spread on either side."""
-        if (self.paired is not None or self.no_spread or self.ratio is None
-                or self.ratio <= 0 or self.ci_low is None or self.ci_low <= 0):
+        if (
+            self.paired is not None
+            or self.no_spread
+            or self.ratio is None
+            or self.ratio <= 0
+            or self.ci_low is None
+            or self.ci_low <= 0
+        ):
             return None
         bound = math.log1p(noise)
         r = math.log(self.ratio)
         z95 = _z(CONFIDENCE)
         p = 0.0
-        for dist, half in ((r + bound, r - math.log(self.ci_low)),
-                           (bound - r, math.log(self.ci_high) - r)):
+        for dist, half in (
+            (r + bound, r - math.log(self.ci_low)),
+            (bound - r, math.log(self.ci_high) - r),
+        ):
             if dist <= 0:
                 return 1.0
             p = max(p, 0.0 if half <= 0 else float(ndtr(-dist * z95 / half)))
@@ -201,12 +211,14 @@ class Comparison:
     def flipped(self) -> Comparison:
         """The baseline against the contender: the same evidence read the other way."""
         if not self.ratio:  # none, or zero: no ratio the other way round
-            return Comparison(None, None, None, self.p_value, self.n_other, self.n_base,
-                              no_spread=self.no_spread)
+            return Comparison(
+                None, None, None, self.p_value, self.n_other, self.n_base, no_spread=self.no_spread
+            )
         ci = (1 / self.ci_high, 1 / self.ci_low) if self.ci_low else (None, None)
         back = None if self.paired is None else self.paired.flipped()
-        return Comparison(1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back,
-                          self.no_spread)
+        return Comparison(
+            1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back, self.no_spread
+        )
 
 
 def _z(confidence: float) -> float:
@@ -283,8 +295,10 @@ def summarize(values: Iterable[float | None]) -> Summary:
     median = float(np.median(x))
     if n < 2:
         return Summary(n, median, None, None, None, dropped)
-    lo, hi = _interval("median", (x,),
-                       lambda: _percentile_ci(_fresh_boot_medians(x))) or (None, None)
+    lo, hi = _interval("median", (x,), lambda: _percentile_ci(_fresh_boot_medians(x))) or (
+        None,
+        None,
+    )
     mean = float(np.mean(x))
     cv = float(np.std(x, ddof=1)) / abs(mean) if mean != 0 else None
     return Summary(n, median, lo, hi, cv, dropped)
@@ -301,8 +315,9 @@ def smallest_p(n1: int, n2: int) -> float:
     return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
-def can_be_significant(n1: int, n2: int, alpha: float = DEFAULT.alpha,
-                       comparisons: int = 1) -> bool:
+def can_be_significant(
+    n1: int, n2: int, alpha: float = DEFAULT.alpha, comparisons: int = 1
+) -> bool:
     """Whether some data of these sizes could give p < alpha/comparisons."""
     return smallest_p(n1, n2) < alpha / max(1, comparisons)
 
@@ -357,8 +372,9 @@ def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
 
     ranks = rankdata(np.concatenate([a, b]))
     n1 = len(a)
-    picks = np.fromiter(itertools.chain.from_iterable(
-        itertools.combinations(range(len(ranks)), n1)), dtype=np.intp).reshape(-1, n1)
+    picks = np.fromiter(
+        itertools.chain.from_iterable(itertools.combinations(range(len(ranks)), n1)), dtype=np.intp
+    ).reshape(-1, n1)
     sums = ranks[picks].sum(axis=1)
     observed = ranks[:n1].sum()
     eps = 1e-9 * max(1.0, abs(observed))  # mid-ranks are halves: compare with slack
@@ -367,8 +383,11 @@ def _exact_tied_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(min(1.0, 2 * min(lower, upper)))
 
 
-def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
-            alpha: float = DEFAULT.alpha) -> Comparison:
+def compare(
+    baseline: Iterable[float | None],
+    contender: Iterable[float | None],
+    alpha: float = DEFAULT.alpha,
+) -> Comparison:
     """Contender against baseline: ratio of medians, its bootstrap CI, Mann-Whitney p.
 
     p is withheld when no data of these sizes could reach alpha
@@ -387,8 +406,10 @@ def compare(baseline: Iterable[float | None], contender: Iterable[float | None],
 
     ci_low = ci_high = None
     if ratio is not None and nb >= 2 and no >= 2:
-        ci_low, ci_high = _interval("ratio", (base, other),
-                                    lambda: _ratio_ci(base, other)) or (None, None)
+        ci_low, ci_high = _interval("ratio", (base, other), lambda: _ratio_ci(base, other)) or (
+            None,
+            None,
+        )
 
     # Withhold p where no outcome could be significant (see module docstring).
     p = _mann_whitney(base, other) if can_be_significant(nb, no, alpha) else None
@@ -406,9 +427,12 @@ def _ratio_ci(base: np.ndarray, other: np.ndarray) -> tuple[float, float] | None
     return None
 
 
-def compare_rounds(baseline: dict[int, float], contender: dict[int, float],
-                   noise: float = DEFAULT.noise, threshold: float | None = None
-                   ) -> Comparison:
+def compare_rounds(
+    baseline: dict[int, float],
+    contender: dict[int, float],
+    noise: float = DEFAULT.noise,
+    threshold: float | None = None,
+) -> Comparison:
     """Contender against baseline within the rounds both were measured in (paired.py):
     equivalence within ``noise``; claims from ``threshold`` (default: the same)."""
     return from_paired(compare_paired(pair_by_round(baseline, contender), noise, threshold))

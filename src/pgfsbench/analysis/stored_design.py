@@ -36,8 +36,7 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
         verdicts = Verdicts()
     margin = verdicts.equivalence  # None: the noise margin, as before it existed
     if reps.count != "auto":
-        return replace(Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count)),
-                       margin=margin)
+        return replace(Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count)), margin=margin)
     if "looks" not in stored:  # stored before planned looks: as it was decided then
         return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max, margin=margin)
     stored_design = (schedule or {}).get("design") or {}
@@ -45,11 +44,17 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
     # same rule): read them back rather than validate the whole plan (pydantic and every
     # workload kind, ~0.2 s of a read command's start).
     kept = stored_design.get("descriptive")
-    descriptive = (frozenset((str(w), str(label)) for w, label in kept)
-                   if isinstance(kept, list) else descriptive_measurements(plan))
-    design = replace(Design.planned(verdicts.alpha, verdicts.noise, reps.look_rounds(),
-                                    descriptive, earliest=reps.min),
-                     margin=margin)
+    descriptive = (
+        frozenset((str(w), str(label)) for w, label in kept)
+        if isinstance(kept, list)
+        else descriptive_measurements(plan)
+    )
+    design = replace(
+        Design.planned(
+            verdicts.alpha, verdicts.noise, reps.look_rounds(), descriptive, earliest=reps.min
+        ),
+        margin=margin,
+    )
     final = stored_design.get("final_look")
     return design.at_budget(int(final)) if isinstance(final, int) else design
 
@@ -67,5 +72,4 @@ def descriptive_measurements(plan: dict) -> frozenset[Measurement]:
         return frozenset()
     if model.repetitions.count != "auto":
         return frozenset()
-    return frozenset((m.type, m.label()) for m in model.measurements()
-                     if m.repetitions is not None)
+    return frozenset((m.type, m.label()) for m in model.measurements() if m.repetitions is not None)

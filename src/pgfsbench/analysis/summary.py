@@ -37,10 +37,19 @@ class Summary:
 
 
 def summarize(campaign: Campaign, source: str) -> Summary:
-    summary = Summary(campaign.uuid, campaign.id, source, str(campaign.results_dir),
-                      host_identity(campaign),
-                      campaign.plan_name, campaign.started, campaign.ended, campaign.status,
-                      campaign.schema_version, [t.name for t in campaign.targets])
+    summary = Summary(
+        campaign.uuid,
+        campaign.id,
+        source,
+        str(campaign.results_dir),
+        host_identity(campaign),
+        campaign.plan_name,
+        campaign.started,
+        campaign.ended,
+        campaign.status,
+        campaign.schema_version,
+        [t.name for t in campaign.targets],
+    )
     try:
         summary.verdicts = verdict_lines(comparison_table(campaign), durabilities(campaign))
     except Exception as exc:  # a listing must list every campaign, even one we misread

@@ -117,8 +117,13 @@ class Source:
 
 def campaign_source(campaign: Campaign) -> Source:
     columns = [t.name for t in campaign.targets if t.status != "skipped"]
-    return Source(columns, collect(campaign), failed_measurements(campaign),
-                  design_for(campaign.plan, campaign.schedule), campaign.results_dir)
+    return Source(
+        columns,
+        collect(campaign),
+        failed_measurements(campaign),
+        design_for(campaign.plan, campaign.schedule),
+        campaign.results_dir,
+    )
 
 
 # A loaded campaign does not change, and the bootstrap behind a table costs
@@ -127,28 +132,36 @@ def campaign_source(campaign: Campaign) -> Source:
 _tables: WeakKeyDictionary[Campaign, dict[tuple, Table]] = WeakKeyDictionary()
 
 
-def comparison_table(campaign: Campaign, baseline: str | None = None,
-                     alpha: float | None = None, noise: float | None = None) -> Table:
+def comparison_table(
+    campaign: Campaign,
+    baseline: str | None = None,
+    alpha: float | None = None,
+    noise: float | None = None,
+) -> Table:
     """The table of one campaign; its plan's [verdicts] settings unless overridden."""
     verdicts = campaign.plan.get("verdicts") or {}
-    key = (baseline or verdicts.get("baseline"),
-           alpha if alpha is not None else verdicts.get("alpha", DEFAULT.alpha),
-           noise if noise is not None else verdicts.get("noise", DEFAULT.noise),
-           verdicts.get("equivalence"))
+    key = (
+        baseline or verdicts.get("baseline"),
+        alpha if alpha is not None else verdicts.get("alpha", DEFAULT.alpha),
+        noise if noise is not None else verdicts.get("noise", DEFAULT.noise),
+        verdicts.get("equivalence"),
+    )
     known = _tables.setdefault(campaign, {})
     if key not in known:
         known[key] = build_table(campaign_source(campaign), *key)
     return known[key]
 
 
-def build_table(source: Source, baseline: str | None, alpha: float, noise: float,
-                margin: float | None = None) -> Table:
+def build_table(
+    source: Source, baseline: str | None, alpha: float, noise: float, margin: float | None = None
+) -> Table:
     with kept_in(source.results_dir):
         return _build_table(source, baseline, alpha, noise, margin)
 
 
-def _build_table(source: Source, baseline: str | None, alpha: float, noise: float,
-                 margin: float | None) -> Table:
+def _build_table(
+    source: Source, baseline: str | None, alpha: float, noise: float, margin: float | None
+) -> Table:
     columns = list(source.columns)
     if baseline is None or baseline not in columns:
         baseline = columns[0] if columns else None
@@ -162,11 +175,14 @@ def _build_table(source: Source, baseline: str | None, alpha: float, noise: floa
     for key, samples in source.cells.items():
         if key.target not in columns:
             continue
-        row = rows.setdefault((key.workload, key.label, key.metric), Row(
-            key.workload, key.label, key.metric, samples.unit, samples.higher_is_better, {}))
+        row = rows.setdefault(
+            (key.workload, key.label, key.metric),
+            Row(key.workload, key.label, key.metric, samples.unit, samples.higher_is_better, {}),
+        )
         row.note = row.note or samples.note
         row.headline = row.headline or key.metric == headline_metric(
-            key.workload, samples.params, names[(key.target, key.workload, key.label)])
+            key.workload, samples.params, names[(key.target, key.workload, key.label)]
+        )
         row.cells[key.target] = _cell(samples)
     failed = source.failed
     for row in rows.values():
@@ -191,8 +207,20 @@ def _cell(samples: Samples) -> Cell:
         return Cell(None, None, False, "unsupported" if samples.unsupported else "failed")
     s = summarize(samples.values)
     ci = (s.ci_low, s.ci_high) if s.ci_low is not None and s.ci_high is not None else None
-    return Cell(s.median, None, False, "ok", s.n, ci, s.half_width, s.cv, list(samples.values),
-                rounds=list(samples.rounds), block=samples.block, settling=samples.settling)
+    return Cell(
+        s.median,
+        None,
+        False,
+        "ok",
+        s.n,
+        ci,
+        s.half_width,
+        s.cv,
+        list(samples.values),
+        rounds=list(samples.rounds),
+        block=samples.block,
+        settling=samples.settling,
+    )
 
 
 def _best(table: Table, row: Row) -> str | None:
@@ -212,17 +240,36 @@ def _best(table: Table, row: Row) -> str | None:
         return None
     if row.headline and table.pairs:
         worse = LOWER if row.higher_is_better else HIGHER  # the other, against the best
-        best = next((t for t in present if all(
-            (j := table.pair(row, t, o)) is not None and j.outcome == worse
-            for o in present if o != t)), None)
+        best = next(
+            (
+                t
+                for t in present
+                if all(
+                    (j := table.pair(row, t, o)) is not None and j.outcome == worse
+                    for o in present
+                    if o != t
+                )
+            ),
+            None,
+        )
     else:
-        kinds = {t: (c.verdict.kind if c.verdict else None) for t, c in row.cells.items()
-                 if t in present and t != table.baseline}
+        kinds = {
+            t: (c.verdict.kind if c.verdict else None)
+            for t, c in row.cells.items()
+            if t in present and t != table.baseline
+        }
         if table.baseline in present and all(k == "worse" for k in kinds.values()):
             best = table.baseline
         else:
-            best = next((t for t, k in kinds.items() if k == "better" and all(
-                o == "worse" or o == "equivalent" for u, o in kinds.items() if u != t)), None)
+            best = next(
+                (
+                    t
+                    for t, k in kinds.items()
+                    if k == "better"
+                    and all(o == "worse" or o == "equivalent" for u, o in kinds.items() if u != t)
+                ),
+                None,
+            )
     # A zero is never a win: no time spent, nothing written, no errors is a fact, not a
     # contest (and ratios to zero are undefined).
     return None if best is None or row.cells[best].value == 0 else best
@@ -237,8 +284,7 @@ def _compare_with_baseline(table: Table) -> None:
         for t in table.targets[1:]:
             cell = row.cells[t]
             if base.value is not None and cell.value is not None:
-                cell.comparison = compare_cells(base, cell, table.alpha, table.noise,
-                                                table.margin)
+                cell.comparison = compare_cells(base, cell, table.alpha, table.noise, table.margin)
                 cell.ratio = cell.comparison.ratio
                 pairs.append((row, t, cell))
                 table.paired |= cell.comparison.paired is not None
@@ -256,8 +302,9 @@ def _compare_with_baseline(table: Table) -> None:
         if cell.judged is None or max(cell.n, row.cells[table.baseline].n) < 2:
             continue  # one run on each side (repetitions = 1): a ratio, no verdict
         cell.p_adjusted = cell.judged.p
-        cell.verdict = verdict_of(cell.judged, row.higher_is_better, table.noise, table.budget,
-                                  table.margin)
+        cell.verdict = verdict_of(
+            cell.judged, row.higher_is_better, table.noise, table.budget, table.margin
+        )
 
 
 def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
@@ -268,8 +315,9 @@ def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
         if cell.comparison.paired is not None:
             cell.judged = judge_paired(cell.comparison, q, q_eq, table.alpha, table.noise)
         else:
-            cell.judged = judge_unpaired(cell.comparison, q, table.alpha, table.noise,
-                                         margin=table.margin)
+            cell.judged = judge_unpaired(
+                cell.comparison, q, table.alpha, table.noise, margin=table.margin
+            )
 
 
 def params_key(params: dict) -> str:

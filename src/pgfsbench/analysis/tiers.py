@@ -43,9 +43,11 @@ class Tiers:
     def text(self) -> str:
         """``ext4 ≈ xfs > btrfs``: '>' between tiers; inside a tier '≈' where every pair
         was shown equivalent, else ', ' (not told apart)."""
+
         def tier(members: list[str]) -> str:
             same = all(rel == SAME for a, b, rel in self.inside if a in members and b in members)
             return (" ≈ " if same else ", ").join(members)
+
         return " > ".join(tier(t) for t in self.tiers)
 
 
@@ -57,11 +59,12 @@ def rank(order: list[str], relation: Callable[[str, str], str]) -> Tiers:
     tiers: list[list[str]] = [[]]
     for i, name in enumerate(ordered):
         tiers[-1].append(name)
-        above, below = ordered[:i + 1], ordered[i + 1:]
+        above, below = ordered[: i + 1], ordered[i + 1 :]
         if below and all(relation(a, b) == BETTER for a in above for b in below):
             tiers.append([])
-    inside = [(a, b, _pair(a, b, relation)) for t in tiers
-              for i, a in enumerate(t) for b in t[i + 1:]]
+    inside = [
+        (a, b, _pair(a, b, relation)) for t in tiers for i, a in enumerate(t) for b in t[i + 1 :]
+    ]
     return Tiers(tiers, inside)
 
 
@@ -76,8 +79,9 @@ def _respecting_decisions(order: list[str], relation: Callable[[str, str], str])
     decisions, which sound tests should not produce, falls back to the estimate)."""
     left, out = list(order), []
     while left:
-        pick = next((t for t in left if not any(relation(o, t) == BETTER
-                                                for o in left if o != t)), left[0])
+        pick = next(
+            (t for t in left if not any(relation(o, t) == BETTER for o in left if o != t)), left[0]
+        )
         out.append(pick)
         left.remove(pick)
     return out

@@ -74,8 +74,9 @@ class VerdictLine:
 Durabilities = dict[str, Durability | None]  # column → its target's class
 
 
-def verdict_lines(table: Table,
-                  durability: Durabilities | Callable[[Row], Durabilities]) -> list[VerdictLine]:
+def verdict_lines(
+    table: Table, durability: Durabilities | Callable[[Row], Durabilities]
+) -> list[VerdictLine]:
     """``durability``: each column's target classified, or, where a column holds a
     different target on each row (campaigns compared, a pair a row), a row's."""
     of_row = durability if callable(durability) else (lambda row: durability)
@@ -94,14 +95,14 @@ def _ranked(row: Row) -> list[str]:
     return sorted(values, key=values.get, reverse=bool(row.higher_is_better))
 
 
-def _line(row: Row, order: list[str], table: Table,
-          durability: Durabilities) -> VerdictLine:
-    classes = {t: (d.level if (d := durability.get(t)) else "unknown")
-               for t in table.targets if t in order}  # plan order, baseline first
-    line = VerdictLine(row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "",
-                       classes)
-    described = table.design is not None and (row.workload, row.label) in \
-        table.design.descriptive
+def _line(row: Row, order: list[str], table: Table, durability: Durabilities) -> VerdictLine:
+    classes = {
+        t: (d.level if (d := durability.get(t)) else "unknown") for t in table.targets if t in order
+    }  # plan order, baseline first
+    line = VerdictLine(
+        row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "", classes
+    )
+    described = table.design is not None and (row.workload, row.label) in table.design.descriptive
     if described:
         _described(line, row, order)
     elif all(row.cells[t].n < 2 for t in order) or not table.pairs:
@@ -118,13 +119,17 @@ def _line(row: Row, order: list[str], table: Table,
     if missing := [t for t in table.targets if t not in order]:
         line.text += f"; no data for {', '.join(missing)}"
     lead = line.winner or (line.tiers.tiers[0][0] if line.tiers else order[0])
-    unsafe_leaders = [t for t in (line.tiers.tiers[0] if line.tiers else [lead])
-                      if classes.get(t) not in (SAFE, "unknown")]
+    unsafe_leaders = [
+        t
+        for t in (line.tiers.tiers[0] if line.tiers else [lead])
+        if classes.get(t) not in (SAFE, "unknown")
+    ]
     if unsafe_leaders:
         first = unsafe_leaders[0]
         reasons = durability[first].reasons if durability.get(first) else []
-        line.warning = (f"{first} is {classes[first].upper()}"
-                        + (f": {reasons[0]}" if reasons else ""))
+        line.warning = f"{first} is {classes[first].upper()}" + (
+            f": {reasons[0]}" if reasons else ""
+        )
     return line
 
 
@@ -142,10 +147,13 @@ def _described(line: VerdictLine, row: Row, order: list[str]) -> None:
     """Medians only: what the advice reads, said as such (no test, no share of alpha)."""
     line.kind = DESCRIBED
     rounds = max(row.cells[t].n for t in order)
-    line.text = (f"for the advice, not tested (its own {rounds} round"
-                 + ("s" if rounds != 1 else "") + "): medians "
-                 + " · ".join(f"{t} {_number(row.cells[t].value)}" for t in order)
-                 + f" {row.unit}")
+    line.text = (
+        f"for the advice, not tested (its own {rounds} round"
+        + ("s" if rounds != 1 else "")
+        + "): medians "
+        + " · ".join(f"{t} {_number(row.cells[t].value)}" for t in order)
+        + f" {row.unit}"
+    )
 
 
 def _number(x: float) -> str:
@@ -158,11 +166,16 @@ def _single(line: VerdictLine, row: Row, order: list[str]) -> None:
     line.kind = SINGLE
     leader = order[0]
     tied = [t for t in order if row.cells[t].value == row.cells[leader].value]
-    said = (f"{' and '.join(tied)} had the same {row.metric}" if len(tied) > 1
-            else f"{leader} had the {word} {row.metric}")
-    line.text = (f"{said} in a single run each; one run cannot tell a real "
-                 "difference from noise (set [repetitions] count to 5 or more, or "
-                 "\"auto\")")
+    said = (
+        f"{' and '.join(tied)} had the same {row.metric}"
+        if len(tied) > 1
+        else f"{leader} had the {word} {row.metric}"
+    )
+    line.text = (
+        f"{said} in a single run each; one run cannot tell a real "
+        "difference from noise (set [repetitions] count to 5 or more, or "
+        '"auto")'
+    )
 
 
 def _details(row: Row, table: Table, tiers: Tiers) -> list[str]:
@@ -170,7 +183,7 @@ def _details(row: Row, table: Table, tiers: Tiers) -> list[str]:
     ordered = [t for tier in tiers.tiers for t in tier]
     out = []
     for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
+        for b in ordered[i + 1 :]:
             j = table.pair(row, a, b)
             if j is not None:
                 out.append(f"{b} vs {a}: {_figure(j)}")
@@ -182,8 +195,11 @@ def _figure(j: Judged) -> str:
     c = j.comparison
     parts = [interval_text(c)]
     if j.outcome == SAME:
-        parts.append(f"equivalent within ±{j.comparison.paired.margin * 100:g}%"
-                     if c.paired else "equivalent")
+        parts.append(
+            f"equivalent within ±{j.comparison.paired.margin * 100:g}%"
+            if c.paired
+            else "equivalent"
+        )
     elif j.decided and j.p is not None:
         parts.append(fmt_p(j.p))
     parts.append(design_text(c))

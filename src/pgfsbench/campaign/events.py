@@ -137,9 +137,20 @@ class CampaignEnded:
     status: str  # "ok", "partial", "failed", "interrupted"
 
 
-Event = (Note | CampaignStarted | TargetSkipped | RoundStarted | VisitStarted | TargetFailed
-         | RunStarted | RunFinished | RoundEnded | CommandStarted | CommandFinished
-         | CampaignEnded)
+Event = (
+    Note
+    | CampaignStarted
+    | TargetSkipped
+    | RoundStarted
+    | VisitStarted
+    | TargetFailed
+    | RunStarted
+    | RunFinished
+    | RoundEnded
+    | CommandStarted
+    | CommandFinished
+    | CampaignEnded
+)
 Observer = Callable[[Event], None]
 
 

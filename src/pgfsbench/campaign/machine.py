@@ -67,8 +67,9 @@ class Provisioner(Protocol):
     def provenance(self, spec: Target, target: PreparedTarget) -> dict:
         """Everything recorded about the made target."""
 
-    def server(self, spec: Target, target: PreparedTarget, log_dest: Path
-               ) -> ContextManager[Cluster]:
+    def server(
+        self, spec: Target, target: PreparedTarget, log_dest: Path
+    ) -> ContextManager[Cluster]:
         """PostgreSQL started on the target; its log copied to ``log_dest`` when it stops."""
 
 
@@ -87,8 +88,7 @@ class Machine:
         # them again on the target's own device).
         plan, opts = self.campaign.plan, self.campaign.options
         opts.target_bins = target_binaries(plan)
-        run_checks(plan, RUN, CheckContext(opts.bins_for, opts.allow_format,
-                                           opts.wipe_signatures))
+        run_checks(plan, RUN, CheckContext(opts.bins_for, opts.allow_format, opts.wipe_signatures))
 
     def pg_user(self) -> RunAs:
         return ensure_pg_user()
@@ -101,11 +101,15 @@ class Machine:
         plan, results_dir = self.campaign.plan, self.campaign.options.results_dir
         if can_use_loop_devices():
             return list(plan.targets)
-        self.campaign.emit(Note(
-            "Not running as root (or no loop devices): cannot make filesystems. "
-            f"Falling back to a directory target on {results_dir}'s own "
-            "filesystem: no filesystem comparison is possible. Run as root to compare "
-            "filesystems.", "warning"))
+        self.campaign.emit(
+            Note(
+                "Not running as root (or no loop devices): cannot make filesystems. "
+                f"Falling back to a directory target on {results_dir}'s own "
+                "filesystem: no filesystem comparison is possible. Run as root to compare "
+                "filesystems.",
+                "warning",
+            )
+        )
         return [Target(name="dir", dir=results_dir)]
 
     def unavailable(self, spec: Target) -> str | None:
@@ -124,12 +128,14 @@ class Machine:
         elif spec.kind == "device":
             from pgfsbench.provision.device import device_target
 
-            with device_target(spec, c.ledger, c.user, c.options.allow_format,
-                               c.options.wipe_signatures) as target:
+            with device_target(
+                spec, c.ledger, c.user, c.options.allow_format, c.options.wipe_signatures
+            ) as target:
                 yield target
         else:
-            with loop_target(spec, c.options.results_dir / "images", c.ledger,
-                             c.options.keep, c.user) as target:
+            with loop_target(
+                spec, c.options.results_dir / "images", c.ledger, c.options.keep, c.user
+            ) as target:
                 yield target
 
     @contextlib.contextmanager
@@ -137,14 +143,19 @@ class Machine:
         ledger = self.campaign.ledger
         device = target.device if spec.kind != "dir" else None
         with contextlib.ExitStack() as stack:
-            limits = stack.enter_context(throttled(device, spec.throttle, ledger)) \
-                if spec.throttle is not None and device else {}
+            limits = (
+                stack.enter_context(throttled(device, spec.throttle, ledger))
+                if spec.throttle is not None and device
+                else {}
+            )
             # Inside the target: after a crash, cleanup restores these before detaching.
-            knobs = stack.enter_context(os_knobs(dict(spec.sysctls), dict(spec.queue),
-                                                 device, ledger))
+            knobs = stack.enter_context(
+                os_knobs(dict(spec.sysctls), dict(spec.queue), device, ledger)
+            )
             # Last: the target's cache is dropped right before the server starts in it.
-            memory = stack.enter_context(memory_limited(
-                self.campaign.plan.memory_limit(spec), target.workdir, ledger))
+            memory = stack.enter_context(
+                memory_limited(self.campaign.plan.memory_limit(spec), target.workdir, ledger)
+            )
             self._memory[spec.name] = memory
             stack.callback(self._memory.pop, spec.name, None)
             yield {"os_settings": knobs, "throttle": limits, "memory": memory}
@@ -152,13 +163,21 @@ class Machine:
     def provenance(self, spec: Target, target: PreparedTarget) -> dict:
         return target_provenance(target, spec)
 
-    def server(self, spec: Target, target: PreparedTarget, log_dest: Path
-               ) -> ContextManager[Cluster]:
+    def server(
+        self, spec: Target, target: PreparedTarget, log_dest: Path
+    ) -> ContextManager[Cluster]:
         c = self.campaign
         memory = self._memory.get(spec.name) or {}
-        cluster = running_cluster(c.options.bins_for(spec.name), c.user, target.workdir,
-                                  c.ledger, c.plan.server_settings(spec), log_dest,
-                                  c.plan.data_checksums(spec), cgroup=memory.get("procs"))
+        cluster = running_cluster(
+            c.options.bins_for(spec.name),
+            c.user,
+            target.workdir,
+            c.ledger,
+            c.plan.server_settings(spec),
+            log_dest,
+            c.plan.data_checksums(spec),
+            cgroup=memory.get("procs"),
+        )
         if not memory:
             return cluster
         return _reading_usage(cluster, memory)

@@ -42,9 +42,11 @@ class NothingToResume(Exception):
 
     def __init__(self, campaign: Stored) -> None:
         self.status = campaign.status
-        super().__init__(f"campaign {campaign.id} in {campaign.results_dir} ended "
-                         f"'{campaign.status}': it ran to its end, there is nothing to "
-                         "resume (failed runs are results, not gaps)")
+        super().__init__(
+            f"campaign {campaign.id} in {campaign.results_dir} ended "
+            f"'{campaign.status}': it ran to its end, there is nothing to "
+            "resume (failed runs are results, not gaps)"
+        )
 
 
 def plan_hash(plan: dict) -> str:
@@ -60,23 +62,29 @@ def stored_plan(results_dir: Path) -> Plan:
         raise NothingToResume(campaign)
     recorded = campaign.schedule.get("plan_sha256")
     if recorded and recorded != plan_hash(campaign.plan):
-        raise UserError(f"{results_dir}: the stored plan does not match the hash recorded "
-                        "with it (the results were changed): refusing to resume")
+        raise UserError(
+            f"{results_dir}: the stored plan does not match the hash recorded "
+            "with it (the results were changed): refusing to resume"
+        )
     try:
         plan = Plan.model_validate(campaign.plan)
     except ValidationError as exc:
-        raise UserError(f"{results_dir}: its stored plan is not valid for this pgfsbench "
-                        f"({exc.error_count()} problems; it was recorded by pgfsbench "
-                        f"{campaign.version}): resume it with that version") from None
+        raise UserError(
+            f"{results_dir}: its stored plan is not valid for this pgfsbench "
+            f"({exc.error_count()} problems; it was recorded by pgfsbench "
+            f"{campaign.version}): resume it with that version"
+        ) from None
     return plan
 
 
 def check_same_plan(given: Plan, stored: Plan, results_dir: Path) -> None:
     """A plan named with --resume must be the one the campaign recorded."""
     if plan_hash(given.model_dump(mode="json")) != plan_hash(stored.model_dump(mode="json")):
-        raise UserError(f"the plan given differs from the one the campaign in {results_dir} "
-                        "recorded; a resumed campaign runs its recorded plan: leave PLAN out "
-                        "of 'run --resume', or start a new campaign with --results")
+        raise UserError(
+            f"the plan given differs from the one the campaign in {results_dir} "
+            "recorded; a resumed campaign runs its recorded plan: leave PLAN out "
+            "of 'run --resume', or start a new campaign with --results"
+        )
 
 
 @dataclass
@@ -107,28 +115,41 @@ def resume_point(results_dir: Path, host: dict, pg_version: str) -> ResumePoint:
     if campaign.status not in RESUMABLE:
         raise NothingToResume(campaign)
     if campaign.status == "running" and _alive(results_dir):
-        raise UserError(f"the campaign in {results_dir} is still running (its process is "
-                        "alive): wait for it, or stop it first")
+        raise UserError(
+            f"the campaign in {results_dir} is still running (its process is "
+            "alive): wait for it, or stop it first"
+        )
     for key in SAME_HOST:
         then, now = campaign.host.get(key), host.get(key)
         if then and now and then != now:
-            raise UserError(f"the campaign in {results_dir} ran on another machine ({key} "
-                            f"{then!r}, here {now!r}): a campaign is resumed on the machine "
-                            "it started on; run a new campaign here")
+            raise UserError(
+                f"the campaign in {results_dir} ran on another machine ({key} "
+                f"{then!r}, here {now!r}): a campaign is resumed on the machine "
+                "it started on; run a new campaign here"
+            )
     recorded_pg = str(campaign.host.get("postgresql") or "").split(" ")[0]
     if recorded_pg and pg_version and recorded_pg != pg_version:
-        raise UserError(f"the campaign in {results_dir} ran PostgreSQL {recorded_pg}, this "
-                        f"run would use {pg_version}: give --pg-bin with the same version")
-    changes = {k: [campaign.host.get(k), host.get(k)] for k in NOTED_HOST
-               if campaign.host.get(k) != host.get(k)}
+        raise UserError(
+            f"the campaign in {results_dir} ran PostgreSQL {recorded_pg}, this "
+            f"run would use {pg_version}: give --pg-bin with the same version"
+        )
+    changes = {
+        k: [campaign.host.get(k), host.get(k)]
+        for k in NOTED_HOST
+        if campaign.host.get(k) != host.get(k)
+    }
     schedule = campaign.schedule
     from_round = int(schedule.get("rounds") or 0) + 1
     reps = Plan.model_validate(campaign.plan).repetitions
     counted_before = from_round > 1
     settles = schedule.get("settle", False)
-    return ResumePoint(campaign, from_round, spent_seconds(campaign),
-                       settle_again=bool(settles) and counted_before and not reps.fresh,
-                       host_changes=changes)
+    return ResumePoint(
+        campaign,
+        from_round,
+        spent_seconds(campaign),
+        settle_again=bool(settles) and counted_before and not reps.fresh,
+        host_changes=changes,
+    )
 
 
 def _alive(results_dir: Path) -> bool:
@@ -152,8 +173,12 @@ def spent_seconds(campaign: Stored) -> float:
     spent = 0.0
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else float("inf")
-        stamps = [t for r in campaign.runs for t in (r.started, r.ended)
-                  if t is not None and start <= t < end]
+        stamps = [
+            t
+            for r in campaign.runs
+            for t in (r.started, r.ended)
+            if t is not None and start <= t < end
+        ]
         spent += max(stamps, default=start) - start
     return spent
 
@@ -174,12 +199,17 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
     for round_no, names in _first_blocks(schedule.visits):
         if round_no <= start:
             # Rounds that ended replay the seeded sequence; the one resumed is only checked.
-            got = schedule.order(round_no, names, record=False) if round_no == start \
+            got = (
+                schedule.order(round_no, names, record=False)
+                if round_no == start
                 else _replay(schedule, round_no, names)
+            )
             if got != names:
-                raise UserError(f"the recorded order of round {round_no} ({', '.join(names)}) "
-                                f"is not the schedule's ({', '.join(got)}): the results were "
-                                "changed, or written by another pgfsbench")
+                raise UserError(
+                    f"the recorded order of round {round_no} ({', '.join(names)}) "
+                    f"is not the schedule's ({', '.join(got)}): the results were "
+                    "changed, or written by another pgfsbench"
+                )
     by_key = {(m.type, m.label()): m for m in schedule.measurements}
     for run in point.campaign.runs:
         m = by_key.get((run.workload, run.label))
@@ -192,8 +222,13 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
     for s in stored.get("measurements", []):
         key = (s["workload"], s["label"])
         if key in by_key and s["round"] < before:
-            schedule.stops[key] = Stop(s["reason"], s["round"], s.get("comparisons", 0),
-                                       s.get("undecided", 0), schedule.reps.max_minutes)
+            schedule.stops[key] = Stop(
+                s["reason"],
+                s["round"],
+                s.get("comparisons", 0),
+                s.get("undecided", 0),
+                schedule.reps.max_minutes,
+            )
     for s in stored.get("stops", []):
         if s["reason"] == "failed" and s["round"] < before:
             schedule.drop(s["target"], s["round"])
@@ -227,6 +262,5 @@ def _replay(schedule: Schedule, round_no: int, names: list[str]) -> list[str]:
     """The order the schedule gives ``round_no`` with the targets it visited, consuming
     the seeded sequence as the first session did."""
     got = schedule.order(round_no, names)
-    del schedule.visits[-len(got):]  # already recorded
+    del schedule.visits[-len(got) :]  # already recorded
     return got
-

@@ -78,9 +78,16 @@ class Campaign:
     results directory (``resume.py``); ``plan`` is then the plan it recorded.
     """
 
-    def __init__(self, plan: Plan, options: Options, observe: ev.Observer = ev.ignore, *,
-                 machine: Callable[[Campaign], Provisioner] = Machine,
-                 run_workload: Runner = run_workload, resume: bool = False) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        options: Options,
+        observe: ev.Observer = ev.ignore,
+        *,
+        machine: Callable[[Campaign], Provisioner] = Machine,
+        run_workload: Runner = run_workload,
+        resume: bool = False,
+    ) -> None:
         self.plan = plan
         self.options = options
         self.resuming = resume
@@ -101,8 +108,11 @@ class Campaign:
     def _command(self, argv: tuple[str, ...], result) -> None:
         if result is None:  # new work: a signal a finalizer swallowed stops it here
             self.signals.raise_if_lost()
-        self.emit(ev.CommandStarted(argv) if result is None
-                  else ev.CommandFinished(argv, result.exit_code, result.seconds))
+        self.emit(
+            ev.CommandStarted(argv)
+            if result is None
+            else ev.CommandFinished(argv, result.exit_code, result.seconds)
+        )
 
     def run(self) -> str:
         """Run every target of the plan; returns the campaign status: 'ok' (every run
@@ -116,10 +126,18 @@ class Campaign:
         else:
             check_new_results_dir(results_dir)
             self.id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-        with signals_unwind_once() as self.signals, proc.watching(self._command), \
-                machine_lock(self.id, "campaign", self.options.wait,
-                             lambda text: self.emit(ev.Note(text)),
-                             plan=self.plan.name, results=str(results_dir)) as lock:
+        with (
+            signals_unwind_once() as self.signals,
+            proc.watching(self._command),
+            machine_lock(
+                self.id,
+                "campaign",
+                self.options.wait,
+                lambda text: self.emit(ev.Note(text)),
+                plan=self.plan.name,
+                results=str(results_dir),
+            ) as lock,
+        ):
             refuse_leftovers()
             host = self.machine.host_facts()
             if self.resuming:  # holding the lock: the campaign cannot be running now
@@ -131,9 +149,13 @@ class Campaign:
                 self.user = self.machine.pg_user()
                 if self.point is None:
                     self.store = Store.create(results_dir)
-                    self.store.start_campaign(self.id, self.plan.name,
-                                              self.plan.model_dump(mode="json"), host,
-                                              __version__)
+                    self.store.start_campaign(
+                        self.id,
+                        self.plan.name,
+                        self.plan.model_dump(mode="json"),
+                        host,
+                        __version__,
+                    )
                     self._run_rounds(self.machine.targets())
                 else:
                     self.store = Store.reopen(results_dir)
@@ -146,8 +168,7 @@ class Campaign:
                 problems = self.ledger.release_all()
                 self.ledger.close()
                 for p in problems:
-                    self.emit(ev.Note(f"cleanup: {p} (run 'pgfsbench cleanup' to retry)",
-                                      "error"))
+                    self.emit(ev.Note(f"cleanup: {p} (run 'pgfsbench cleanup' to retry)", "error"))
                 if self.store is not None:
                     self._record_end(status)
                 self.emit(ev.CampaignEnded(status))
@@ -163,8 +184,7 @@ class Campaign:
                 store.release_reserve()
                 store.end_campaign(status)
         except ResultsUnwritable as exc:
-            self.emit(ev.Note(f"could not record the campaign's end ({status}): {exc}",
-                              "error"))
+            self.emit(ev.Note(f"could not record the campaign's end ({status}): {exc}", "error"))
         finally:
             store.close()
 
@@ -173,16 +193,18 @@ class Campaign:
         """Visit the targets round by round, interleaved, until the schedule is done."""
         store, states = self.store, self.states
         for position, spec in enumerate(targets):
-            target_id = store.add_target(spec.name, position, spec.kind, spec.fs or "dir",
-                                         spec.model_dump(mode="json"))
+            target_id = store.add_target(
+                spec.name, position, spec.kind, spec.fs or "dir", spec.model_dump(mode="json")
+            )
             if reason := self.machine.unavailable(spec):
                 store.set_target(target_id, "skipped", reason)
                 self.emit(ev.TargetSkipped(spec.name, reason))
                 continue
             self.specs[spec.name] = spec
             states[spec.name] = TargetState(target_id)
-        self.schedule = Schedule(self.plan.repetitions, list(self.specs),
-                                 self.plan.measurements(), self.plan.verdicts)
+        self.schedule = Schedule(
+            self.plan.repetitions, list(self.specs), self.plan.measurements(), self.plan.verdicts
+        )
         self.schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
         self._walk(range(self.schedule.first_round, self.schedule.max_rounds() + 1))
 
@@ -197,35 +219,54 @@ class Campaign:
                 continue
             spec = Target.model_validate(t.spec)
             if t.status != "failed" and (reason := self.machine.unavailable(spec)):
-                raise UserError(f"target '{t.name}' cannot be made here any more ({reason}): "
-                                "the campaign cannot be resumed on this machine as it is")
+                raise UserError(
+                    f"target '{t.name}' cannot be made here any more ({reason}): "
+                    "the campaign cannot be resumed on this machine as it is"
+                )
             self.specs[t.name] = spec
-            self.states[t.name] = TargetState(t.id, provenance=t.provenance or None,
-                                              remade=bool(t.provenance))
-        schedule = self.schedule = Schedule(self.plan.repetitions, list(self.specs),
-                                            self.plan.measurements(), self.plan.verdicts,
-                                            seed=stored.schedule.get("seed"))
+            self.states[t.name] = TargetState(
+                t.id, provenance=t.provenance or None, remade=bool(t.provenance)
+            )
+        schedule = self.schedule = Schedule(
+            self.plan.repetitions,
+            list(self.specs),
+            self.plan.measurements(),
+            self.plan.verdicts,
+            seed=stored.schedule.get("seed"),
+        )
         schedule.plan_sha256 = plan_hash(stored.plan)
         restore(schedule, point)
         for name in schedule.failed:
             self.states[name].failed = True
         first = point.first_round(schedule)
         superseded = store.resume_campaign(point.from_round, settling_again=first == 0)
-        schedule.resumes.append({
-            "at": time.time(), "from_round": point.from_round, "first_round": first,
-            "settling_again": point.settle_again, "superseded_runs": superseded,
-            "spent_minutes": round(point.spent_s / 60, 3), "previous_status": stored.status,
-            "pgfsbench_version": __version__, "host_changes": point.host_changes})
+        schedule.resumes.append(
+            {
+                "at": time.time(),
+                "from_round": point.from_round,
+                "first_round": first,
+                "settling_again": point.settle_again,
+                "superseded_runs": superseded,
+                "spent_minutes": round(point.spent_s / 60, 3),
+                "previous_status": stored.status,
+                "pgfsbench_version": __version__,
+                "host_changes": point.host_changes,
+            }
+        )
         store.set_schedule(schedule.describe())
-        self.emit(ev.Note(
-            f"resuming campaign {self.id} ({stored.status}) at round {point.from_round}"
-            + (" after a settling round" if point.settle_again else "")
-            + f": {superseded} earlier run(s) of that round or cut short are kept, not "
-            f"counted; {point.spent_s / 60:.1f} min already spent count toward the budget; "
-            "every target is provisioned again"))
+        self.emit(
+            ev.Note(
+                f"resuming campaign {self.id} ({stored.status}) at round {point.from_round}"
+                + (" after a settling round" if point.settle_again else "")
+                + f": {superseded} earlier run(s) of that round or cut short are kept, not "
+                f"counted; {point.spent_s / 60:.1f} min already spent count toward the budget; "
+                "every target is provisioned again"
+            )
+        )
         for fact, (then, now) in point.host_changes.items():
-            self.emit(ev.Note(f"{fact} changed since the campaign started: {then} -> {now}",
-                              "warning"))
+            self.emit(
+                ev.Note(f"{fact} changed since the campaign started: {then} -> {now}", "warning")
+            )
         rounds = list(range(first, schedule.max_rounds() + 1))
         if point.settle_again and rounds:  # nothing to settle for when no round is left
             rounds = [SETTLING] + rounds
@@ -238,24 +279,34 @@ class Campaign:
         rounds = schedule.max_rounds()
         reps = self.plan.repetitions
         first = round_numbers[0] if len(round_numbers) else schedule.first_round
-        self.emit(ev.CampaignStarted(self.id, self.plan.name, tuple(self.specs),
-                                     first, rounds, schedule.auto,
-                                     schedule.design.planned_looks()[0]
-                                     if schedule.auto else rounds,
-                                     reps.max_minutes if schedule.auto else None,
-                                     self.point.from_round if self.point else 0))
+        self.emit(
+            ev.CampaignStarted(
+                self.id,
+                self.plan.name,
+                tuple(self.specs),
+                first,
+                rounds,
+                schedule.auto,
+                schedule.design.planned_looks()[0] if schedule.auto else rounds,
+                reps.max_minutes if schedule.auto else None,
+                self.point.from_round if self.point else 0,
+            )
+        )
         store.set_schedule(schedule.describe())  # the seed, before anything runs
         # Reused targets stay provisioned across rounds; the ledger still undoes them.
         with contextlib.ExitStack() as kept:
             try:
                 for i, round_no in enumerate(round_numbers):
-                    resettle = self.point is not None and round_no == SETTLING \
-                        and self.point.settle_again and i == 0
+                    resettle = (
+                        self.point is not None
+                        and round_no == SETTLING
+                        and self.point.settle_again
+                        and i == 0
+                    )
                     schedule.resettling = resettle
                     # A resumed settling round settles for the round after it, in its order.
                     due = round_numbers[i + 1] if resettle else round_no
-                    active = [t for t in schedule.active_targets(due)
-                              if not states[t].failed]
+                    active = [t for t in schedule.active_targets(due) if not states[t].failed]
                     if not active:
                         break
                     order = schedule.order(due, active, record=not resettle)
@@ -284,11 +335,16 @@ class Campaign:
 
     def _round_ended(self, round_no: int, stopped_before: set) -> None:
         schedule = self.schedule
-        stopped = tuple(ev.MeasurementStopped(w, label, stop.reason, stop.text())
-                        for (w, label), stop in schedule.stops.items()
-                        if (w, label) not in stopped_before)
-        running = tuple((m.type, m.label()) for m in schedule.measurements
-                        if (m.type, m.label()) not in schedule.stops)
+        stopped = tuple(
+            ev.MeasurementStopped(w, label, stop.reason, stop.text())
+            for (w, label), stop in schedule.stops.items()
+            if (w, label) not in stopped_before
+        )
+        running = tuple(
+            (m.type, m.label())
+            for m in schedule.measurements
+            if (m.type, m.label()) not in schedule.stops
+        )
         live = tuple(t for t in schedule.targets if t not in schedule.failed)
         self.emit(ev.RoundEnded(round_no, stopped, running, live))
 
@@ -319,12 +375,12 @@ class Campaign:
                 first = st.provenance is None
                 if first:
                     st.provenance = {**self.machine.provenance(spec, target), **settings}
-                    store.set_target(st.target_id, "running", provenance=st.provenance,
-                                     fs=target.fs)
+                    store.set_target(
+                        st.target_id, "running", provenance=st.provenance, fs=target.fs
+                    )
                 backing = (st.provenance.get("backing_device") or {}).get("device")
                 measurements = self.schedule.visit(spec.name, round_no)
-                prov_pg = self._measure(spec, st, target, measurements, round_no, tdir,
-                                        backing)
+                prov_pg = self._measure(spec, st, target, measurements, round_no, tdir, backing)
                 if first:
                     st.provenance.update(prov_pg)
                     store.set_target(st.target_id, "running", provenance=st.provenance)
@@ -340,22 +396,25 @@ class Campaign:
             store.set_target(st.target_id, "interrupted", "interrupted")
             raise
 
-    def _record_remade(self, spec: Target, st: TargetState, target: PreparedTarget,
-                       round_no: int) -> None:
+    def _record_remade(
+        self, spec: Target, st: TargetState, target: PreparedTarget, round_no: int
+    ) -> None:
         """A resumed campaign made the target again: a new filesystem, which may differ
         from the one measured before; its provenance says at which round."""
         st.remade = False
         fresh = self.machine.provenance(spec, target)
-        remade = {"round": round_no, "session": self.point.session,
-                  "settling_again": round_no == SETTLING,
-                  "why": "the campaign was resumed: the target was provisioned again "
-                         "(a new mkfs)"}
-        changed = sorted(k for k, v in fresh.items()
-                         if k in st.provenance and st.provenance[k] != v)
+        remade = {
+            "round": round_no,
+            "session": self.point.session,
+            "settling_again": round_no == SETTLING,
+            "why": "the campaign was resumed: the target was provisioned again (a new mkfs)",
+        }
+        changed = sorted(
+            k for k, v in fresh.items() if k in st.provenance and st.provenance[k] != v
+        )
         if changed:
             remade["differs_in"] = changed
-        st.provenance = {**st.provenance,
-                         "remade": [*st.provenance.get("remade", []), remade]}
+        st.provenance = {**st.provenance, "remade": [*st.provenance.get("remade", []), remade]}
         self.store.set_target(st.target_id, "running", provenance=st.provenance)
 
     def _keep_commands(self, target_id: int, target: PreparedTarget, tdir: Path) -> None:
@@ -363,63 +422,111 @@ class Campaign:
         for n, result in enumerate(target.commands, start=1):
             tool = Path(result.argv[0]).name
             path = proc.save(result, tdir, f"provision-{n:02d}-{tool}")
-            self.store.add_artifact("command", path, target_id=target_id, command=result.argv,
-                                    exit_code=result.exit_code)
+            self.store.add_artifact(
+                "command",
+                path,
+                target_id=target_id,
+                command=result.argv,
+                exit_code=result.exit_code,
+            )
 
     # --- workloads -------------------------------------------------------------
-    def _measure(self, spec: Target, st: TargetState, target: PreparedTarget,
-                 measurements: list, round_no: int, tdir: Path, backing: str | None) -> dict:
+    def _measure(
+        self,
+        spec: Target,
+        st: TargetState,
+        target: PreparedTarget,
+        measurements: list,
+        round_no: int,
+        tdir: Path,
+        backing: str | None,
+    ) -> dict:
         """Start PostgreSQL on the target and run this visit's measurements; returns the
         server's provenance."""
         store, schedule = self.store, self.schedule
         with self.machine.server(spec, target, tdir / "postgres.log") as cluster:
             store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
-            provenance_pg = {"postgres_version": cluster.version(),
-                             "postgres_bindir": str(self.options.bins_for(spec.name).bindir),
-                             "postgres_settings": cluster.changed_settings(),
-                             # on by default from PostgreSQL 18: a PG 15 vs 18 comparison
-                             # must show it
-                             "data_checksums": cluster.data_checksums(),
-                             "postgres_commands": [list(c.argv) for c in cluster.commands]}
+            provenance_pg = {
+                "postgres_version": cluster.version(),
+                "postgres_bindir": str(self.options.bins_for(spec.name).bindir),
+                "postgres_settings": cluster.changed_settings(),
+                # on by default from PostgreSQL 18: a PG 15 vs 18 comparison
+                # must show it
+                "data_checksums": cluster.data_checksums(),
+                "postgres_commands": [list(c.argv) for c in cluster.commands],
+            }
             for workload in measurements:
                 self.signals.raise_if_lost()
                 index = schedule.position(workload) + 1
                 params = workload.model_dump(mode="json")
                 # A settling run is stored as repetition 0: kept, never counted.
-                run_id = store.start_run(st.target_id, workload.type, params, workload.label(),
-                                         schedule.repetition(workload, round_no))
+                run_id = store.start_run(
+                    st.target_id,
+                    workload.type,
+                    params,
+                    workload.label(),
+                    schedule.repetition(workload, round_no),
+                )
                 if workload.type == "pgbench" and st.init_failed:
                     # Its tables would be missing or half loaded: a number from it would lie.
                     why = "not run: pgbench-init failed on this target"
                     store.finish_run(run_id, "failed", why)
                     schedule.record(spec.name, workload, None, ok=False, round_no=round_no)
-                    self.emit(ev.RunFinished(spec.name, workload.type, workload.label(),
-                                             round_no, "not run", 0.0, error=why))
+                    self.emit(
+                        ev.RunFinished(
+                            spec.name,
+                            workload.type,
+                            workload.label(),
+                            round_no,
+                            "not run",
+                            0.0,
+                            error=why,
+                        )
+                    )
                     continue
-                ctx = RunContext(target, cluster, self.ledger,
-                                 tdir / f"{index:02d}-{workload.type}")
+                ctx = RunContext(
+                    target, cluster, self.ledger, tdir / f"{index:02d}-{workload.type}"
+                )
                 self.emit(ev.RunStarted(spec.name, workload.type, workload.label(), round_no))
-                watch = functools.partial(monitors_for, self.plan.monitors,
-                                          target.io_devices, backing, cluster)
+                watch = functools.partial(
+                    monitors_for, self.plan.monitors, target.io_devices, backing, cluster
+                )
                 result = self._run_one(st.target_id, run_id, ctx, workload, watch, round_no)
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
-                schedule.record(spec.name, workload, _headline_value(workload, result),
-                                ok=result is not None, round_no=round_no)
+                schedule.record(
+                    spec.name,
+                    workload,
+                    _headline_value(workload, result),
+                    ok=result is not None,
+                    round_no=round_no,
+                )
         return provenance_pg
 
-    def _run_one(self, target_id: int, run_id: int, ctx: RunContext, workload,
-                 watch: Callable, round_no: int) -> WorkloadResult | None:
+    def _run_one(
+        self, target_id: int, run_id: int, ctx: RunContext, workload, watch: Callable, round_no: int
+    ) -> WorkloadResult | None:
         """Run one workload with its monitors and record it, whatever happens; its result,
         or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
         timeline."""
         store, started = self.store, time.monotonic()
 
-        def finished(status: str, error: str | None = None,
-                     result: WorkloadResult | None = None) -> None:
-            self.emit(ev.RunFinished(ctx.target.name, workload.type, workload.label(),
-                                     round_no, status, time.monotonic() - started,
-                                     _headline(workload, result), error))
+        def finished(
+            status: str, error: str | None = None, result: WorkloadResult | None = None
+        ) -> None:
+            self.emit(
+                ev.RunFinished(
+                    ctx.target.name,
+                    workload.type,
+                    workload.label(),
+                    round_no,
+                    status,
+                    time.monotonic() - started,
+                    _headline(workload, result),
+                    error,
+                )
+            )
+
         try:
             prepared = prepare_workload(ctx, workload)
             with watch(time.monotonic()) as monitors:
@@ -460,8 +567,14 @@ class Campaign:
             return None
         finally:
             for a in ctx.kept:  # tool outputs: they explain a failure too
-                store.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
-                                   command=a.command, exit_code=a.exit_code)
+                store.add_artifact(
+                    a.kind,
+                    a.path,
+                    target_id=target_id,
+                    run_id=run_id,
+                    command=a.command,
+                    exit_code=a.exit_code,
+                )
         store.add_result(run_id, target_id, result)  # with its status 'ok'
         finished("ok", result=result)
         return result
@@ -496,6 +609,8 @@ def refuse_leftovers() -> None:
     recorded as this campaign's 'before' values, and restored to them."""
     if stale := stale_ledgers():
         left = stale[0]
-        raise UserError(f"a campaign was killed on this machine without cleaning up (pid "
-                        f"{left.pid}, results {left.results_dir}); it left {left.summary()}: "
-                        "run 'pgfsbench cleanup' first")
+        raise UserError(
+            f"a campaign was killed on this machine without cleaning up (pid "
+            f"{left.pid}, results {left.results_dir}); it left {left.summary()}: "
+            "run 'pgfsbench cleanup' first"
+        )

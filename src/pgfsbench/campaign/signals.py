@@ -34,8 +34,11 @@ class SignalGuard:
 
     def handler(self, signum: int, frame) -> None:
         if self.caught:
-            os.write(2, b"pgfsbench: still cleaning up, exiting when done "
-                        b"(kill -9 abandons it; then run 'pgfsbench cleanup')\n")
+            os.write(
+                2,
+                b"pgfsbench: still cleaning up, exiting when done "
+                b"(kill -9 abandons it; then run 'pgfsbench cleanup')\n",
+            )
             return
         self.caught.append(signum)
         raise self._exception(signum)
@@ -50,8 +53,11 @@ class SignalGuard:
         """Raise the signal's exception again if a finalizer swallowed it; never while
         another exception unwinds (its cleanup must run whole) or off the main thread
         (signals are the main thread's)."""
-        if (self.lost is None or sys.exc_info()[1] is not None
-                or threading.current_thread() is not threading.main_thread()):
+        if (
+            self.lost is None
+            or sys.exc_info()[1] is not None
+            or threading.current_thread() is not threading.main_thread()
+        ):
             return
         self.lost = None
         raise self._exception(self.caught[0])

@@ -34,6 +34,9 @@ def main() -> None:
         fd, path = tempfile.mkstemp(prefix="pgfsbench-traceback-", suffix=".txt")
         with os.fdopen(fd, "w") as f:
             f.write(traceback.format_exc())
-        err.print(f"[red]internal error (a bug in pgfsbench):[/] {escape(repr(exc))}; the "
-                  f"traceback is in {path}; please report it", soft_wrap=True)
+        err.print(
+            f"[red]internal error (a bug in pgfsbench):[/] {escape(repr(exc))}; the "
+            f"traceback is in {path}; please report it",
+            soft_wrap=True,
+        )
         sys.exit(exits.INTERNAL)

@@ -20,33 +20,69 @@ from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 @app.command(short_help="Run a plan and write its report.")
 @user_errors
 def run(
-    plan: Annotated[str | None, typer.Argument(
-        help="a built-in plan name or a plan file (default: quick; with --resume: the "
-             "plan the campaign recorded)", metavar="PLAN",
-        autocompletion=lambda incomplete: plan_names(incomplete))] = None,
-    results: Annotated[Path | None, typer.Option("--results", metavar="DIR",
-                                                    help="new directory for results")] = None,
-    resume: Annotated[Path | None, typer.Option(
-        "--resume", metavar="DIR",
-        help="continue the interrupted or killed campaign in DIR: its recorded plan, "
-             "schedule and seed, from the first round that did not end")] = None,
-    pg_bin: Annotated[Path | None, typer.Option(
-        "--pg-bin", metavar="DIR",
-        help="PostgreSQL bin directory (default: the embedded PostgreSQL)")] = None,
+    plan: Annotated[
+        str | None,
+        typer.Argument(
+            help="a built-in plan name or a plan file (default: quick; with --resume: the "
+            "plan the campaign recorded)",
+            metavar="PLAN",
+            autocompletion=lambda incomplete: plan_names(incomplete),
+        ),
+    ] = None,
+    results: Annotated[
+        Path | None, typer.Option("--results", metavar="DIR", help="new directory for results")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            metavar="DIR",
+            help="continue the interrupted or killed campaign in DIR: its recorded plan, "
+            "schedule and seed, from the first round that did not end",
+        ),
+    ] = None,
+    pg_bin: Annotated[
+        Path | None,
+        typer.Option(
+            "--pg-bin",
+            metavar="DIR",
+            help="PostgreSQL bin directory (default: the embedded PostgreSQL)",
+        ),
+    ] = None,
     keep: Annotated[bool, typer.Option(help="keep the loop images afterwards")] = False,
-    allow_format: Annotated[list[str] | None, typer.Option(
-        "--allow-format", metavar="DEVICE",
-        help="a block device the plan names that may be formatted (repeat per device)")] = None,
-    wipe_signatures: Annotated[bool, typer.Option(
-        "--wipe-signatures", help="also format an allowed device that carries a filesystem "
-                                  "or partition-table signature")] = False,
-    wait: Annotated[bool, typer.Option(
-        "--wait", help="if another campaign runs on this machine, start when it ends "
-                       "(default: refuse)")] = False,
-    store: Annotated[str | None, typer.Option(
-        "--store", envvar="PGFSBENCH_STORE", metavar="URL",
-        help="also import the campaign into this PostgreSQL results store when it ends "
-             "(postgresql://...; default: $PGFSBENCH_STORE)")] = None,
+    allow_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-format",
+            metavar="DEVICE",
+            help="a block device the plan names that may be formatted (repeat per device)",
+        ),
+    ] = None,
+    wipe_signatures: Annotated[
+        bool,
+        typer.Option(
+            "--wipe-signatures",
+            help="also format an allowed device that carries a filesystem "
+            "or partition-table signature",
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="if another campaign runs on this machine, start when it ends (default: refuse)",
+        ),
+    ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            envvar="PGFSBENCH_STORE",
+            metavar="URL",
+            help="also import the campaign into this PostgreSQL results store when it ends "
+            "(postgresql://...; default: $PGFSBENCH_STORE)",
+        ),
+    ] = None,
 ) -> None:
     """Run a plan: provision each target, start PostgreSQL on it, run the workloads, store everything in RESULTS and write RESULTS/report.html.
 
@@ -62,8 +98,9 @@ def run(
     from pgfsbench.store.read import load_campaign
 
     if (results is None) == (resume is None):
-        raise UserError("give --results DIR for a new campaign, or --resume DIR to continue "
-                        "one (not both)")
+        raise UserError(
+            "give --results DIR for a new campaign, or --resume DIR to continue one (not both)"
+        )
     if resume is not None:
         results = resume.resolve()
         the_plan = _resumed_plan(results, plan)
@@ -76,11 +113,13 @@ def run(
     results = results.resolve()
     if store:  # an unreachable store is refused before anything runs
         from pgfsbench.store.importing import check_store
+
         check_store(store)
     if shared.verbosity > QUIET:
         console.print(f"plan [bold]{escape(the_plan.name)}[/]: {escape(the_plan.description)}")
-        console.print(f"PostgreSQL {bins.version} ({bins.origin}); results in "
-                      f"{escape(str(results))}")
+        console.print(
+            f"PostgreSQL {bins.version} ({bins.origin}); results in {escape(str(results))}"
+        )
     from pgfsbench.campaign.resume import NothingToResume
 
     try:
@@ -93,16 +132,21 @@ def run(
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         if (results / "results.db").is_file():
-            err.print(f"[yellow]interrupted: everything was cleaned up; results so far are "
-                      f"in {escape(str(results))}[/]")
+            err.print(
+                f"[yellow]interrupted: everything was cleaned up; results so far are "
+                f"in {escape(str(results))}[/]"
+            )
             _write_report_quietly(results)
         else:
             err.print("[yellow]interrupted before anything ran[/]")
         raise typer.Exit(exits.for_signal(signum)) from None
     except ResultsUnwritable as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}: the campaign stopped and everything "
-                  f"was cleaned up; what completed before is kept in {escape(str(results))}: "
-                  f"free space, then 'pgfsbench report {escape(str(results))}'", soft_wrap=True)
+        err.print(
+            f"[red]error:[/] {escape(str(exc))}: the campaign stopped and everything "
+            f"was cleaned up; what completed before is kept in {escape(str(results))}: "
+            f"free space, then 'pgfsbench report {escape(str(results))}'",
+            soft_wrap=True,
+        )
         raise typer.Exit(exits.INCOMPLETE) from None
     campaign = load_campaign(results)
     _print_summary(campaign, results)
@@ -115,8 +159,7 @@ def run(
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE) from None
     if status != "ok":
-        err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]",
-                  soft_wrap=True)
+        err.print(f"[yellow]campaign {status}: {escape(_what_failed(campaign))}[/]", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE)
     if not stored:
         raise typer.Exit(exits.INCOMPLETE)
@@ -147,13 +190,14 @@ def _store_campaign(results: Path, url: str) -> bool:
     try:
         done = store_campaign(results, url, decisions)
     except (UserError, StoreFailed) as exc:
-        err.print(f"[red]error:[/] the campaign is not in the results store: "
-                  f"{escape(str(exc))}; its results are kept in {escape(str(results))}: "
-                  f"'pgfsbench import {escape(str(results))} --store URL' adds them later",
-                  soft_wrap=True)
+        err.print(
+            f"[red]error:[/] the campaign is not in the results store: "
+            f"{escape(str(exc))}; its results are kept in {escape(str(results))}: "
+            f"'pgfsbench import {escape(str(results))} --store URL' adds them later",
+            soft_wrap=True,
+        )
         return False
-    console.print(f"stored in the results store {escape(shown(url))} as campaign "
-                  f"{done.uuid}")
+    console.print(f"stored in the results store {escape(shown(url))} as campaign {done.uuid}")
     return True
 
 
@@ -174,8 +218,7 @@ def _print_summary(campaign, results: Path) -> None:
     """The answer first (--quiet: the verdict lines alone)."""
     from pgfsbench.report.terminal import render_summary
 
-    hint = (f"every metric: pgfsbench show {results} --full; with charts and provenance: "
-            "the report")
+    hint = f"every metric: pgfsbench show {results} --full; with charts and provenance: the report"
     render_summary(campaign, console, hint, brief=shared.verbosity == QUIET)
 
 
@@ -193,24 +236,29 @@ def _print_advice(campaign) -> None:
 def _what_failed(campaign) -> str:
     """One line: which runs and targets did not complete."""
     bad_runs = [r for r in campaign.runs if r.status not in ("ok", "superseded")]
-    parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] \
-        if bad_runs else []
-    parts += [f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")
-              for t in campaign.targets if t.status != "ok"]
+    parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] if bad_runs else []
+    parts += [
+        f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")
+        for t in campaign.targets
+        if t.status != "ok"
+    ]
     return "; ".join(parts) + ("; the report lists each" if parts else "")
 
 
-def _write_report(results: Path, campaign=None, output: Path | None = None,
-                  history: list | None = None) -> Path:
+def _write_report(
+    results: Path, campaign=None, output: Path | None = None, history: list | None = None
+) -> Path:
     from pgfsbench.report.html import write_report
 
     try:
         return write_report(results, campaign, output, history)
     except OSError as exc:
         where = output or results
-        raise UserError(f"cannot write the report in {where}: {exc.strerror}; the results "
-                        f"are kept in {results}: free space, or write it elsewhere with "
-                        f"'pgfsbench report {results} --output FILE'") from None
+        raise UserError(
+            f"cannot write the report in {where}: {exc.strerror}; the results "
+            f"are kept in {results}: free space, or write it elsewhere with "
+            f"'pgfsbench report {results} --output FILE'"
+        ) from None
 
 
 def _write_report_quietly(results: Path) -> None:
@@ -224,13 +272,25 @@ def _write_report_quietly(results: Path) -> None:
 @user_errors
 def report(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE",
-        help="write the report here instead of RESULTS/report.html (for a read-only "
-             "results directory)")] = None,
-    store: Annotated[str | None, typer.Option(
-        "--store", metavar="URL", help="add a history section: this campaign after the "
-        "earlier campaigns of its plan in this PostgreSQL results store")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="write the report here instead of RESULTS/report.html (for a read-only "
+            "results directory)",
+        ),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="add a history section: this campaign after the "
+            "earlier campaigns of its plan in this PostgreSQL results store",
+        ),
+    ] = None,
 ) -> None:
     """(Re)write RESULTS/report.html from the stored results alone, after the summary (the verdicts and each measurement's headline figures; every metric: pgfsbench show RESULTS --full)."""
     from pgfsbench.store.read import load_campaign
@@ -252,9 +312,14 @@ def report(
 @user_errors
 def show(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    full: Annotated[bool, typer.Option(
-        "--full", help="every metric of every measurement, side by side, one section per "
-                       "workload (wide: best at 120 columns or more)")] = False,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="every metric of every measurement, side by side, one section per "
+            "workload (wide: best at 120 columns or more)",
+        ),
+    ] = False,
 ) -> None:
     """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""
     from pgfsbench.report.terminal import render_table

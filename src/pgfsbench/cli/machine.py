@@ -21,26 +21,51 @@ from pgfsbench.errors import ResultsUnwritable, UserError
 
 @app.command(short_help="What this machine can do, and how to fix what is missing.")
 @user_errors
-def doctor(as_json: Annotated[bool, typer.Option(
-        "--json", help="machine-readable: every check with its state, detail and fix; "
-                       "the same exit code")] = False) -> None:
+def doctor(
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="machine-readable: every check with its state, detail and fix; the same exit code",
+        ),
+    ] = False,
+) -> None:
     """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""
     from pgfsbench.doctor import checks
 
     found = checks()
     missing = any(c.required and not c.ok for c in found)
     if as_json:
-        json.dump({"ok": not missing, "checks": [
-            {"check": c.what, "ok": c.ok, "required": c.required,
-             "state": _check_state(c), "detail": c.detail, "fix": c.fix or None}
-            for c in found]}, sys.stdout, indent=2)
+        json.dump(
+            {
+                "ok": not missing,
+                "checks": [
+                    {
+                        "check": c.what,
+                        "ok": c.ok,
+                        "required": c.required,
+                        "state": _check_state(c),
+                        "detail": c.detail,
+                        "fix": c.fix or None,
+                    }
+                    for c in found
+                ],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
     elif shared.verbosity > QUIET or missing:
         _doctor_lines([c for c in found if shared.verbosity > QUIET or not c.ok])
         needed = [c.what for c in found if c.required and not c.ok]
-        console.print(Text("missing for the default plan: " + ", ".join(needed)
-                           + " (the fixes are above)", style="red bold") if needed
-                      else Text("ready to run the default plan", style="green bold"))
+        console.print(
+            Text(
+                "missing for the default plan: " + ", ".join(needed) + " (the fixes are above)",
+                style="red bold",
+            )
+            if needed
+            else Text("ready to run the default plan", style="green bold")
+        )
     if missing:
         raise typer.Exit(exits.INCOMPLETE)
 
@@ -53,8 +78,13 @@ def _doctor_lines(found) -> None:
     """A check a line or two: its state, what it found (paths whole, folded, never cut),
     and the fix under it."""
     for c in found:
-        state = Text("ok      ", style="green") if c.ok else \
-            Text("missing ", style="red") if c.required else Text("optional", style="yellow")
+        state = (
+            Text("ok      ", style="green")
+            if c.ok
+            else Text("missing ", style="red")
+            if c.required
+            else Text("optional", style="yellow")
+        )
         console.print(state + Text(f" {c.what}: {c.detail}"), overflow="fold")
         if c.fix and not c.ok:
             console.print(Text(f"         fix: {c.fix}"), overflow="fold")
@@ -62,9 +92,15 @@ def _doctor_lines(found) -> None:
 
 @app.command(short_help="Undo what a crashed or killed run left behind.")
 @user_errors
-def cleanup(wait: Annotated[bool, typer.Option(
-        "--wait", help="if a campaign runs on this machine, clean up when it ends "
-                       "(default: refuse)")] = False) -> None:
+def cleanup(
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="if a campaign runs on this machine, clean up when it ends (default: refuse)",
+        ),
+    ] = False,
+) -> None:
     """Remove what a crashed or killed run left behind (PostgreSQL, mounts, loop devices, images, sysctls), using the state file each run keeps."""
     from pgfsbench import releasers
     from pgfsbench.ledger import stale_ledgers
@@ -73,8 +109,10 @@ def cleanup(wait: Annotated[bool, typer.Option(
     releasers.load_all()  # the dead runs' ledgers may hold any kind of resource
     # Holding the machine lock: no campaign starts (and records 'before' values)
     # while a dead one's settings are being restored.
-    with _commands_shown(), machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait,
-                                         console.print, why=CLEANUP_WHY):
+    with (
+        _commands_shown(),
+        machine_lock(f"cleanup-{os.getpid()}", "cleanup", wait, console.print, why=CLEANUP_WHY),
+    ):
         ledgers = stale_ledgers()
         if not ledgers:
             if shared.verbosity > QUIET:
@@ -82,9 +120,11 @@ def cleanup(wait: Annotated[bool, typer.Option(
             return
         failed = False
         for ledger in ledgers:
-            _say(f"cleaning up after run {escape(ledger.path.stem)} (pid "
-                 f"{ledger.pid}, results {escape(ledger.results_dir)}): "
-                 f"{escape(ledger.summary())}")
+            _say(
+                f"cleaning up after run {escape(ledger.path.stem)} (pid "
+                f"{ledger.pid}, results {escape(ledger.results_dir)}): "
+                f"{escape(ledger.summary())}"
+            )
             for problem in ledger.release_all():
                 failed = True
                 err.print(f"[red]{escape(problem)}[/]")
@@ -109,8 +149,13 @@ def _commands_shown():
 
     if shared.verbosity < VERBOSE:
         return contextlib.nullcontext()
-    return proc.watching(lambda argv, result: None if result is not None else console.print(
-        escape(f"  $ {shlex.join(argv)}"), style="dim", soft_wrap=True))
+    return proc.watching(
+        lambda argv, result: (
+            None
+            if result is not None
+            else console.print(escape(f"  $ {shlex.join(argv)}"), style="dim", soft_wrap=True)
+        )
+    )
 
 
 def _end_killed_campaign(results: Path) -> None:
@@ -126,9 +171,13 @@ def _end_killed_campaign(results: Path) -> None:
         finally:
             store.close()
     except (sqlite3.Error, UserError, ResultsUnwritable) as exc:  # the rest still gets cleaned
-        err.print(f"[yellow]could not mark the campaign in {escape(str(results))} as killed: "
-                  f"{escape(str(exc))}[/]")
+        err.print(
+            f"[yellow]could not mark the campaign in {escape(str(results))} as killed: "
+            f"{escape(str(exc))}[/]"
+        )
         return
     if ended:
-        _say(f"marked the campaign in {escape(str(results))} as killed (its completed "
-             f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its report")
+        _say(
+            f"marked the campaign in {escape(str(results))} as killed (its completed "
+            f"runs are kept); 'pgfsbench report {escape(str(results))}' writes its report"
+        )

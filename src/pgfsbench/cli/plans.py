@@ -16,9 +16,14 @@ from pgfsbench.errors import UserError
 
 @app.command(short_help="List the built-in plans, or print one.")
 @user_errors
-def plans(show: Annotated[str | None, typer.Option(
-        "--show", metavar="NAME",
-        help="print this built-in plan's file, to copy and edit")] = None) -> None:
+def plans(
+    show: Annotated[
+        str | None,
+        typer.Option(
+            "--show", metavar="NAME", help="print this built-in plan's file, to copy and edit"
+        ),
+    ] = None,
+) -> None:
     """List the built-in plans, each with its budget and estimated duration, or print one of them."""
     from pgfsbench.plan.builtin import builtin_names, builtin_text
 
@@ -42,27 +47,37 @@ def plans(show: Annotated[str | None, typer.Option(
         the_plan = load_plan(name)
         info = describe(the_plan)
         seed = re.match(r"seed (\d{3})", the_plan.description, re.IGNORECASE)
-        table.add_row(Text(name, style="bold"), Text(f"seed {seed[1]}" if seed else "—"),
-                      Text(", ".join(t.name for t in the_plan.targets)),
-                      Text(minutes_text(info["estimated_seconds"] / 60,
-                                        info["estimated_seconds_max"] / 60)))
+        table.add_row(
+            Text(name, style="bold"),
+            Text(f"seed {seed[1]}" if seed else "—"),
+            Text(", ".join(t.name for t in the_plan.targets)),
+            Text(minutes_text(info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60)),
+        )
     console.print(table)
-    console.print(Text("each plan's description and budget: pgfsbench plan check NAME; "
-                       "its file: pgfsbench plans --show NAME", style="dim"))
+    console.print(
+        Text(
+            "each plan's description and budget: pgfsbench plan check NAME; "
+            "its file: pgfsbench plans --show NAME",
+            style="dim",
+        )
+    )
 
 
-plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True,
-                       rich_markup_mode=None)
-app.add_typer(plan_app, name="plan",
-              short_help="Work with plan files (plan check, plan schema).")
+plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(plan_app, name="plan", short_help="Work with plan files (plan check, plan schema).")
 
 
 @plan_app.command("check", short_help="Validate a plan; its targets, runs, space and time.")
 @user_errors
 def plan_check(
-    plan: Annotated[str, typer.Argument(
-        help="a built-in plan name or a plan file", metavar="PLAN",
-        autocompletion=lambda incomplete: plan_names(incomplete))],
+    plan: Annotated[
+        str,
+        typer.Argument(
+            help="a built-in plan name or a plan file",
+            metavar="PLAN",
+            autocompletion=lambda incomplete: plan_names(incomplete),
+        ),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""
@@ -105,13 +120,15 @@ def _layout_notes(plan, info: dict) -> list[str]:
     for t, described in zip(plan.targets, info["targets"]):
         geometry = described["stripe_geometry"]
         if geometry:
-            notes.append(f"target '{t.name}': {t.volume.kind} stripe {t.volume.stripe} over "
-                         f"{geometry['data_disks']} data disk(s); mkfs stripe options: "
-                         + (" ".join(geometry.get("computed_options", []))
-                            + " (computed)" if geometry["mkfs"] == "computed"
-                            else geometry["mkfs"]))
+            notes.append(
+                f"target '{t.name}': {t.volume.kind} stripe {t.volume.stripe} over "
+                f"{geometry['data_disks']} data disk(s); mkfs stripe options: "
+                + (
+                    " ".join(geometry.get("computed_options", [])) + " (computed)"
+                    if geometry["mkfs"] == "computed"
+                    else geometry["mkfs"]
+                )
+            )
         if reason := unavailable_reason(t.volume):
-            notes.append(f"target '{t.name}' is valid but this machine would skip it: "
-                         f"{reason}")
+            notes.append(f"target '{t.name}' is valid but this machine would skip it: {reason}")
     return notes
-

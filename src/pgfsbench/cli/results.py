@@ -18,8 +18,9 @@ from pgfsbench.errors import UserError
 @user_errors
 def export(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help=format_help("export"))] = "json",
+    format: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help=format_help("export"))
+    ] = "json",
 ) -> None:
     """Print every run with its target, workload, parameters and metrics."""
     from pgfsbench.render.formats import EXPORT, pick
@@ -33,11 +34,18 @@ def export(
 @user_errors
 def advise(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
-    target: Annotated[str | None, typer.Option(
-        "--target", metavar="NAME", help="advise for this target (default: the crash-safe target that won "
-                         "the most verdicts, else the baseline)")] = None,
-    format: Annotated[str, typer.Option(
-        "--format", metavar="FORMAT", help=format_help("advice"))] = "text",
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            metavar="NAME",
+            help="advise for this target (default: the crash-safe target that won "
+            "the most verdicts, else the baseline)",
+        ),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help=format_help("advice"))
+    ] = "text",
 ) -> None:
     """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""
     from pgfsbench.analysis.advice import advise as make_advice
@@ -51,42 +59,82 @@ def advise(
 @app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
 @user_errors
 def compare(
-    results: Annotated[list[str], typer.Argument(
-        help="one results directory (its targets compared), or several campaigns, the "
-             "baseline then its contenders (e.g. one per host): results directories or, "
-             "with --store, campaign UUIDs/ids",
-        metavar="RESULTS")],
-    baseline: Annotated[str | None, typer.Option(
-        "--baseline", metavar="NAME", help="one campaign: the column the others are compared "
-                           "with (default: the plan's [verdicts] baseline, else the first target)"
-                           )] = None,
-    pair: Annotated[list[str] | None, typer.Option(
-        "--pair", metavar="BASE=CONTENDER",
-        help="across campaigns: compare the baseline's target BASE with each contender's "
-             "CONTENDER (repeatable; other targets pair by name)")] = None,
-    allow_different: Annotated[bool, typer.Option(
-        "--allow-different", help="across campaigns: compare them even though their key "
-        "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
-        "warning in the output (default: refuse)")] = False,
-    store: Annotated[str | None, typer.Option(
-        "--store", metavar="URL", help="read campaigns named by UUID or id from this "
-        "PostgreSQL results store")] = None,
-    metric: Annotated[str | None, typer.Option(
-        "--metric", metavar="GLOB", help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
-                         "each measurement's headline metric)")] = None,
-    format: Annotated[str, typer.Option(
-        "--format", metavar="FORMAT", help=format_help("comparison"))] = "text",
-    alpha: Annotated[float | None, typer.Option(metavar="ALPHA",
-                                                   help="significance level")] = None,
-    noise: Annotated[float | None, typer.Option(
-        metavar="FRACTION", help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
-             "'equivalent' means shown to lie within it")] = None,
-    fail_if_worse: Annotated[str | None, typer.Option(
-        "--fail-if-worse", metavar="PERCENT",
-        help="for CI: exit 4 when a contender is marked worse than the baseline (significant, "
-             "beyond the noise margin) and its whole 95% CI is worse by more than PERCENT, "
-             "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
-             "fail. The rows checked are the ones shown (--metric)")] = None,
+    results: Annotated[
+        list[str],
+        typer.Argument(
+            help="one results directory (its targets compared), or several campaigns, the "
+            "baseline then its contenders (e.g. one per host): results directories or, "
+            "with --store, campaign UUIDs/ids",
+            metavar="RESULTS",
+        ),
+    ],
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="NAME",
+            help="one campaign: the column the others are compared "
+            "with (default: the plan's [verdicts] baseline, else the first target)",
+        ),
+    ] = None,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pair",
+            metavar="BASE=CONTENDER",
+            help="across campaigns: compare the baseline's target BASE with each contender's "
+            "CONTENDER (repeatable; other targets pair by name)",
+        ),
+    ] = None,
+    allow_different: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different",
+            help="across campaigns: compare them even though their key "
+            "provenance differs (PostgreSQL version, plan workloads, target recipe), with a "
+            "warning in the output (default: refuse)",
+        ),
+    ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="read campaigns named by UUID or id from this PostgreSQL results store",
+        ),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            metavar="GLOB",
+            help="metric name or glob, e.g. 'pgbench.latency_*' or '*' (default: "
+            "each measurement's headline metric)",
+        ),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help=format_help("comparison"))
+    ] = "text",
+    alpha: Annotated[float | None, typer.Option(metavar="ALPHA", help="significance level")] = None,
+    noise: Annotated[
+        float | None,
+        typer.Option(
+            metavar="FRACTION",
+            help="the noise margin (0.02 = 2%): smaller differences are never better or worse, and "
+            "'equivalent' means shown to lie within it",
+        ),
+    ] = None,
+    fail_if_worse: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-if-worse",
+            metavar="PERCENT",
+            help="for CI: exit 4 when a contender is marked worse than the baseline (significant, "
+            "beyond the noise margin) and its whole 95% CI is worse by more than PERCENT, "
+            "e.g. 5%; 0 fails on any worse mark. Inconclusive, equivalent and better never "
+            "fail. The rows checked are the ones shown (--metric)",
+        ),
+    ] = None,
 ) -> None:
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
     from pgfsbench.analysis.regressions import gate, parse_threshold
@@ -107,18 +155,20 @@ def compare(
     noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
     if len(campaigns) == 1:
         if pair or allow_different:
-            raise UserError("--pair and --allow-different compare campaigns: give a "
-                            "baseline and a contender")
+            raise UserError(
+                "--pair and --allow-different compare campaigns: give a baseline and a contender"
+            )
         comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
     else:
         from pgfsbench.analysis.pairing import pairings, parse_pairs
         from pgfsbench.report.cross_compare import cross_comparison
 
         if baseline is not None:
-            raise UserError("--baseline picks a column of one campaign; with several, the "
-                            "first is the baseline (pair targets with --pair BASE=CONTENDER)")
-        group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []),
-                         allow_different)
+            raise UserError(
+                "--baseline picks a column of one campaign; with several, the "
+                "first is the baseline (pair targets with --pair BASE=CONTENDER)"
+            )
+        group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []), allow_different)
         comparison = cross_comparison(group, alpha, noise, metric)
         for warning in comparison.warnings:
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
@@ -128,14 +178,12 @@ def compare(
     if threshold is not None:  # after the comparison: the job's log shows the evidence
         sys.stdout.flush()
         verdict = gate(comparison.table, comparison.rows, threshold)
-        err.print(escape(verdict.summary()), style=None if verdict.ok else "red",
-                  soft_wrap=True)
+        err.print(escape(verdict.summary()), style=None if verdict.ok else "red", soft_wrap=True)
         if not verdict.ok:
             raise typer.Exit(exits.WORSE)
 
 
-def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
-                  metric: str | None):
+def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float, metric: str | None):
     """One campaign's targets compared within its rounds."""
     from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.durability import durabilities
@@ -146,13 +194,15 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float,
 
     source = campaign_source(campaign)
     if baseline is not None and baseline not in source.columns:
-        raise UserError(f"--baseline '{baseline}' is not a column (columns: "
-                        f"{', '.join(source.columns)})")
+        raise UserError(
+            f"--baseline '{baseline}' is not a column (columns: {', '.join(source.columns)})"
+        )
     settings = campaign.plan.get("verdicts") or {}
     if baseline is None and settings.get("baseline") in source.columns:
         baseline = settings["baseline"]
     table = build_table(source, baseline, alpha, noise)
     classes = durabilities(campaign)
     lines = fill_verdict_caveats(verdict_lines(table, classes), campaign)
-    return Comparison(table, select_rows(table, metric), lines, campaign.plan_name,
-                      durability=lambda row: classes)
+    return Comparison(
+        table, select_rows(table, metric), lines, campaign.plan_name, durability=lambda row: classes
+    )

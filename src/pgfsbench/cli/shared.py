@@ -19,7 +19,7 @@ PROG = "pgfsbench"
 # "[...]" in it, such as "[verdicts]"); completion for bash, zsh, fish and PowerShell.
 app = typer.Typer(
     help="pgfsbench: which filesystem, mkfs/mount options and OS settings to run "
-         "PostgreSQL on, measured side by side.",
+    "PostgreSQL on, measured side by side.",
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode=None,
@@ -63,15 +63,30 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="only errors and the result (the verdicts, the report's path); "
-                              "give it before the command: pgfsbench -q run ...")] = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="also say each target visit, run and external command "
-                                "(mkfs, mount, pgbench, ...) as it starts")] = False,
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True,
-        help="print the version and exit")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="only errors and the result (the verdicts, the report's path); "
+            "give it before the command: pgfsbench -q run ...",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="also say each target visit, run and external command "
+            "(mkfs, mount, pgbench, ...) as it starts",
+        ),
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
 ) -> None:
     """pgfsbench: which filesystem, mkfs/mount options and OS settings to run PostgreSQL on, measured side by side."""
     global verbosity
@@ -84,6 +99,7 @@ def main_options(
 def user_errors(func):
     """A user-caused error is one clear line and exit code 2, never a traceback; results
     that can no longer be written, one line and 1; an interrupt, 130 or 143."""
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
@@ -100,4 +116,5 @@ def user_errors(func):
         except Interrupted as exc:
             err.print("[yellow]interrupted[/]")
             raise typer.Exit(exits.for_signal(exc.signum)) from None
+
     return wrapper

@@ -16,27 +16,34 @@ from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
 # list and history read the same sources: results directories and/or a store.
-ResultsDirs = Annotated[list[Path] | None, typer.Argument(
-    help="results directories, or directories holding them", metavar="DIR")]
-StoreUrl = Annotated[str | None, typer.Option(
-    "--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)]
+ResultsDirs = Annotated[
+    list[Path] | None,
+    typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
+]
+StoreUrl = Annotated[
+    str | None, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+]
 
 
 @app.command("import")
 @user_errors
 def import_(
-    results: Annotated[list[Path], typer.Argument(
-        help="results directories, or directories holding them", metavar="DIR")],
-    store: Annotated[str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL",
-                                       help=STORE_HELP)] = ...,  # type: ignore[assignment]  # typer: required
+    results: Annotated[
+        list[Path],
+        typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
+    ],
+    store: Annotated[
+        str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+    ] = ...,  # type: ignore[assignment]  # typer: required
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
     from pgfsbench.analysis.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, import_dirs
 
     try:
-        import_dirs(results, store, lambda line: console.print(escape(line), soft_wrap=True),
-                    decisions)
+        import_dirs(
+            results, store, lambda line: console.print(escape(line), soft_wrap=True), decisions
+        )
     except StoreFailed as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(exits.INCOMPLETE) from None
@@ -47,8 +54,9 @@ def import_(
 def list_(
     results: ResultsDirs = None,
     store: StoreUrl = None,
-    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help=format_help("list", "", " or "))] = "text",
+    format: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help=format_help("list", "", " or "))
+    ] = "text",
 ) -> None:
     """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""
     from pgfsbench.analysis.summary import summarize
@@ -65,9 +73,12 @@ def list_(
         skipped.append(why)
         err.print(f"[yellow]skipped: {escape(why)}[/]", soft_wrap=True)
 
-    summaries = [summarize(c, source) for c, source in
-                 campaigns(results or [], check_store_url(store) if store else None,
-                           skip=skip)]
+    summaries = [
+        summarize(c, source)
+        for c, source in campaigns(
+            results or [], check_store_url(store) if store else None, skip=skip
+        )
+    ]
     output.write(LIST, summaries, sys.stdout)
     if skipped:
         raise typer.Exit(exits.INCOMPLETE)
@@ -78,18 +89,33 @@ def list_(
 def history(
     results: ResultsDirs = None,
     store: StoreUrl = None,
-    target: Annotated[str | None, typer.Option(
-        "--target", metavar="NAME", help="only this target (default: every target)")] = None,
-    metric: Annotated[str | None, typer.Option(
-        "--metric", metavar="GLOB", help="metric name or glob (default: each measurement's "
-                                         "headline metric)")] = None,
-    plan: Annotated[str | None, typer.Option(
-        "--plan", metavar="NAME", help="only campaigns of this plan")] = None,
-    format: Annotated[str, typer.Option("--format", metavar="FORMAT",
-                                        help=format_help("history", "", " or "))] = "text",
-    html: Annotated[Path | None, typer.Option(
-        "--html", metavar="FILE", help="also write a self-contained HTML page with a chart "
-                                       "of each metric over the campaigns")] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", metavar="NAME", help="only this target (default: every target)"),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            metavar="GLOB",
+            help="metric name or glob (default: each measurement's headline metric)",
+        ),
+    ] = None,
+    plan: Annotated[
+        str | None, typer.Option("--plan", metavar="NAME", help="only campaigns of this plan")
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help=format_help("history", "", " or "))
+    ] = "text",
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="also write a self-contained HTML page with a chart "
+            "of each metric over the campaigns",
+        ),
+    ] = None,
 ) -> None:
     """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""
     from pgfsbench.analysis.history import history as build_history
@@ -102,9 +128,13 @@ def history(
         raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
     if html is not None and not html.parent.is_dir():
         raise UserError(f"--html {html}: no directory {html.parent}")
-    found = list(campaigns(results or [], check_store_url(store) if store else None,
-                           skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]",
-                                                      soft_wrap=True)))
+    found = list(
+        campaigns(
+            results or [],
+            check_store_url(store) if store else None,
+            skip=lambda why: err.print(f"[yellow]skipped: {escape(why)}[/]", soft_wrap=True),
+        )
+    )
     series = build_history(found, target, metric, plan)
     output.write(HISTORY, series, sys.stdout)
     if html is not None:

@@ -26,18 +26,51 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
     from pgfsbench.render.comparison import Comparison
     from pgfsbench.store.read import Campaign
 
-EXPORT_COLUMNS = ["campaign", "plan", "target", "fs", "workload", "label", "round",
-                  "settling", "run_status", "run_error"]  # then param.*, then METRIC_COLUMNS
+EXPORT_COLUMNS = [
+    "campaign",
+    "plan",
+    "target",
+    "fs",
+    "workload",
+    "label",
+    "round",
+    "settling",
+    "run_status",
+    "run_error",
+]  # then param.*, then METRIC_COLUMNS
 METRIC_COLUMNS = ["metric", "value", "unit", "direction"]
 COMPARISON_COLUMNS = [
-    "workload", "label", "metric", "unit", "direction", "headline",
-    "baseline", "baseline_status", "baseline_median", "baseline_ci_low", "baseline_ci_high",
+    "workload",
+    "label",
+    "metric",
+    "unit",
+    "direction",
+    "headline",
+    "baseline",
+    "baseline_status",
+    "baseline_median",
+    "baseline_ci_low",
+    "baseline_ci_high",
     "baseline_n",
-    "contender", "contender_status", "contender_median", "contender_ci_low",
-    "contender_ci_high", "contender_n",
-    "ratio", "ratio_ci_low", "ratio_ci_high", "design", "p_value", "p_adjusted",
-    "mark", "decision", "reason", "warnings", "baseline_crash_safety",
-    "contender_crash_safety"]
+    "contender",
+    "contender_status",
+    "contender_median",
+    "contender_ci_low",
+    "contender_ci_high",
+    "contender_n",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "design",
+    "p_value",
+    "p_adjusted",
+    "mark",
+    "decision",
+    "reason",
+    "warnings",
+    "baseline_crash_safety",
+    "contender_crash_safety",
+]
 
 
 def write_campaign(campaign: Campaign, out: TextIO) -> None:
@@ -47,14 +80,25 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
     fs_of = {t.name: t.fs for t in campaign.targets}
     for r in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
         flat = _flatten(r.params)
-        head = [campaign.id, campaign.plan_name, r.target, fs_of.get(r.target), r.workload,
-                r.label, r.repetition, r.repetition == 0, r.status, r.error,
-                *(flat.get(p) for p in params)]
+        head = [
+            campaign.id,
+            campaign.plan_name,
+            r.target,
+            fs_of.get(r.target),
+            r.workload,
+            r.label,
+            r.repetition,
+            r.repetition == 0,
+            r.status,
+            r.error,
+            *(flat.get(p) for p in params),
+        ]
         if not r.metrics:
             w.writerow(csv_cell(v) for v in head + [None] * len(METRIC_COLUMNS))
         for m in r.metrics:
-            w.writerow(csv_cell(v) for v in head + [m.name, m.value, m.unit,
-                                                direction(m.higher_is_better)])
+            w.writerow(
+                csv_cell(v) for v in head + [m.name, m.value, m.unit, direction(m.higher_is_better)]
+            )
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
@@ -69,9 +113,11 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
         # One column only: its figures all the same, with no contender.
         targets: list[str | None] = [*contenders] or [None]
         for target in targets:
-            w.writerow(csv_cell(v) for v in comparison_row(row, table.baseline, base, target)
-                       + [warnings, _level(classes, table.baseline),
-                          _level(classes, target)])
+            w.writerow(
+                csv_cell(v)
+                for v in comparison_row(row, table.baseline, base, target)
+                + [warnings, _level(classes, table.baseline), _level(classes, target)]
+            )
 
 
 def _level(classes: dict, column: str | None) -> str | None:
@@ -80,23 +126,38 @@ def _level(classes: dict, column: str | None) -> str | None:
     return d.level if d is not None else None
 
 
-FORMAT = OutputFormat("csv", "csv", "text/csv", {EXPORT: write_campaign,
-                                                 COMPARISON: write_comparison}, order=40)
+FORMAT = OutputFormat(
+    "csv", "csv", "text/csv", {EXPORT: write_campaign, COMPARISON: write_comparison}, order=40
+)
 
 
-def comparison_row(row: Row, baseline: str | None, base: Cell | None,
-                   target: str | None) -> list[Any]:
+def comparison_row(
+    row: Row, baseline: str | None, base: Cell | None, target: str | None
+) -> list[Any]:
     other = row.cells[target] if target is not None else None
     c = other.comparison if other is not None else None
     v = other.verdict if other is not None else None
-    return [row.workload, row.label, row.metric, row.unit, direction(row.higher_is_better),
-            row.headline,
-            baseline, *_side(base),
-            target, *_side(other),
-            c.ratio if c else None, c.ci_low if c else None, c.ci_high if c else None,
-            ("paired" if c.paired is not None else "unpaired") if c else None,
-            c.p_value if c else None, other.p_adjusted if other is not None else None,
-            v.mark if v else None, v.kind if v else None, v.reason if v else None]
+    return [
+        row.workload,
+        row.label,
+        row.metric,
+        row.unit,
+        direction(row.higher_is_better),
+        row.headline,
+        baseline,
+        *_side(base),
+        target,
+        *_side(other),
+        c.ratio if c else None,
+        c.ci_low if c else None,
+        c.ci_high if c else None,
+        ("paired" if c.paired is not None else "unpaired") if c else None,
+        c.p_value if c else None,
+        other.p_adjusted if other is not None else None,
+        v.mark if v else None,
+        v.kind if v else None,
+        v.reason if v else None,
+    ]
 
 
 def _side(c: Cell | None) -> list[Any]:

@@ -51,8 +51,13 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
     _dump(comparison_document(comparison), out)
 
 
-FORMAT = OutputFormat("json", "json", "application/json",
-                      {EXPORT: write_campaign, COMPARISON: write_comparison}, order=30)
+FORMAT = OutputFormat(
+    "json",
+    "json",
+    "application/json",
+    {EXPORT: write_campaign, COMPARISON: write_comparison},
+    order=30,
+)
 
 
 def _dump(data: dict[str, Any], out: TextIO) -> None:
@@ -67,12 +72,16 @@ def _header(kind: str) -> dict[str, Any]:
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
     """What ``compare --format json`` writes."""
-    doc = {**_header(COMPARISON), "title": comparison.title,
-           **comparison_data(comparison.table, comparison.rows, comparison.verdicts)}
+    doc = {
+        **_header(COMPARISON),
+        "title": comparison.title,
+        **comparison_data(comparison.table, comparison.rows, comparison.verdicts),
+    }
     if comparison.campaigns:  # a baseline campaign vs contender campaigns
         doc["campaigns"] = [_clean(c) for c in comparison.campaigns]
-        doc["pairs"] = [{"baseline": b, "contender": c, "column": col}
-                        for b, c, col in comparison.pairs]
+        doc["pairs"] = [
+            {"baseline": b, "contender": c, "column": col} for b, c, col in comparison.pairs
+        ]
     doc["warnings"] = list(comparison.warnings)
     doc["notes"] = list(comparison.notes)
     return doc
@@ -114,29 +123,43 @@ def _comparison(campaign: Campaign) -> dict[str, Any]:
 def _interval(ci) -> dict | None:
     if ci is None:
         return None
-    return {"ratio": ci.ratio, "low": ci.low, "high": ci.high, "confidence": ci.confidence,
-            "rounds": ci.rounds}
+    return {
+        "ratio": ci.ratio,
+        "low": ci.low,
+        "high": ci.high,
+        "confidence": ci.confidence,
+        "rounds": ci.rounds,
+    }
 
 
 def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
     """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
+
     def cell(c: Cell) -> dict:
-        d = {"status": c.status, "median": c.value, "n": c.n,
-             "ci95": list(c.ci) if c.ci else None, "cv": c.cv, "values": c.values,
-             "rounds": c.rounds}
+        d = {
+            "status": c.status,
+            "median": c.value,
+            "n": c.n,
+            "ci95": list(c.ci) if c.ci else None,
+            "cv": c.cv,
+            "values": c.values,
+            "rounds": c.rounds,
+        }
         if c.comparison is not None:
             cmp = c.comparison
             d["vs_baseline"] = {
                 "ratio": cmp.ratio,
                 "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
                 "decision_ci": _interval(c.judged.decision_ci() if c.judged else None),
-                "p_value": cmp.p_value, "p_adjusted": c.p_adjusted,
+                "p_value": cmp.p_value,
+                "p_adjusted": c.p_adjusted,
                 "paired": cmp.paired is not None,
                 "p_equivalent": cmp.p_equivalent,
                 "rounds_needed": c.judged.rounds_needed if c.judged else None,
                 "decided_at_round": c.judged.at_round if c.judged else None,
                 "verdict": c.verdict.kind if c.verdict else None,
-                "reason": c.verdict.reason if c.verdict else None}
+                "reason": c.verdict.reason if c.verdict else None,
+            }
         if c.settling:
             d["settling_runs"] = c.settling
         return d
@@ -150,17 +173,35 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
         "alpha": table.alpha,
         "noise": table.noise,
         "equivalence": table.equivalence,
-        "rows": [{"workload": r.workload, "label": r.label, "metric": r.metric,
-                  "unit": r.unit, "headline": r.headline,
-                  "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],
-                  "cells": {t: cell(r.cells[t]) for t in table.targets}} for r in rows],
-        "verdicts": [{"workload": v.workload, "label": v.label, "metric": v.metric,
-                      "kind": v.kind, "winner": v.winner, "ranking": v.ranking,
-                      "tiers": v.tiers.tiers if v.tiers else None, "text": v.text,
-                      "details": list(v.details),
-                      "durability": v.durability, "warning": v.warning or None,
-                      "caveats": list(v.caveats)}
-                     for v in verdicts],
+        "rows": [
+            {
+                "workload": r.workload,
+                "label": r.label,
+                "metric": r.metric,
+                "unit": r.unit,
+                "headline": r.headline,
+                "direction": {True: "higher", False: "lower", None: "none"}[r.higher_is_better],
+                "cells": {t: cell(r.cells[t]) for t in table.targets},
+            }
+            for r in rows
+        ],
+        "verdicts": [
+            {
+                "workload": v.workload,
+                "label": v.label,
+                "metric": v.metric,
+                "kind": v.kind,
+                "winner": v.winner,
+                "ranking": v.ranking,
+                "tiers": v.tiers.tiers if v.tiers else None,
+                "text": v.text,
+                "details": list(v.details),
+                "durability": v.durability,
+                "warning": v.warning or None,
+                "caveats": list(v.caveats),
+            }
+            for v in verdicts
+        ],
     }
 
 
@@ -175,8 +216,11 @@ def _target(t: StoredTarget) -> dict[str, Any]:
         "status": t.status,
         "reason": t.reason,
         "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
-        "durability": ({"level": d.level, "reasons": d.reasons}
-                       if (d := target_durability(t.provenance, t.fs)) else None),
+        "durability": (
+            {"level": d.level, "reasons": d.reasons}
+            if (d := target_durability(t.provenance, t.fs))
+            else None
+        ),
         "caveats": target_caveats(t),
         # Everything the report shows about the target: the plan entry, the commands
         # that made it and their output, geometry, device, sysctls and queue settings
@@ -200,11 +244,18 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "started": _num(r.started),
         "ended": _num(r.ended),
         # What limited it: None without bound.* metrics (older results, no monitor).
-        "bound": ({"classes": b.classes, "storage_bound": b.storage_bound,
-                   "reasons": b.reasons} if (b := run_bound(r)) else None),
+        "bound": (
+            {"classes": b.classes, "storage_bound": b.storage_bound, "reasons": b.reasons}
+            if (b := run_bound(r))
+            else None
+        ),
         "metrics": [
-            {"name": m.name, "value": _num(m.value), "unit": m.unit,
-             "direction": _direction(m.higher_is_better)}
+            {
+                "name": m.name,
+                "value": _num(m.value),
+                "unit": m.unit,
+                "direction": _direction(m.higher_is_better),
+            }
             for m in r.metrics
         ],
         "series": {

@@ -34,13 +34,18 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
     out.write(campaign_markdown(campaign))
 
 
-FORMAT = OutputFormat("markdown", "md", "text/markdown", {EXPORT: write_campaign,
-                                                          COMPARISON: write_comparison},
-                      order=20)
+FORMAT = OutputFormat(
+    "markdown",
+    "md",
+    "text/markdown",
+    {EXPORT: write_campaign, COMPARISON: write_comparison},
+    order=20,
+)
 
 
-def comparison_markdown(table: Table, rows: list[Row], verdicts: list[VerdictLine],
-                        answer: bool = True) -> str:
+def comparison_markdown(
+    table: Table, rows: list[Row], verdicts: list[VerdictLine], answer: bool = True
+) -> str:
     """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
     from pgfsbench.analysis.answer import campaign_answer
@@ -87,30 +92,58 @@ def campaign_markdown(campaign: Campaign) -> str:
     out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", ""]
     if lines:  # the answer first
         out += [f"**Answer:** {campaign_answer(lines)}", ""]
-    out += ["| | |", "|---|---|",
-           _tr("status", c.status), _tr("started", _time(c.started)),
-           _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
-           _tr("pgfsbench", c.version)]
+    out += [
+        "| | |",
+        "|---|---|",
+        _tr("status", c.status),
+        _tr("started", _time(c.started)),
+        _tr("ended", _time(c.ended) + _took(c.started, c.ended)),
+        _tr("pgfsbench", c.version),
+    ]
     from pgfsbench.render.resumes import resumed_text
 
     out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
     out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
     rows = select_rows(table, None)
-    out += ["", "## Verdicts and headline comparison", "",
-            comparison_markdown(table, rows, lines, answer=False).rstrip("\n") if rows
-            else "No measurement has a value: nothing to compare."]
-    out += ["", "## Targets", "",
-            "| target | kind | fs | status | mount options | crash safety | note |",
-            "|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "## Verdicts and headline comparison",
+        "",
+        comparison_markdown(table, rows, lines, answer=False).rstrip("\n")
+        if rows
+        else "No measurement has a value: nothing to compare.",
+    ]
+    out += [
+        "",
+        "## Targets",
+        "",
+        "| target | kind | fs | status | mount options | crash safety | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for t in c.targets:
         d = durability[t.name]
         safety = f"{d.level}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") if d else ""
-        out.append(_row([t.name, t.kind, t.fs, t.status,
-                         ", ".join(t.provenance.get("effective_mount_options") or []),
-                         safety, t.reason or ""]))
-    out += ["", "## Measurements", "",
-            "Each cell: the value of every counted round (`r3 1,234`); a settling round "
-            "(`r0`) runs first and is never counted; n/a: unsupported here.", ""]
+        out.append(
+            _row(
+                [
+                    t.name,
+                    t.kind,
+                    t.fs,
+                    t.status,
+                    ", ".join(t.provenance.get("effective_mount_options") or []),
+                    safety,
+                    t.reason or "",
+                ]
+            )
+        )
+    out += [
+        "",
+        "## Measurements",
+        "",
+        "Each cell: the value of every counted round (`r3 1,234`); a settling round "
+        "(`r0`) runs first and is never counted; n/a: unsupported here.",
+        "",
+    ]
     if not c.runs:
         out += ["No run was recorded.", ""]
     for (workload, label), runs in _measurements(c.runs).items():
@@ -128,11 +161,11 @@ def _measurements(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun
     return out
 
 
-def _measurement(workload: str, label: str, runs: list[StoredRun],
-                 targets: list[str]) -> list[str]:
+def _measurement(workload: str, label: str, runs: list[StoredRun], targets: list[str]) -> list[str]:
     targets = [t for t in targets if any(r.target == t for r in runs)]
-    params = ", ".join(f"{k}={_plain(v)}" for k, v in runs[0].params.items()
-                       if v not in (None, "") and k != "type")
+    params = ", ".join(
+        f"{k}={_plain(v)}" for k, v in runs[0].params.items() if v not in (None, "") and k != "type"
+    )
     out = [f"### {workload} {label}".rstrip(), ""]
     if params:
         out += [f"Parameters: {params}", ""]
@@ -145,16 +178,24 @@ def _measurement(workload: str, label: str, runs: list[StoredRun],
             metrics.setdefault(m.name, (m.unit, m.higher_is_better))
             values.setdefault((m.name, r.target), []).append(f"r{r.repetition} {_number(m.value)}")
     if metrics:
-        out += ["| metric | unit | better | " + " | ".join(targets) + " |",
-                "|---|---|---|" + "---|" * len(targets)]
+        out += [
+            "| metric | unit | better | " + " | ".join(targets) + " |",
+            "|---|---|---|" + "---|" * len(targets),
+        ]
         for name, (unit, higher) in metrics.items():
-            out.append(_row([f"`{name}`", unit, _better(higher)]
-                            + [" · ".join(values.get((name, t), [])) for t in targets]))
+            out.append(
+                _row(
+                    [f"`{name}`", unit, _better(higher)]
+                    + [" · ".join(values.get((name, t), [])) for t in targets]
+                )
+            )
         out.append("")
     failed = [r for r in runs if r.status != "ok"]
     if failed:
-        out += [f"- {r.target} round {r.repetition}: {r.status}"
-                + (f": {r.error}" if r.error else "") for r in failed] + [""]
+        out += [
+            f"- {r.target} round {r.repetition}: {r.status}" + (f": {r.error}" if r.error else "")
+            for r in failed
+        ] + [""]
     return out
 
 

@@ -49,8 +49,12 @@ def target_provenance(provenance: dict, spec: dict, fs: str) -> dict[str, Any]:
 
 
 def _command(c: dict) -> dict:
-    return {"argv": [str(a) for a in c.get("argv") or []], "exit_code": c.get("exit_code"),
-            "stdout": c.get("stdout") or "", "stderr": c.get("stderr") or ""}
+    return {
+        "argv": [str(a) for a in c.get("argv") or []],
+        "exit_code": c.get("exit_code"),
+        "stdout": c.get("stdout") or "",
+        "stderr": c.get("stderr") or "",
+    }
 
 
 def _makes_filesystem(argv: list[str]) -> bool:
@@ -63,17 +67,24 @@ def _makes_filesystem(argv: list[str]) -> bool:
 def _geometry(g: object) -> dict | None:
     if not isinstance(g, dict):
         return None
-    return {"tool": g.get("tool"), "facts": g.get("facts") or {}, "raw": g.get("raw") or "",
-            "error": g.get("error"),
-            "extra": [_geometry(e) for e in g.get("extra") or [] if isinstance(e, dict)]}
+    return {
+        "tool": g.get("tool"),
+        "facts": g.get("facts") or {},
+        "raw": g.get("raw") or "",
+        "error": g.get("error"),
+        "extra": [_geometry(e) for e in g.get("extra") or [] if isinstance(e, dict)],
+    }
 
 
 def _postgres(p: dict) -> dict | None:
     """The server as it ran on the target; None when it never started there."""
     if not p.get("postgres_version"):
         return None
-    return {"version": p["postgres_version"], "bindir": p.get("postgres_bindir"),
-            "data_checksums": p.get("data_checksums"),
-            "settings": p.get("postgres_settings") or {},
-            "commands": [list(map(str, argv)) for argv in p.get("postgres_commands") or []],
-            "build_options": p.get("postgres_build_options")}
+    return {
+        "version": p["postgres_version"],
+        "bindir": p.get("postgres_bindir"),
+        "data_checksums": p.get("data_checksums"),
+        "settings": p.get("postgres_settings") or {},
+        "commands": [list(map(str, argv)) for argv in p.get("postgres_commands") or []],
+        "build_options": p.get("postgres_build_options"),
+    }

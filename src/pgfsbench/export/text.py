@@ -17,8 +17,7 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
     print_comparison(comparison, Console(file=out, highlight=False))
 
 
-FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison},
-                      order=10)
+FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison}, order=10)
 
 
 def print_comparison(comparison: Comparison, console: Console) -> None:
@@ -26,8 +25,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
     from pgfsbench.analysis.answer import campaign_answer
 
     if comparison.verdicts:  # the answer first
-        console.print(Text("answer: ", style="bold")
-                      + Text(campaign_answer(comparison.verdicts)))
+        console.print(Text("answer: ", style="bold") + Text(campaign_answer(comparison.verdicts)))
     for warning in comparison.warnings:  # before the numbers they qualify
         console.print(Text(f"⚠ {warning}", style="red bold"))
     # Side by side where it fits; a block per measurement on a narrow terminal, where a
@@ -58,8 +56,11 @@ def _grid(comparison: Comparison, console: Console) -> None:
                 ratio, mark = diff_text(row.cells[t], short=True)
                 style = MARK_STYLE.get(mark[:1], "")
                 cells.append(Text(f"{ratio} {mark}".strip(), style=style))
-        rt.add_row(Text(f"{row_title(row)} [{row.unit}]"),
-                   Text(direction_arrow(row.higher_is_better)), *cells)
+        rt.add_row(
+            Text(f"{row_title(row)} [{row.unit}]"),
+            Text(direction_arrow(row.higher_is_better)),
+            *cells,
+        )
     console.print(rt)
 
 
@@ -75,10 +76,15 @@ def _blocks(comparison: Comparison, console: Console) -> None:
     for row in comparison.rows:
         label = metric_label(row.metric)
         name = f"{label} ({row.metric})" if label != row.metric else row.metric
-        console.print(Text(f"{row.workload} {row.label}".strip() + f" · {name} [{row.unit}] "
-                           + direction_arrow(row.higher_is_better), style="bold"))
-        rt = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False,
-                       show_header=False)
+        console.print(
+            Text(
+                f"{row.workload} {row.label}".strip()
+                + f" · {name} [{row.unit}] "
+                + direction_arrow(row.higher_is_better),
+                style="bold",
+            )
+        )
+        rt = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False, show_header=False)
         rt.add_column(no_wrap=True)
         rt.add_column(justify="right")
         rt.add_column(overflow="fold")
@@ -98,8 +104,11 @@ def _verdicts(comparison: Comparison, console: Console) -> None:
     from pgfsbench.render.compare import footer
 
     verdicts = comparison.verdicts
-    shared = [c for c in (verdicts[0].caveats if verdicts else [])
-              if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)]
+    shared = [
+        c
+        for c in (verdicts[0].caveats if verdicts else [])
+        if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)
+    ]
     for v in verdicts:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:

@@ -8,44 +8,118 @@ from pgfsbench.filesystems.optionvalues import integer, level, one_of, size, wor
 from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
 from pgfsbench.filesystems.textfacts import number
 
-MOUNT_OPTIONS = frozenset({
-    "acl", "noacl", "autodefrag", "noautodefrag", "barrier", "nobarrier", "check_int",
-    "clear_cache", "commit", "compress", "compress-force", "datacow", "nodatacow",
-    "datasum", "nodatasum", "degraded", "device", "discard", "nodiscard", "enospc_debug",
-    "fatal_errors", "flushoncommit", "noflushoncommit", "max_inline", "metadata_ratio",
-    "rescan_uuid_tree", "rescue", "skip_balance", "space_cache", "nospace_cache", "ssd",
-    "ssd_spread", "nossd", "nossd_spread", "subvol", "subvolid", "thread_pool",
-    "treelog", "notreelog", "usebackuproot", "user_subvol_rm_allowed",
-})
+MOUNT_OPTIONS = frozenset(
+    {
+        "acl",
+        "noacl",
+        "autodefrag",
+        "noautodefrag",
+        "barrier",
+        "nobarrier",
+        "check_int",
+        "clear_cache",
+        "commit",
+        "compress",
+        "compress-force",
+        "datacow",
+        "nodatacow",
+        "datasum",
+        "nodatasum",
+        "degraded",
+        "device",
+        "discard",
+        "nodiscard",
+        "enospc_debug",
+        "fatal_errors",
+        "flushoncommit",
+        "noflushoncommit",
+        "max_inline",
+        "metadata_ratio",
+        "rescan_uuid_tree",
+        "rescue",
+        "skip_balance",
+        "space_cache",
+        "nospace_cache",
+        "ssd",
+        "ssd_spread",
+        "nossd",
+        "nossd_spread",
+        "subvol",
+        "subvolid",
+        "thread_pool",
+        "treelog",
+        "notreelog",
+        "usebackuproot",
+        "user_subvol_rm_allowed",
+    }
+)
 
 # The values the btrfs driver parses (fs/btrfs/super.c, btrfs(5)).
 _COMPRESS = level("zlib", "lzo", "zstd", "no", "none", leveled=("zlib", "zstd"))
 MOUNT_OPTION_VALUES = {
     "commit": integer(what="a whole number of seconds"),
-    "compress": _COMPRESS, "compress-force": _COMPRESS,
+    "compress": _COMPRESS,
+    "compress-force": _COMPRESS,
     "space_cache": one_of("v1", "v2"),
     "discard": one_of("sync", "async"),
     "fatal_errors": one_of("bug", "panic"),
     "max_inline": size(),
-    "metadata_ratio": integer(), "thread_pool": integer(1), "subvolid": integer(),
-    "rescue": words(":", "usebackuproot", "nologreplay", "ignorebadroots", "ibadroots",
-                    "ignoredatacsums", "idatacsums", "ignoremetacsums", "imetacsums",
-                    "ignoresuperflags", "isuperflags", "all"),
+    "metadata_ratio": integer(),
+    "thread_pool": integer(1),
+    "subvolid": integer(),
+    "rescue": words(
+        ":",
+        "usebackuproot",
+        "nologreplay",
+        "ignorebadroots",
+        "ibadroots",
+        "ignoredatacsums",
+        "idatacsums",
+        "ignoremetacsums",
+        "imetacsums",
+        "ignoresuperflags",
+        "isuperflags",
+        "all",
+    ),
 }
 
 # From Documentation/admin-guide/btrfs.rst, checked on kernel 6.18.
-KERNEL_DEFAULTS = frozenset({
-    "compress=no", "compress-force=no", "datacow", "datasum", "barrier", "commit=30",
-    "noautodefrag", "treelog", "noflushoncommit", "acl", "space_cache=v2", "nossd_spread",
-})
+KERNEL_DEFAULTS = frozenset(
+    {
+        "compress=no",
+        "compress-force=no",
+        "datacow",
+        "datasum",
+        "barrier",
+        "commit=30",
+        "noautodefrag",
+        "treelog",
+        "noflushoncommit",
+        "acl",
+        "space_cache=v2",
+        "nossd_spread",
+    }
+)
 
 # The kernel lists only the stronger option.
-IMPLIED_BY: dict[str, tuple[str, ...]] = {"nodatasum": ("nodatacow",), "ssd": ("ssd_spread",),
-              "compress": ("compress-force",)}
+IMPLIED_BY: dict[str, tuple[str, ...]] = {
+    "nodatasum": ("nodatacow",),
+    "ssd": ("ssd_spread",),
+    "compress": ("compress-force",),
+}
 
-_BTRFS_KEYS = ("csum_type", "csum_size", "sectorsize", "nodesize", "stripesize",
-               "num_devices", "total_bytes", "compat_flags", "compat_ro_flags",
-               "incompat_flags")
+_BTRFS_KEYS = (
+    "csum_type",
+    "csum_size",
+    "sectorsize",
+    "nodesize",
+    "stripesize",
+    "num_devices",
+    "total_bytes",
+    "compat_flags",
+    "compat_ro_flags",
+    "incompat_flags",
+)
 
 
 def parse_btrfs_super(text: str) -> dict:
@@ -56,8 +130,11 @@ def parse_btrfs_super(text: str) -> dict:
     facts: dict = {}
     last: str | None = None
     for line in text.splitlines():
-        if line.startswith(("\t", " ")) and last in ("compat_flags", "compat_ro_flags",
-                                                     "incompat_flags"):
+        if line.startswith(("\t", " ")) and last in (
+            "compat_flags",
+            "compat_ro_flags",
+            "incompat_flags",
+        ):
             words = re.findall(r"[A-Z][A-Z0-9_]+", line)
             if words:
                 facts[last] = " ".join(filter(None, [str(facts[last]), *words]))
@@ -91,8 +168,17 @@ def parse_btrfs_df(text: str) -> dict:
 
 # The fewest devices mkfs.btrfs (btrfs-progs 6.2) accepts for each profile: what its
 # "have N devices but M devices are required" errors say (tests/fixtures/mkfs_btrfs_error_*).
-PROFILE_MIN_DEVICES = {"single": 1, "dup": 1, "raid0": 1, "raid1": 2, "raid1c3": 3,
-                       "raid1c4": 4, "raid10": 2, "raid5": 2, "raid6": 3}
+PROFILE_MIN_DEVICES = {
+    "single": 1,
+    "dup": 1,
+    "raid0": 1,
+    "raid1": 2,
+    "raid1c3": 3,
+    "raid1c4": 4,
+    "raid10": 2,
+    "raid5": 2,
+    "raid6": 3,
+}
 _PROFILE_FLAGS = {"-d": "data", "--data": "data", "-m": "metadata", "--metadata": "metadata"}
 
 
@@ -111,11 +197,14 @@ def profile_problems(options: list[str], members: int) -> list[str]:
     for what, profile in profiles(options).items():
         need = PROFILE_MIN_DEVICES.get(profile)
         if need is None:
-            problems.append(f"btrfs has no {what} profile '{profile}' (it has "
-                            f"{', '.join(PROFILE_MIN_DEVICES)})")
+            problems.append(
+                f"btrfs has no {what} profile '{profile}' (it has {', '.join(PROFILE_MIN_DEVICES)})"
+            )
         elif members < need:
-            problems.append(f"btrfs {what} profile {profile} needs {need} devices, the target "
-                            f"has {members}: give it {need} or more images (or devices)")
+            problems.append(
+                f"btrfs {what} profile {profile} needs {need} devices, the target "
+                f"has {members}: give it {need} or more images (or devices)"
+            )
     return problems
 
 
@@ -132,8 +221,7 @@ def parse_btrfs_show(text: str) -> dict:
     for line in text.splitlines():
         if m := re.search(r"Total devices (\d+)", line):
             facts["total_devices"] = int(m.group(1))
-        if m := re.match(r"\s*devid\s+(\d+)\s+size\s+(\S+)\s+used\s+(\S+)\s+path\s+(\S+)",
-                         line):
+        if m := re.match(r"\s*devid\s+(\d+)\s+size\s+(\S+)\s+used\s+(\S+)\s+path\s+(\S+)", line):
             paths.append(m.group(4))
             facts[f"devid.{m.group(1)}.size"] = m.group(2)
     if paths:
@@ -144,24 +232,38 @@ def parse_btrfs_show(text: str) -> dict:
 def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader]:
     if not device:
         return []
-    readers = [GeometryReader(["btrfs", "inspect-internal", "dump-super", str(device)],
-                              parse_btrfs_super)]
+    readers = [
+        GeometryReader(["btrfs", "inspect-internal", "dump-super", str(device)], parse_btrfs_super)
+    ]
     if mount_point:  # the chunk profiles live in the trees, not the superblock
-        readers.append(GeometryReader(["btrfs", "filesystem", "df", str(mount_point)],
-                                      parse_btrfs_df))
+        readers.append(
+            GeometryReader(["btrfs", "filesystem", "df", str(mount_point)], parse_btrfs_df)
+        )
         # every member device, by path, as the kernel has them now
-        readers.append(GeometryReader(["btrfs", "filesystem", "show", str(mount_point)],
-                                      parse_btrfs_show))
+        readers.append(
+            GeometryReader(["btrfs", "filesystem", "show", str(mount_point)], parse_btrfs_show)
+        )
     return readers
 
 
-RECIPES = (Recipe(
-    fs="btrfs", mkfs_tool="mkfs.btrfs", force_flags=("-f",), apt_package="btrfs-progs",
-    min_size_mb=128, spans_devices=True, mkfs_problems=profile_problems,
-    before_mount=scan_members,
-    device_option_keys=frozenset({"device="}),
-    log_device=None, mount_options=MOUNT_OPTIONS, mount_option_values=MOUNT_OPTION_VALUES,
-    kernel_defaults=KERNEL_DEFAULTS, implied_by=IMPLIED_BY, geometry=geometry,
-    atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
-    durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these "
-                                   "files"}),)
+RECIPES = (
+    Recipe(
+        fs="btrfs",
+        mkfs_tool="mkfs.btrfs",
+        force_flags=("-f",),
+        apt_package="btrfs-progs",
+        min_size_mb=128,
+        spans_devices=True,
+        mkfs_problems=profile_problems,
+        before_mount=scan_members,
+        device_option_keys=frozenset({"device="}),
+        log_device=None,
+        mount_options=MOUNT_OPTIONS,
+        mount_option_values=MOUNT_OPTION_VALUES,
+        kernel_defaults=KERNEL_DEFAULTS,
+        implied_by=IMPLIED_BY,
+        geometry=geometry,
+        atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
+        durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these files"},
+    ),
+)

@@ -81,25 +81,72 @@ def journal_device(mkfs_options: list[str], log_device: str, log_bytes: int) -> 
     block_size = given or "4096"
     return LogSetup(
         before_mkfs=[["mke2fs", "-F", "-O", "journal_dev", "-b", block_size, log_device]],
-        mkfs_options=[*mkfs_options, *([] if given else ["-b", block_size]),
-                      "-J", f"device={log_device}"],
+        mkfs_options=[
+            *mkfs_options,
+            *([] if given else ["-b", block_size]),
+            "-J",
+            f"device={log_device}",
+        ],
         # No journal_path mount option: the superblock records the journal device's
         # number, which is this loop device's for as long as the target lives.
-        mount_options=[])
+        mount_options=[],
+    )
 
 
 # --- mounting it -------------------------------------------------------------------
 
-MOUNT_OPTIONS = frozenset({
-    "barrier", "nobarrier", "data", "journal_checksum", "nojournal_checksum",
-    "journal_async_commit", "commit", "errors", "user_xattr", "nouser_xattr", "acl", "noacl",
-    "stripe", "delalloc", "nodelalloc", "auto_da_alloc", "noauto_da_alloc", "dioread_nolock",
-    "dioread_lock", "max_batch_time", "min_batch_time", "journal_ioprio", "inode_readahead_blks",
-    "init_itable", "noinit_itable", "block_validity", "noblock_validity", "quota", "noquota",
-    "usrquota", "grpquota", "resuid", "resgid", "sb", "dax", "journal_dev", "journal_path",
-    "nombcache", "prjquota", "orlov", "oldalloc", "bsddf", "minixdf", "grpid", "bsdgroups",
-    "nogrpid", "sysvgroups", "debug",
-})
+MOUNT_OPTIONS = frozenset(
+    {
+        "barrier",
+        "nobarrier",
+        "data",
+        "journal_checksum",
+        "nojournal_checksum",
+        "journal_async_commit",
+        "commit",
+        "errors",
+        "user_xattr",
+        "nouser_xattr",
+        "acl",
+        "noacl",
+        "stripe",
+        "delalloc",
+        "nodelalloc",
+        "auto_da_alloc",
+        "noauto_da_alloc",
+        "dioread_nolock",
+        "dioread_lock",
+        "max_batch_time",
+        "min_batch_time",
+        "journal_ioprio",
+        "inode_readahead_blks",
+        "init_itable",
+        "noinit_itable",
+        "block_validity",
+        "noblock_validity",
+        "quota",
+        "noquota",
+        "usrquota",
+        "grpquota",
+        "resuid",
+        "resgid",
+        "sb",
+        "dax",
+        "journal_dev",
+        "journal_path",
+        "nombcache",
+        "prjquota",
+        "orlov",
+        "oldalloc",
+        "bsddf",
+        "minixdf",
+        "grpid",
+        "bsdgroups",
+        "nogrpid",
+        "sysvgroups",
+        "debug",
+    }
+)
 
 # The values the ext4 driver parses (fs/ext4/super.c, Documentation/admin-guide/ext4.rst).
 MOUNT_OPTION_VALUES = {
@@ -114,32 +161,75 @@ MOUNT_OPTION_VALUES = {
     "inode_readahead_blks": power_of_two_or_zero(1 << 30),
     "init_itable": integer(),
     "stripe": integer(what="a whole number of blocks"),
-    "resuid": integer(), "resgid": integer(), "sb": integer(),
+    "resuid": integer(),
+    "resgid": integer(),
+    "sb": integer(),
     "dax": one_of("always", "never", "inode"),
 }
 
 # From Documentation/admin-guide/ext4.rst, checked on kernel 6.18; the ext4 driver
 # serves ext2 and ext3 too.
-KERNEL_DEFAULTS = frozenset({
-    "barrier", "delalloc", "auto_da_alloc", "data=ordered", "commit=5", "journal_checksum",
-    "user_xattr", "acl", "block_validity", "dioread_nolock", "inode_readahead_blks=32",
-    "max_batch_time=15000", "min_batch_time=0", "journal_ioprio=3", "init_itable", "stripe=0",
-    "errors=continue", "nogrpid", "orlov", "bsddf",
-})
+KERNEL_DEFAULTS = frozenset(
+    {
+        "barrier",
+        "delalloc",
+        "auto_da_alloc",
+        "data=ordered",
+        "commit=5",
+        "journal_checksum",
+        "user_xattr",
+        "acl",
+        "block_validity",
+        "dioread_nolock",
+        "inode_readahead_blks=32",
+        "max_batch_time=15000",
+        "min_batch_time=0",
+        "journal_ioprio=3",
+        "init_itable",
+        "stripe=0",
+        "errors=continue",
+        "nogrpid",
+        "orlov",
+        "bsddf",
+    }
+)
 
 # --- describing it -----------------------------------------------------------------
 
 # The settled properties of an ext2/3/4 filesystem; counters, times, UUIDs and
 # checksums are left out so two targets built alike compare equal.
 DUMPE2FS_KEYS = (
-    "Filesystem revision #", "Filesystem features", "Filesystem flags",
-    "Default mount options", "Mount options", "Errors behavior", "Inode count", "Block count",
-    "Reserved block count", "First block", "Block size", "Fragment size",
-    "Group descriptor size", "Reserved GDT blocks", "Blocks per group", "Inodes per group",
-    "Inode blocks per group", "RAID stride", "RAID stripe width", "Flex block group size",
-    "Inode size", "Required extra isize", "Desired extra isize", "Default directory hash",
-    "Checksum type", "Journal backup", "Journal features", "Total journal size",
-    "Total journal blocks", "Max transaction length", "Fast commit length",
+    "Filesystem revision #",
+    "Filesystem features",
+    "Filesystem flags",
+    "Default mount options",
+    "Mount options",
+    "Errors behavior",
+    "Inode count",
+    "Block count",
+    "Reserved block count",
+    "First block",
+    "Block size",
+    "Fragment size",
+    "Group descriptor size",
+    "Reserved GDT blocks",
+    "Blocks per group",
+    "Inodes per group",
+    "Inode blocks per group",
+    "RAID stride",
+    "RAID stripe width",
+    "Flex block group size",
+    "Inode size",
+    "Required extra isize",
+    "Desired extra isize",
+    "Default directory hash",
+    "Checksum type",
+    "Journal backup",
+    "Journal features",
+    "Total journal size",
+    "Total journal blocks",
+    "Max transaction length",
+    "Fast commit length",
     "Journal checksum type",
 )
 _STATE_FEATURES = {"needs_recovery"}  # set while mounted: state, not a choice made at mkfs
@@ -182,15 +272,25 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
 
 def _ext(fs: str, log_device) -> Recipe:
     return Recipe(
-        fs=fs, mkfs_tool=f"mkfs.{fs}", force_flags=("-F",), dry_run_flag="-n",
+        fs=fs,
+        mkfs_tool=f"mkfs.{fs}",
+        force_flags=("-F",),
+        dry_run_flag="-n",
         apt_package="e2fsprogs",
-        min_size_mb=16, mkfs_defaults=without_lazy_init, log_device=log_device,
+        min_size_mb=16,
+        mkfs_defaults=without_lazy_init,
+        log_device=log_device,
         # -J device= at mkfs; journal_path=, journal_dev= at mount
         device_option_keys=frozenset({"device=", "journal_path=", "journal_dev="}),
-        mount_options=MOUNT_OPTIONS, mount_option_values=MOUNT_OPTION_VALUES,
-        kernel_defaults=KERNEL_DEFAULTS, geometry=geometry,
-        atomic_writes=None, durability_notes={}, kernel_driver="ext4",
-        stripe=StripeOptions(given=stripe_given, add=with_stripe))
+        mount_options=MOUNT_OPTIONS,
+        mount_option_values=MOUNT_OPTION_VALUES,
+        kernel_defaults=KERNEL_DEFAULTS,
+        geometry=geometry,
+        atomic_writes=None,
+        durability_notes={},
+        kernel_driver="ext4",
+        stripe=StripeOptions(given=stripe_given, add=with_stripe),
+    )
 
 
 # ext2 has no journal to put elsewhere.

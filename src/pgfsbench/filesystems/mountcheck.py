@@ -27,9 +27,15 @@ PROBLEMS = (CHANGED, IGNORED)
 
 # Listed under another name: asked → what the kernel shows.
 SYNONYMS = {
-    "barrier=0": "nobarrier", "barrier=1": "barrier", "discard=sync": "discard",
-    "bsdgroups": "grpid", "sysvgroups": "nogrpid", "quota": "usrquota", "uquota": "usrquota",
-    "gquota": "grpquota", "pquota": "prjquota",
+    "barrier=0": "nobarrier",
+    "barrier=1": "barrier",
+    "discard=sync": "discard",
+    "bsdgroups": "grpid",
+    "sysvgroups": "nogrpid",
+    "quota": "usrquota",
+    "uquota": "usrquota",
+    "gquota": "grpquota",
+    "pquota": "prjquota",
 }
 _OPPOSITE = {"ro": "rw", "rw": "ro", "sync": "async", "async": "sync"}
 
@@ -75,8 +81,9 @@ def _same(asked: str | None, shown: str | None) -> bool:
 def _is_default(option: str, fs: str | None) -> bool:
     if option in GENERIC_DEFAULTS:
         return True
-    return any(_canon(option) in {_canon(d) for d in r.kernel_defaults or ()}
-               for r in _recipes_for(fs))
+    return any(
+        _canon(option) in {_canon(d) for d in r.kernel_defaults or ()} for r in _recipes_for(fs)
+    )
 
 
 def _impliers(name: str, fs: str | None) -> list[str]:
@@ -98,8 +105,12 @@ def _row(option: str, status: str, effective: str | None, note: str = "") -> dic
 def _check_atime(option: str, shown: dict[str, str | None]) -> dict:
     in_effect = next((a for a in ATIME if a in shown), "strictatime")
     if in_effect == option:
-        return _row(option, KEPT, option if option in shown else None,
-                    "" if option in shown else "listing no atime option means strictatime")
+        return _row(
+            option,
+            KEPT,
+            option if option in shown else None,
+            "" if option in shown else "listing no atime option means strictatime",
+        )
     return _row(option, CHANGED, in_effect, f"{in_effect} is in effect")
 
 
@@ -129,16 +140,16 @@ def _check_one(option: str, shown: dict[str, str | None], fs: str | None) -> dic
         text = opposite if got is None else f"{opposite}={got}"
         return _row(option, CHANGED, text, f"{text} is in effect")
     if _is_default(option, fs) or _is_default(canonical, fs):
-        return _row(option, DEFAULT, None,
-                    f"{option} is the default, which the kernel does not list")
+        return _row(
+            option, DEFAULT, None, f"{option} is the default, which the kernel does not list"
+        )
     for implier in _impliers(name, fs):
         if implier in shown:
             return _row(option, IMPLIED, implier, f"included in {implier}")
     return _row(option, IGNORED, None, "accepted by mount but not among the effective options")
 
 
-def mount_option_changes(asked: str, effective: list[str], *, fs: str | None = None
-                         ) -> list[dict]:
+def mount_option_changes(asked: str, effective: list[str], *, fs: str | None = None) -> list[dict]:
     """One row per option asked: ``option``, ``status``, ``effective``, ``note``.
 
     ``asked`` is the plan's comma list; ``effective`` the options the kernel

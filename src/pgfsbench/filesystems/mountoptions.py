@@ -14,21 +14,73 @@ from __future__ import annotations
 from pgfsbench.filesystems.optionvalues import VALUE_CHARS
 from pgfsbench.filesystems.registry import recipe
 
-GENERIC = frozenset({
-    "defaults", "ro", "rw", "sync", "async", "dirsync", "atime", "noatime", "diratime",
-    "nodiratime", "relatime", "norelatime", "strictatime", "nostrictatime", "lazytime",
-    "nolazytime", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "mand", "nomand",
-    "iversion", "noiversion", "discard", "nodiscard",
-})
+GENERIC = frozenset(
+    {
+        "defaults",
+        "ro",
+        "rw",
+        "sync",
+        "async",
+        "dirsync",
+        "atime",
+        "noatime",
+        "diratime",
+        "nodiratime",
+        "relatime",
+        "norelatime",
+        "strictatime",
+        "nostrictatime",
+        "lazytime",
+        "nolazytime",
+        "suid",
+        "nosuid",
+        "dev",
+        "nodev",
+        "exec",
+        "noexec",
+        "mand",
+        "nomand",
+        "iversion",
+        "noiversion",
+        "discard",
+        "nodiscard",
+    }
+)
 
 # Not listed by the kernel when they hold, whatever the filesystem.
-GENERIC_DEFAULTS = frozenset({"rw", "async", "suid", "dev", "exec", "nomand", "atime",
-                              "diratime", "relatime", "nolazytime", "nodiscard",
-                              "noiversion"})
+GENERIC_DEFAULTS = frozenset(
+    {
+        "rw",
+        "async",
+        "suid",
+        "dev",
+        "exec",
+        "nomand",
+        "atime",
+        "diratime",
+        "relatime",
+        "nolazytime",
+        "nodiscard",
+        "noiversion",
+    }
+)
 
 # Handled by mount(8) itself, never passed to the kernel.
-USERSPACE = frozenset({"defaults", "auto", "noauto", "user", "nouser", "users", "owner",
-                       "group", "nofail", "_netdev", "loop"})
+USERSPACE = frozenset(
+    {
+        "defaults",
+        "auto",
+        "noauto",
+        "user",
+        "nouser",
+        "users",
+        "owner",
+        "group",
+        "nofail",
+        "_netdev",
+        "loop",
+    }
+)
 
 
 def unknown_mount_options(fs: str, options: str) -> list[str]:
@@ -50,10 +102,13 @@ def mount_option_problems(fs: str, options: str) -> list[str]:
         if not value:
             problems.append(f"{option} gives no value{should}")
         elif not VALUE_CHARS.fullmatch(value):
-            odd = ", ".join(map(repr, dict.fromkeys(c for c in value
-                                                    if not VALUE_CHARS.fullmatch(c))))
-            problems.append(f"{option}: no mount option takes {odd} in its value (a "
-                            f"separator or shell character){should}")
+            odd = ", ".join(
+                map(repr, dict.fromkeys(c for c in value if not VALUE_CHARS.fullmatch(c)))
+            )
+            problems.append(
+                f"{option}: no mount option takes {odd} in its value (a "
+                f"separator or shell character){should}"
+            )
         elif kind is not None and not kind.accepts(value):
             problems.append(f"{option}: {name} is {kind.what}")
         elif kind is None and name in GENERIC:

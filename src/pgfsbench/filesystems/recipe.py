@@ -136,15 +136,22 @@ class Recipe:
     mount_types: frozenset[str] = frozenset()
     # (argvs that made it, device → placeholder, mount point) → (the commands a reader
     # runs to make it again, notes), for the advice; None: mkfs + an fstab line.
-    recreate: Callable[[list[list[str]], dict[str, str], str],
-                       tuple[list[str], list[str]]] | None = None
+    recreate: (
+        Callable[[list[list[str]], dict[str, str], str], tuple[list[str], list[str]]] | None
+    ) = None
 
     @property
     def driver(self) -> str:
         return self.kernel_driver or self.fs
 
-    def mkfs_argv(self, device: str, options: list[str],
-                  more_devices: Sequence[str] = (), *, dry_run: bool = False) -> list[str]:
+    def mkfs_argv(
+        self,
+        device: str,
+        options: list[str],
+        more_devices: Sequence[str] = (),
+        *,
+        dry_run: bool = False,
+    ) -> list[str]:
         """The mkfs command; its tool is a bare name for provision to find on the PATH.
         ``more_devices``: the other members of a filesystem that spans devices;
         ``dry_run``: with ``dry_run_flag``, what mkfs would make, nothing written."""
@@ -153,9 +160,14 @@ class Recipe:
         if dry_run and self.dry_run_flag is None:
             raise ValueError(f"mkfs for {self.fs} has no dry run")
         dry = [self.dry_run_flag] if dry_run and self.dry_run_flag is not None else []
-        return [self.mkfs_tool, *self.force_flags, *dry,
-                *self.mkfs_defaults(list(options)), device, *more_devices]
+        return [
+            self.mkfs_tool,
+            *self.force_flags,
+            *dry,
+            *self.mkfs_defaults(list(options)),
+            device,
+            *more_devices,
+        ]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
-        return ["mount", "-t", self.fs, *(["-o", options] if options else []),
-                device, mount_point]
+        return ["mount", "-t", self.fs, *(["-o", options] if options else []), device, mount_point]

@@ -74,7 +74,8 @@ def recipe(fs: str) -> Recipe:
         raise UnknownFilesystem(
             f"pgfsbench cannot make filesystem '{fs}' (it makes {', '.join(names())}); to "
             "measure a filesystem made another way (UFS, NFS, a FUSE filesystem), mount it yourself and "
-            "use a dir target: dir = \"/path/on/that/filesystem\" instead of fs")
+            'use a dir target: dir = "/path/on/that/filesystem" instead of fs'
+        )
     return found
 
 

@@ -10,9 +10,11 @@ from pgfsbench.filesystems.textfacts import number
 
 
 def external_log(mkfs_options: list[str], log_device: str, log_bytes: int) -> LogSetup:
-    return LogSetup(before_mkfs=[],
-                    mkfs_options=[*mkfs_options, "-l", f"logdev={log_device},size={log_bytes}"],
-                    mount_options=[f"logdev={log_device}"])
+    return LogSetup(
+        before_mkfs=[],
+        mkfs_options=[*mkfs_options, "-l", f"logdev={log_device},size={log_bytes}"],
+        mount_options=[f"logdev={log_device}"],
+    )
 
 
 # --- stripe geometry (RAID, LVM stripes) -------------------------------------------------
@@ -21,8 +23,9 @@ _STRIPE_KEYS = ("sunit", "swidth", "su", "sw")
 
 
 def _data_options(options: list[str]) -> list[str]:
-    return [sub for i, o in enumerate(options[:-1]) if o == "-d"
-            for sub in options[i + 1].split(",")]
+    return [
+        sub for i, o in enumerate(options[:-1]) if o == "-d" for sub in options[i + 1].split(",")
+    ]
 
 
 def stripe_given(options: list[str]) -> list[str]:
@@ -47,15 +50,51 @@ def with_stripe(options: list[str], stripe_bytes: int, data_disks: int) -> list[
     return options
 
 
-MOUNT_OPTIONS = frozenset({
-    "allocsize", "attr2", "noattr2", "dax", "filestreams", "ikeep", "noikeep", "inode32",
-    "inode64", "largeio", "nolargeio", "logbufs", "logbsize", "logdev", "rtdev", "noalign",
-    "norecovery", "nouuid", "noquota", "uquota", "usrquota", "quota", "uqnoenforce",
-    "qnoenforce", "gquota", "grpquota", "gqnoenforce", "pquota", "prjquota", "pqnoenforce",
-    "sunit", "swidth", "swalloc", "wsync", "discard", "nodiscard",
-    "grpid", "bsdgroups", "nogrpid", "sysvgroups",
-    # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
-})
+MOUNT_OPTIONS = frozenset(
+    {
+        "allocsize",
+        "attr2",
+        "noattr2",
+        "dax",
+        "filestreams",
+        "ikeep",
+        "noikeep",
+        "inode32",
+        "inode64",
+        "largeio",
+        "nolargeio",
+        "logbufs",
+        "logbsize",
+        "logdev",
+        "rtdev",
+        "noalign",
+        "norecovery",
+        "nouuid",
+        "noquota",
+        "uquota",
+        "usrquota",
+        "quota",
+        "uqnoenforce",
+        "qnoenforce",
+        "gquota",
+        "grpquota",
+        "gqnoenforce",
+        "pquota",
+        "prjquota",
+        "pqnoenforce",
+        "sunit",
+        "swidth",
+        "swalloc",
+        "wsync",
+        "discard",
+        "nodiscard",
+        "grpid",
+        "bsdgroups",
+        "nogrpid",
+        "sysvgroups",
+        # barrier/nobarrier were removed in Linux 4.19: the kernel refuses them.
+    }
+)
 
 # The values the xfs driver parses (Documentation/admin-guide/xfs.rst).
 MOUNT_OPTION_VALUES = {
@@ -69,8 +108,9 @@ MOUNT_OPTION_VALUES = {
 
 # From Documentation/admin-guide/xfs.rst, checked on kernel 6.18. attr2 is always on
 # for v5 (crc=1) filesystems, and this kernel no longer lists it.
-KERNEL_DEFAULTS = frozenset({"nolargeio", "noikeep", "inode64", "logbufs=8", "noquota",
-                             "nogrpid", "attr2"})
+KERNEL_DEFAULTS = frozenset(
+    {"nolargeio", "noikeep", "inode64", "logbufs=8", "noquota", "nogrpid", "attr2"}
+)
 
 _XFS_LINE = re.compile(r"^(\S+)?\s*=(.*)$")
 _XFS_PAIR = re.compile(r"([a-z][\w-]*)=(\S+?)(?:,|\s|$)")
@@ -118,11 +158,22 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
     return [GeometryReader(["xfs_info", str(where)], parse_xfs_info)] if where else []
 
 
-RECIPES = (Recipe(
-    fs="xfs", mkfs_tool="mkfs.xfs", force_flags=("-f",), dry_run_flag="-N",
-    apt_package="xfsprogs",
-    min_size_mb=300, device_option_keys=frozenset({"logdev=", "rtdev="}),
-    log_device=external_log, mount_options=MOUNT_OPTIONS,
-    mount_option_values=MOUNT_OPTION_VALUES,
-    kernel_defaults=KERNEL_DEFAULTS, geometry=geometry, atomic_writes=None,
-    durability_notes={}, stripe=StripeOptions(given=stripe_given, add=with_stripe)),)
+RECIPES = (
+    Recipe(
+        fs="xfs",
+        mkfs_tool="mkfs.xfs",
+        force_flags=("-f",),
+        dry_run_flag="-N",
+        apt_package="xfsprogs",
+        min_size_mb=300,
+        device_option_keys=frozenset({"logdev=", "rtdev="}),
+        log_device=external_log,
+        mount_options=MOUNT_OPTIONS,
+        mount_option_values=MOUNT_OPTION_VALUES,
+        kernel_defaults=KERNEL_DEFAULTS,
+        geometry=geometry,
+        atomic_writes=None,
+        durability_notes={},
+        stripe=StripeOptions(given=stripe_given, add=with_stripe),
+    ),
+)

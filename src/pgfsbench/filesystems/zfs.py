@@ -29,11 +29,15 @@ DATASET = "pgdata"  # the one dataset PostgreSQL runs on, below the pool's root
 # Set by pgfsbench itself: the dataset mounts on a private directory, the pool is
 # never written to a cache file (so no daemon restart imports it again after a crash).
 OWNED = {
-    "zfs": {"mountpoint": "the dataset mounts on a private directory pgfsbench makes",
-            "canmount": "the dataset must mount for PostgreSQL to run on it"},
-    "zpool": {"cachefile": "pgfsbench makes pools with cachefile=none, so nothing imports "
-                           "them again after a crash",
-              "altroot": "the dataset mounts on a private directory pgfsbench makes"},
+    "zfs": {
+        "mountpoint": "the dataset mounts on a private directory pgfsbench makes",
+        "canmount": "the dataset must mount for PostgreSQL to run on it",
+    },
+    "zpool": {
+        "cachefile": "pgfsbench makes pools with cachefile=none, so nothing imports "
+        "them again after a crash",
+        "altroot": "the dataset mounts on a private directory pgfsbench makes",
+    },
 }
 
 
@@ -61,13 +65,29 @@ def create_pool_argv(pool: str, devices: list[str], props: dict[str, object]) ->
 
     ``-f``: the devices are our own loop images or ones the safety check passed.
     """
-    return ["zpool", "create", "-f", "-o", "cachefile=none", *_options(props), "-m", "none",
-            pool, *devices]
+    return [
+        "zpool",
+        "create",
+        "-f",
+        "-o",
+        "cachefile=none",
+        *_options(props),
+        "-m",
+        "none",
+        pool,
+        *devices,
+    ]
 
 
 def create_dataset_argv(pool: str, mount_point: str, props: dict[str, object]) -> list[str]:
-    return ["zfs", "create", "-o", f"mountpoint={mount_point}", *_options(props),
-            f"{pool}/{DATASET}"]
+    return [
+        "zfs",
+        "create",
+        "-o",
+        f"mountpoint={mount_point}",
+        *_options(props),
+        f"{pool}/{DATASET}",
+    ]
 
 
 def destroy_dataset_argv(dataset: str) -> list[str]:
@@ -85,8 +105,7 @@ ZPOOL_PROPERTIES_ARGV = ["zpool", "get"]
 
 def parse_pool_list(text: str) -> list[str]:
     """``zpool list -H -o name`` → pool names ("no pools available" is none)."""
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and " " not in line.strip()]
+    return [line.strip() for line in text.splitlines() if line.strip() and " " not in line.strip()]
 
 
 # --- what the installed zfs accepts ------------------------------------------------
@@ -116,7 +135,7 @@ def parse_property_table(text: str) -> dict[str, PropertySpec]:
 
 
 _ZFS_SIZE = re.compile(r"^\d+(\.\d+)?[BKMGTPEZ]?B?$", re.IGNORECASE)
-_FACTORS = {c: 1024 ** i for i, c in enumerate("BKMGTPEZ")}
+_FACTORS = {c: 1024**i for i, c in enumerate("BKMGTPEZ")}
 
 
 def _size_bytes(text: str) -> int | None:
@@ -175,11 +194,12 @@ def value_problem(spec: PropertySpec, value: str) -> str | None:
     verdicts = [_fits(a, value) for a in spec.values.split("|")]
     if any(v is not False for v in verdicts):
         return None
-    return f"{spec.name} = \"{value}\": this {'{tool}'} accepts {spec.values}"
+    return f'{spec.name} = "{value}": this {"{tool}"} accepts {spec.values}'
 
 
-def property_problems(tool: str, asked: dict[str, object],
-                      table: dict[str, PropertySpec]) -> list[str]:
+def property_problems(
+    tool: str, asked: dict[str, object], table: dict[str, PropertySpec]
+) -> list[str]:
     """What the installed ``tool`` (zfs or zpool) would refuse among the plan's properties."""
     problems = []
     for name, raw in asked.items():
@@ -188,10 +208,12 @@ def property_problems(tool: str, asked: dict[str, object],
             continue  # a user property: any name with a colon, any value
         spec = table.get(name)
         if spec is None:
-            editable = sorted(n for n, s in table.items() if s.editable and "@" not in n
-                              and n not in OWNED[tool])
-            problems.append(f"this {tool} has no property '{name}' (it can set: "
-                            f"{', '.join(editable)})")
+            editable = sorted(
+                n for n, s in table.items() if s.editable and "@" not in n and n not in OWNED[tool]
+            )
+            problems.append(
+                f"this {tool} has no property '{name}' (it can set: {', '.join(editable)})"
+            )
         elif not spec.editable:
             problems.append(f"{tool} property '{name}' is read-only ({spec.values})")
         elif why := value_problem(spec, value):
@@ -202,14 +224,41 @@ def property_problems(tool: str, asked: dict[str, object],
 # --- what was made (provenance) ----------------------------------------------------
 
 # Counters, times, names and places: they differ between two targets made alike.
-_VOLATILE = frozenset({
-    "creation", "used", "available", "referenced", "compressratio", "refcompressratio",
-    "usedbysnapshots", "usedbydataset", "usedbychildren", "usedbyrefreservation",
-    "mounted", "mountpoint", "name", "guid", "createtxg", "objsetid", "written",
-    "logicalused", "logicalreferenced", "size", "capacity", "free", "allocated",
-    "dedupratio", "altroot", "expandsize", "fragmentation", "freeing", "leaked",
-    "load_guid", "checkpoint",
-})
+_VOLATILE = frozenset(
+    {
+        "creation",
+        "used",
+        "available",
+        "referenced",
+        "compressratio",
+        "refcompressratio",
+        "usedbysnapshots",
+        "usedbydataset",
+        "usedbychildren",
+        "usedbyrefreservation",
+        "mounted",
+        "mountpoint",
+        "name",
+        "guid",
+        "createtxg",
+        "objsetid",
+        "written",
+        "logicalused",
+        "logicalreferenced",
+        "size",
+        "capacity",
+        "free",
+        "allocated",
+        "dedupratio",
+        "altroot",
+        "expandsize",
+        "fragmentation",
+        "freeing",
+        "leaked",
+        "load_guid",
+        "checkpoint",
+    }
+)
 
 
 def parse_zfs_get(text: str) -> dict:
@@ -253,12 +302,15 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
     if not device or "/" not in device or device.startswith("/"):
         return []
     pool = device.split("/", 1)[0]
-    return [GeometryReader(["zfs", "get", "-H", "-p", "all", device], parse_zfs_get),
-            GeometryReader(["zpool", "get", "all", pool], parse_zpool_get)]
+    return [
+        GeometryReader(["zfs", "get", "-H", "-p", "all", device], parse_zfs_get),
+        GeometryReader(["zpool", "get", "all", pool], parse_zpool_get),
+    ]
 
 
-def recreate(argvs: list[list[str]], places: dict[str, str], mount_point: str
-             ) -> tuple[list[str], list[str]]:
+def recreate(
+    argvs: list[list[str]], places: dict[str, str], mount_point: str
+) -> tuple[list[str], list[str]]:
     """The zpool and zfs create commands as they ran, for a reader's own machine: devices
     as placeholders, the pool named tank, mounted where the data directory goes."""
     out, pool = [], None
@@ -269,46 +321,72 @@ def recreate(argvs: list[list[str]], places: dict[str, str], mount_point: str
             kept = [a for a in argv[2:] if a != "-f"]
             kept = [a for i, a in enumerate(kept) if a != "-o" or kept[i + 1] != "cachefile=none"]
             kept = [a for a in kept if a != "cachefile=none"]
-            out.append(shlex.join(["zpool", "create", *(places.get(a, "tank" if a == pool else a)
-                                                      for a in kept)]))
+            out.append(
+                shlex.join(
+                    ["zpool", "create", *(places.get(a, "tank" if a == pool else a) for a in kept)]
+                )
+            )
         elif (tool, verb) == ("zfs", ["create"]) and pool:
-            args = [f"mountpoint={mount_point}" if a.startswith("mountpoint=") else a
-                    for a in argv[2:]]
-            out.append(shlex.join(["zfs", "create",
-                                   *(a.replace(pool, "tank", 1) for a in args)]))
-    notes = ["-f (overwrite without asking) and cachefile=none (pgfsbench's own, so a crash "
-             "leaves no pool to import) left out", "ZFS mounts the dataset itself "
-             "(mountpoint): no fstab line"] if out else []
+            args = [
+                f"mountpoint={mount_point}" if a.startswith("mountpoint=") else a for a in argv[2:]
+            ]
+            out.append(shlex.join(["zfs", "create", *(a.replace(pool, "tank", 1) for a in args)]))
+    notes = (
+        [
+            "-f (overwrite without asking) and cachefile=none (pgfsbench's own, so a crash "
+            "leaves no pool to import) left out",
+            "ZFS mounts the dataset itself (mountpoint): no fstab line",
+        ]
+        if out
+        else []
+    )
     return out, notes
 
 
 def not_crash_safe(facts: dict) -> list[str]:
     """Dataset properties that lose committed data on a crash."""
     if str(facts.get("dataset.sync", "")).lower() == "disabled":
-        return ["ZFS sync=disabled: fsync returns before the data is on disk, so a crash "
-                "loses commits PostgreSQL reported as durable (the pool itself stays "
-                "consistent)"]
+        return [
+            "ZFS sync=disabled: fsync returns before the data is on disk, so a crash "
+            "loses commits PostgreSQL reported as durable (the pool itself stays "
+            "consistent)"
+        ]
     return []
 
 
 def caveats(provenance: dict) -> list[str]:
     if str(provenance.get("mounted_fs_type") or "").startswith("fuse"):
-        return ["ZFS in user space (zfs-fuse, through FUSE): every read and write crosses "
-                "to a daemon and back, so its speed does not represent kernel ZFS (OpenZFS); "
-                "compare its properties here, its numbers on a machine with the kernel "
-                "module"]
+        return [
+            "ZFS in user space (zfs-fuse, through FUSE): every read and write crosses "
+            "to a daemon and back, so its speed does not represent kernel ZFS (OpenZFS); "
+            "compare its properties here, its numbers on a machine with the kernel "
+            "module"
+        ]
     return []
 
 
-RECIPES = (Recipe(
-    fs="zfs", mkfs_tool="zpool", force_flags=("-f",), apt_package="zfs-fuse",
-    min_size_mb=64,  # zpool refuses a smaller device
-    device_option_keys=frozenset(), log_device=None,
-    mount_options=frozenset(),  # properties (zfs = {...}), not mount options
-    kernel_defaults=frozenset(), geometry=geometry,
-    atomic_writes=AtomicWrites("ZFS copy-on-write (a record is never overwritten in place)",
-                               unless=frozenset()),
-    durability_notes={}, spans_devices=True,  # a plain stripe over every member
-    pooled=True, not_crash_safe=not_crash_safe, caveats=caveats,
-    mount_types=frozenset({"zfs", "fuse.zfs"}), recreate=recreate,
-    daemon_pidfiles=(DAEMON_PIDFILE, "/var/run/zfs-fuse.pid")),)  # ours; Debian's service
+RECIPES = (
+    Recipe(
+        fs="zfs",
+        mkfs_tool="zpool",
+        force_flags=("-f",),
+        apt_package="zfs-fuse",
+        min_size_mb=64,  # zpool refuses a smaller device
+        device_option_keys=frozenset(),
+        log_device=None,
+        mount_options=frozenset(),  # properties (zfs = {...}), not mount options
+        kernel_defaults=frozenset(),
+        geometry=geometry,
+        atomic_writes=AtomicWrites(
+            "ZFS copy-on-write (a record is never overwritten in place)", unless=frozenset()
+        ),
+        durability_notes={},
+        spans_devices=True,  # a plain stripe over every member
+        pooled=True,
+        not_crash_safe=not_crash_safe,
+        caveats=caveats,
+        mount_types=frozenset({"zfs", "fuse.zfs"}),
+        recreate=recreate,
+        daemon_pidfiles=(DAEMON_PIDFILE, "/var/run/zfs-fuse.pid"),
+    ),
+)  # ours; Debian's service

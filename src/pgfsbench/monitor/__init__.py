@@ -18,5 +18,12 @@ from pgfsbench.monitor.monitorset import MonitorSet, monitors_for
 from pgfsbench.monitor.postgres import PgMonitor
 from pgfsbench.monitor.system import SystemMonitor
 
-__all__ = ["Monitor", "PeriodicMonitor", "MonitorSet", "monitors_for", "SystemMonitor",
-           "PgMonitor", "backing_device"]
+__all__ = [
+    "Monitor",
+    "PeriodicMonitor",
+    "MonitorSet",
+    "monitors_for",
+    "SystemMonitor",
+    "PgMonitor",
+    "backing_device",
+]

@@ -69,8 +69,9 @@ class PeriodicMonitor(Monitor):
         self.origin = origin
         self._started_at = time.monotonic()
         self._sample_safely(first=True)
-        self._thread = threading.Thread(target=self._loop, name=f"pgfsbench-{self.name}",
-                                        daemon=True)  # never keeps the program alive
+        self._thread = threading.Thread(
+            target=self._loop, name=f"pgfsbench-{self.name}", daemon=True
+        )  # never keeps the program alive
         self._thread.start()
 
     def stop(self) -> None:

@@ -50,8 +50,13 @@ class MonitorSet:
         return self._problems + [p for m in self.monitors for p in m.problems]
 
 
-def monitors_for(settings, device: str | list[str] | None, backing_device: str | None,
-                 cluster, origin: float | None = None) -> MonitorSet:
+def monitors_for(
+    settings,
+    device: str | list[str] | None,
+    backing_device: str | None,
+    cluster,
+    origin: float | None = None,
+) -> MonitorSet:
     """The monitors ``settings`` (a plan's ``Monitors``) turns on, not yet started.
 
     ``origin`` is the ``time.monotonic()`` the workload's series count from; the
@@ -60,9 +65,14 @@ def monitors_for(settings, device: str | list[str] | None, backing_device: str |
     monitors: list[Monitor] = []
     if settings.system:
         pgdata = getattr(cluster, "pgdata", None)  # the server's processes count as ours
-        monitors.append(SystemMonitor(settings.interval, device, backing_device,
-                                      server_pidfile=pgdata / "postmaster.pid"
-                                      if pgdata is not None else None))
+        monitors.append(
+            SystemMonitor(
+                settings.interval,
+                device,
+                backing_device,
+                server_pidfile=pgdata / "postmaster.pid" if pgdata is not None else None,
+            )
+        )
     if settings.postgres and cluster is not None:
         monitors.append(PgMonitor(cluster, settings.interval))
     return MonitorSet(monitors, time.monotonic() if origin is None else origin)

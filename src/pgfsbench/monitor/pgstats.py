@@ -55,8 +55,9 @@ COUNTERS = [f.name for f in fields(PgCounters) if f.name != "lsn"]
 def views_for(major: int) -> list[str]:
     """The statistics views the monitor reads on this major version."""
     if major >= 17:
-        return ["pg_stat_checkpointer", "pg_stat_bgwriter", "pg_stat_io"] + \
-            (["pg_stat_wal"] if major == 17 else [])
+        return ["pg_stat_checkpointer", "pg_stat_bgwriter", "pg_stat_io"] + (
+            ["pg_stat_wal"] if major == 17 else []
+        )
     return ["pg_stat_bgwriter"] + (["pg_stat_wal"] if major >= 14 else [])
 
 
@@ -83,8 +84,9 @@ def _sum(rows: list[dict], column: str) -> float | None:
     return sum(values) if values else None
 
 
-def parse_pg_stats(major: int, lsn: int, rows: dict[str, list[dict]],
-                   wal_io_timing: bool = False) -> PgCounters:
+def parse_pg_stats(
+    major: int, lsn: int, rows: dict[str, list[dict]], wal_io_timing: bool = False
+) -> PgCounters:
     """The counters from ``views_for(major)``'s rows; ValueError when a row is missing."""
     c: dict[str, object] = {}
     bgw = _one(rows, "pg_stat_bgwriter")
@@ -100,8 +102,9 @@ def parse_pg_stats(major: int, lsn: int, rows: dict[str, list[dict]],
         io = rows.get("pg_stat_io")
         if io is None:
             raise ValueError("pg_stat_io: no rows")
-        rel = [r for r in io if r["object"] == "relation"
-               and r["backend_type"] not in _NOT_BACKENDS]
+        rel = [
+            r for r in io if r["object"] == "relation" and r["backend_type"] not in _NOT_BACKENDS
+        ]
         c["buffers_backend"] = int(_sum(rel, "writes") or 0)
     else:
         c["checkpoints_timed"] = bgw["checkpoints_timed"]
@@ -111,8 +114,11 @@ def parse_pg_stats(major: int, lsn: int, rows: dict[str, list[dict]],
         c["buffers_checkpoint"] = bgw["buffers_checkpoint"]
         c["buffers_backend"] = bgw["buffers_backend"]
     if major >= 18:
-        wal = [r for r in rows.get("pg_stat_io") or [] if r["object"] == "wal"
-               and r["context"] == "normal"]
+        wal = [
+            r
+            for r in rows.get("pg_stat_io") or []
+            if r["object"] == "wal" and r["context"] == "normal"
+        ]
         syncs = _sum(wal, "fsyncs")
         c["wal_syncs"] = int(syncs) if syncs is not None else None
         sync_ms = _sum(wal, "fsync_time")
@@ -124,8 +130,9 @@ def parse_pg_stats(major: int, lsn: int, rows: dict[str, list[dict]],
     return PgCounters(lsn=lsn, **c)  # type: ignore[arg-type]
 
 
-def counter_deltas(before: PgCounters, after: PgCounters
-                   ) -> tuple[dict[str, float | None], list[str]]:
+def counter_deltas(
+    before: PgCounters, after: PgCounters
+) -> tuple[dict[str, float | None], list[str]]:
     """after − before per counter (None where unknown), and the counters that went
     backwards (stats reset): those are None too, never negative."""
     out: dict[str, float | None] = {}

@@ -37,8 +37,11 @@ RATE_SERIES = {  # series → counter, per second
     "mon.pg.buffers_backend_per_s": "buffers_backend",
     "mon.pg.wal_syncs_per_s": "wal_syncs",
 }
-SERIES_UNITS = {"mon.pg.wal_mb_per_s": "MB/s", "mon.pg.checkpoints": "count",
-                **{name: "1/s" for name in RATE_SERIES}}
+SERIES_UNITS = {
+    "mon.pg.wal_mb_per_s": "MB/s",
+    "mon.pg.checkpoints": "count",
+    **{name: "1/s" for name in RATE_SERIES},
+}
 TOTALS = {  # metric → (counter, unit)
     "mon.pg.checkpoints_timed": ("checkpoints_timed", "count"),
     "mon.pg.checkpoints_req": ("checkpoints_req", "count"),
@@ -79,9 +82,15 @@ class PgMonitor(PeriodicMonitor):
     def _default_connect(self):
         import psycopg
 
-        return psycopg.connect(host=str(self.cluster.socket_dir), port=self.cluster.port,
-                               user="postgres", dbname="postgres", autocommit=True,
-                               connect_timeout=10, application_name="pgfsbench-monitor")
+        return psycopg.connect(
+            host=str(self.cluster.socket_dir),
+            port=self.cluster.port,
+            user="postgres",
+            dbname="postgres",
+            autocommit=True,
+            connect_timeout=10,
+            application_name="pgfsbench-monitor",
+        )
 
     def _connection(self):
         if self._conn is not None and not self._conn.closed:
@@ -107,8 +116,9 @@ class PgMonitor(PeriodicMonitor):
             return None
         values = dict(zip(names, row))
         try:
-            return parse_pg_stats(self.major or 0, int(values.pop("lsn")), values,
-                                  self._wal_io_timing)
+            return parse_pg_stats(
+                self.major or 0, int(values.pop("lsn")), values, self._wal_io_timing
+            )
         except (ValueError, KeyError, TypeError) as exc:
             self.problem(f"postgres: unexpected statistics rows: {exc!r}")
             return None
@@ -129,14 +139,15 @@ class PgMonitor(PeriodicMonitor):
             t0, before = last.t0, last.before
         self._add_interval(t0, before, t, counters)
 
-    def _add_interval(self, t0: float, before: PgCounters, t1: float,
-                      after: PgCounters) -> None:
+    def _add_interval(self, t0: float, before: PgCounters, t1: float, after: PgCounters) -> None:
         deltas, backwards = counter_deltas(before, after)
         for name in backwards:
             if name not in self._reset_counters:
                 self._reset_counters.add(name)
-                self.problem(f"postgres: {name} went backwards (statistics reset); "
-                             "intervals where it did are left out")
+                self.problem(
+                    f"postgres: {name} went backwards (statistics reset); "
+                    "intervals where it did are left out"
+                )
         wal = after.lsn - before.lsn
         if wal < 0:
             self.problem("postgres: the WAL position went backwards")
@@ -193,10 +204,13 @@ class PgMonitor(PeriodicMonitor):
             out = [Metric("mon.pg.wal_bytes", _f(self.wal_bytes()), "B", None, note)]
             for metric, (counter, unit) in TOTALS.items():
                 value = sums[counter]
-                why = note or ("" if value is not None else
-                               "track_wal_io_timing is off" if counter == "wal_sync_ms"
-                               and self.major and self.major >= 14 else
-                               f"not available on PostgreSQL {self.major}")
+                why = note or (
+                    ""
+                    if value is not None
+                    else "track_wal_io_timing is off"
+                    if counter == "wal_sync_ms" and self.major and self.major >= 14
+                    else f"not available on PostgreSQL {self.major}"
+                )
                 out.append(Metric(metric, _f(value), unit, None, why))
             return out
 

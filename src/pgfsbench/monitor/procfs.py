@@ -15,6 +15,7 @@ SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the devic
 
 # --- /proc/stat ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class CpuTimes:
     """Cumulative jiffies of the aggregate ``cpu`` line of /proc/stat.
@@ -42,7 +43,7 @@ def parse_proc_stat(text: str) -> CpuTimes:
         parts = line.split()
         if parts and parts[0] == "cpu":
             try:
-                values = [int(v) for v in parts[1:1 + len(_CPU_FIELDS)]]
+                values = [int(v) for v in parts[1 : 1 + len(_CPU_FIELDS)]]
             except ValueError:
                 raise ValueError(f"/proc/stat: unreadable cpu line: {line!r}") from None
             if len(values) < 4:
@@ -74,6 +75,7 @@ def cpu_percentages(before: CpuTimes, after: CpuTimes) -> dict[str, float] | Non
 
 # --- /proc/meminfo ---------------------------------------------------------------
 
+
 def parse_meminfo(text: str) -> dict[str, int]:
     """Every /proc/meminfo field in bytes ('Dirty: 2292 kB' → 2346, HugePages_* stay counts)."""
     out: dict[str, int] = {}
@@ -96,6 +98,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
 # --- /proc/diskstats -------------------------------------------------------------
 
 # --- /proc/diskstats, every field iostat -x needs ----------------------------------
+
 
 @dataclass(frozen=True)
 class DiskStats:
@@ -124,9 +127,17 @@ def parse_diskstats(text: str) -> dict[str, DiskStats]:
             n = [int(v) for v in parts[3:14]]
         except ValueError:
             continue
-        out[parts[2]] = DiskStats(reads=n[0], sectors_read=n[2], read_ms=n[3], writes=n[4],
-                                  sectors_written=n[6], write_ms=n[7], in_flight=n[8],
-                                  io_ms=n[9], weighted_ms=n[10])
+        out[parts[2]] = DiskStats(
+            reads=n[0],
+            sectors_read=n[2],
+            read_ms=n[3],
+            writes=n[4],
+            sectors_written=n[6],
+            write_ms=n[7],
+            in_flight=n[8],
+            io_ms=n[9],
+            weighted_ms=n[10],
+        )
     return out
 
 
@@ -134,8 +145,9 @@ def combined_disk(members: list[DiskStats]) -> DiskStats:
     """The devices a filesystem spans (btrfs or ZFS over several disks) as one: requests,
     bytes, times and queue depth summed; %util the members' mean (the set is busy when
     they all are), so it stays in 0..100."""
-    total = {name: sum(getattr(m, name) for m in members)
-             for name in (*_DISK_COUNTERS, "in_flight")}
+    total = {
+        name: sum(getattr(m, name) for m in members) for name in (*_DISK_COUNTERS, "in_flight")
+    }
     total["io_ms"] = total["io_ms"] // len(members)
     return DiskStats(**total)
 
@@ -156,12 +168,19 @@ class IostatX:
     queue_depth: float  # aqu-sz: weighted ms / elapsed ms
 
 
-_DISK_COUNTERS = ("reads", "sectors_read", "read_ms", "writes", "sectors_written", "write_ms",
-                  "io_ms", "weighted_ms")
+_DISK_COUNTERS = (
+    "reads",
+    "sectors_read",
+    "read_ms",
+    "writes",
+    "sectors_written",
+    "write_ms",
+    "io_ms",
+    "weighted_ms",
+)
 
 
-def iostat_x(before: DiskStats | None, after: DiskStats | None,
-             seconds: float) -> IostatX | None:
+def iostat_x(before: DiskStats | None, after: DiskStats | None, seconds: float) -> IostatX | None:
     """iostat -x between two snapshots; None when a device is missing or a counter went
     backwards (32-bit wrap, device re-created): unknown, never negative."""
     if before is None or after is None or seconds <= 0:
@@ -186,6 +205,7 @@ def iostat_x(before: DiskStats | None, after: DiskStats | None,
 
 
 # --- /proc/stat, the rest of what vmstat shows ------------------------------------
+
 
 @dataclass(frozen=True)
 class StatExtras:
@@ -212,6 +232,7 @@ def parse_proc_stat_extras(text: str) -> StatExtras:
 
 
 # --- /proc/<pid>/stat and .../children: CPU time of one process -----------------------
+
 
 @dataclass(frozen=True)
 class ProcCpu:
@@ -243,8 +264,9 @@ def parse_pid_stat(text: str) -> ProcCpu:
     try:
         # after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt
         # cmajflt utime stime cutime cstime (proc(5) fields 3-17)
-        return ProcCpu(int(parts[1]), int(parts[11]), int(parts[12]), int(parts[13]),
-                       int(parts[14]))
+        return ProcCpu(
+            int(parts[1]), int(parts[11]), int(parts[12]), int(parts[13]), int(parts[14])
+        )
     except ValueError:
         raise ValueError(f"/proc/<pid>/stat: unreadable: {text[:80]!r}") from None
 

@@ -43,16 +43,23 @@ class TreeCpu:
 class ProcessTree:
     """Reads our process groups' CPU ticks; ``problems`` collects what it could not read."""
 
-    def __init__(self, own_pid: int | None = None, server_pidfile: Path | None = None,
-                 proc: Path = Path("/proc"),
-                 daemon_pidfiles: tuple[Path, ...] | None = None) -> None:
+    def __init__(
+        self,
+        own_pid: int | None = None,
+        server_pidfile: Path | None = None,
+        proc: Path = Path("/proc"),
+        daemon_pidfiles: tuple[Path, ...] | None = None,
+    ) -> None:
         self.own_pid = own_pid if own_pid is not None else os.getpid()
         self.server_pidfile = server_pidfile
         if daemon_pidfiles is None:  # the real machine's: every recipe's daemon
             from pgfsbench.filesystems.registry import recipes
 
-            daemon_pidfiles = tuple(Path(p) for r in recipes() for p in r.daemon_pidfiles
-                                    ) if proc == Path("/proc") else ()
+            daemon_pidfiles = (
+                tuple(Path(p) for r in recipes() for p in r.daemon_pidfiles)
+                if proc == Path("/proc")
+                else ()
+            )
         self.daemon_pidfiles = daemon_pidfiles
         self._proc = proc
         self._root = str(proc)

@@ -49,11 +49,22 @@ ROLES = ("target", "backing")
 CPU_SERIES = {f"mon.cpu.{k}_pct": "%" for k in ("user", "system", "iowait", "idle", "steal")}
 CPU_SERIES |= {"mon.cpu.procs_running": "tasks", "mon.cpu.ctxt_per_s": "1/s"}
 CPU_SERIES |= {f"mon.cpu.{k}_pct": "%" for k in ("server", "client", "other_user")}
-MEM_SERIES = {"mon.mem.dirty_mb": "Dirty", "mon.mem.writeback_mb": "Writeback",
-              "mon.mem.cached_mb": "Cached", "mon.mem.free_mb": "MemFree"}
-DISK_SERIES = {"r_per_s": "1/s", "w_per_s": "1/s", "read_mb_per_s": "MB/s",
-               "write_mb_per_s": "MB/s", "avg_req_kb": "KiB", "await_ms": "ms",
-               "util_pct": "%", "queue_depth": "requests"}
+MEM_SERIES = {
+    "mon.mem.dirty_mb": "Dirty",
+    "mon.mem.writeback_mb": "Writeback",
+    "mon.mem.cached_mb": "Cached",
+    "mon.mem.free_mb": "MemFree",
+}
+DISK_SERIES = {
+    "r_per_s": "1/s",
+    "w_per_s": "1/s",
+    "read_mb_per_s": "MB/s",
+    "write_mb_per_s": "MB/s",
+    "avg_req_kb": "KiB",
+    "await_ms": "ms",
+    "util_pct": "%",
+    "queue_depth": "requests",
+}
 
 
 def device_name(device: str) -> str:
@@ -65,8 +76,11 @@ def device_name(device: str) -> str:
 
 def series_names(roles: tuple[str, ...] = ROLES) -> list[str]:
     """Every series the system monitor can produce, in the order series() returns them."""
-    return [*CPU_SERIES, *MEM_SERIES,
-            *(f"mon.disk.{role}.{key}" for role in roles for key in DISK_SERIES)]
+    return [
+        *CPU_SERIES,
+        *MEM_SERIES,
+        *(f"mon.disk.{role}.{key}" for role in roles for key in DISK_SERIES),
+    ]
 
 
 @dataclass(frozen=True)
@@ -82,19 +96,27 @@ class _Snapshot:
 class SystemMonitor(PeriodicMonitor):
     name = "system"
 
-    def __init__(self, interval: float = 1.0, device: str | list[str] | None = None,
-                 backing_device: str | None = None, *, proc: Path = Path("/proc"),
-                 server_pidfile: Path | None = None, own_pid: int | None = None) -> None:
+    def __init__(
+        self,
+        interval: float = 1.0,
+        device: str | list[str] | None = None,
+        backing_device: str | None = None,
+        *,
+        proc: Path = Path("/proc"),
+        server_pidfile: Path | None = None,
+        own_pid: int | None = None,
+    ) -> None:
         """``device``: the target's device, or every device a filesystem spanning
         several is made on (their counters are summed: procfs.combined_disk)."""
         super().__init__(interval)
         self.tree = ProcessTree(own_pid, server_pidfile, proc)
         self._first_tree: TreeCpu | None = None
         self._last_tree: TreeCpu | None = None
-        self._members = {role: tuple(device_name(d) for d in
-                                     ([dev] if isinstance(dev, str) else dev))
-                         for role, dev in (("target", device), ("backing", backing_device))
-                         if dev}
+        self._members = {
+            role: tuple(device_name(d) for d in ([dev] if isinstance(dev, str) else dev))
+            for role, dev in (("target", device), ("backing", backing_device))
+            if dev
+        }
         self.devices = {role: "+".join(names) for role, names in self._members.items()}
         self._proc = proc
         self._points: dict[str, list[tuple[float, float]]] = {}
@@ -133,8 +155,9 @@ class SystemMonitor(PeriodicMonitor):
             stats = parse_diskstats(self._read("diskstats") or "")
             for role, names in self._members.items():
                 found = [stats.get(name) for name in names]
-                disks[role] = (None if None in found else
-                               found[0] if len(found) == 1 else combined_disk(found))
+                disks[role] = (
+                    None if None in found else found[0] if len(found) == 1 else combined_disk(found)
+                )
         return _Snapshot(now, cpu, extras, mem, disks, self.tree.sample())
 
     # --- sampling ------------------------------------------------------------------
@@ -171,8 +194,13 @@ class SystemMonitor(PeriodicMonitor):
             self._record_ours(t, prev, cur)
         if cur.extras and cur.extras.procs_running is not None:
             self._add("mon.cpu.procs_running", t, float(cur.extras.procs_running))
-        if (prev.extras and cur.extras and prev.extras.ctxt is not None
-                and cur.extras.ctxt is not None and dt > 0):
+        if (
+            prev.extras
+            and cur.extras
+            and prev.extras.ctxt is not None
+            and cur.extras.ctxt is not None
+            and dt > 0
+        ):
             if cur.extras.ctxt >= prev.extras.ctxt:
                 self._add("mon.cpu.ctxt_per_s", t, (cur.extras.ctxt - prev.extras.ctxt) / dt)
             else:
@@ -186,13 +214,17 @@ class SystemMonitor(PeriodicMonitor):
             io = iostat_x(before, after, dt)
             if io is None:
                 if before and after:
-                    self.problem(f"{role} device {dev}: counters went backwards (wrap or "
-                                 "device re-created); that interval is left out")
+                    self.problem(
+                        f"{role} device {dev}: counters went backwards (wrap or "
+                        "device re-created); that interval is left out"
+                    )
                 elif before and not after:
                     self.problem(f"{role} device {dev} disappeared from diskstats")
                 elif after and not before:
-                    self.problem(f"{role} device {dev} appeared in diskstats while sampling; "
-                                 "intervals before it are left out")
+                    self.problem(
+                        f"{role} device {dev} appeared in diskstats while sampling; "
+                        "intervals before it are left out"
+                    )
                 continue
             acc = self._bytes[role] or [0, 0]
             acc[0] += io.read_bytes
@@ -231,18 +263,26 @@ class SystemMonitor(PeriodicMonitor):
     # --- results -------------------------------------------------------------------
 
     def series(self) -> list[Series]:
-        units = {**CPU_SERIES, **{n: "MB" for n in MEM_SERIES},
-                 **{f"mon.disk.{r}.{k}": u for r in ROLES for k, u in DISK_SERIES.items()}}
+        units = {
+            **CPU_SERIES,
+            **{n: "MB" for n in MEM_SERIES},
+            **{f"mon.disk.{r}.{k}": u for r in ROLES for k, u in DISK_SERIES.items()},
+        }
         with self._lock:
-            return [Series(name, units[name], list(self._points[name]))
-                    for name in series_names() if self._points.get(name)]
+            return [
+                Series(name, units[name], list(self._points[name]))
+                for name in series_names()
+                if self._points.get(name)
+            ]
 
     def busy_seconds(self) -> float | None:
         """user+nice+system+irq+softirq CPU seconds over all CPUs, first to last sample."""
         if self._first_cpu is None or self._last_cpu is None:
             return None
-        jiffies = sum(max(0, getattr(self._last_cpu, f) - getattr(self._first_cpu, f))
-                      for f in ("user", "nice", "system", "irq", "softirq"))
+        jiffies = sum(
+            max(0, getattr(self._last_cpu, f) - getattr(self._first_cpu, f))
+            for f in ("user", "nice", "system", "irq", "softirq")
+        )
         return jiffies / self.clock_ticks
 
     def group_seconds(self, group: str) -> float | None:
@@ -250,8 +290,9 @@ class SystemMonitor(PeriodicMonitor):
         if self._first_tree is None or self._last_tree is None:
             return None
         a, b = self._first_tree, self._last_tree
-        ticks = sum(getattr(b, f"{group}_{k}") - getattr(a, f"{group}_{k}")
-                    for k in ("user", "system"))
+        ticks = sum(
+            getattr(b, f"{group}_{k}") - getattr(a, f"{group}_{k}") for k in ("user", "system")
+        )
         return max(0, ticks) / self.clock_ticks
 
     def window_cpu(self) -> dict[str, float] | None:
@@ -263,17 +304,37 @@ class SystemMonitor(PeriodicMonitor):
     def totals(self) -> list[Metric]:
         with self._lock:
             # Totals grow with the work done: no direction (eff.* ranks per unit of work).
-            out = [Metric("mon.cpu.busy_s", self.busy_seconds(), "s", None,
-                          "user+system CPU seconds summed over all CPUs")]
-            for group, what in (("server", "PostgreSQL's processes"),
-                                ("client", "pgfsbench and the tools it started")):
-                out.append(Metric(f"mon.cpu.{group}_s", self.group_seconds(group), "s", None,
-                                  f"user+system CPU seconds of {what}"))
+            out = [
+                Metric(
+                    "mon.cpu.busy_s",
+                    self.busy_seconds(),
+                    "s",
+                    None,
+                    "user+system CPU seconds summed over all CPUs",
+                )
+            ]
+            for group, what in (
+                ("server", "PostgreSQL's processes"),
+                ("client", "pgfsbench and the tools it started"),
+            ):
+                out.append(
+                    Metric(
+                        f"mon.cpu.{group}_s",
+                        self.group_seconds(group),
+                        "s",
+                        None,
+                        f"user+system CPU seconds of {what}",
+                    )
+                )
             for role in ROLES:
                 acc = self._bytes.get(role)
-                note = ("" if role in self.devices and acc is not None else
-                        f"no {role} device" if role not in self.devices else
-                        f"{role} device {self.devices[role]}: no readable interval")
+                note = (
+                    ""
+                    if role in self.devices and acc is not None
+                    else f"no {role} device"
+                    if role not in self.devices
+                    else f"{role} device {self.devices[role]}: no readable interval"
+                )
                 for i, kind in ((1, "write"), (0, "read")):
                     value = float(acc[i]) if acc is not None else None
                     out.append(Metric(f"mon.disk.{role}.{kind}_bytes", value, "B", None, note))

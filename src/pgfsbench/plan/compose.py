@@ -42,8 +42,7 @@ def _merge(base: dict, over: dict) -> dict:
         if key in MERGED_TABLES and isinstance(value, dict):
             out[key] = {**out.get(key, {}), **value}
         elif key == "postgres" and isinstance(value, dict):
-            settings = {**out.get("postgres", {}).get("settings", {}),
-                        **value.get("settings", {})}
+            settings = {**out.get("postgres", {}).get("settings", {}), **value.get("settings", {})}
             out["postgres"] = {**out.get("postgres", {}), **value, "settings": settings}
         else:
             out[key] = copy.deepcopy(value)
@@ -70,8 +69,9 @@ class _Resolver:
 
     def resolve(self, name: str, chain: tuple[str, ...] = ()) -> dict:
         if name in chain:
-            self.fail(f"targets.{chain[0]}.extends",
-                      "extends cycle: " + " -> ".join((*chain, name)))
+            self.fail(
+                f"targets.{chain[0]}.extends", "extends cycle: " + " -> ".join((*chain, name))
+            )
         if name in self.done:
             return self.done[name]
         if name not in self.raw:
@@ -96,8 +96,11 @@ class _Resolver:
 
 
 # An axis that varies one entry of a table: the key's prefix names the table.
-ENTRY_AXES = {"postgres.settings.": ("postgres", "settings"), "sysctls.": ("sysctls",),
-              "queue.": ("queue",)}
+ENTRY_AXES = {
+    "postgres.settings.": ("postgres", "settings"),
+    "sysctls.": ("sysctls",),
+    "queue.": ("queue",),
+}
 
 
 def _axis_entry(key: str, value: object) -> dict | None:
@@ -105,7 +108,7 @@ def _axis_entry(key: str, value: object) -> dict | None:
     for a plain target key."""
     for prefix, path in ENTRY_AXES.items():
         if key.startswith(prefix) and len(key) > len(prefix):
-            nested: object = {key[len(prefix):]: value}
+            nested: object = {key[len(prefix) :]: value}
             for part in reversed(path):
                 nested = {part: nested}
             return nested  # type: ignore[return-value]
@@ -121,7 +124,7 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
     where = f"matrix.{index}"
     axes = entry.get("axes")
     if not isinstance(axes, dict) or not axes:
-        resolver.fail(f"{where}.axes", "give at least one axis, e.g. fs = [\"ext4\", \"xfs\"]")
+        resolver.fail(f"{where}.axes", 'give at least one axis, e.g. fs = ["ext4", "xfs"]')
     unknown = set(entry) - {"axes", "extends", "name"}
     if unknown:
         resolver.fail(f"{where}.{sorted(unknown)[0]}", "unknown key")
@@ -134,8 +137,10 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
         else:
             resolver.fail(f"{where}.axes.{key}", "a non-empty list or a table label = value")
         if "." in key and _axis_entry(key, None) is None:
-            resolver.fail(f"{where}.axes.{key}", "a dotted axis varies one entry of "
-                          + ", ".join(p + "NAME" for p in ENTRY_AXES))
+            resolver.fail(
+                f"{where}.axes.{key}",
+                "a dotted axis varies one entry of " + ", ".join(p + "NAME" for p in ENTRY_AXES),
+            )
         choices.append([(key, label, value) for label, value in pairs])
     if (count := math.prod(len(c) for c in choices)) > MAX_TARGETS:
         resolver.fail(f"{where}.axes", f"makes {count:,} targets; at most {MAX_TARGETS:,}")
@@ -148,8 +153,10 @@ def _matrix_targets(entry: dict, index: int, resolver: _Resolver) -> list[dict]:
         try:
             name = template.format(**named) if template else "-".join(labels.values())
         except (KeyError, IndexError, AttributeError, ValueError):
-            resolver.fail(f"{where}.name", f"'{template}' names an axis the matrix lacks "
-                                           f"(axes: {', '.join(named)})")
+            resolver.fail(
+                f"{where}.name",
+                f"'{template}' names an axis the matrix lacks (axes: {', '.join(named)})",
+            )
         over: dict = {}
         for key, _, value in combo:
             over = _merge(over, _axis_entry(key, value) or {key: value})
@@ -163,8 +170,11 @@ def compose(data: dict, source: str) -> dict:
     targets = data.get("targets", [])
     mixins = data.pop("mixins", {})
     matrix = data.pop("matrix", [])
-    if not isinstance(targets, list) or not isinstance(mixins, dict) \
-            or not isinstance(matrix, list):
+    if (
+        not isinstance(targets, list)
+        or not isinstance(mixins, dict)
+        or not isinstance(matrix, list)
+    ):
         return data  # wrong shapes: let validation name them
     resolver = _Resolver(targets, mixins, source)
     resolved = []
@@ -178,7 +188,8 @@ def compose(data: dict, source: str) -> dict:
             resolver.fail(f"matrix.{i}", "a table with axes")
         resolved += _matrix_targets(entry, i, resolver)
         if len(resolved) > MAX_TARGETS:
-            resolver.fail("matrix", f"the plan makes {len(resolved):,} targets; at most "
-                                    f"{MAX_TARGETS:,}")
+            resolver.fail(
+                "matrix", f"the plan makes {len(resolved):,} targets; at most {MAX_TARGETS:,}"
+            )
     data["targets"] = resolved
     return data

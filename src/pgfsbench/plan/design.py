@@ -27,40 +27,71 @@ class Repetitions(Strict):
     """
 
     count: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
-        1, description="rounds; 'auto' is a sequential design: at each planned look "
-                       "(looks) every headline comparison is tested (alpha spent across "
-                       "the looks up to max), and rounds go on, every target in each, "
-                       "until all are decided or max or max_minutes stops them")
+        1,
+        description="rounds; 'auto' is a sequential design: at each planned look "
+        "(looks) every headline comparison is tested (alpha spent across "
+        "the looks up to max), and rounds go on, every target in each, "
+        "until all are decided or max or max_minutes stops them",
+    )
     order: Literal["round-robin", "random"] = Field(
-        "round-robin", description="target order within a round: rotated each round, or "
-                                   "shuffled with a recorded seed")
-    seed: int | None = Field(None, description="seed of the random order (default: chosen and "
-                                               "recorded)")
-    fresh: bool = Field(True, description="each visit makes a fresh filesystem and cluster "
-                                          "(mkfs + initdb + load); false reuses them")
+        "round-robin",
+        description="target order within a round: rotated each round, or "
+        "shuffled with a recorded seed",
+    )
+    seed: int | None = Field(
+        None, description="seed of the random order (default: chosen and recorded)"
+    )
+    fresh: bool = Field(
+        True,
+        description="each visit makes a fresh filesystem and cluster "
+        "(mkfs + initdb + load); false reuses them",
+    )
     settle: bool | None = Field(
-        None, description="reused targets (fresh = false) first run one settling round that "
-                          "is stored (as repetition 0) but not counted: the first round "
-                          "after a load runs slow. Default: true when fresh = false and "
-                          "there is more than one round; false skips it")
+        None,
+        description="reused targets (fresh = false) first run one settling round that "
+        "is stored (as repetition 0) but not counted: the first round "
+        "after a load runs slow. Default: true when fresh = false and "
+        "there is more than one round; false skips it",
+    )
     # Deprecated: 'auto' used to stop a cell once its CI was this narrow, which says
     # nothing about whether two targets differ. Still accepted, so older plan files and
     # the plans stored with older results load; plan check says it is ignored.
-    ci_width: float | None = Field(None, gt=0, lt=1, description="ignored (deprecated): "
-                                   "'auto' stops when the comparisons are decided")
-    min: int = Field(3, ge=2, le=1000, description="auto: the first look when looks is a "
-                                                   "number, and the earliest round a look "
-                                                   "may come at (the budget's)")
-    max: int = Field(10, ge=2, le=1000, description="auto: the last look, the most rounds; "
-                                                    "the alpha spending runs to it")
-    looks: Annotated[int, Field(ge=1, le=1000)] | list[Annotated[int, Field(ge=2, le=1000)]] = \
-        Field(2, description="auto: when the comparisons are tested: a number of looks "
-                             "spread evenly from min to max (1: at max only), or the rounds "
-                             "themselves (max is always one); every look spends alpha, so "
-                             "few looks decide more")
-    max_minutes: float = Field(60, gt=0, description="auto: the time budget; no round starts "
-                                                     "after it, and the last round that ran "
-                                                     "is a last look with the alpha left")
+    ci_width: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="ignored (deprecated): 'auto' stops when the comparisons are decided",
+    )
+    min: int = Field(
+        3,
+        ge=2,
+        le=1000,
+        description="auto: the first look when looks is a "
+        "number, and the earliest round a look "
+        "may come at (the budget's)",
+    )
+    max: int = Field(
+        10,
+        ge=2,
+        le=1000,
+        description="auto: the last look, the most rounds; the alpha spending runs to it",
+    )
+    looks: Annotated[int, Field(ge=1, le=1000)] | list[Annotated[int, Field(ge=2, le=1000)]] = (
+        Field(
+            2,
+            description="auto: when the comparisons are tested: a number of looks "
+            "spread evenly from min to max (1: at max only), or the rounds "
+            "themselves (max is always one); every look spends alpha, so "
+            "few looks decide more",
+        )
+    )
+    max_minutes: float = Field(
+        60,
+        gt=0,
+        description="auto: the time budget; no round starts "
+        "after it, and the last round that ran "
+        "is a last look with the alpha left",
+    )
 
     def fixed(self, w: WorkloadBase) -> int | None:
         """How often ``w`` runs per target; None when 'auto' decides."""
@@ -88,30 +119,44 @@ class Repetitions(Strict):
     def _bounds(self) -> Repetitions:
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
-        if isinstance(self.looks, list) and any(not self.min <= n <= self.max
-                                                for n in self.looks):
-            raise ValueError(f"looks {self.looks} must lie between min ({self.min}) and max "
-                             f"({self.max})")
+        if isinstance(self.looks, list) and any(not self.min <= n <= self.max for n in self.looks):
+            raise ValueError(
+                f"looks {self.looks} must lie between min ({self.min}) and max ({self.max})"
+            )
         if self.settle and self.fresh:
-            raise ValueError("settle = true needs fresh = false: a fresh target is made anew "
-                             "each round, so there is nothing to settle")
+            raise ValueError(
+                "settle = true needs fresh = false: a fresh target is made anew "
+                "each round, so there is nothing to settle"
+            )
         return self
 
 
 class Verdicts(Strict):
     """How differences are judged (the compare command can override these)."""
 
-    baseline: str | None = Field(None, description="target the others are compared with "
-                                                    "(default: the first)")
+    baseline: str | None = Field(
+        None, description="target the others are compared with (default: the first)"
+    )
     alpha: float = Field(0.05, gt=0, lt=0.5, description="significance level")
-    noise: float = Field(0.02, ge=0, lt=1, description="the noise margin: smaller relative "
-                                                       "differences are never better or worse "
-                                                       "(and, without equivalence, the "
-                                                       "equivalence margin)")
-    equivalence: float | None = Field(None, gt=0, lt=1, description=(
-        "the equivalence margin: 'equivalent' means the ratio is shown within ±this "
-        "(relative, e.g. 0.1 for ±10%); default: noise. A wider margin than noise lets a "
-        "budget show equivalence it could not show within the noise margin"))
+    noise: float = Field(
+        0.02,
+        ge=0,
+        lt=1,
+        description="the noise margin: smaller relative "
+        "differences are never better or worse "
+        "(and, without equivalence, the "
+        "equivalence margin)",
+    )
+    equivalence: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description=(
+            "the equivalence margin: 'equivalent' means the ratio is shown within ±this "
+            "(relative, e.g. 0.1 for ±10%); default: noise. A wider margin than noise lets a "
+            "budget show equivalence it could not show within the noise margin"
+        ),
+    )
 
     @property
     def margin(self) -> float:

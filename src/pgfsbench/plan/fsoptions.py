@@ -29,7 +29,10 @@ def device_options(options: Iterable[str]) -> list[str]:
     found = []
     for option in options:
         pieces = re.split(r"[=,:]", option)
-        if (any(key in option for key in keys) or "/dev/" in option
-                or any(p.startswith("/") and _is_block_device(p) for p in pieces)):
+        if (
+            any(key in option for key in keys)
+            or "/dev/" in option
+            or any(p.startswith("/") and _is_block_device(p) for p in pieces)
+        ):
             found.append(option)
     return found

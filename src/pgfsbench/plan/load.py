@@ -22,20 +22,30 @@ MAX_PLAN_BYTES = 1 << 20  # the largest built-in plan is a few kB
 
 # pydantic names the branch of a union in an error's location ("count.constrained-int",
 # "count.literal['auto']"): not a key of the plan.
-_UNION_BRANCH = re.compile(r"(constrained-\w+|int|float|str|bool|literal\[.*\]|"
-                           r"(list|dict|function-\w+|is-instance|lax-or-strict)\[.*\])")
+_UNION_BRANCH = re.compile(
+    r"(constrained-\w+|int|float|str|bool|literal\[.*\]|"
+    r"(list|dict|function-\w+|is-instance|lax-or-strict)\[.*\])"
+)
 
 
 def _describe(error: ValidationError, data: dict) -> str:
     parts: dict[str, list[str]] = {}
     targets = data.get("targets") if isinstance(data.get("targets"), list) else []
     for e in error.errors():
-        loc = [str(x) for x in e["loc"]
-               if not str(x).endswith("Workload") and not _UNION_BRANCH.fullmatch(str(x))]
+        loc = [
+            str(x)
+            for x in e["loc"]
+            if not str(x).endswith("Workload") and not _UNION_BRANCH.fullmatch(str(x))
+        ]
         # Name a target by its name: after extends/matrix its index means little.
-        if len(loc) > 1 and loc[0] == "targets" and loc[1].isdigit() \
-                and int(loc[1]) < len(targets) and isinstance(targets[int(loc[1])], dict) \
-                and isinstance(targets[int(loc[1])].get("name"), str):
+        if (
+            len(loc) > 1
+            and loc[0] == "targets"
+            and loc[1].isdigit()
+            and int(loc[1]) < len(targets)
+            and isinstance(targets[int(loc[1])], dict)
+            and isinstance(targets[int(loc[1])].get("name"), str)
+        ):
             loc[1] = targets[int(loc[1])]["name"]
         where = ".".join(loc) or "plan"
         msg = e["msg"].removeprefix("Value error, ")
@@ -45,8 +55,9 @@ def _describe(error: ValidationError, data: dict) -> str:
             msg = "no [[targets]] table: a plan needs at least one target"
         parts.setdefault(where, []).append(msg)
     # a value that fits no branch of a union: one entry naming what each would take
-    return "; ".join(f"{where}: {' or '.join(dict.fromkeys(msgs))}"
-                     for where, msgs in parts.items())
+    return "; ".join(
+        f"{where}: {' or '.join(dict.fromkeys(msgs))}" for where, msgs in parts.items()
+    )
 
 
 def _suggestion(loc: tuple) -> str:
@@ -65,8 +76,11 @@ def _keys_at(path: tuple) -> list[str]:
         if isinstance(part, int):
             continue
         field = models[0].model_fields.get(str(part)) if len(models) == 1 else None
-        models = (_models_in(field.annotation) if field is not None
-                  else [m for m in models if _tag(m) == part])
+        models = (
+            _models_in(field.annotation)
+            if field is not None
+            else [m for m in models if _tag(m) == part]
+        )
     return list(models[0].model_fields) if len(models) == 1 else []
 
 
@@ -98,8 +112,10 @@ def parse_plan(text: str, source: str) -> Plan:
         raise UserError(f"plan {source}: {_describe(exc, data)}") from None
     except RecursionError:
         # tomllib, extends chains and validation all recurse: a plan is a few levels deep
-        raise UserError(f"plan {source}: nested too deeply (tables or arrays inside each "
-                        "other, or a chain of extends, thousands of levels deep)") from None
+        raise UserError(
+            f"plan {source}: nested too deeply (tables or arrays inside each "
+            "other, or a chain of extends, thousands of levels deep)"
+        ) from None
 
 
 def load_plan(name_or_path: str) -> Plan:
@@ -109,12 +125,16 @@ def load_plan(name_or_path: str) -> Plan:
     if not path.is_file():
         near = difflib.get_close_matches(name_or_path, builtin_names(), 1, 0.6)
         mean = f"did you mean '{near[0]}'? " if near else ""
-        raise UserError(f"no plan '{name_or_path}': {mean}not a built-in plan "
-                        f"({', '.join(builtin_names())}) and no such file")
+        raise UserError(
+            f"no plan '{name_or_path}': {mean}not a built-in plan "
+            f"({', '.join(builtin_names())}) and no such file"
+        )
     try:
         if (size := path.stat().st_size) > MAX_PLAN_BYTES:
-            raise UserError(f"plan {path}: {size:,} bytes is not a plan file (at most "
-                            f"{MAX_PLAN_BYTES:,}); check the file name")
+            raise UserError(
+                f"plan {path}: {size:,} bytes is not a plan file (at most "
+                f"{MAX_PLAN_BYTES:,}); check the file name"
+            )
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"plan {path}: cannot read it: {exc}") from None

@@ -43,12 +43,14 @@ class Workload:
     """
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler
-                                     ) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
         models = tuple(k.params for k in registry.kinds())
         return handler.generate_schema(
             # Union of a runtime tuple of classes: `|` cannot spell it.
-            Annotated[Union[models], Field(discriminator="type")])  # noqa: UP007
+            Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
+        )
 
 
 # --- targets --------------------------------------------------------------------
@@ -90,11 +92,15 @@ class Postgres(Strict):
     a target's own postgres table over it (its settings merged key by key)."""
 
     settings: dict[str, SettingValue] = Field(
-        {}, description="postgresql.conf settings; checked against the server's own "
-                        "parameters before anything runs")
+        {},
+        description="postgresql.conf settings; checked against the server's own "
+        "parameters before anything runs",
+    )
     data_checksums: bool | None = Field(
-        None, description="initdb --data-checksums (true) or --no-data-checksums (false); "
-                          "default: the server's own (on from PostgreSQL 18, off before)")
+        None,
+        description="initdb --data-checksums (true) or --no-data-checksums (false); "
+        "default: the server's own (on from PostgreSQL 18, off before)",
+    )
 
     @field_validator("settings")
     @classmethod
@@ -103,8 +109,10 @@ class Postgres(Strict):
 
         for key, value in v.items():
             if not GUC_NAME.fullmatch(key):
-                raise ValueError(f"'{key}' is not a PostgreSQL parameter name (letters, "
-                                 "digits and _, like shared_buffers, or ext.name)")
+                raise ValueError(
+                    f"'{key}' is not a PostgreSQL parameter name (letters, "
+                    "digits and _, like shared_buffers, or ext.name)"
+                )
             if why := OWNED_SETTINGS.get(key.lower()):
                 raise ValueError(f"{key}: pgfsbench sets this itself ({why}); remove it")
             if isinstance(value, str) and (problem := control_character(value)):
@@ -116,20 +124,25 @@ class Throttle(Strict):
     """Limits on the target's own device for the processes pgfsbench starts (cgroup
     blkio / io.max): emulate a slower disk, e.g. a cloud volume's IOPS cap."""
 
-    read_iops: int | None = Field(None, ge=1, description="read operations per second "
-                                                          "(default: no limit)")
-    write_iops: int | None = Field(None, ge=1, description="write operations per second "
-                                                           "(default: no limit)")
-    read_bps: Size | None = Field(None, description="read bytes per second, a size such "
-                                                    "as \"125M\" (default: no limit)")
-    write_bps: Size | None = Field(None, description="write bytes per second, a size such "
-                                                     "as \"125M\" (default: no limit)")
+    read_iops: int | None = Field(
+        None, ge=1, description="read operations per second (default: no limit)"
+    )
+    write_iops: int | None = Field(
+        None, ge=1, description="write operations per second (default: no limit)"
+    )
+    read_bps: Size | None = Field(
+        None, description='read bytes per second, a size such as "125M" (default: no limit)'
+    )
+    write_bps: Size | None = Field(
+        None, description='write bytes per second, a size such as "125M" (default: no limit)'
+    )
 
     @model_validator(mode="after")
     def _some_limit(self) -> Throttle:
         if not any((self.read_iops, self.write_iops, self.read_bps, self.write_bps)):
-            raise ValueError("throttle needs at least one of read_iops, write_iops, "
-                             "read_bps, write_bps")
+            raise ValueError(
+                "throttle needs at least one of read_iops, write_iops, read_bps, write_bps"
+            )
         return self
 
 
@@ -141,9 +154,11 @@ class Volume(Strict):
     mkfs: an LVM striped logical volume or a Linux md RAID array."""
 
     kind: Literal["lvm-stripe", "md-raid0", "md-raid1", "md-raid10"] = Field(
-        description="an LVM striped volume (lvcreate -i N) or an md array (mdadm --create)")
-    stripe: Size = Field("64K", description="stripe (LVM -I) or chunk (mdadm --chunk) size: "
-                                            "a power of two from 4K")
+        description="an LVM striped volume (lvcreate -i N) or an md array (mdadm --create)"
+    )
+    stripe: Size = Field(
+        "64K", description="stripe (LVM -I) or chunk (mdadm --chunk) size: a power of two from 4K"
+    )
 
     @field_validator("stripe")
     @classmethod
@@ -152,8 +167,9 @@ class Volume(Strict):
 
         n = size_to_bytes(v)
         if n < 4096 or n & (n - 1):
-            raise ValueError(f"stripe '{v}' must be a power of two of at least 4K (4K, 8K, "
-                             "64K, 512K...)")
+            raise ValueError(
+                f"stripe '{v}' must be a power of two of at least 4K (4K, 8K, 64K, 512K...)"
+            )
         return v
 
     @property
@@ -174,48 +190,87 @@ class Target(Strict):
     and OS settings applied while it runs.
     """
 
-    name: str = Field(pattern=NAME_PATTERN, description="the target's name in every "
-                      "output: lower-case letters, digits, _ . - (at most 40)")
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="the target's name in every "
+        "output: lower-case letters, digits, _ . - (at most 40)",
+    )
     # One of the filesystem recipes (pgfsbench.filesystems); a filesystem without one
     # is reached by a dir target.
-    fs: str | None = Field(None, description="the filesystem to make: ext2, ext3, ext4, "
-                           "xfs, btrfs, zfs (f2fs untested); leave it out for a dir target")
-    size: Size = Field("2G", description="size of each loop image (sparse), e.g. \"4G\"")
-    mkfs: list[str] = Field([], description="extra mkfs arguments, e.g. [\"-b\", \"4096\"]; "
-                            "judged by mkfs's dry run where it has one")
-    mount: str = Field("", description="mount options, comma-separated (default: the "
-                       "filesystem's own); names and values checked against the driver's")
-    dir: Path | None = Field(None, description="an existing directory (a mount made by "
-                             "you): only a sub-directory is created in it, never formatted")
-    device: Path | None = Field(None, description="a block device to format; only with "
-                                "--allow-format naming it on the command line")
-    devices: list[Path] = Field([], description="several block devices (each needs "
-                                                "--allow-format), joined by btrfs or a volume")
+    fs: str | None = Field(
+        None,
+        description="the filesystem to make: ext2, ext3, ext4, "
+        "xfs, btrfs, zfs (f2fs untested); leave it out for a dir target",
+    )
+    size: Size = Field("2G", description='size of each loop image (sparse), e.g. "4G"')
+    mkfs: list[str] = Field(
+        [],
+        description='extra mkfs arguments, e.g. ["-b", "4096"]; '
+        "judged by mkfs's dry run where it has one",
+    )
+    mount: str = Field(
+        "",
+        description="mount options, comma-separated (default: the "
+        "filesystem's own); names and values checked against the driver's",
+    )
+    dir: Path | None = Field(
+        None,
+        description="an existing directory (a mount made by "
+        "you): only a sub-directory is created in it, never formatted",
+    )
+    device: Path | None = Field(
+        None,
+        description="a block device to format; only with "
+        "--allow-format naming it on the command line",
+    )
+    devices: list[Path] = Field(
+        [],
+        description="several block devices (each needs "
+        "--allow-format), joined by btrfs or a volume",
+    )
     images: int = Field(1, ge=1, le=16, description="loop images of `size` each")
-    volume: Volume | None = Field(None, description="join the members into one block "
-                                                    "device first: LVM stripe or md RAID")
-    log_size: Size | None = Field(None, description="external log/journal device of this size "
-                                                    "(xfs logdev, ext3/ext4 journal device)")
+    volume: Volume | None = Field(
+        None, description="join the members into one block device first: LVM stripe or md RAID"
+    )
+    log_size: Size | None = Field(
+        None,
+        description="external log/journal device of this size "
+        "(xfs logdev, ext3/ext4 journal device)",
+    )
     direct_io: bool = Field(True, description="loop device direct I/O (bypass the host cache)")
-    sysctls: dict[str, SettingValue] = Field({}, description="applied while the target runs, "
-                                                             "restored afterwards")
-    queue: dict[str, SettingValue] = Field({}, description="block queue settings of the "
-                                                           "target's device, e.g. scheduler")
-    postgres: Postgres = Field(Postgres(), description="PostgreSQL for this target: "
-                               "wins over the plan's [postgres]")
+    sysctls: dict[str, SettingValue] = Field(
+        {}, description="applied while the target runs, restored afterwards"
+    )
+    queue: dict[str, SettingValue] = Field(
+        {}, description="block queue settings of the target's device, e.g. scheduler"
+    )
+    postgres: Postgres = Field(
+        Postgres(), description="PostgreSQL for this target: wins over the plan's [postgres]"
+    )
     pg_bin: Path | None = Field(None, description="PostgreSQL bin directory for this target")
-    throttle: Throttle | None = Field(None, description="limit the target's device for "
-                                      "the processes pgfsbench starts (default: none)")
-    memory: Size | None = Field(None, description="hold the PostgreSQL server and its page "
-                                "cache to this size (a memory cgroup), e.g. \"1G\", so a "
-                                "modest scale reads from the device; wins over the plan's "
-                                "(default: no limit)")
-    zfs: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": dataset properties "
-                                         "(recordsize, compression, atime, logbias, ...), "
-                                         "checked against the installed zfs")
-    zpool: dict[str, SettingValue] = Field({}, description="fs = \"zfs\": pool properties "
-                                           "(ashift, ...), checked against the installed "
-                                           "zpool")
+    throttle: Throttle | None = Field(
+        None,
+        description="limit the target's device for the processes pgfsbench starts (default: none)",
+    )
+    memory: Size | None = Field(
+        None,
+        description="hold the PostgreSQL server and its page "
+        'cache to this size (a memory cgroup), e.g. "1G", so a '
+        "modest scale reads from the device; wins over the plan's "
+        "(default: no limit)",
+    )
+    zfs: dict[str, SettingValue] = Field(
+        {},
+        description='fs = "zfs": dataset properties '
+        "(recordsize, compression, atime, logbias, ...), "
+        "checked against the installed zfs",
+    )
+    zpool: dict[str, SettingValue] = Field(
+        {},
+        description='fs = "zfs": pool properties '
+        "(ashift, ...), checked against the installed "
+        "zpool",
+    )
 
     @model_validator(mode="after")
     def _zfs_properties(self) -> Target:
@@ -223,30 +278,42 @@ class Target(Strict):
 
         if not (fs := find(self.fs)) or not fs.pooled:
             if self.zfs or self.zpool:
-                raise ValueError("zfs and zpool properties apply to fs = \"zfs\" only")
+                raise ValueError('zfs and zpool properties apply to fs = "zfs" only')
             return self
         if self.mkfs:
-            raise ValueError("a ZFS pool is made by zpool create, not mkfs: set pool "
-                             "properties in zpool = { ashift = 12 }")
+            raise ValueError(
+                "a ZFS pool is made by zpool create, not mkfs: set pool "
+                "properties in zpool = { ashift = 12 }"
+            )
         if self.mount:
-            raise ValueError("ZFS takes no mount options: set dataset properties in "
-                             "zfs = { atime = \"off\", recordsize = \"8K\" }")
+            raise ValueError(
+                "ZFS takes no mount options: set dataset properties in "
+                'zfs = { atime = "off", recordsize = "8K" }'
+            )
         if self.volume is not None:
-            raise ValueError("ZFS joins its devices itself (a pool striped over every image "
-                             "or device): leave volume out")
+            raise ValueError(
+                "ZFS joins its devices itself (a pool striped over every image "
+                "or device): leave volume out"
+            )
         if self.throttle is not None:
-            raise ValueError("throttle cannot limit ZFS: its I/O is issued by the ZFS "
-                             "daemon or kernel threads, outside the cgroup pgfsbench limits")
+            raise ValueError(
+                "throttle cannot limit ZFS: its I/O is issued by the ZFS "
+                "daemon or kernel threads, outside the cgroup pgfsbench limits"
+            )
         for tool in ("zfs", "zpool"):
             for key, value in getattr(self, tool).items():
                 if not ZFS_PROPERTY.fullmatch(key):
-                    raise ValueError(f"{tool}: '{key}' is not a {tool} property name (like "
-                                     f"{'recordsize' if tool == 'zfs' else 'ashift'})")
+                    raise ValueError(
+                        f"{tool}: '{key}' is not a {tool} property name (like "
+                        f"{'recordsize' if tool == 'zfs' else 'ashift'})"
+                    )
                 if why := OWNED[tool].get(key):
                     raise ValueError(f"{tool}: {key} is set by pgfsbench ({why}); remove it")
                 if isinstance(value, str) and not ZFS_VALUE.fullmatch(value):
-                    raise ValueError(f"{tool}: {key} = \"{value}\" is not a property value "
-                                     "(letters, digits and .,_:-)")
+                    raise ValueError(
+                        f'{tool}: {key} = "{value}" is not a property value '
+                        "(letters, digits and .,_:-)"
+                    )
         return self
 
     @model_validator(mode="after")
@@ -255,17 +322,23 @@ class Target(Strict):
             raise ValueError("set either dir or device, not both")
         self._check_members()
         if self.dir is None and self.fs is None:
-            raise ValueError("set fs (a loop image or device target) or dir (an existing "
-                             "directory)")
+            raise ValueError(
+                "set fs (a loop image or device target) or dir (an existing directory)"
+            )
         if self.dir is not None and (self.mkfs or self.mount or self.log_size):
-            raise ValueError("a dir target is an existing mount: mkfs, mount and log_size "
-                             "cannot apply")
+            raise ValueError(
+                "a dir target is an existing mount: mkfs, mount and log_size cannot apply"
+            )
         if self.log_size is not None and (fs := find(self.fs)) and fs.log_device is None:
-            raise ValueError(f"{self.fs} cannot use an external log device (only "
-                             f"{', '.join(r.fs for r in recipes() if r.log_device)})")
+            raise ValueError(
+                f"{self.fs} cannot use an external log device (only "
+                f"{', '.join(r.fs for r in recipes() if r.log_device)})"
+            )
         if self.queue and self.dir is not None:
-            raise ValueError("queue settings apply to the target's own device: not to a dir "
-                             "target, whose device pgfsbench does not own")
+            raise ValueError(
+                "queue settings apply to the target's own device: not to a dir "
+                "target, whose device pgfsbench does not own"
+            )
         if self.throttle is not None and self.dir is not None:
             raise ValueError("throttle limits the target's own device: not a dir target")
         if self.log_size is not None and self.device is not None:
@@ -275,16 +348,20 @@ class Target(Strict):
             raise ValueError(f"sysctls: '{bad[0]}' is not a sysctl name (like vm.dirty_ratio)")
         # never a path out of the device's queue directory
         if bad := [k for k in self.queue if not QUEUE_KEY.fullmatch(k)]:
-            raise ValueError(f"queue: '{bad[0]}' is not a block queue setting name (like "
-                             "read_ahead_kb or scheduler)")
+            raise ValueError(
+                f"queue: '{bad[0]}' is not a block queue setting name (like "
+                "read_ahead_kb or scheduler)"
+            )
         for table in ("sysctls", "queue"):
             for key, value in getattr(self, table).items():
                 if problem := _knob_value_problem(value):
                     raise ValueError(f"{table}: {key} = {value!r}: {problem}")
         if named := device_options([*self.mkfs, *self.mount.split(",")]):
-            raise ValueError(f"option '{named[0]}' names a device, which mkfs or mount would "
-                             "use too; a target formats only its own device (for an "
-                             "external log, set log_size): remove the option")
+            raise ValueError(
+                f"option '{named[0]}' names a device, which mkfs or mount would "
+                "use too; a target formats only its own device (for an "
+                "external log, set log_size): remove the option"
+            )
         return self
 
     def _check_members(self) -> None:
@@ -300,26 +377,35 @@ class Target(Strict):
         n = self.member_count
         fs = find(self.fs)
         # mkfs sees one device on a volume, every member otherwise
-        if fs is not None and fs.mkfs_problems is not None and \
-                (problems := fs.mkfs_problems(list(self.mkfs), 1 if self.volume else n)):
+        if (
+            fs is not None
+            and fs.mkfs_problems is not None
+            and (problems := fs.mkfs_problems(list(self.mkfs), 1 if self.volume else n))
+        ):
             raise ValueError(problems[0])
         if self.volume is not None and self.volume.kind == "md-raid10" and n % 2:
-            raise ValueError(f"volume md-raid10 mirrors pairs of members: give it an even "
-                             f"number (it has {n})")
+            raise ValueError(
+                f"volume md-raid10 mirrors pairs of members: give it an even number (it has {n})"
+            )
         if self.volume is not None and n < 2:
-            raise ValueError(f"volume {self.volume.kind} joins several members: set images "
-                             "= 2 or more (or name several devices)")
+            raise ValueError(
+                f"volume {self.volume.kind} joins several members: set images "
+                "= 2 or more (or name several devices)"
+            )
         if n < 2:
             return
         spans = fs is not None and fs.spans_devices
         if self.volume is None and not spans:
-            raise ValueError(f"{self.fs} lives on one block device: to put it on {n} members "
-                             "add volume = { kind = \"lvm-stripe\" } (or md-raid0, "
-                             "md-raid1, md-raid10), or use a filesystem that spans devices "
-                             f"itself ({', '.join(r.fs for r in recipes() if r.spans_devices)})")
+            raise ValueError(
+                f"{self.fs} lives on one block device: to put it on {n} members "
+                'add volume = { kind = "lvm-stripe" } (or md-raid0, '
+                "md-raid1, md-raid10), or use a filesystem that spans devices "
+                f"itself ({', '.join(r.fs for r in recipes() if r.spans_devices)})"
+            )
         if self.queue or self.throttle is not None:
-            raise ValueError("queue and throttle settings apply to one device: not to a "
-                             f"target on {n} members")
+            raise ValueError(
+                f"queue and throttle settings apply to one device: not to a target on {n} members"
+            )
 
     @property
     def member_count(self) -> int:
@@ -372,24 +458,33 @@ class Monitors(Strict):
 
 
 class Plan(Strict):
-    name: str = Field(pattern=NAME_PATTERN, description="the plan's name: lower-case "
-                      "letters, digits, _ . - (at most 40)")
-    description: str = Field("", description="what the plan compares and why; shown by "
-                             "plans and plan check")
-    targets: list[Target] = Field(min_length=1, description="the variants to compare "
-                                  "([[targets]]), at least one")
-    workloads: list[Workload] = Field(min_length=1, description="what is measured on each "
-                                      "target ([[workloads]]), in this order")
-    postgres: Postgres = Field(Postgres(), description="PostgreSQL for every target; a "
-                               "target's own [postgres] wins")
-    monitors: Monitors = Field(Monitors(), description="what is sampled beside every "
-                               "workload")
-    repetitions: Repetitions = Field(Repetitions(), description="how often and in what "
-                                     "order each target is measured")
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="the plan's name: lower-case letters, digits, _ . - (at most 40)",
+    )
+    description: str = Field(
+        "", description="what the plan compares and why; shown by plans and plan check"
+    )
+    targets: list[Target] = Field(
+        min_length=1, description="the variants to compare ([[targets]]), at least one"
+    )
+    workloads: list[Workload] = Field(
+        min_length=1, description="what is measured on each target ([[workloads]]), in this order"
+    )
+    postgres: Postgres = Field(
+        Postgres(), description="PostgreSQL for every target; a target's own [postgres] wins"
+    )
+    monitors: Monitors = Field(Monitors(), description="what is sampled beside every workload")
+    repetitions: Repetitions = Field(
+        Repetitions(), description="how often and in what order each target is measured"
+    )
     verdicts: Verdicts = Field(Verdicts(), description="how differences are judged")
-    memory: Size | None = Field(None, description="a memory size for every target's "
-                                "PostgreSQL server and page cache; a target's own wins "
-                                "(default: no limit)")
+    memory: Size | None = Field(
+        None,
+        description="a memory size for every target's "
+        "PostgreSQL server and page cache; a target's own wins "
+        "(default: no limit)",
+    )
 
     @model_validator(mode="after")
     def _unique_targets(self) -> Plan:
@@ -414,14 +509,13 @@ class Plan(Strict):
         for i, m in enumerate(ms):
             groups.setdefault((m.type, m.label()), []).append(i)
         for members in groups.values():
-            dumps = [ms[i].model_dump(mode="json", exclude={"repetitions", "tag"})
-                     for i in members]
+            dumps = [ms[i].model_dump(mode="json", exclude={"repetitions", "tag"}) for i in members]
             differing = [k for k in dumps[0] if len({repr(d.get(k)) for d in dumps}) > 1]
             for i, d in zip(members, dumps):
-                if extra := " ".join(f"{k}={_short(d[k])}" for k in differing
-                                     if d[k] is not None):
+                if extra := " ".join(f"{k}={_short(d[k])}" for k in differing if d[k] is not None):
                     ms[i] = ms[i].model_copy(
-                        update={"tag": " ".join(filter(None, [ms[i].tag, extra]))})
+                        update={"tag": " ".join(filter(None, [ms[i].tag, extra]))}
+                    )
         return ms
 
     def data_checksums(self, target: Target) -> bool | None:
@@ -442,9 +536,11 @@ class Plan(Strict):
             if (memory := self.memory_limit(t)) is None:
                 continue
             if t.fs == "zfs":
-                raise ValueError(f"target '{t.name}': memory cannot hold ZFS's cache (the ARC "
-                                 "is the ZFS daemon's or the kernel's, outside the cgroup): "
-                                 "remove memory from this target")
+                raise ValueError(
+                    f"target '{t.name}': memory cannot hold ZFS's cache (the ARC "
+                    "is the ZFS daemon's or the kernel's, outside the cgroup): "
+                    "remove memory from this target"
+                )
             limit = size_to_bytes(memory)
             value = self.server_settings(t).get("shared_buffers", "128MB")
             buffers = pg_memory_bytes(value)
@@ -456,7 +552,8 @@ class Plan(Strict):
                     f"shared_buffers = {value!r}: the limit holds shared_buffers, every "
                     f"backend and the page cache; give it at least "
                     f"{(buffers + MEMORY_MARGIN) // 2**20}M (shared_buffers + "
-                    f"{MEMORY_MARGIN // 2**20}M), or lower shared_buffers")
+                    f"{MEMORY_MARGIN // 2**20}M), or lower shared_buffers"
+                )
         return self
 
     def server_settings(self, target: Target | None = None) -> dict[str, object]:
@@ -489,8 +586,10 @@ class Plan(Strict):
         for m in self.measurements():
             if (m.type, m.label()) in seen:
                 what = f" ({m.label()})" if m.label() else ""
-                raise ValueError(f"two {m.type} workloads measure the same thing{what}: "
-                                 "remove one, or tell them apart with tag = \"...\"")
+                raise ValueError(
+                    f"two {m.type} workloads measure the same thing{what}: "
+                    'remove one, or tell them apart with tag = "..."'
+                )
             seen.add((m.type, m.label()))
         return self
 

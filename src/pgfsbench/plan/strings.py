@@ -25,16 +25,24 @@ def control_character(text: str, multiline: bool = False) -> str | None:
         if multiline and (ch in "\n\t" or category == "Cf"):  # Cf: emoji joiners, marks
             continue
         if category in ("Cc", "Cf", "Zl", "Zp"):
-            name = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab",
-                    "\0": "a NUL", "\x1b": "an escape"}.get(ch, "a control character")
+            name = {
+                "\n": "a newline",
+                "\r": "a carriage return",
+                "\t": "a tab",
+                "\0": "a NUL",
+                "\x1b": "an escape",
+            }.get(ch, "a control character")
             return f"{name} (U+{ord(ch):04X})"
     return None
 
 
 def _name_of(item: object, index: int) -> str:
     """A list entry by its name (a target after extends/matrix), else its index."""
-    if isinstance(item, dict) and isinstance(item.get("name"), str) \
-            and control_character(item["name"]) is None:
+    if (
+        isinstance(item, dict)
+        and isinstance(item.get("name"), str)
+        and control_character(item["name"]) is None
+    ):
         return item["name"]
     return str(index)
 
@@ -44,15 +52,17 @@ def check_strings(data: object, source: str, where: tuple[str, ...] = ()) -> Non
     gives it) that holds a control character."""
     path = ".".join(where) or "plan"
     if isinstance(data, str):
-        if problem := control_character(data, multiline=bool(where)
-                                        and where[-1] in MULTILINE_KEYS):
-            raise UserError(f"plan {source}: {path}: contains {problem}; plan values are "
-                            "printable text on one line (only a description may span lines)")
+        if problem := control_character(
+            data, multiline=bool(where) and where[-1] in MULTILINE_KEYS
+        ):
+            raise UserError(
+                f"plan {source}: {path}: contains {problem}; plan values are "
+                "printable text on one line (only a description may span lines)"
+            )
     elif isinstance(data, dict):
         for key, value in data.items():
             if problem := control_character(str(key)):
-                raise UserError(f"plan {source}: {path}: a key contains {problem}: "
-                                f"{str(key)!r}")
+                raise UserError(f"plan {source}: {path}: a key contains {problem}: {str(key)!r}")
             check_strings(value, source, (*where, str(key)))
     elif isinstance(data, list):
         for i, item in enumerate(data):

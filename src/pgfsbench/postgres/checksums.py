@@ -37,6 +37,8 @@ def initdb_flags(bins: PgBinaries, want: bool | None) -> list[str]:
         return [flag]
     if not want and bins.major < DEFAULT_ON_FROM:
         return []  # off is its default: nothing to ask
-    raise UserError(f"data_checksums = {str(want).lower()}: the initdb of PostgreSQL "
-                    f"{bins.version} ({bins.bindir}) has no {flag}; remove "
-                    "postgres.data_checksums or use a server that has it")
+    raise UserError(
+        f"data_checksums = {str(want).lower()}: the initdb of PostgreSQL "
+        f"{bins.version} ({bins.bindir}) has no {flag}; remove "
+        "postgres.data_checksums or use a server that has it"
+    )

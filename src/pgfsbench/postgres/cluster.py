@@ -52,17 +52,34 @@ class Cluster:
         return ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER]
 
     def libpq_env(self) -> dict[str, str]:
-        return {"PGHOST": str(self.socket_dir), "PGPORT": str(self.port),
-                "PGUSER": SUPERUSER, "PGDATABASE": "postgres"}
+        return {
+            "PGHOST": str(self.socket_dir),
+            "PGPORT": str(self.port),
+            "PGUSER": SUPERUSER,
+            "PGDATABASE": "postgres",
+        }
 
     def run(self, argv: list[str], **kwargs) -> proc.CommandResult:
         """Run a PostgreSQL client tool as the cluster's user."""
         return proc.run(argv, as_user=self.user, **kwargs)
 
     def sql(self, query: str, database: str = "postgres") -> str:
-        result = self.run([self.bins.tool("psql"), "-X", "-A", "-t", "-q",
-                           "-v", "ON_ERROR_STOP=1", *self.conn_args(), "-d", database,
-                           "-c", query])
+        result = self.run(
+            [
+                self.bins.tool("psql"),
+                "-X",
+                "-A",
+                "-t",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                *self.conn_args(),
+                "-d",
+                database,
+                "-c",
+                query,
+            ]
+        )
         return result.stdout.strip()
 
     def log_size(self) -> int:
@@ -83,8 +100,11 @@ class Cluster:
                 text = f.read(4 << 20).decode(errors="replace")
         except OSError:
             return []
-        lines = [l.strip() for l in text.splitlines()
-                 if any(w in l for w in ("ERROR:", "FATAL:", "PANIC:"))]
+        lines = [
+            l.strip()
+            for l in text.splitlines()
+            if any(w in l for w in ("ERROR:", "FATAL:", "PANIC:"))
+        ]
         return lines[-most:]
 
     def version(self) -> str:
@@ -96,16 +116,24 @@ class Cluster:
 
     def changed_settings(self) -> dict[str, str]:
         # current_setting() renders with the unit as a DBA writes it (128MB, not 16384 8kB).
-        out = self.sql("SELECT name || '=' || current_setting(name) FROM pg_settings "
-                       "WHERE source NOT IN ('default', 'override') ORDER BY name")
+        out = self.sql(
+            "SELECT name || '=' || current_setting(name) FROM pg_settings "
+            "WHERE source NOT IN ('default', 'override') ORDER BY name"
+        )
         return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
 @contextlib.contextmanager
-def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: Ledger,
-                    settings: dict[str, object], log_dest: Path,
-                    data_checksums: bool | None = None,
-                    cgroup: str | None = None) -> Iterator[Cluster]:
+def running_cluster(
+    bins: PgBinaries,
+    user: proc.RunAs,
+    workdir: Path,
+    ledger: Ledger,
+    settings: dict[str, object],
+    log_dest: Path,
+    data_checksums: bool | None = None,
+    cgroup: str | None = None,
+) -> Iterator[Cluster]:
     """initdb in ``workdir`` (on the target) unless a cluster is already there, start,
     yield, and always stop. ``data_checksums``: on or off by initdb's flag (None: the
     server's default). ``cgroup``: the ``cgroup.procs`` the server starts in (a memory
@@ -120,22 +148,57 @@ def running_cluster(bins: PgBinaries, user: proc.RunAs, workdir: Path, ledger: L
             # --no-sync, then one syncfs: as durable when the first measurement
             # starts, but the writes are merged instead of one fsync per file (17 s
             # of a 100-IOPS throttled target's provisioning went to those fsyncs).
-            cluster.commands.append(cluster.run([
-                bins.tool("initdb"), "-D", str(cluster.pgdata), "-U", SUPERUSER, "-E", "UTF8",
-                "--locale=C", "--auth-local=trust", "--auth-host=reject", "--no-instructions",
-                "--no-sync", *initdb_flags(bins, data_checksums)]))
+            cluster.commands.append(
+                cluster.run(
+                    [
+                        bins.tool("initdb"),
+                        "-D",
+                        str(cluster.pgdata),
+                        "-U",
+                        SUPERUSER,
+                        "-E",
+                        "UTF8",
+                        "--locale=C",
+                        "--auth-local=trust",
+                        "--auth-host=reject",
+                        "--no-instructions",
+                        "--no-sync",
+                        *initdb_flags(bins, data_checksums),
+                    ]
+                )
+            )
             cluster.commands.append(proc.run(["sync", "--file-system", str(cluster.pgdata)]))
             with open(cluster.pgdata / "postgresql.conf", "a") as f:
                 f.write(conf_text(settings))
         # Port and socket directory are new on every start: on the command line.
         conn_opts = f"-c port={cluster.port} -c unix_socket_directories='{socket_dir}'"
-        res = ledger.add("postgres", pgdata=str(cluster.pgdata), pg_ctl=bins.tool("pg_ctl"),
-                         user=user.name, log=str(cluster.log_path))
+        res = ledger.add(
+            "postgres",
+            pgdata=str(cluster.pgdata),
+            pg_ctl=bins.tool("pg_ctl"),
+            user=user.name,
+            log=str(cluster.log_path),
+        )
         try:
-            cluster.commands.append(cluster.run([
-                bins.tool("pg_ctl"), "start", "-D", str(cluster.pgdata), "-l",
-                str(cluster.log_path), "-o", conn_opts, "-w", "-t", "120"], timeout=180,
-                cgroup=cgroup))
+            cluster.commands.append(
+                cluster.run(
+                    [
+                        bins.tool("pg_ctl"),
+                        "start",
+                        "-D",
+                        str(cluster.pgdata),
+                        "-l",
+                        str(cluster.log_path),
+                        "-o",
+                        conn_opts,
+                        "-w",
+                        "-t",
+                        "120",
+                    ],
+                    timeout=180,
+                    cgroup=cgroup,
+                )
+            )
             yield cluster
         finally:
             ledger.release(res)
@@ -194,8 +257,11 @@ def stop_recorded(res: dict) -> list[str]:
     # in crash recovery on a full disk was seen to wait out pg_ctl's whole minute.
     # Stopped at once, its next start recovers just the same.
     mode = "immediate" if crashed_since_ready(_read(res.get("log"))) else "fast"
-    stop = proc.run([res["pg_ctl"], "stop", "-D", pgdata, "-m", mode, "-w", "-t", "60"],
-                    as_user=user, check=False)
+    stop = proc.run(
+        [res["pg_ctl"], "stop", "-D", pgdata, "-m", mode, "-w", "-t", "60"],
+        as_user=user,
+        check=False,
+    )
     if stop.ok:
         return []
     # pg_ctl could not do it (binaries gone, cluster wedged): end it by signal, but

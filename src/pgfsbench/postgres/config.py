@@ -39,8 +39,7 @@ def conf_value(value: object) -> str:
 def conf_text(settings: dict[str, object]) -> str:
     """The lines pgfsbench appends to postgresql.conf: its own settings, then ``settings``."""
     lines = ["", "# --- set by pgfsbench ---"]
-    lines += [f"{key} = {conf_value(value)}" for key, value in
-              {**OWN_SETTINGS, **settings}.items()]
+    lines += [f"{key} = {conf_value(value)}" for key, value in {**OWN_SETTINGS, **settings}.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -48,8 +47,7 @@ def conf_text(settings: dict[str, object]) -> str:
 def parameter_names(bindir: Path) -> tuple[str, ...]:
     """The parameters this server documents (``postgres --describe-config``), for
     suggestions; developer options are not listed there."""
-    result = proc.run([str(bindir / "postgres"), "--describe-config"], check=False,
-                      timeout=60)
+    result = proc.run([str(bindir / "postgres"), "--describe-config"], check=False, timeout=60)
     return tuple(line.split("\t", 1)[0] for line in result.stdout.splitlines() if line)
 
 
@@ -68,8 +66,9 @@ def _problems(output: str, bindir: Path) -> list[str]:
         if "contains errors" in message or "skipping missing configuration" in message:
             continue
         if name := _UNRECOGNIZED.search(message):
-            near = difflib.get_close_matches(name.group(1).lower(),
-                                             [n.lower() for n in parameter_names(bindir)], 2)
+            near = difflib.get_close_matches(
+                name.group(1).lower(), [n.lower() for n in parameter_names(bindir)], 2
+            )
             if near:
                 message += f" (did you mean {' or '.join(near)}?)"
         problems.append(message)
@@ -84,13 +83,18 @@ def _check(bindir: Path, text: str) -> tuple[str, ...]:
         (Path(scratch) / "postgresql.auto.conf").write_text("")
         # -C first: the server reads its configuration as at start, prints one value and
         # exits, and allows root to do so (a read-only act).
-        result = proc.run([str(bindir / "postgres"), "-C", "port", "-D", scratch],
-                          check=False, timeout=60)
+        result = proc.run(
+            [str(bindir / "postgres"), "-C", "port", "-D", scratch], check=False, timeout=60
+        )
     if result.ok:
         return ()
-    return tuple(_problems(result.stderr + result.stdout, bindir)
-                 or [f"postgres -C exited {result.exit_code}: "
-                     + " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])])
+    return tuple(
+        _problems(result.stderr + result.stdout, bindir)
+        or [
+            f"postgres -C exited {result.exit_code}: "
+            + " | ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
+        ]
+    )
 
 
 def settings_problems(bins: PgBinaries, settings: dict[str, object]) -> list[str]:

@@ -20,8 +20,20 @@ def ensure_pg_user() -> proc.RunAs:
     except KeyError:
         useradd = proc.which("useradd")
         if useradd is None:
-            raise UserError("cannot create the PostgreSQL user: useradd is missing "
-                            "(apt-get install passwd)") from None
-        proc.run([useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                  "--shell", "/usr/sbin/nologin", "--user-group", PG_USER])
+            raise UserError(
+                "cannot create the PostgreSQL user: useradd is missing (apt-get install passwd)"
+            ) from None
+        proc.run(
+            [
+                useradd,
+                "--system",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--user-group",
+                PG_USER,
+            ]
+        )
     return proc.RunAs.lookup(PG_USER)

@@ -28,8 +28,9 @@ class Forecast:
     def __init__(self, plan: Plan, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.rounds = round_visits(plan)  # one target's visit per round, as planned
-        self.seconds: dict[Key, float] = {(w.type, w.label()): workload_seconds(w)
-                                          for w in plan.measurements()}
+        self.seconds: dict[Key, float] = {
+            (w.type, w.label()): workload_seconds(w) for w in plan.measurements()
+        }
         self.started = clock()
         self.targets = len(plan.targets)
         self.running: set[Key] = set(self.seconds)
@@ -89,16 +90,18 @@ class Forecast:
         if not work:
             return 0.0
         needs_load = any(k[0] == "pgbench" for k in work)
-        seconds = sum(self.seconds.get(k, 0.0) for k in keys
-                      if k in self.running or (k[0] == "pgbench-init" and needs_load))
+        seconds = sum(
+            self.seconds.get(k, 0.0)
+            for k in keys
+            if k in self.running or (k[0] == "pgbench-init" and needs_load)
+        )
         return self.targets * (setup + seconds)
 
     def _ahead(self) -> tuple[float, float]:
         """Estimated seconds after the last round that ended: at most (the rounds the
         budget allows) and at least (an 'auto' plan decided at its next planned look)."""
         most = least = 0.0
-        upto = next((r for r in self.looks if r > self.round), self.looks[-1]) \
-            if self.looks else 0
+        upto = next((r for r in self.looks if r > self.round), self.looks[-1]) if self.looks else 0
         elapsed = self.clock() - self.started
         pace = self.pace()
         for round_no, setup, visit in self.rounds:
@@ -137,8 +140,9 @@ class Forecast:
         return min(least, most), most
 
     def _one_round(self) -> float:
-        return max((self._round_work(s, v) for r, s, v in self.rounds if r > self.round),
-                   default=0.0)
+        return max(
+            (self._round_work(s, v) for r, s, v in self.rounds if r > self.round), default=0.0
+        )
 
     def left_text(self) -> str:
         """'about 3:10 left', or for 'auto' '1:05 to 6:40 left'."""
@@ -148,7 +152,6 @@ class Forecast:
         if self.auto and most - least >= 30:
             return f"{clock_text(least)} to {clock_text(most)} left"
         return f"about {clock_text(most)} left"
-
 
     def estimate_text(self) -> str:
         """The whole campaign's expected duration: 'estimated 2:10 to 9:00'."""

@@ -49,14 +49,19 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     """What the campaign will do and for how long, in one line: '3 targets (ext4, xfs,
     btrfs): a settling round, then 3 to 12 rounds until every comparison is decided or
     9 min have passed; estimated 7:15 to 9:32'."""
-    targets = f"{len(e.targets)} target{'s' if len(e.targets) != 1 else ''} " \
-              f"({', '.join(e.targets)})"
+    targets = (
+        f"{len(e.targets)} target{'s' if len(e.targets) != 1 else ''} ({', '.join(e.targets)})"
+    )
     if e.auto and e.min_rounds >= e.most_rounds:  # one planned look, at the end
-        rounds = (f"{e.most_rounds} rounds or {e.max_minutes:g} min, whichever comes "
-                  "first, then every comparison decided at once")
+        rounds = (
+            f"{e.most_rounds} rounds or {e.max_minutes:g} min, whichever comes "
+            "first, then every comparison decided at once"
+        )
     elif e.auto:
-        rounds = (f"{e.min_rounds} to {e.most_rounds} rounds until every comparison is "
-                  f"decided or {e.max_minutes:g} min have passed")
+        rounds = (
+            f"{e.min_rounds} to {e.most_rounds} rounds until every comparison is "
+            f"decided or {e.max_minutes:g} min have passed"
+        )
     else:
         rounds = f"{e.most_rounds} round{'s' if e.most_rounds != 1 else ''}"
     settle = "a settling round, then " if e.first_round == 0 else ""

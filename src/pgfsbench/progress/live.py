@@ -40,18 +40,29 @@ class LiveProgress:
     """An observer (``observe(event)``) drawing on ``console``; use it as a context
     manager so the bar is removed however the campaign ends."""
 
-    def __init__(self, plan: Plan, console: Console, verbosity: int = NORMAL,
-                 forecast: Forecast | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        console: Console,
+        verbosity: int = NORMAL,
+        forecast: Forecast | None = None,
+    ) -> None:
         self.console, self.verbosity = console, verbosity
         self.forecast = forecast or Forecast(plan)
         self.progress = Progress(
-            TextColumn("{task.description}", table_column=Column(
-                ratio=1, no_wrap=True, overflow="ellipsis")),
+            TextColumn(
+                "{task.description}",
+                table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
+            ),
             BarColumn(bar_width=12),
             TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
             LeftColumn(self.forecast),
-            console=console, refresh_per_second=1, transient=True, expand=True)
+            console=console,
+            refresh_per_second=1,
+            transient=True,
+            expand=True,
+        )
         self.task = self.progress.add_task("starting", total=max(self.forecast.total, 1))
         self.most_rounds, self.round = 1, 0
         self.runs = self.failed = 0
@@ -78,8 +89,11 @@ class LiveProgress:
 
     def where(self, target: str = "", what: str = "") -> None:
         """The bar's description, short enough for 80 columns: 'round 3/12 · xfs · fsync'."""
-        title = "settling" if self.round == 0 else f"round {self.round}" + (
-            f"/{self.most_rounds}" if self.most_rounds > 1 else "")
+        title = (
+            "settling"
+            if self.round == 0
+            else f"round {self.round}" + (f"/{self.most_rounds}" if self.most_rounds > 1 else "")
+        )
         parts = [title, target, what]
         self.progress.update(self.task, description=" · ".join(p for p in parts if p))
 
@@ -101,16 +115,24 @@ class LiveProgress:
         self.round = e.round
         self.where()
         if e.round == 0:
-            self.say(Text(f"settling round (run, not counted): {', '.join(e.targets)}",
-                          style="bold"))
+            self.say(
+                Text(f"settling round (run, not counted): {', '.join(e.targets)}", style="bold")
+            )
         elif self.most_rounds > 1:
-            self.say(Text(f"{lines.round_title(e.round, self.most_rounds)}: "
-                          f"{', '.join(e.targets)}", style="bold"))
+            self.say(
+                Text(
+                    f"{lines.round_title(e.round, self.most_rounds)}: {', '.join(e.targets)}",
+                    style="bold",
+                )
+            )
 
     def _VisitStarted(self, e: ev.VisitStarted) -> None:
         self.where(e.target, "provisioning" if e.provisioning else "")
-        what = (f"provisioning {e.kind} target ({e.fs})" if e.provisioning
-                else f"reusing the {e.fs} target")
+        what = (
+            f"provisioning {e.kind} target ({e.fs})"
+            if e.provisioning
+            else f"reusing the {e.fs} target"
+        )
         self.say(f"{e.target}: {what}", at=VERBOSE)
 
     def _RunStarted(self, e: ev.RunStarted) -> None:
@@ -121,8 +143,9 @@ class LiveProgress:
 
     def _CommandFinished(self, e: ev.CommandFinished) -> None:
         if e.exit_code != 0:
-            self.say(Text(f"    (exit {e.exit_code} after {e.seconds:.1f} s)", style="dim"),
-                     at=VERBOSE)
+            self.say(
+                Text(f"    (exit {e.exit_code} after {e.seconds:.1f} s)", style="dim"), at=VERBOSE
+            )
 
     def _RunFinished(self, e: ev.RunFinished) -> None:
         self.runs += 1
@@ -146,5 +169,10 @@ class LiveProgress:
     def _CampaignEnded(self, e: ev.CampaignEnded) -> None:
         self.progress.stop()
         failed = f", {self.failed} not completed" if self.failed else ""
-        self.say(Text(f"campaign {e.status} after {clock_text(self.forecast.elapsed())}: "
-                      f"{self.runs} runs{failed}", style="bold"))
+        self.say(
+            Text(
+                f"campaign {e.status} after {clock_text(self.forecast.elapsed())}: "
+                f"{self.runs} runs{failed}",
+                style="bold",
+            )
+        )

@@ -23,8 +23,14 @@ class PlainProgress:
     """An observer (``observe(event)``) that writes lines to ``out`` (errors to ``err``
     when quiet)."""
 
-    def __init__(self, plan: Plan, out: TextIO | None = None, err: TextIO | None = None,
-                 verbosity: int = NORMAL, forecast: Forecast | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        verbosity: int = NORMAL,
+        forecast: Forecast | None = None,
+    ) -> None:
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.verbosity = verbosity
         self.forecast = forecast or Forecast(plan)
@@ -62,12 +68,16 @@ class PlainProgress:
 
     def _RoundStarted(self, e: ev.RoundStarted) -> None:
         self.finished = []
-        self.write(f"{lines.round_title(e.round, e.most_rounds)}: {', '.join(e.targets)}",
-                   at=VERBOSE)
+        self.write(
+            f"{lines.round_title(e.round, e.most_rounds)}: {', '.join(e.targets)}", at=VERBOSE
+        )
 
     def _VisitStarted(self, e: ev.VisitStarted) -> None:
-        what = (f"provisioning {e.kind} target ({e.fs})" if e.provisioning
-                else f"reusing the {e.fs} target")
+        what = (
+            f"provisioning {e.kind} target ({e.fs})"
+            if e.provisioning
+            else f"reusing the {e.fs} target"
+        )
         self.write(f"{e.target}: {what}", at=VERBOSE)
 
     def _RunStarted(self, e: ev.RunStarted) -> None:
@@ -93,8 +103,10 @@ class PlainProgress:
     def _RoundEnded(self, e: ev.RoundEnded) -> None:
         f = self.forecast
         left = "" if f.left()[1] < 1 else f", {f.left_text()}"
-        self.write(f"{lines.round_title(e.round, self.most_rounds)} done: "
-                   f"{clock_text(f.elapsed())} elapsed{left}")
+        self.write(
+            f"{lines.round_title(e.round, self.most_rounds)} done: "
+            f"{clock_text(f.elapsed())} elapsed{left}"
+        )
         for text in round_figures(self.finished, self.targets):
             self.write(f"  {text}")
         for s in lines.worth_telling(e.stopped):
@@ -103,8 +115,10 @@ class PlainProgress:
 
     def _CampaignEnded(self, e: ev.CampaignEnded) -> None:
         failed = f", {self.failed} not completed" if self.failed else ""
-        self.write(f"campaign {e.status} after {clock_text(self.forecast.elapsed())}: "
-                   f"{self.runs} runs{failed}")
+        self.write(
+            f"campaign {e.status} after {clock_text(self.forecast.elapsed())}: "
+            f"{self.runs} runs{failed}"
+        )
 
 
 def round_figures(finished: list[ev.RunFinished], targets: tuple[str, ...]) -> list[str]:
@@ -126,8 +140,11 @@ def round_figures(finished: list[ev.RunFinished], targets: tuple[str, ...]) -> l
         cells = []
         for t in order:
             r = runs[t]
-            value = format_value(r.headline.value, scale) if r.status == "ok" and r.headline \
+            value = (
+                format_value(r.headline.value, scale)
+                if r.status == "ok" and r.headline
                 else ("done" if r.status == "ok" else r.status)
+            )
             cells.append(f"{t} {value}")
         out.append(f"{heading}: {' · '.join(cells)}")
     return out

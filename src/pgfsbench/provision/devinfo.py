@@ -18,12 +18,28 @@ SYS_DEV_BLOCK = Path("/sys/dev/block")
 PROC_SYS = Path("/proc/sys")
 
 # queue/ attributes recorded as they are (the scheduler is reduced to its [choice]).
-QUEUE = ("rotational", "logical_block_size", "physical_block_size", "scheduler",
-         "read_ahead_kb", "nr_requests", "write_cache", "max_sectors_kb", "discard_max_bytes")
-VM_SYSCTLS = ("vm.dirty_ratio", "vm.dirty_background_ratio", "vm.dirty_bytes",
-              "vm.dirty_background_bytes", "vm.dirty_expire_centisecs",
-              "vm.dirty_writeback_centisecs", "vm.dirtytime_expire_seconds", "vm.swappiness",
-              "vm.overcommit_memory")
+QUEUE = (
+    "rotational",
+    "logical_block_size",
+    "physical_block_size",
+    "scheduler",
+    "read_ahead_kb",
+    "nr_requests",
+    "write_cache",
+    "max_sectors_kb",
+    "discard_max_bytes",
+)
+VM_SYSCTLS = (
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "vm.dirty_bytes",
+    "vm.dirty_background_bytes",
+    "vm.dirty_expire_centisecs",
+    "vm.dirty_writeback_centisecs",
+    "vm.dirtytime_expire_seconds",
+    "vm.swappiness",
+    "vm.overcommit_memory",
+)
 
 
 def _read(path: Path) -> str | None:
@@ -104,8 +120,9 @@ def backing_device_facts(image_path: str | os.PathLike) -> dict:
         facts: dict = {"path": path}
         try:
             mount = mount_of(path)
-            facts.update(filesystem=mount.fs_type, mount_point=mount.mount_point,
-                         source=mount.source)
+            facts.update(
+                filesystem=mount.fs_type, mount_point=mount.mount_point, source=mount.source
+            )
         except (LookupError, OSError):
             mount = None
         st = os.stat(path)
@@ -117,8 +134,10 @@ def backing_device_facts(image_path: str | os.PathLike) -> dict:
             if mount is not None and mount.source.startswith("/dev/"):
                 facts.update(device_facts(mount.source))
                 return facts
-            facts["error"] = (f"{path} is on {facts.get('filesystem', 'a filesystem')} with no "
-                              "block device of its own")
+            facts["error"] = (
+                f"{path} is on {facts.get('filesystem', 'a filesystem')} with no "
+                "block device of its own"
+            )
             return facts
         facts["device"] = "/dev/" + Path(os.path.realpath(sysdir)).name
         facts.update(_facts_of(Path(os.path.realpath(sysdir))))

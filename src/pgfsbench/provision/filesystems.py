@@ -50,5 +50,8 @@ def tool_path(argv: list[str]) -> list[str]:
 
 
 def can_use_loop_devices() -> bool:
-    return os.geteuid() == 0 and Path("/dev/loop-control").exists() \
+    return (
+        os.geteuid() == 0
+        and Path("/dev/loop-control").exists()
         and proc.which("losetup") is not None
+    )

@@ -29,8 +29,9 @@ def _run(argv: list[str]) -> tuple[str, str | None]:
         return "", f"{argv[0]} could not run: {exc}"
     if not result.ok:
         lines = [ln.strip() for ln in (result.stderr or result.stdout).splitlines() if ln.strip()]
-        raw = result.stdout + (("\n" if result.stdout else "") + result.stderr
-                               if result.stderr else "")
+        raw = result.stdout + (
+            ("\n" if result.stdout else "") + result.stderr if result.stderr else ""
+        )
         return raw, f"{argv[0]} exited {result.exit_code}: " + " / ".join(lines[-3:])
     return result.stdout, None
 
@@ -49,8 +50,12 @@ def filesystem_geometry(fs: str, device: str | None, mount_point: str | None = N
         recipe = find(fs)
         readers = recipe.geometry(device, mount_point) if recipe and recipe.geometry else []
         if not readers:
-            return {"tool": None, "facts": {}, "raw": "", "error": f"no geometry tool for {fs}"
-                    + ("" if device else " without a device")}
+            return {
+                "tool": None,
+                "facts": {},
+                "raw": "",
+                "error": f"no geometry tool for {fs}" + ("" if device else " without a device"),
+            }
         (argv, parse), *more = readers
         entry = _entry(argv, parse)
         if more:  # further readers add their facts to the main entry's

@@ -60,8 +60,12 @@ def os_release() -> str | None:
 def git_revision() -> str | None:
     here = Path(__file__).resolve().parent
     try:
-        result = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, timeout=10)
+        result = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return result.stdout.strip() or None if result.returncode == 0 else None

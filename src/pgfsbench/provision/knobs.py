@@ -55,12 +55,14 @@ class Knob:
         info: dict = {"path": str(self.path), "old": self.before}
         if self.kind == "sysctl":
             info = {"name": self.key, **info}
-            info.update({k: v for k, v in (("restored_by", self.restored_by),
-                                            ("zeroes", self.zeroes)) if v})
+            info.update(
+                {k: v for k, v in (("restored_by", self.restored_by), ("zeroes", self.zeroes)) if v}
+            )
         return info
 
 
 # --- reading and writing kernel files ---------------------------------------------
+
 
 def normalize(text: str) -> str:
     """A kernel file's value as one comparable string: whitespace collapsed, and for a
@@ -98,6 +100,7 @@ def as_text(value: SettingValue) -> str:
 
 # --- resolving what the plan names --------------------------------------------------
 
+
 def _listing(directory: Path, writable_only: bool) -> list[str]:
     if not directory.is_dir():
         return []
@@ -130,8 +133,10 @@ def sysctl_path(name: str, proc_sys: Path = PROC_SYS) -> Path:
 def _sysctl_knobs(sysctls: dict[str, SettingValue], proc_sys: Path) -> list[Knob]:
     both = [n for n in sysctls if LINKED_SYSCTLS.get(n) in sysctls]
     if both:
-        raise UserError(f"sysctls: set either {both[0]} or {LINKED_SYSCTLS[both[0]]}, not both "
-                        "(the kernel zeroes one when the other is written)")
+        raise UserError(
+            f"sysctls: set either {both[0]} or {LINKED_SYSCTLS[both[0]]}, not both "
+            "(the kernel zeroes one when the other is written)"
+        )
     knobs: list[Knob] = []
     for name, value in sysctls.items():
         if not SYSCTL_NAME.fullmatch(name):  # never a path out of /proc/sys
@@ -143,14 +148,18 @@ def _sysctl_knobs(sysctls: dict[str, SettingValue], proc_sys: Path) -> list[Knob
                 parent = parent.parent
             depth = len(parent.relative_to(proc_sys).parts)
             prefix = "".join(part + "." for part in name.split(".")[:depth])
-            raise _unknown(f"sysctl '{name}'", name.split(".")[depth], parent,
-                           _listing(parent, writable_only=False), prefix)
+            raise _unknown(
+                f"sysctl '{name}'",
+                name.split(".")[depth],
+                parent,
+                _listing(parent, writable_only=False),
+                prefix,
+            )
         if error := _read_only(f"sysctl '{name}'", path):
             raise error
         partner = LINKED_SYSCTLS.get(name)
         if partner and sysctl_path(partner, proc_sys).is_file():
-            knobs.append(Knob("sysctl", partner, sysctl_path(partner, proc_sys), None,
-                              linked=name))
+            knobs.append(Knob("sysctl", partner, sysctl_path(partner, proc_sys), None, linked=name))
             knobs.append(Knob("sysctl", name, path, as_text(value), linked=partner))
         else:
             knobs.append(Knob("sysctl", name, path, as_text(value)))
@@ -168,13 +177,14 @@ def queue_dir(device: str, sys_block: Path = SYS_BLOCK) -> Path:
     return node / "queue"
 
 
-def _queue_knobs(queue: dict[str, SettingValue], device: str | None,
-                 sys_block: Path) -> list[Knob]:
+def _queue_knobs(queue: dict[str, SettingValue], device: str | None, sys_block: Path) -> list[Knob]:
     if not queue:
         return []
     if device is None:
-        raise UserError(f"queue settings ({', '.join(queue)}) need a block device; this target "
-                        "has none (a dir target): remove them or use a loop or device target")
+        raise UserError(
+            f"queue settings ({', '.join(queue)}) need a block device; this target "
+            "has none (a dir target): remove them or use a loop or device target"
+        )
     qdir = queue_dir(device, sys_block)
     writable = _listing(qdir, writable_only=True)
     present = _listing(qdir, writable_only=False)
@@ -182,8 +192,9 @@ def _queue_knobs(queue: dict[str, SettingValue], device: str | None,
     if "scheduler" in queue:
         # recorded first, so restored after the scheduler, even when also asked for:
         # restoring the scheduler would otherwise undo their restore
-        knobs += [Knob("sysfs", key, qdir / key, None) for key in RESET_BY_SCHEDULER
-                  if key in writable]
+        knobs += [
+            Knob("sysfs", key, qdir / key, None) for key in RESET_BY_SCHEDULER if key in writable
+        ]
     # the scheduler first: switching it resets other queue settings
     for key in sorted(queue, key=lambda k: k != "scheduler"):
         if key not in present:  # a listed name: never a path out of the queue directory
@@ -201,14 +212,19 @@ def _queue_knobs(queue: dict[str, SettingValue], device: str | None,
 # refusals: nr_requests below 4 is raised to 4, rq_affinity 3 is taken, so are they here.
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SYSCTL_RANGES: dict[str, tuple[int, int | None]] = {
-    "vm.dirty_ratio": (0, 100), "vm.dirty_background_ratio": (0, 100),
-    "vm.dirty_bytes": (2 * PAGE, None), "vm.dirty_background_bytes": (1, None),
-    "vm.dirty_expire_centisecs": (0, None), "vm.dirtytime_expire_seconds": (0, None),
-    "vm.swappiness": (0, 200), "vm.overcommit_memory": (0, 2),
+    "vm.dirty_ratio": (0, 100),
+    "vm.dirty_background_ratio": (0, 100),
+    "vm.dirty_bytes": (2 * PAGE, None),
+    "vm.dirty_background_bytes": (1, None),
+    "vm.dirty_expire_centisecs": (0, None),
+    "vm.dirtytime_expire_seconds": (0, None),
+    "vm.swappiness": (0, 200),
+    "vm.overcommit_memory": (0, 2),
     "vm.vfs_cache_pressure": (0, None),
 }
 QUEUE_RANGES: dict[str, tuple[int, int | None]] = {
-    "read_ahead_kb": (0, None), "nr_requests": (0, None),
+    "read_ahead_kb": (0, None),
+    "nr_requests": (0, None),
     "max_sectors_kb": (PAGE // 1024, None),
 }
 # Files that hold a choice without brackets: what they accept.
@@ -216,8 +232,9 @@ QUEUE_CHOICES = {"write_cache": ("write back", "write through")}
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
-def _integers(what: str, asked: str, current: str, bounds: tuple[int, int | None] | None
-              ) -> str | None:
+def _integers(
+    what: str, asked: str, current: str, bounds: tuple[int, int | None] | None
+) -> str | None:
     fields, given = current.split(), asked.split()
     if len(given) != len(fields) or not all(_INTEGER.fullmatch(g) for g in given):
         kind = "a whole number" if len(fields) == 1 else f"{len(fields)} whole numbers"
@@ -264,9 +281,14 @@ def standin_device(sys_block: Path = SYS_BLOCK) -> str | None:
     return f"/dev/{loops[0]}" if loops else None
 
 
-def check_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue],
-                device: str | None, *, proc_sys: Path = PROC_SYS,
-                sys_block: Path = SYS_BLOCK) -> None:
+def check_knobs(
+    sysctls: dict[str, SettingValue],
+    queue: dict[str, SettingValue],
+    device: str | None,
+    *,
+    proc_sys: Path = PROC_SYS,
+    sys_block: Path = SYS_BLOCK,
+) -> None:
     """Judge sysctls and queue settings against this kernel before anything is made or
     written: names that exist and are writable, values the files take (UserError, one
     line naming the key). ``device``: the target's own, a stand-in loop device, or None
@@ -280,6 +302,7 @@ def check_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue]
 
 
 # --- applying and restoring ---------------------------------------------------------
+
 
 def _restore_order(knobs: list[Knob]) -> list[Knob]:
     """Ledger order (released in reverse). Of a linked sysctl pair the member that was
@@ -315,8 +338,9 @@ def restore(res: dict) -> list[str]:
     if res.get("zeroes"):
         partner = path.parent / res["zeroes"].rsplit(".", 1)[-1]
         if partner.exists() and read_value(partner) != "0":
-            problems.append(f"{res['zeroes']} is {read_value(partner)} after restoring "
-                            f"{what}, expected 0")
+            problems.append(
+                f"{res['zeroes']} is {read_value(partner)} after restoring {what}, expected 0"
+            )
     return problems
 
 
@@ -327,8 +351,10 @@ def _apply(knob: Knob) -> None:
     except OSError as exc:
         what = f"sysctl {knob.key}" if knob.kind == "sysctl" else f"queue setting {knob.path}"
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise UserError(f"cannot set {what}: {exc.strerror}; run as root on a host whose "
-                            f"{knob.path.parent} is writable, or remove it from the plan") from exc
+            raise UserError(
+                f"cannot set {what}: {exc.strerror}; run as root on a host whose "
+                f"{knob.path.parent} is writable, or remove it from the plan"
+            ) from exc
         extra = ""
         if knob.key == "scheduler":
             extra = f" (this kernel offers: {', '.join(choices(knob.path.read_text()))})"
@@ -336,9 +362,15 @@ def _apply(knob: Knob) -> None:
 
 
 @contextlib.contextmanager
-def os_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue],
-             device: str | None, ledger: Ledger, *, proc_sys: Path = PROC_SYS,
-             sys_block: Path = SYS_BLOCK) -> Iterator[dict]:
+def os_knobs(
+    sysctls: dict[str, SettingValue],
+    queue: dict[str, SettingValue],
+    device: str | None,
+    ledger: Ledger,
+    *,
+    proc_sys: Path = PROC_SYS,
+    sys_block: Path = SYS_BLOCK,
+) -> Iterator[dict]:
     """Apply ``sysctls`` and ``queue`` (settings of ``device``'s block queue) for the
     duration of the block, then restore them.
 
@@ -369,6 +401,9 @@ def os_knobs(sysctls: dict[str, SettingValue], queue: dict[str, SettingValue],
         # read back only now: a later write can change an earlier one
         for knob in knobs:
             section = record["sysctls" if knob.kind == "sysctl" else "queue"]
-            section[knob.key] = {"before": knob.before, "asked": knob.asked,
-                                 "during": read_value(knob.path)}
+            section[knob.key] = {
+                "before": knob.before,
+                "asked": knob.asked,
+                "during": read_value(knob.path),
+            }
         yield record

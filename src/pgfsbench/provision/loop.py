@@ -44,8 +44,9 @@ def _attach(image: Path, direct_io: bool, commands: list) -> str:
     raise CommandFailed(result)
 
 
-def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, p: Provisioning,
-                   keep: bool) -> str:
+def _image_on_loop(
+    image: Path, size_bytes: int, direct_io: bool, p: Provisioning, keep: bool
+) -> str:
     """A sparse image attached to a loop device, both in the ledger before they exist."""
     if not keep:  # a kept image stays out of the ledger: cleanup must not take it
         p.hold("file", path=str(image))
@@ -61,12 +62,21 @@ def _image_on_loop(image: Path, size_bytes: int, direct_io: bool, p: Provisionin
 def _refuse_device_options(spec: Target) -> None:
     # The plan refuses these already; checked again on the machine that formats.
     if named := device_options([*spec.mkfs, *spec.mount.split(",")]):
-        raise UserError(f"target '{spec.name}': '{named[0]}' names a device; pgfsbench makes "
-                        "the log device itself: remove it and set log_size instead")
+        raise UserError(
+            f"target '{spec.name}': '{named[0]}' names a device; pgfsbench makes "
+            "the log device itself: remove it and set log_size instead"
+        )
 
 
-def _mkfs_with_log(spec: Target, fs_recipe: Recipe, device: str, mkfs_options: list[str],
-                   log_device: str, log_bytes: int, commands: list) -> str:
+def _mkfs_with_log(
+    spec: Target,
+    fs_recipe: Recipe,
+    device: str,
+    mkfs_options: list[str],
+    log_device: str,
+    log_bytes: int,
+    commands: list,
+) -> str:
     """mkfs ``device`` with its log on ``log_device``; returns the mount options to use."""
     if fs_recipe.log_device is None:  # the plan refuses it already
         raise UserError(f"target '{spec.name}': {spec.fs} cannot use an external log device")
@@ -81,8 +91,11 @@ def attach_images(spec: Target, images_dir: Path, p: Provisioning, keep: bool) -
     """The target's ``images`` loop images of ``size`` each, attached; member records
     (device + image), in the ledger before each exists and undone by the undo stack."""
     images_dir.mkdir(parents=True, exist_ok=True)
-    names = [f"{spec.name}.img"] if spec.images == 1 else \
-        [f"{spec.name}-{i}.img" for i in range(1, spec.images + 1)]
+    names = (
+        [f"{spec.name}.img"]
+        if spec.images == 1
+        else [f"{spec.name}-{i}.img" for i in range(1, spec.images + 1)]
+    )
     members = []
     for image_name in names:
         image = images_dir / image_name
@@ -107,14 +120,18 @@ def loop_direct_io(device: str) -> bool | None:
 def _direct_io_note(label: str, device: str, asked: bool) -> str:
     dio = loop_direct_io(device)
     state = "on" if dio else "off" if dio is False else "unknown"
-    refused = " (asked on: refused by the kernel or the backing filesystem)" \
-        if asked and dio is False else ""
+    refused = (
+        " (asked on: refused by the kernel or the backing filesystem)"
+        if asked and dio is False
+        else ""
+    )
     return f"{label} direct I/O: {state}{refused}"
 
 
 @contextlib.contextmanager
-def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
-                owner: proc.RunAs) -> Iterator[PreparedTarget]:
+def loop_target(
+    spec: Target, images_dir: Path, ledger: Ledger, keep: bool, owner: proc.RunAs
+) -> Iterator[PreparedTarget]:
     name, fs, size_mb = spec.name, spec.fs, spec.size_mb
     assert fs is not None  # a loop target names its filesystem (the plan model checks)
     mount_options = spec.mount
@@ -123,8 +140,10 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
         raise UserError(f"target '{name}': {reason}")
     fs_recipe = recipe(fs)
     if size_mb < fs_recipe.min_size_mb:
-        raise UserError(f"target '{name}': {fs} needs an image of at least "
-                        f"{fs_recipe.min_size_mb} MB, the plan gives {size_mb} MB")
+        raise UserError(
+            f"target '{name}': {fs} needs an image of at least "
+            f"{fs_recipe.min_size_mb} MB, the plan gives {size_mb} MB"
+        )
     _refuse_device_options(spec)
     log_mb = size_to_mb(spec.log_size) if spec.log_size else 0
     if spec.log_size is not None and log_mb < 1:
@@ -134,9 +153,11 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
     images_dir.mkdir(parents=True, exist_ok=True)
     free_mb = os.statvfs(images_dir).f_bavail * os.statvfs(images_dir).f_frsize // 2**20
     if free_mb < (need_mb := images_free_mb_needed(spec)):
-        raise UserError(f"target '{name}': {images_dir} has {free_mb} MB free, the image"
-                        f"{'s need' if need_mb > size_mb else ' needs'} {need_mb} MB; free "
-                        "space or make the plan's image smaller")
+        raise UserError(
+            f"target '{name}': {images_dir} has {free_mb} MB free, the image"
+            f"{'s need' if need_mb > size_mb else ' needs'} {need_mb} MB; free "
+            "space or make the plan's image smaller"
+        )
     with contextlib.ExitStack() as undo:
         p = Provisioning(ledger, undo)
         commands = p.commands
@@ -149,23 +170,44 @@ def loop_target(spec: Target, images_dir: Path, ledger: Ledger, keep: bool,
             workdir, mount, notes = make_pool(spec, [device, *joined.more_devices], p, owner)
         else:
             if spec.log_size is not None:
-                log_device = _image_on_loop(images_dir / f"{name}-log.img", log_mb * 2**20,
-                                            spec.direct_io, p, keep)
-                mount_options = _mkfs_with_log(spec, fs_recipe, device, joined.mkfs_options,
-                                               log_device, log_mb * 2**20, commands)
+                log_device = _image_on_loop(
+                    images_dir / f"{name}-log.img", log_mb * 2**20, spec.direct_io, p, keep
+                )
+                mount_options = _mkfs_with_log(
+                    spec,
+                    fs_recipe,
+                    device,
+                    joined.mkfs_options,
+                    log_device,
+                    log_mb * 2**20,
+                    commands,
+                )
             else:
-                commands.append(proc.run(tool_path(fs_recipe.mkfs_argv(
-                    device, joined.mkfs_options, joined.more_devices))))
+                commands.append(
+                    proc.run(
+                        tool_path(
+                            fs_recipe.mkfs_argv(device, joined.mkfs_options, joined.more_devices)
+                        )
+                    )
+                )
             for argv in fs_recipe.before_mount([device, *joined.more_devices]):
                 commands.append(proc.run(tool_path(argv)))
 
             # Unmounted first by undo: before any volume is taken apart or loop detached.
             workdir, mount = mount_private(name, fs, device, mount_options, p, owner)
-        target = PreparedTarget(name=name, kind="loop", fs=fs, workdir=workdir,
-                                device=device, mount=mount, commands=commands,
-                                log_device=log_device,
-                                devices=[m["device"] for m in members], layout=joined.layout,
-                                notes=notes)
+        target = PreparedTarget(
+            name=name,
+            kind="loop",
+            fs=fs,
+            workdir=workdir,
+            device=device,
+            mount=mount,
+            commands=commands,
+            log_device=log_device,
+            devices=[m["device"] for m in members],
+            layout=joined.layout,
+            notes=notes,
+        )
         for i, member in enumerate(members):
             label = "loop" if len(members) == 1 else f"loop {i + 1}"
             target.notes.append(_direct_io_note(label, member["device"], spec.direct_io))
@@ -200,9 +242,12 @@ def detach_recorded(res: dict, pending_wait: float = 5.0) -> list[str]:
     # A device someone still holds open (udev probing it after a umount, say) is only
     # marked for detaching, and goes at the last close: wait for that, briefly.
     deadline = time.monotonic() + pending_wait
-    while (held := [d for d in _attached_loops(res["image"]) if d not in failed]) \
-            and time.monotonic() < deadline:
+    while (
+        held := [d for d in _attached_loops(res["image"]) if d not in failed]
+    ) and time.monotonic() < deadline:
         time.sleep(0.1)
     return [f"could not detach {d}" for d in failed] + [
         f"{d} is still backed by {res['image']} {pending_wait:g} s after detaching: "
-        "something holds it open" for d in held]
+        "something holds it open"
+        for d in held
+    ]

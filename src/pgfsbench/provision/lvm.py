@@ -28,8 +28,10 @@ KERNEL_FIX = "modprobe dm_mod, or boot a kernel built with CONFIG_BLK_DEV_DM"
 def unavailable_reason() -> str | None:
     """Why striped logical volumes cannot be made here, with the fix; None if they can."""
     if not _has_device_mapper():
-        return ("the running kernel has no device-mapper, which LVM volumes need (no "
-                f"device-mapper in /proc/misc, no /sys/module/dm_mod): {KERNEL_FIX}")
+        return (
+            "the running kernel has no device-mapper, which LVM volumes need (no "
+            f"device-mapper in /proc/misc, no /sys/module/dm_mod): {KERNEL_FIX}"
+        )
     if proc.which("lvcreate") is None:
         return "lvcreate is missing: apt-get install lvm2"
     return None
@@ -53,8 +55,19 @@ def vgcreate_argv(vg: str, members: list[str]) -> list[str]:
 
 def lvcreate_argv(vg: str, lv: str, stripes: int, stripe_bytes: int) -> list[str]:
     """The seed's ``lvcreate -i 3 -I 8`` over all the group's space (-I in KiB)."""
-    return ["lvcreate", "--yes", "-i", str(stripes), "-I", f"{stripe_bytes // 1024}k",
-            "-l", "100%FREE", "-n", lv, vg]
+    return [
+        "lvcreate",
+        "--yes",
+        "-i",
+        str(stripes),
+        "-I",
+        f"{stripe_bytes // 1024}k",
+        "-l",
+        "100%FREE",
+        "-n",
+        lv,
+        vg,
+    ]
 
 
 def lv_path(vg: str, lv: str) -> str:
@@ -68,8 +81,9 @@ def _run(argv: list[str], commands: list | None = None) -> proc.CommandResult:
     return result
 
 
-def create_striped_volume(vg: str, lv: str, stripe_bytes: int, members: list[dict],
-                          p: Provisioning) -> str:
+def create_striped_volume(
+    vg: str, lv: str, stripe_bytes: int, members: list[dict], p: Provisioning
+) -> str:
     """The logical volume striped over ``members`` (member records); every step in the
     ledger before it runs."""
     for member in members:
@@ -103,8 +117,10 @@ def remove_lv(res: dict) -> list[str]:
     lvs = _run(["lvs", "--noheadings", "-o", "lv_name", res["vg"]])
     if res["lv"] not in lvs.stdout.split():
         return []  # never made (lvcreate failed) or already removed
-    return _problem(f"remove logical volume {res['vg']}/{res['lv']}",
-                    _run(["lvremove", "-f", f"{res['vg']}/{res['lv']}"]))
+    return _problem(
+        f"remove logical volume {res['vg']}/{res['lv']}",
+        _run(["lvremove", "-f", f"{res['vg']}/{res['lv']}"]),
+    )
 
 
 @releaser("lvm-vg")

@@ -94,11 +94,10 @@ def find_memory_hierarchies(proc_cgroup: str, mountinfo: str) -> list[MemoryHier
         if m.root == "/":
             relative = path.lstrip("/")
         elif path == m.root or path.startswith(m.root.rstrip("/") + "/"):
-            relative = path[len(m.root):].lstrip("/")
+            relative = path[len(m.root) :].lstrip("/")
         else:
             continue
-        found.append(MemoryHierarchy(version, Path(m.mount_point),
-                                     Path(m.mount_point) / relative))
+        found.append(MemoryHierarchy(version, Path(m.mount_point), Path(m.mount_point) / relative))
     return sorted(found, key=lambda h: h.version)
 
 
@@ -137,8 +136,10 @@ def _usable(h: MemoryHierarchy) -> str | None:
     except OSError:
         controllers = []
     if "memory" not in controllers:
-        return (f"cgroup v2 at {h.mount} has no memory controller (it has: "
-                f"{', '.join(controllers) or 'none'})")
+        return (
+            f"cgroup v2 at {h.mount} has no memory controller (it has: "
+            f"{', '.join(controllers) or 'none'})"
+        )
     if not os.access(h.mount, os.W_OK):
         return f"{h.mount} is not writable (read-only cgroup mount?)"
     return None
@@ -179,8 +180,10 @@ def memory_controller_missing() -> str | None:
                 break
     if kernel_has_memory_controller(table, v2):
         return None
-    return ("memory is not possible here: this kernel has no memory cgroup controller "
-            f"(none in /proc/cgroups, none in cgroup v2): {_FIX}")
+    return (
+        "memory is not possible here: this kernel has no memory cgroup controller "
+        f"(none in /proc/cgroups, none in cgroup v2): {_FIX}"
+    )
 
 
 def memory_support() -> str | None:
@@ -222,15 +225,19 @@ def usage(record: dict) -> None:
     """Add the cgroup's peak usage and how often it hit the limit to ``record`` (cheap:
     two small files; left out where the kernel has neither)."""
     path = Path(record["cgroup"])
-    files = ({"peak_bytes": "memory.max_usage_in_bytes", "failcnt": "memory.failcnt"}
-             if record["version"] == 1 else {"peak_bytes": "memory.peak"})
+    files = (
+        {"peak_bytes": "memory.max_usage_in_bytes", "failcnt": "memory.failcnt"}
+        if record["version"] == 1
+        else {"peak_bytes": "memory.peak"}
+    )
     for key, name in files.items():
         with contextlib.suppress(OSError, ValueError):
             record[key] = int((path / name).read_text().split()[0])
     if record["version"] == 2:
         with contextlib.suppress(OSError, ValueError):
-            events = dict(line.split() for line in (path / "memory.events").read_text()
-                          .splitlines())
+            events = dict(
+                line.split() for line in (path / "memory.events").read_text().splitlines()
+            )
             record["max_events"] = int(events["max"])
 
 
@@ -254,39 +261,48 @@ def memory_limited(limit: str | None, workdir: Path, ledger: Ledger) -> Iterator
     path = found.parent / f"pgfsbench-mem-{os.getpid()}-{next(_numbers)}"
     # swap accounting: v1 has memsw files only with it; v2's memory.swap.max is written
     # where the new cgroup has it
-    swap = (found.home / "memory.memsw.limit_in_bytes").exists() if found.version == 1 \
-        else True
+    swap = (found.home / "memory.memsw.limit_in_bytes").exists() if found.version == 1 else True
     writes = writes_for(found.version, limit_bytes, swap)
-    record: dict = {"mechanism": found.mechanism, "version": found.version, "limit": limit,
-                    "limit_bytes": limit_bytes, "cgroup": str(path),
-                    "procs": str(path / "cgroup.procs"), "written": writes, "effective": {},
-                    "release_problems": []}
+    record: dict = {
+        "mechanism": found.mechanism,
+        "version": found.version,
+        "limit": limit,
+        "limit_bytes": limit_bytes,
+        "cgroup": str(path),
+        "procs": str(path / "cgroup.procs"),
+        "written": writes,
+        "effective": {},
+        "release_problems": [],
+    }
     if found.version == 2:
         control = found.mount / "cgroup.subtree_control"
         if "memory" not in control.read_text().split():
             try:
                 _write(control, "+memory")
             except OSError as exc:
-                raise UserError(f"memory: cannot enable the memory controller in {control}: "
-                                f"{exc.strerror}: {_FIX}") from exc
+                raise UserError(
+                    f"memory: cannot enable the memory controller in {control}: "
+                    f"{exc.strerror}: {_FIX}"
+                ) from exc
             record["enabled"] = f"+memory in {control}"
     res = ledger.add("cgroup", path=str(path), home=str(found.home / "cgroup.procs"))
     try:
         try:
             os.mkdir(path)
         except OSError as exc:
-            raise UserError(f"memory: cannot create cgroup {path}: {exc.strerror}: "
-                            f"{_FIX}") from exc
+            raise UserError(f"memory: cannot create cgroup {path}: {exc.strerror}: {_FIX}") from exc
         for name, value in writes.items():
             if not (path / name).exists():  # swap accounting off in this cgroup
                 continue
             try:
                 _write(path / name, value)
             except OSError as exc:
-                raise UserError(f"memory: the kernel refused {value} in {path / name}: "
-                                f"{exc.strerror}: {_FIX}") from exc
-        record["effective"] = {name: (path / name).read_text().strip() for name in writes
-                               if (path / name).exists()}
+                raise UserError(
+                    f"memory: the kernel refused {value} in {path / name}: {exc.strerror}: {_FIX}"
+                ) from exc
+        record["effective"] = {
+            name: (path / name).read_text().strip() for name in writes if (path / name).exists()
+        }
         record["dropped_files"] = drop_cached(workdir)
         yield record
     finally:

@@ -58,8 +58,10 @@ def target_problem(spec: Target) -> str | None:
     if result.ok:
         return None
     shown = " ".join(a.replace(scratch, "…") for a in argv)
-    return (f"target '{spec.name}': {recipe.mkfs_tool} refuses its options on "
-            f"{_mb(size)}: {refusal(result.stdout + result.stderr)} (its dry run: {shown})")
+    return (
+        f"target '{spec.name}': {recipe.mkfs_tool} refuses its options on "
+        f"{_mb(size)}: {refusal(result.stdout + result.stderr)} (its dry run: {shown})"
+    )
 
 
 def formatted_bytes(spec: Target) -> int | None:
@@ -111,5 +113,6 @@ def _sparse(path: Path, size: int) -> None:
 
 
 def _mb(size: int) -> str:
-    return f"{size / 2**30:g} GB" if size >= 2**30 and size % 2**30 == 0 \
-        else f"{size / 2**20:.0f} MB"
+    return (
+        f"{size / 2**30:g} GB" if size >= 2**30 and size % 2**30 == 0 else f"{size / 2**20:.0f} MB"
+    )

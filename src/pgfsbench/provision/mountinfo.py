@@ -50,15 +50,17 @@ def parse_mountinfo(text: str) -> list[MountEntry]:
         major, _, minor = fields[2].partition(":")
         if not (major.isdigit() and minor.isdigit()):
             continue
-        entries.append(MountEntry(
-            mount_point=unescape(fields[4]),
-            fs_type=tail[0],
-            source=unescape(tail[1]),
-            mount_options=fields[5],
-            super_options=tail[2] if len(tail) > 2 else "",
-            dev=os.makedev(int(major), int(minor)),
-            root=unescape(fields[3]),
-        ))
+        entries.append(
+            MountEntry(
+                mount_point=unescape(fields[4]),
+                fs_type=tail[0],
+                source=unescape(tail[1]),
+                mount_options=fields[5],
+                super_options=tail[2] if len(tail) > 2 else "",
+                dev=os.makedev(int(major), int(minor)),
+                root=unescape(fields[3]),
+            )
+        )
     return entries
 
 

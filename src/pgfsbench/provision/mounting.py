@@ -22,21 +22,25 @@ from pgfsbench.provision.mountinfo import MountEntry, mount_of, mount_points
 from pgfsbench.provision.target import Provisioning
 
 
-def mount_private(name: str, fs: str, device: str, options: str, p: Provisioning,
-                  owner: proc.RunAs) -> tuple[Path, MountEntry]:
+def mount_private(
+    name: str, fs: str, device: str, options: str, p: Provisioning, owner: proc.RunAs
+) -> tuple[Path, MountEntry]:
     """Mount ``device`` under a new private directory; returns (workdir, mount read back).
 
     The mount is in the ledger before it happens and unmounted by the undo stack.
     """
+
     def mount(mount_point: str) -> str:
         p.hold("mount", path=mount_point, device=device)
         p.commands.append(proc.run(recipe(fs).mount_argv(device, mount_point, options)))
         return "mount"
+
     return on_private_mount(name, fs, mount, owner)
 
 
-def on_private_mount(name: str, fs: str, mount: Callable[[str], str], owner: proc.RunAs
-                     ) -> tuple[Path, MountEntry]:
+def on_private_mount(
+    name: str, fs: str, mount: Callable[[str], str], owner: proc.RunAs
+) -> tuple[Path, MountEntry]:
     """Make a new private directory, have ``mount(directory)`` put target ``name``'s
     filesystem there (it holds what it makes in the ledger first, and returns the name
     of the tool that did it, for a message), check the kernel's own account of it, not
@@ -48,11 +52,14 @@ def on_private_mount(name: str, fs: str, mount: Callable[[str], str], owner: pro
     tool = mount(mount_point)
     entry = mount_of(mount_point)
     if entry.mount_point != os.path.realpath(mount_point):
-        raise UserError(f"target '{name}': {tool} reported success but {mount_point} is not "
-                        "a mount point")
+        raise UserError(
+            f"target '{name}': {tool} reported success but {mount_point} is not a mount point"
+        )
     if entry.fs_type not in (recipe(fs).mount_types or {fs}):
-        raise UserError(f"target '{name}': asked for {fs} but the kernel mounted "
-                        f"{entry.fs_type} at {mount_point}")
+        raise UserError(
+            f"target '{name}': asked for {fs} but the kernel mounted "
+            f"{entry.fs_type} at {mount_point}"
+        )
     workdir = Path(mount_point) / "pgfsbench"
     workdir.mkdir()
     os.chown(workdir, owner.uid, owner.gid)
@@ -81,8 +88,13 @@ def users_of(path: str) -> set[int]:
     return pids
 
 
-def release_busy(gone: Callable[[], bool], release: Callable[[], bool], attempts: int,
-                 path: str | None = None, kill_from: int = 0) -> bool:
+def release_busy(
+    gone: Callable[[], bool],
+    release: Callable[[], bool],
+    attempts: int,
+    path: str | None = None,
+    kill_from: int = 0,
+) -> bool:
     """Take apart something of ours that may be busy (an unmount, a ZFS dataset's or
     pool's destroy): until ``gone()``, try ``release()``, and wait a little longer after
     each failed try. With ``path`` (where it is mounted), from attempt ``kill_from`` on,
@@ -103,9 +115,13 @@ def release_busy(gone: Callable[[], bool], release: Callable[[], bool], attempts
 @releaser("mount")
 def unmount_recorded(res: dict) -> list[str]:
     path = res["path"]
-    if not release_busy(lambda: not _mounted(path),
-                        lambda: proc.run(["umount", path], check=False).ok,
-                        attempts=8, path=path, kill_from=1):
+    if not release_busy(
+        lambda: not _mounted(path),
+        lambda: proc.run(["umount", path], check=False).ok,
+        attempts=8,
+        path=path,
+        kill_from=1,
+    ):
         return [f"could not unmount {path}: still busy"]
     try:
         os.rmdir(path)

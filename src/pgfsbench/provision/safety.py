@@ -134,14 +134,18 @@ def signatures(device: str) -> list[str]:
     """Filesystem, RAID and partition-table signatures on ``device`` (read-only probe)."""
     wipefs = proc.which("wipefs")
     if wipefs is None:
-        raise UserError("wipefs is missing, so the device's signatures cannot be read: "
-                        "apt-get install util-linux")
+        raise UserError(
+            "wipefs is missing, so the device's signatures cannot be read: "
+            "apt-get install util-linux"
+        )
     result = proc.run([wipefs, "--no-act", "--json", device], check=False)
     if not result.ok:
         tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise UserError(f"{device}: could not read its signatures ({tail[0]}): pgfsbench "
-                        "does not format what it cannot inspect; check that the device is "
-                        "readable and not in use")
+        raise UserError(
+            f"{device}: could not read its signatures ({tail[0]}): pgfsbench "
+            "does not format what it cannot inspect; check that the device is "
+            "readable and not in use"
+        )
     return parse_wipefs_json(result.stdout)
 
 
@@ -154,8 +158,10 @@ def parse_wipefs_json(text: str) -> list[str]:
         details = [f"UUID {sig['uuid']}"] if sig.get("uuid") else []
         if sig.get("label"):
             details.append(f"label '{sig['label']}'")
-        found.append(f"{sig.get('type', '?')} at {sig.get('offset', '?')}"
-                     + (f" ({', '.join(details)})" if details else ""))
+        found.append(
+            f"{sig.get('type', '?')} at {sig.get('offset', '?')}"
+            + (f" ({', '.join(details)})" if details else "")
+        )
     return found
 
 
@@ -173,8 +179,7 @@ class CheckedDevice:
         return self.given + (f" ({self.path})" if self.path != self.given else "")
 
 
-def check_formattable(device: str, allowed: Iterable[str],
-                      wipe_signatures: bool) -> CheckedDevice:
+def check_formattable(device: str, allowed: Iterable[str], wipe_signatures: bool) -> CheckedDevice:
     """Raise UserError unless ``device`` may be formatted; the checked device, with the
     signatures on it (the caller wipes and records them).
 
@@ -183,21 +188,29 @@ def check_formattable(device: str, allowed: Iterable[str],
     """
     real = os.path.realpath(device)
     if not os.path.exists(real):
-        raise UserError(f"device {device} does not exist: fix the 'device' path in the plan "
-                        "(ls -l /dev/disk/by-id lists stable names)")
+        raise UserError(
+            f"device {device} does not exist: fix the 'device' path in the plan "
+            "(ls -l /dev/disk/by-id lists stable names)"
+        )
     rdev = _block_rdev(real)
     if rdev is None:
-        raise UserError(f"{device} is not a block device: a device target needs a disk or "
-                        "partition (for an image file use a loop target: drop 'device' "
-                        "and set 'size')")
+        raise UserError(
+            f"{device} is not a block device: a device target needs a disk or "
+            "partition (for an image file use a loop target: drop 'device' "
+            "and set 'size')"
+        )
     if not _is_allowed(real, rdev, allowed):
-        raise UserError(f"{device} is not allowed to be formatted: formatting erases "
-                        "everything on it. If that is what you want, repeat it on the "
-                        f"command line: --allow-format {device}")
+        raise UserError(
+            f"{device} is not allowed to be formatted: formatting erases "
+            "everything on it. If that is what you want, repeat it on the "
+            f"command line: --allow-format {device}"
+        )
     node = SYS_DEV_BLOCK / _majmin(rdev)
     if not node.exists():
-        raise UserError(f"{device} ({_majmin(rdev)}) is not known to the kernel (no {node}): "
-                        "check that the device is present and name it by a current path")
+        raise UserError(
+            f"{device} ({_majmin(rdev)}) is not known to the kernel (no {node}): "
+            "check that the device is present and name it by a current path"
+        )
     node = Path(os.path.realpath(node))
     family = _family(node)
     family.setdefault(rdev, node.name)
@@ -205,48 +218,68 @@ def check_formattable(device: str, allowed: Iterable[str],
 
     root = _root_devs()
     if on_root := sorted(name for dev, name in family.items() if dev in root):
-        raise UserError(f"{shown} is or holds the root filesystem (/ is on {on_root[0]}): "
-                        "pgfsbench never formats it; name a spare disk in the plan")
-    mounted = [(family[d], m.mount_point) for m in read_mounts()
-               for d in sorted(_mount_devs(m) & family.keys())]
+        raise UserError(
+            f"{shown} is or holds the root filesystem (/ is on {on_root[0]}): "
+            "pgfsbench never formats it; name a spare disk in the plan"
+        )
+    mounted = [
+        (family[d], m.mount_point)
+        for m in read_mounts()
+        for d in sorted(_mount_devs(m) & family.keys())
+    ]
     if mounted:
         where = ", ".join(f"{name} on {mp}" for name, mp in mounted)
-        raise UserError(f"{shown} is mounted ({where}): unmount it (umount "
-                        f"{mounted[0][1]}) if its data is not needed, or name another "
-                        "device in the plan")
+        raise UserError(
+            f"{shown} is mounted ({where}): unmount it (umount "
+            f"{mounted[0][1]}) if its data is not needed, or name another "
+            "device in the plan"
+        )
     if swap := [name for dev, name in _swap_devs().items() if dev in family]:
-        raise UserError(f"{shown} is in use as swap ({', '.join(swap)}): swapoff it if it "
-                        "is not needed, or name another device in the plan")
+        raise UserError(
+            f"{shown} is in use as swap ({', '.join(swap)}): swapoff it if it "
+            "is not needed, or name another device in the plan"
+        )
     if loops := [loop for dev, loop in _loop_backings().items() if dev in family]:
-        raise UserError(f"{shown} backs loop device {', '.join(loops)}: detach it (losetup -d "
-                        f"/dev/{loops[0]}) if it is not needed, or name another device in "
-                        "the plan")
-    holders = [(part.name, h.name) for part in [node, *_partitions(node)]
-               for h in _holders(part)]
+        raise UserError(
+            f"{shown} backs loop device {', '.join(loops)}: detach it (losetup -d "
+            f"/dev/{loops[0]}) if it is not needed, or name another device in "
+            "the plan"
+        )
+    holders = [(part.name, h.name) for part in [node, *_partitions(node)] for h in _holders(part)]
     if holders:
         held = ", ".join(f"{part} by {h}" for part, h in holders)
-        raise UserError(f"{shown} is in use ({held}: LVM, RAID, dm-crypt or similar, see "
-                        f"lsblk {real}): release it first if its data is not needed "
-                        "(vgremove, mdadm --stop, cryptsetup close, dmsetup remove), or "
-                        "name another device in the plan")
+        raise UserError(
+            f"{shown} is in use ({held}: LVM, RAID, dm-crypt or similar, see "
+            f"lsblk {real}): release it first if its data is not needed "
+            "(vgremove, mdadm --stop, cryptsetup close, dmsetup remove), or "
+            "name another device in the plan"
+        )
     if parts := [p.name for p in _partitions(node)]:
-        raise UserError(f"{shown} has partitions ({', '.join(parts)}): name one partition "
-                        f"as the device instead, or delete them (sfdisk --delete {real}) if "
-                        "their data is not needed")
+        raise UserError(
+            f"{shown} has partitions ({', '.join(parts)}): name one partition "
+            f"as the device instead, or delete them (sfdisk --delete {real}) if "
+            "their data is not needed"
+        )
     if (node / "ro").is_file() and (node / "ro").read_text().strip() == "1":
-        raise UserError(f"{shown} is read-only: make it writable (blockdev --setrw) or name "
-                        "another device in the plan")
+        raise UserError(
+            f"{shown} is read-only: make it writable (blockdev --setrw) or name "
+            "another device in the plan"
+        )
     if (node / "size").is_file() and (node / "size").read_text().strip() == "0":
-        raise UserError(f"{shown} has no storage (size 0; an unattached loop device?): name "
-                        "a device with storage in the plan")
+        raise UserError(
+            f"{shown} has no storage (size 0; an unattached loop device?): name "
+            "a device with storage in the plan"
+        )
     _refuse_busy(real, shown)
 
     found = signatures(real)
     if found and not wipe_signatures:
-        raise UserError(f"{shown} carries signatures ({'; '.join(found)}): it may hold "
-                        "data. If it is not needed, add --wipe-signatures to erase them "
-                        f"before mkfs (or run wipefs --all {real} yourself), or name "
-                        "another device in the plan")
+        raise UserError(
+            f"{shown} carries signatures ({'; '.join(found)}): it may hold "
+            "data. If it is not needed, add --wipe-signatures to erase them "
+            f"before mkfs (or run wipefs --all {real} yourself), or name "
+            "another device in the plan"
+        )
     return CheckedDevice(device, real, rdev, tuple(found))
 
 
@@ -263,14 +296,18 @@ def opened_for_formatting(device: CheckedDevice) -> Iterator[int]:
     try:
         fd = os.open(device.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError as exc:
-        raise UserError(f"{device.shown} cannot be opened any more ({exc.strerror}) "
-                        "since it was checked: refusing to format it") from None
+        raise UserError(
+            f"{device.shown} cannot be opened any more ({exc.strerror}) "
+            "since it was checked: refusing to format it"
+        ) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISBLK(st.st_mode) or st.st_rdev != device.rdev:
             now = _majmin(st.st_rdev) if stat.S_ISBLK(st.st_mode) else "not a block device"
-            raise UserError(f"{device.shown} changed since it was checked: it is now {now}, "
-                            f"it was {_majmin(device.rdev)}; refusing to format it")
+            raise UserError(
+                f"{device.shown} changed since it was checked: it is now {now}, "
+                f"it was {_majmin(device.rdev)}; refusing to format it"
+            )
         yield fd
     finally:
         os.close(fd)
@@ -284,10 +321,14 @@ def _refuse_busy(real: str, shown: str) -> None:
         fd = os.open(real, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno != errno.EBUSY:
-            raise UserError(f"{shown} cannot be opened ({exc.strerror}): run as root and "
-                            "check that the device is present") from None
-        raise UserError(f"{shown} is busy (the kernel refuses exclusive access: mounted in "
-                        "another namespace, part of a RAID or btrfs volume, or held by a "
-                        f"program; see lsblk {real} and fuser -v {real}): release it, or "
-                        "name another device in the plan") from None
+            raise UserError(
+                f"{shown} cannot be opened ({exc.strerror}): run as root and "
+                "check that the device is present"
+            ) from None
+        raise UserError(
+            f"{shown} is busy (the kernel refuses exclusive access: mounted in "
+            "another namespace, part of a RAID or btrfs volume, or held by a "
+            f"program; see lsblk {real} and fuser -v {real}): release it, or "
+            "name another device in the plan"
+        ) from None
     os.close(fd)

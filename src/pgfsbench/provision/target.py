@@ -64,16 +64,20 @@ class PreparedTarget:
             "fs": self.fs,
             "device": self.device,
             "log_device": self.log_device,
-            "devices": self.devices or ([self.device] if self.device and self.kind != "dir"
-                                        else []),
+            "devices": self.devices
+            or ([self.device] if self.device and self.kind != "dir" else []),
             "layout": self.layout,
             "workdir": str(self.workdir),
             "mounted_fs_type": self.mount.fs_type,
             "mount_point": self.mount.mount_point,
             "effective_mount_options": self.mount.options,
             "commands": [
-                {"argv": list(c.argv), "exit_code": c.exit_code, "stdout": c.stdout,
-                 "stderr": c.stderr}
+                {
+                    "argv": list(c.argv),
+                    "exit_code": c.exit_code,
+                    "stdout": c.stdout,
+                    "stderr": c.stderr,
+                }
                 for c in self.commands
             ],
             "notes": self.notes,

@@ -72,6 +72,7 @@ _numbers = itertools.count()
 
 # --- what gets written --------------------------------------------------------------
 
+
 def limit_values(limits: Throttle) -> dict[str, int]:
     """The limits that are set, sizes in bytes: ``{"write_iops": 200, "read_bps": 20971520}``."""
     values = {
@@ -90,8 +91,9 @@ def v1_lines(majmin: str, limits: Throttle) -> dict[str, str]:
 
 def v2_line(majmin: str, limits: Throttle) -> str:
     """cgroup v2: the one ``io.max`` line, e.g. ``7:3 wiops=200 wbps=20971520``."""
-    return " ".join([majmin, *(f"{V2_KEYS[key]}={value}"
-                               for key, value in limit_values(limits).items())])
+    return " ".join(
+        [majmin, *(f"{V2_KEYS[key]}={value}" for key, value in limit_values(limits).items())]
+    )
 
 
 def writes_for(version: int, majmin: str, limits: Throttle) -> dict[str, str]:
@@ -100,6 +102,7 @@ def writes_for(version: int, majmin: str, limits: Throttle) -> dict[str, str]:
 
 
 # --- which device ----------------------------------------------------------------------
+
 
 def device_number(device: str, sys_dev_block: Path = SYS_DEV_BLOCK) -> tuple[str, str | None]:
     """``MAJ:MIN`` to throttle for ``device``, and a note when it is not the device itself.
@@ -112,14 +115,18 @@ def device_number(device: str, sys_dev_block: Path = SYS_DEV_BLOCK) -> tuple[str
     except OSError as exc:
         raise UserError(f"throttle: cannot use {device}: {exc.strerror}") from exc
     if not stat.S_ISBLK(st.st_mode):
-        raise UserError(f"throttle: {device} is not a block device; throttling needs the "
-                        f"target's own block device (a loop or device target)")
+        raise UserError(
+            f"throttle: {device} is not a block device; throttling needs the "
+            f"target's own block device (a loop or device target)"
+        )
     majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     whole, disk = whole_disk(majmin, sys_dev_block)
     if disk is None:
         return majmin, None
-    return whole, (f"{device} ({majmin}) is a partition; the kernel throttles whole "
-                   f"disks, so the limits are on {disk} ({whole})")
+    return whole, (
+        f"{device} ({majmin}) is a partition; the kernel throttles whole "
+        f"disks, so the limits are on {disk} ({whole})"
+    )
 
 
 def whole_disk(majmin: str, sys_dev_block: Path = SYS_DEV_BLOCK) -> tuple[str, str | None]:
@@ -132,6 +139,7 @@ def whole_disk(majmin: str, sys_dev_block: Path = SYS_DEV_BLOCK) -> tuple[str, s
 
 
 # --- where the cgroups are ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hierarchy:
@@ -149,7 +157,7 @@ def _inside(path: str, root: str) -> str | None:
     if root == "/":
         return path.lstrip("/")
     if path == root or path.startswith(root.rstrip("/") + "/"):
-        return path[len(root):].lstrip("/")
+        return path[len(root) :].lstrip("/")
     return None
 
 
@@ -184,16 +192,20 @@ def _usable(h: Hierarchy) -> str | None:
     """Why ``h`` cannot throttle, or None."""
     if h.version == 1:
         if not (h.mount / V1_FILES["write_iops"]).exists():
-            return (f"cgroup v1 blkio at {h.mount} has no throttling files (kernel built "
-                    "without CONFIG_BLK_DEV_THROTTLING)")
+            return (
+                f"cgroup v1 blkio at {h.mount} has no throttling files (kernel built "
+                "without CONFIG_BLK_DEV_THROTTLING)"
+            )
     else:
         try:
             controllers = (h.mount / "cgroup.controllers").read_text().split()
         except OSError:
             controllers = []
         if "io" not in controllers:
-            return (f"cgroup v2 at {h.mount} has no io controller (it has: "
-                    f"{', '.join(controllers) or 'none'})")
+            return (
+                f"cgroup v2 at {h.mount} has no io controller (it has: "
+                f"{', '.join(controllers) or 'none'})"
+            )
     if not h.home.is_dir():
         return f"cannot find this process's own cgroup ({h.home})"
     if not os.access(h.mount, os.W_OK):
@@ -230,6 +242,7 @@ def throttle_support() -> str | None:
 
 # --- doing it ---------------------------------------------------------------------------
 
+
 def _write(path: Path, text: str) -> None:
     # One write(2) on an unbuffered fd: the kernel's refusal comes back right here.
     fd = os.open(path, os.O_WRONLY)
@@ -246,8 +259,9 @@ def _enable_io(mount: Path, record: dict) -> None:
     try:
         _write(control, "+io")
     except OSError as exc:
-        raise UserError(f"throttle: cannot enable the io controller in {control}: "
-                        f"{exc.strerror}: {_FIX}") from exc
+        raise UserError(
+            f"throttle: cannot enable the io controller in {control}: {exc.strerror}: {_FIX}"
+        ) from exc
     record["enabled"] = f"+io in {control}"
 
 
@@ -272,17 +286,26 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
         yield {}
         return
     if device is None:
-        raise UserError("throttle needs the target's own block device; this target has none "
-                        "(a dir target): remove 'throttle' or use a loop or device target")
+        raise UserError(
+            "throttle needs the target's own block device; this target has none "
+            "(a dir target): remove 'throttle' or use a loop or device target"
+        )
     found = _hierarchy()
     if isinstance(found, str):
         raise UserError(found)
     majmin, note = device_number(device)
     writes = writes_for(found.version, majmin, limits)
     path = found.mount / f"pgfsbench-{os.getpid()}-{next(_numbers)}"
-    record: dict = {"mechanism": found.mechanism, "device": majmin, "device_path": device,
-                    "limits": limit_values(limits), "cgroup": str(path), "written": writes,
-                    "effective": {}, "release_problems": []}
+    record: dict = {
+        "mechanism": found.mechanism,
+        "device": majmin,
+        "device_path": device,
+        "limits": limit_values(limits),
+        "cgroup": str(path),
+        "written": writes,
+        "effective": {},
+        "release_problems": [],
+    }
     if note:
         record["note"] = note
     if found.version == 2:
@@ -294,22 +317,29 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
         try:
             os.mkdir(path)
         except OSError as exc:
-            raise UserError(f"throttle: cannot create cgroup {path}: {exc.strerror}: "
-                            f"{_FIX}") from exc
+            raise UserError(
+                f"throttle: cannot create cgroup {path}: {exc.strerror}: {_FIX}"
+            ) from exc
         for name, line in writes.items():
             try:
                 _write(path / name, line)
             except OSError as exc:
-                hint = (" (the kernel throttles whole disks, not partitions)"
-                        if exc.errno in (errno.ENODEV, errno.EINVAL) else "")
-                raise UserError(f"throttle: the kernel refused '{line}' in {path / name} for "
-                                f"{device}: {exc.strerror}{hint}: {_FIX}") from exc
+                hint = (
+                    " (the kernel throttles whole disks, not partitions)"
+                    if exc.errno in (errno.ENODEV, errno.EINVAL)
+                    else ""
+                )
+                raise UserError(
+                    f"throttle: the kernel refused '{line}' in {path / name} for "
+                    f"{device}: {exc.strerror}{hint}: {_FIX}"
+                ) from exc
         record["effective"] = {name: (path / name).read_text().strip() for name in writes}
         try:
             move_to_cgroup(os.getpid(), path / "cgroup.procs")
         except OSError as exc:
-            raise UserError(f"throttle: cannot move pgfsbench into {path}: "
-                            f"{exc.strerror}: {_FIX}") from exc
+            raise UserError(
+                f"throttle: cannot move pgfsbench into {path}: {exc.strerror}: {_FIX}"
+            ) from exc
         entered = True
         yield record
     finally:
@@ -318,7 +348,8 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
                 move_to_cgroup(os.getpid(), home)
             except OSError as exc:  # the releaser moves us to the parent instead
                 record["release_problems"].append(
-                    f"could not move pgfsbench back to {home}: {exc.strerror}")
+                    f"could not move pgfsbench back to {home}: {exc.strerror}"
+                )
         record["release_problems"] += ledger.release(res)
 
 
@@ -363,6 +394,7 @@ def remove_recorded(res: dict) -> list[str]:
             return []
         except OSError as exc:
             problem = f"could not remove cgroup {path}: {exc.strerror}" + (
-                f" (pids found in it: {', '.join(map(str, pids))})" if pids else "")
+                f" (pids found in it: {', '.join(map(str, pids))})" if pids else ""
+            )
         time.sleep(0.1 * (attempt + 1))
     return [problem]

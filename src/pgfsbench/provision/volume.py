@@ -50,8 +50,13 @@ def join(spec: Target, fs_recipe: Recipe, members: list[dict], p: Provisioning) 
     if volume.kind == "lvm-stripe":
         vg = f"pgfsbench-{spec.name}-{token}"
         device = lvm.create_striped_volume(vg, "data", volume.stripe_bytes, members, p)
-        layout["volume"] = {"kind": volume.kind, "vg": vg, "lv": "data",
-                            "path": lvm.lv_path(vg, "data"), "stripes": len(devices)}
+        layout["volume"] = {
+            "kind": volume.kind,
+            "vg": vg,
+            "lv": "data",
+            "path": lvm.lv_path(vg, "data"),
+            "stripes": len(devices),
+        }
     else:
         array = f"/dev/md/pgfsbench-{token}"
         device = md.create_array(array, volume.kind, volume.stripe_bytes, members, p)

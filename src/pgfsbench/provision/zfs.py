@@ -39,8 +39,7 @@ STOP_WAIT_S = 30  # zfs-fuse waits up to 10 s for its worker threads when told t
 
 
 def _run(argv: list[str], timeout: float = TIMEOUT_S) -> proc.CommandResult:
-    return proc.run([proc.which(argv[0]) or argv[0], *argv[1:]], check=False,
-                    timeout=timeout)
+    return proc.run([proc.which(argv[0]) or argv[0], *argv[1:]], check=False, timeout=timeout)
 
 
 def responds() -> bool:
@@ -102,8 +101,10 @@ def _start_daemon() -> tuple[int, proc.CommandResult]:
         if pid is not None:
             _stop(pid)
         detail = (result.stderr or result.stdout).strip() or f"exit code {result.exit_code}"
-        raise UserError(f"the zfs-fuse daemon did not start ({detail}); 'pgfsbench doctor' "
-                        "says what is missing (zfs-fuse needs /dev/fuse and root)")
+        raise UserError(
+            f"the zfs-fuse daemon did not start ({detail}); 'pgfsbench doctor' "
+            "says what is missing (zfs-fuse needs /dev/fuse and root)"
+        )
     return pid, result
 
 
@@ -126,8 +127,9 @@ def ensure_daemon(ledger: Ledger, commands: list) -> None:
     if responds():
         return  # a kernel module, someone's daemon, or the one this campaign started
     if kernel_module():
-        raise UserError("the ZFS kernel module is loaded but zpool does not answer: "
-                        "check 'zpool list'")
+        raise UserError(
+            "the ZFS kernel module is loaded but zpool does not answer: check 'zpool list'"
+        )
     # In the ledger before it exists; not on a target's undo stack: it serves every
     # ZFS target of the campaign and is stopped by the campaign's final release.
     res = ledger.add("zfs-daemon", pidfile=str(PIDFILE))
@@ -193,8 +195,14 @@ def cached_property_tables() -> dict[str, dict[str, zfs.PropertySpec]] | None:
     path = _tables_cache()
     try:
         data = json.loads(path.read_text()) if path else None
-        return {tool: {name: zfs.PropertySpec(**spec) for name, spec in table.items()}
-                for tool, table in data.items()} if data else None
+        return (
+            {
+                tool: {name: zfs.PropertySpec(**spec) for name, spec in table.items()}
+                for tool, table in data.items()
+            }
+            if data
+            else None
+        )
     except (OSError, ValueError, TypeError, AttributeError):
         return None  # absent or unreadable: asked again
 
@@ -203,8 +211,10 @@ def keep_property_tables(tables: dict[str, dict[str, zfs.PropertySpec]]) -> None
     path = _tables_cache()
     if path is None:
         return
-    data = {tool: {name: dataclasses.asdict(spec) for name, spec in table.items()}
-            for tool, table in tables.items()}
+    data = {
+        tool: {name: dataclasses.asdict(spec) for name, spec in table.items()}
+        for tool, table in tables.items()
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.partial")
@@ -227,16 +237,20 @@ def plan_problems(targets: list[Target]) -> list[str]:
         with answering():
             tables = property_tables()
         keep_property_tables(tables)
-    return [f"target '{t.name}': {problem}" for t in asking
-            for tool, props in (("zfs", t.zfs), ("zpool", t.zpool))
-            for problem in zfs.property_problems(tool, dict(props), tables[tool])]
+    return [
+        f"target '{t.name}': {problem}"
+        for t in asking
+        for tool, props in (("zfs", t.zfs), ("zpool", t.zpool))
+        for problem in zfs.property_problems(tool, dict(props), tables[tool])
+    ]
 
 
 # --- the target -------------------------------------------------------------------
 
 
-def make_pool(spec: Target, devices: list[str], p: Provisioning, owner: proc.RunAs
-              ) -> tuple[Path, MountEntry, list[str]]:
+def make_pool(
+    spec: Target, devices: list[str], p: Provisioning, owner: proc.RunAs
+) -> tuple[Path, MountEntry, list[str]]:
     """A pool on ``devices`` and its dataset on a new private directory; returns
     (workdir, mount read back, notes). Each is in the ledger before it exists, and
     undone by the undo stack: the dataset, then the pool."""
@@ -248,13 +262,17 @@ def make_pool(spec: Target, devices: list[str], p: Provisioning, owner: proc.Run
 
     def create_dataset(mount_point: str) -> str:
         p.hold("zfs-dataset", dataset=dataset, path=mount_point)
-        p.commands.append(proc.run(_tool(zfs.create_dataset_argv(pool, mount_point,
-                                                                 dict(spec.zfs)))))
+        p.commands.append(
+            proc.run(_tool(zfs.create_dataset_argv(pool, mount_point, dict(spec.zfs))))
+        )
         return "zfs create"
+
     workdir, mount = on_private_mount(spec.name, "zfs", create_dataset, owner)
-    notes = [f"ZFS pool {pool} on {', '.join(devices)}, dataset {dataset}",
-             "ZFS by " + ("the kernel module" if kernel_module() else
-                          "zfs-fuse (user space, through FUSE)")]
+    notes = [
+        f"ZFS pool {pool} on {', '.join(devices)}, dataset {dataset}",
+        "ZFS by "
+        + ("the kernel module" if kernel_module() else "zfs-fuse (user space, through FUSE)"),
+    ]
     return workdir, mount, notes
 
 
@@ -276,8 +294,11 @@ def destroy_dataset(res: dict) -> list[str]:
     # Gone when never made or destroyed; busy: a tool orphaned by a killed run holds
     # files on our own dataset.
     if responds() and not release_busy(
-            lambda: not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok,
-            lambda: _run(zfs.destroy_dataset_argv(dataset)).ok, attempts=6, path=path):
+        lambda: not _run(["zfs", "list", "-H", "-o", "name", dataset]).ok,
+        lambda: _run(zfs.destroy_dataset_argv(dataset)).ok,
+        attempts=6,
+        path=path,
+    ):
         return [f"could not destroy ZFS dataset {dataset}: still busy"]
     # Gone with its daemon, or destroyed: a dead FUSE mount may remain, and the directory.
     return unmount_recorded({"path": path})
@@ -288,8 +309,9 @@ def destroy_pool(res: dict) -> list[str]:
     pool = res["pool"]
     if not responds():
         return []  # no daemon: with cachefile=none the pool is imported nowhere
-    if release_busy(lambda: pool not in pools(),
-                    lambda: _run(zfs.destroy_pool_argv(pool)).ok, attempts=5):
+    if release_busy(
+        lambda: pool not in pools(), lambda: _run(zfs.destroy_pool_argv(pool)).ok, attempts=5
+    ):
         return []
     return [f"could not destroy ZFS pool {pool}: 'zpool destroy -f {pool}' keeps failing"]
 
@@ -304,8 +326,10 @@ def stop_daemon(res: dict) -> list[str]:
         return []
     ours = [p for p in pools() if p.startswith(zfs.POOL_PREFIX)]
     if ours:  # their releasers failed: stopping now would only hide them
-        return [f"zfs-fuse (pid {pid}) left running: pgfsbench's pools {', '.join(ours)} "
-                "are still imported"]
+        return [
+            f"zfs-fuse (pid {pid}) left running: pgfsbench's pools {', '.join(ours)} "
+            "are still imported"
+        ]
     if pools():
         return []  # someone's pools use it now: theirs to stop
     if not _stop(pid):

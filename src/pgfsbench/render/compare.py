@@ -45,8 +45,7 @@ def diff_text(cell: Cell, short: bool = False) -> tuple[str, str]:
     if v is None:
         return ratio, ""
     if short:
-        return ratio, v.mark + (f" p={cell.p_adjusted:.2g}" if cell.p_adjusted is not None
-                                else "")
+        return ratio, v.mark + (f" p={cell.p_adjusted:.2g}" if cell.p_adjusted is not None else "")
     return ratio, f"{v.mark} {v.reason}"
 
 
@@ -62,30 +61,39 @@ def looks_text(d) -> str:
     looks = d.planned_looks()
     budget = " (or at the last round the time budget allowed)"
     if d.every_round:
-        return (f"after every round from {d.first_look} to {d.last_look} (alpha spent "
-                "across the looks)")
+        return (
+            f"after every round from {d.first_look} to {d.last_look} (alpha spent across the looks)"
+        )
     if len(looks) == 1:
         return f"once, at round {looks[0]}{budget}"
-    return (f"at rounds {', '.join(map(str, looks[:-1]))} and {looks[-1]}{budget}, "
-            "alpha spent across the looks")
+    return (
+        f"at rounds {', '.join(map(str, looks[:-1]))} and {looks[-1]}{budget}, "
+        "alpha spent across the looks"
+    )
 
 
 def footer(table: Table) -> str:
     """The legend: what the numbers are, the marks, paired or not, and the design."""
     how = []
     if table.paired:
-        how.append("paired: targets measured in the same rounds are compared within rounds "
-                   "(ratio = geometric mean of the per-round ratios, paired t on their logs)")
+        how.append(
+            "paired: targets measured in the same rounds are compared within rounds "
+            "(ratio = geometric mean of the per-round ratios, paired t on their logs)"
+        )
     if table.unpaired:
-        how.append("unpaired: runs whose rounds do not correspond are compared as independent "
-                   "samples (ratio of medians, bootstrap CI, Mann-Whitney U)")
+        how.append(
+            "unpaired: runs whose rounds do not correspond are compared as independent "
+            "samples (ratio of medians, bootstrap CI, Mann-Whitney U)"
+        )
     design = f"decided {looks_text(table.design)}, Holm-corrected at alpha {table.alpha}"
     how_text = "; ".join(how)
-    return ("Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
-            "ratios are contender/baseline with 95% CIs. "
-            + (how_text[:1].upper() + how_text[1:] + ". " if how else "")
-            + f"Marks: + better, − worse (significant and beyond ±{table.noise:.0%}), "
-            f"≈ equivalent (two one-sided tests show the ratio within ±{table.equivalence:.0%}), "
-            "? inconclusive (neither shown; the reason says about how many rounds would settle "
-            f"it). Headline rows: all {table.headline_tests} pair(s) of targets {design}; "
-            "other rows: Benjamini-Hochberg.")
+    return (
+        "Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
+        "ratios are contender/baseline with 95% CIs. "
+        + (how_text[:1].upper() + how_text[1:] + ". " if how else "")
+        + f"Marks: + better, − worse (significant and beyond ±{table.noise:.0%}), "
+        f"≈ equivalent (two one-sided tests show the ratio within ±{table.equivalence:.0%}), "
+        "? inconclusive (neither shown; the reason says about how many rounds would settle "
+        f"it). Headline rows: all {table.headline_tests} pair(s) of targets {design}; "
+        "other rows: Benjamini-Hochberg."
+    )

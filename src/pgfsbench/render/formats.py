@@ -27,8 +27,13 @@ LIST = "list"
 HISTORY = "history"
 KINDS = (EXPORT, COMPARISON, ADVICE, LIST, HISTORY)
 # How an error names one output of each kind.
-_NOUNS = {EXPORT: "an export", COMPARISON: "a comparison", ADVICE: "advice",
-          LIST: "a list", HISTORY: "a history"}
+_NOUNS = {
+    EXPORT: "an export",
+    COMPARISON: "a comparison",
+    ADVICE: "advice",
+    LIST: "a list",
+    HISTORY: "a history",
+}
 
 # Writes one output (a store.read.Campaign for EXPORT, a render.comparison.Comparison for
 # COMPARISON, an analysis.advice_model.Advice, a list of analysis.summary.Summary, a list
@@ -77,9 +82,11 @@ _added: dict[tuple[str, str], OutputFormat] = {}  # (kind, name), by register():
 def formats(kind: str) -> list[OutputFormat]:
     """The formats that write ``kind``, in the order the help lists them."""
     _check_kind(kind)
-    found = {entry.partition(".")[2]: extensions.load(extensions.FORMATS, entry, contract)
-             for entry in extensions.names(extensions.FORMATS)
-             if entry.partition(".")[0] == kind}
+    found = {
+        entry.partition(".")[2]: extensions.load(extensions.FORMATS, entry, contract)
+        for entry in extensions.names(extensions.FORMATS)
+        if entry.partition(".")[0] == kind
+    }
     found.update({name: fmt for (k, name), fmt in _added.items() if k == kind})
     return sorted(found.values(), key=lambda f: (f.order, f.name))
 
@@ -102,8 +109,9 @@ def pick(name: str, kind: str) -> OutputFormat:
         if fmt.name == name:
             return fmt
     if any(name in names(other) for other in KINDS if other != kind):
-        raise UserError(f"the {name} format does not write {_NOUNS[kind]} "
-                        f"({kind} formats: {choices})")
+        raise UserError(
+            f"the {name} format does not write {_NOUNS[kind]} ({kind} formats: {choices})"
+        )
     raise UserError(f"unknown {kind} format '{name}' (available: {choices})")
 
 

@@ -20,8 +20,12 @@ CELL_TEXT = {"unsupported": "n/a", "failed": "failed", "missing": "—"}
 # Units shown in a larger or smaller unit when the row's largest value asks for it:
 # unit -> [(threshold, shown unit, factor)], largest first; the stored unit is the last
 # resort. Bytes in binary units, as the plans write sizes; durations in µs/ms/s.
-_BYTES: list[tuple[float, str, float]] = [(2**40, "TiB", 2**40), (2**30, "GiB", 2**30), (2**20, "MiB", 2**20),
-          (2**10, "KiB", 2**10)]
+_BYTES: list[tuple[float, str, float]] = [
+    (2**40, "TiB", 2**40),
+    (2**30, "GiB", 2**30),
+    (2**20, "MiB", 2**20),
+    (2**10, "KiB", 2**10),
+]
 _HUMAN_UNITS: dict[str, list[tuple[float, str, float]]] = {
     "B": _BYTES,
     "B/tx": [(t, f"{u}/tx", f) for t, u, f in _BYTES],
@@ -37,8 +41,22 @@ _HUMAN_UNITS: dict[str, list[tuple[float, str, float]]] = {
 
 # Units of things counted: a whole number of them is shown without decimals (a median
 # of an even number of runs may still be a half).
-COUNT_UNITS = {"count", "tx", "buffers", "stalls", "workers", "runs", "files", "pages",
-               "blocks", "checkpoints", "syncs", "errors", "rows", "statements"}
+COUNT_UNITS = {
+    "count",
+    "tx",
+    "buffers",
+    "stalls",
+    "workers",
+    "runs",
+    "files",
+    "pages",
+    "blocks",
+    "checkpoints",
+    "syncs",
+    "errors",
+    "rows",
+    "statements",
+}
 
 
 def human_unit(unit: str, scale: float | None = None) -> tuple[str, float]:
@@ -54,8 +72,7 @@ def human_unit(unit: str, scale: float | None = None) -> tuple[str, float]:
     return unit, 1.0
 
 
-def format_value(value: float | None, scale: float | None = None,
-                 unit: str | None = None) -> str:
+def format_value(value: float | None, scale: float | None = None, unit: str | None = None) -> str:
     """Enough digits to compare, not more: 12,345 / 123.4 / 12.35 / 0.0123; zero as
     "0", and a whole count (``unit`` in COUNT_UNITS) without decimals.
 
@@ -128,8 +145,14 @@ def direction_title(higher_is_better: bool | None) -> str:
 
 def row_scale(row: Row) -> float | None:
     """The largest magnitude in a row, for ``format_value`` and ``human_unit``."""
-    return max((abs(c.value) for c in row.cells.values()
-                if c.value is not None and math.isfinite(c.value)), default=None)
+    return max(
+        (
+            abs(c.value)
+            for c in row.cells.values()
+            if c.value is not None and math.isfinite(c.value)
+        ),
+        default=None,
+    )
 
 
 def row_unit(row: Row) -> str:

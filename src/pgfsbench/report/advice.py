@@ -45,30 +45,55 @@ def advice_text(a: Advice) -> str:
 def advice_conf(a: Advice) -> str:
     """postgresql.conf lines, each after comments (on lines of their own) giving its
     evidence; the OS side and the unsafe targets as comments."""
-    lines = [f"# pgfsbench advise: campaign {a.campaign}",
-             *_wrap(f"target: {a.target or 'none'}: {a.chosen_by}", "# ", "#   ")]
+    lines = [
+        f"# pgfsbench advise: campaign {a.campaign}",
+        *_wrap(f"target: {a.target or 'none'}: {a.chosen_by}", "# ", "#   "),
+    ]
     if a.warning:
         lines += _wrap(f"WARNING: {a.warning}", "# ", "#   ")
     lines += _command(a.mkfs, "# mkfs:  ", "#        ") if a.mkfs else []
     lines += [f"# fstab: {a.fstab}"] if a.fstab else []
     for s in a.settings:
-        evidence = (["#   measured:"] + [ln for f in s.figures for ln in _wrap(
-            _figure(f, a.target), "#     ", "#       ")]) if s.figures else []
+        evidence = (
+            (
+                ["#   measured:"]
+                + [
+                    ln
+                    for f in s.figures
+                    for ln in _wrap(_figure(f, a.target), "#     ", "#       ")
+                ]
+            )
+            if s.figures
+            else []
+        )
         evidence += _wrap(f"note: {s.note}", "#   ", "#     ") if s.note else []
         if s.scope == POSTGRES:
-            lines += [*_wrap(f"{s.name}: {s.why}", "# ", "#   "), *evidence,
-                      f"{s.name} = {_conf_value(s.value)}"]
+            lines += [
+                *_wrap(f"{s.name}: {s.why}", "# ", "#   "),
+                *evidence,
+                f"{s.name} = {_conf_value(s.value)}",
+            ]
         else:  # not postgresql.conf's: sysctl.d or the block queue
-            lines += [*_wrap(f"{s.scope} (not postgresql.conf): {s.name} = {s.value}: "
-                             f"{s.why}", "# ", "#   "), *evidence]
+            lines += [
+                *_wrap(
+                    f"{s.scope} (not postgresql.conf): {s.name} = {s.value}: {s.why}", "# ", "#   "
+                ),
+                *evidence,
+            ]
     lines += _left_out(a, "# ", "NOT RECOMMENDED", "#   ")
     return "\n".join(lines) + "\n"
 
 
 def _wrap(text: str, first: str, rest: str) -> list[str]:
     """``text`` in lines of at most WIDTH, words whole (a long path stays one word)."""
-    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
 
 
 def _command(command: str, first: str, rest: str) -> list[str]:
@@ -79,7 +104,6 @@ def _command(command: str, first: str, rest: str) -> list[str]:
 
 def advice_json(a: Advice) -> str:
     return json.dumps(dataclasses.asdict(a), indent=2) + "\n"
-
 
 
 def _figure(f, target: str | None) -> str:
@@ -100,8 +124,11 @@ def _conf_value(value: str | None) -> str:
 def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
     """The settings not set for want of evidence, then the unsafe targets with what
     they would buy."""
-    lines = [ln for names, why in _grouped(a.omitted)
-             for ln in _wrap(f"not set: {names}: {why}", lead, sub)]
+    lines = [
+        ln
+        for names, why in _grouped(a.omitted)
+        for ln in _wrap(f"not set: {names}: {why}", lead, sub)
+    ]
     for u in a.unsafe:
         lines += _wrap(f"{flag}: {u.target} is {u.level.upper()}: {u.warning}", lead, sub)
         lines += [ln for g in u.gains for ln in _wrap(f"measured: {g}", sub, sub + "  ")]

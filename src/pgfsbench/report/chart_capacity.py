@@ -50,8 +50,10 @@ def headline(campaign: Campaign) -> list[str]:
                 parts.append(f"{target} none")
         first, *rest = parts
         name, value = first.rsplit(" ", 1)
-        out.append(f"{name} holds {value} tx/s at p{params.get('percentile', 99):g} "
-                   f"<= {params.get('latency_ms', 10):g} ms" + "".join(f"; {p}" for p in rest))
+        out.append(
+            f"{name} holds {value} tx/s at p{params.get('percentile', 99):g} "
+            f"<= {params.get('latency_ms', 10):g} ms" + "".join(f"; {p}" for p in rest)
+        )
     return out
 
 
@@ -70,38 +72,70 @@ def capacity_chart(campaign: Campaign) -> Figure | None:
                 points = sorted(run.series[CURVE].points)
                 cap = _capacity(run)
                 name = f"{target} {label}" if many else target
-                trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "scatter",
-                                     mode="lines+markers", x=[x for x, _ in points],
-                                     y=[y for _, y in points], showlegend=n == 0)
+                trace = target_trace(
+                    target,
+                    colors.get(target, FALLBACK_COLOR),
+                    "scatter",
+                    mode="lines+markers",
+                    x=[x for x, _ in points],
+                    y=[y for _, y in points],
+                    showlegend=n == 0,
+                )
                 trace["name"] = name
-                hover_text(trace, [f"{x:,.0f} tx/s asked: p{pct:g} {y:,.1f} ms"
-                                   + (f" (round {run.repetition}, capacity {cap:,.0f} tx/s)"
-                                      if cap is not None else f" (round {run.repetition})")
-                                   for x, y in points])
+                hover_text(
+                    trace,
+                    [
+                        f"{x:,.0f} tx/s asked: p{pct:g} {y:,.1f} ms"
+                        + (
+                            f" (round {run.repetition}, capacity {cap:,.0f} tx/s)"
+                            if cap is not None
+                            else f" (round {run.repetition})"
+                        )
+                        for x, y in points
+                    ],
+                )
                 traces.append(trace)
         target_ms = next(iter(next(iter(by_target.values())))).params.get("latency_ms")
         if target_ms is not None:
-            shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y",
-                           "y0": target_ms, "y1": target_ms,
-                           "line": {"color": "#888", "dash": "dash", "width": 1}})
-    return {"data": traces,
-            "layout": layout(400, axis("rate asked for (pgbench --rate, tx/s; the "
-                                       "rightmost point: unthrottled)", rangemode="tozero"),
-                             axis("latency percentile, ms (schedule lag included)",
-                                  type="log"),
-                             shapes=shapes,
-                             title={"text": "<br>".join(headline(campaign)), "x": 0,
-                                    "font": {"size": 13}},
-                             margin={"l": 10, "r": 10, "t": 90, "b": 10})}
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": "y",
+                    "y0": target_ms,
+                    "y1": target_ms,
+                    "line": {"color": "#888", "dash": "dash", "width": 1},
+                }
+            )
+    return {
+        "data": traces,
+        "layout": layout(
+            400,
+            axis(
+                "rate asked for (pgbench --rate, tx/s; the rightmost point: unthrottled)",
+                rangemode="tozero",
+            ),
+            axis("latency percentile, ms (schedule lag included)", type="log"),
+            shapes=shapes,
+            title={"text": "<br>".join(headline(campaign)), "x": 0, "font": {"size": 13}},
+            margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        ),
+    }
 
 
 FIGURES = [
-    FigureSpec("capacity-chart", 17, "pgbench: latency against rate (capacity search)",
-               "Each point is one probe of the capacity search: a short pgbench run at a "
-               "fixed rate, its latency percentile measured from each transaction's "
-               "scheduled start (schedule lag included). The dashed line is the target; "
-               "the capacity is the highest rate whose point lies under it. One line per "
-               "target and round; the unthrottled probe sits at the rate it reached. "
-               "Probes over the target by skipped or failed transactions have no point.",
-               capacity_chart),
+    FigureSpec(
+        "capacity-chart",
+        17,
+        "pgbench: latency against rate (capacity search)",
+        "Each point is one probe of the capacity search: a short pgbench run at a "
+        "fixed rate, its latency percentile measured from each transaction's "
+        "scheduled start (schedule lag included). The dashed line is the target; "
+        "the capacity is the highest rate whose point lies under it. One line per "
+        "target and round; the unthrottled probe sits at the rate it reached. "
+        "Probes over the target by skipped or failed transactions have no point.",
+        capacity_chart,
+    ),
 ]

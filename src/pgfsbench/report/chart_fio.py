@@ -21,9 +21,14 @@ from pgfsbench.store.read import Campaign
 
 SYNC_PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"))
 _FILEIO_MBPS = re.compile(r"^fileio\.([a-z]+)_([0-9]+[kmgb]?)\.mb_per_s$")
-_PATTERNS = {"read": "sequential read", "write": "sequential write", "randread": "random read",
-             "randwrite": "random write", "rw": "sequential read+write",
-             "randrw": "random read+write"}
+_PATTERNS = {
+    "read": "sequential read",
+    "write": "sequential write",
+    "randread": "random read",
+    "randwrite": "random write",
+    "rw": "sequential read+write",
+    "randrw": "random read+write",
+}
 
 Values = dict[str, dict[str, Estimate]]  # target -> key -> median and CI
 
@@ -46,15 +51,29 @@ def collect_values(campaign: Campaign, workload: str, key_of) -> Values:
     return in_plan_order(campaign, data)
 
 
-def _log_bars(campaign: Campaign, data: Values, groups: list[tuple[str, str]], xtitle: str,
-              ytitle: str, unit: str) -> Figure:
+def _log_bars(
+    campaign: Campaign,
+    data: Values,
+    groups: list[tuple[str, str]],
+    xtitle: str,
+    ytitle: str,
+    unit: str,
+) -> Figure:
     """Bars per group (x) and target (colour) on a log axis: values span decades, so
     each bar is labelled with its value (a log axis has no baseline to compare by)."""
-    ends = [v for vals in data.values() for e in vals.values()
-            for v in (e.median, e.lo, e.hi) if v is not None]
-    return {"data": grouped_bars(campaign, groups, data, unit, labels=True),
-            "layout": layout(400, axis(xtitle), axis(ytitle, type="log", **log_ticks(ends)),
-                             barmode="group")}
+    ends = [
+        v
+        for vals in data.values()
+        for e in vals.values()
+        for v in (e.median, e.lo, e.hi)
+        if v is not None
+    ]
+    return {
+        "data": grouped_bars(campaign, groups, data, unit, labels=True),
+        "layout": layout(
+            400, axis(xtitle), axis(ytitle, type="log", **log_ticks(ends)), barmode="group"
+        ),
+    }
 
 
 def fsync_latency_chart(campaign: Campaign) -> Figure | None:
@@ -64,14 +83,25 @@ def fsync_latency_chart(campaign: Campaign) -> Figure | None:
     if not data:
         return None
     # Stored in µs (fio's unit); drawn in ms, the unit latencies are read in.
-    ms = {t: {k: Estimate(*(None if v is None else v / 1000 for v in e[:3]), e.n)
-              for k, e in vals.items()} for t, vals in data.items()}
-    return _log_bars(campaign, ms, list(SYNC_PERCENTILES), "percentile of fdatasync calls",
-                     "ms per fdatasync (log scale)", "ms")
+    ms = {
+        t: {
+            k: Estimate(*(None if v is None else v / 1000 for v in e[:3]), e.n)
+            for k, e in vals.items()
+        }
+        for t, vals in data.items()
+    }
+    return _log_bars(
+        campaign,
+        ms,
+        list(SYNC_PERCENTILES),
+        "percentile of fdatasync calls",
+        "ms per fdatasync (log scale)",
+        "ms",
+    )
 
 
 def fileio_label(key: str) -> str:
-    """"randread_8k" → "random read 8 kB"."""
+    """ "randread_8k" → "random read 8 kB"."""
     pattern, _, size = key.rpartition("_")
     unit = {"k": " kB", "m": " MB", "g": " GB", "b": " B"}.get(size[-1:], " B")
     number = size.rstrip("kmgb") or size
@@ -80,6 +110,7 @@ def fileio_label(key: str) -> str:
 
 def fileio_chart(campaign: Campaign) -> Figure | None:
     """MB/s of each fileio cell (pattern × block size) per target; None without data."""
+
     def key_of(name: str) -> str | None:
         match = _FILEIO_MBPS.match(name)
         return f"{match.group(1)}_{match.group(2)}" if match else None
@@ -88,18 +119,33 @@ def fileio_chart(campaign: Campaign) -> Figure | None:
     if not data:
         return None
     cells = list(dict.fromkeys(c for vals in data.values() for c in vals))  # run order
-    return _log_bars(campaign, data, [(c, fileio_label(c)) for c in cells],
-                     "access pattern and block size", "MB/s (log scale)", "MB/s")
+    return _log_bars(
+        campaign,
+        data,
+        [(c, fileio_label(c)) for c in cells],
+        "access pattern and block size",
+        "MB/s (log scale)",
+        "MB/s",
+    )
 
 
 FIGURES = [
-    FigureSpec("fsync-latency-chart", 30, "fio: latency of fdatasync after each sequential write",
-               "fio, sequential writes each followed by fdatasync (the WAL's pattern): sync "
-               "latency percentiles in ms (the table has them in µs), log scale; lower is "
-               "better. "
-               + WHISKERS_CAPTION.format(what="Bars"), fsync_latency_chart),
-    FigureSpec("fileio-chart", 40, "fio with O_DIRECT: throughput per access pattern",
-               "fio with O_DIRECT: MB/s (10^6 bytes per second) per access pattern and block "
-               "size (one time-based run per cell and repetition), log scale; higher is "
-               "better. " + WHISKERS_CAPTION.format(what="Bars"), fileio_chart),
+    FigureSpec(
+        "fsync-latency-chart",
+        30,
+        "fio: latency of fdatasync after each sequential write",
+        "fio, sequential writes each followed by fdatasync (the WAL's pattern): sync "
+        "latency percentiles in ms (the table has them in µs), log scale; lower is "
+        "better. " + WHISKERS_CAPTION.format(what="Bars"),
+        fsync_latency_chart,
+    ),
+    FigureSpec(
+        "fileio-chart",
+        40,
+        "fio with O_DIRECT: throughput per access pattern",
+        "fio with O_DIRECT: MB/s (10^6 bytes per second) per access pattern and block "
+        "size (one time-based run per cell and repetition), log scale; higher is "
+        "better. " + WHISKERS_CAPTION.format(what="Bars"),
+        fileio_chart,
+    ),
 ]

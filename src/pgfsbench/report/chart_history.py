@@ -45,18 +45,26 @@ def history_charts(series: list[Series]) -> list[Chart]:
     for i, ((workload, label, metric), members) in enumerate(groups.items()):
         data = []
         for s in members:
-            est = [Estimate(p.cell.value, *(p.cell.ci or (None, None)), p.cell.n)
-                   for p in s.points]
-            hover = [f"{p.campaign.id} ({p.campaign.plan_name})<br>{describe(e, s.unit)}"
-                     + (f"<br>vs previous: {p.against.verdict.mark} {p.against.verdict.reason}"
-                        if p.kind else (f"<br>{p.note}" if p.note else ""))
-                     for p, e in zip(s.points, est)]
-            trace = target_trace(f"{s.target} @ {s.host}", colors[(s.target, s.host)],
-                                 "scatter", mode="lines+markers",
-                                 x=[_iso(p.campaign.started) for p in s.points],
-                                 y=[p.cell.value for p in s.points],
-                                 text=hover, hovertemplate="%{text}<extra>%{fullData.name}"
-                                                           "</extra>")
+            est = [Estimate(p.cell.value, *(p.cell.ci or (None, None)), p.cell.n) for p in s.points]
+            hover = [
+                f"{p.campaign.id} ({p.campaign.plan_name})<br>{describe(e, s.unit)}"
+                + (
+                    f"<br>vs previous: {p.against.verdict.mark} {p.against.verdict.reason}"
+                    if p.kind
+                    else (f"<br>{p.note}" if p.note else "")
+                )
+                for p, e in zip(s.points, est)
+            ]
+            trace = target_trace(
+                f"{s.target} @ {s.host}",
+                colors[(s.target, s.host)],
+                "scatter",
+                mode="lines+markers",
+                x=[_iso(p.campaign.started) for p in s.points],
+                y=[p.cell.value for p in s.points],
+                text=hover,
+                hovertemplate="%{text}<extra>%{fullData.name}</extra>",
+            )
             trace["meta"] = {"target": s.target, "host": s.host}
             trace["marker"]["symbol"] = [SYMBOL.get(p.kind or "", "circle") for p in s.points]
             trace["marker"]["size"] = [11 if p.kind in SYMBOL else 7 for p in s.points]
@@ -64,29 +72,45 @@ def history_charts(series: list[Series]) -> list[Chart]:
                 trace["error_y"] = w
             data.append(trace)
         title = f"{workload} {label} {metric}".replace("  ", " ")
-        figure = {"data": data, "layout": layout(
-            360, axis("campaign started (UTC)", type="date"),
-            axis(f"{metric} [{members[0].unit}]"))}
-        charts.append(Chart(f"history-{i}", "history", title,
-                            WHISKERS_CAPTION.format(what="Points") + " A cross marks a "
-                            "campaign worse than the previous one of the same plan, a triangle "
-                            "a better one (the marks of compare).",
-                            tuple(sorted({s.target for s in members})), figure))
+        figure = {
+            "data": data,
+            "layout": layout(
+                360,
+                axis("campaign started (UTC)", type="date"),
+                axis(f"{metric} [{members[0].unit}]"),
+            ),
+        }
+        charts.append(
+            Chart(
+                f"history-{i}",
+                "history",
+                title,
+                WHISKERS_CAPTION.format(what="Points") + " A cross marks a "
+                "campaign worse than the previous one of the same plan, a triangle "
+                "a better one (the marks of compare).",
+                tuple(sorted({s.target for s in members})),
+                figure,
+            )
+        )
     return charts
 
 
 def write_history_page(series: list[Series], path: Path) -> Path:
     charts = history_charts(series)
     body = "\n".join(
-        f"<section><h2>{escape(c.title)}</h2>{c.html}<p class=\"caption\">{escape(c.caption)}"
-        "</p></section>" for c in charts)
+        f'<section><h2>{escape(c.title)}</h2>{c.html}<p class="caption">{escape(c.caption)}'
+        "</p></section>"
+        for c in charts
+    )
     page = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<title>pgfsbench history</title><style>body{font-family:system-ui,sans-serif;"
         "margin:1rem auto;max-width:1100px;padding:0 1rem;color:#1d2330}"
         ".caption{color:#555;font-size:.9rem}</style></head><body>"
-        "<h1>pgfsbench history</h1>" + body
-        + f"<script>{plotly_js()}</script><script>{CHARTS_INIT_JS}</script></body></html>\n")
+        "<h1>pgfsbench history</h1>"
+        + body
+        + f"<script>{plotly_js()}</script><script>{CHARTS_INIT_JS}</script></body></html>\n"
+    )
     path.write_text(str(Markup(page)))
     return path

@@ -59,8 +59,9 @@ def scan_curves(campaign: Campaign) -> list[ScanCurve]:
     position = {t.name: t.position for t in campaign.targets}
     curves = []
     # Plan order of targets; a target's sweeps in the order first measured (stable sort).
-    for (target, _), (params, ms) in sorted(sweeps.items(),
-                                            key=lambda kv: position.get(kv[0][0], 0)):
+    for (target, _), (params, ms) in sorted(
+        sweeps.items(), key=lambda kv: position.get(kv[0][0], 0)
+    ):
         knee = knee_workers({w: e.median for w, e in ms.items()})
         # Several sweeps on one target (e.g. two table sizes): tell them apart by rows.
         name = target if per_target[target] == 1 else f"{target} rows={params.get('rows')}"
@@ -82,25 +83,50 @@ def scan_chart(campaign: Campaign) -> Figure | None:
         ests = list(c.ms.values())
         has_knee = c.knee in c.ms
         name = f"{c.label} (knee: {c.knee})" if has_knee else c.label
-        trace = target_trace(c.target, color, "scatter", mode="lines+markers", x=list(c.ms),
-                             y=[e.median for e in ests], legendgroup=c.label)
+        trace = target_trace(
+            c.target,
+            color,
+            "scatter",
+            mode="lines+markers",
+            x=list(c.ms),
+            y=[e.median for e in ests],
+            legendgroup=c.label,
+        )
         trace["name"] = name
         trace["line"]["dash"] = DASHES[n % len(DASHES)]
         if (err := whiskers(ests)) is not None:
             trace["error_y"] = {**err, "color": color}
-        traces.append(hover_text(trace, [f"{w} workers: {describe(e, 'ms')}"
-                                         for w, e in c.ms.items()]))
+        traces.append(
+            hover_text(trace, [f"{w} workers: {describe(e, 'ms')}" for w, e in c.ms.items()])
+        )
         if has_knee:  # a hollow ring around the knee's point, toggled with its line
-            ring = target_trace(c.target, color, "scatter", mode="markers", x=[c.knee],
-                                y=[c.ms[c.knee].median], legendgroup=c.label, showlegend=False)
+            ring = target_trace(
+                c.target,
+                color,
+                "scatter",
+                mode="markers",
+                x=[c.knee],
+                y=[c.ms[c.knee].median],
+                legendgroup=c.label,
+                showlegend=False,
+            )
             ring["name"] = name
-            ring["marker"] = {"symbol": "circle-open", "size": 16, "color": color,
-                              "line": {"width": 2, "color": color}}
+            ring["marker"] = {
+                "symbol": "circle-open",
+                "size": 16,
+                "color": color,
+                "line": {"width": 2, "color": color},
+            }
             traces.append(hover_text(ring, [f"knee: {c.knee} workers"]))
     counts = sorted({w for c in curves for w in c.ms})
-    return {"data": traces,
-            "layout": layout(380, axis("max_parallel_workers_per_gather", tickvals=counts),
-                             axis("ms per count(*) (median)", rangemode="tozero"))}
+    return {
+        "data": traces,
+        "layout": layout(
+            380,
+            axis("max_parallel_workers_per_gather", tickvals=counts),
+            axis("ms per count(*) (median)", rangemode="tozero"),
+        ),
+    }
 
 
 def basebackup_rates(campaign: Campaign) -> dict[str, Estimate]:
@@ -120,20 +146,37 @@ def basebackup_chart(campaign: Campaign) -> Figure | None:
     rates = basebackup_rates(campaign)
     if not rates:
         return None
-    traces = grouped_bars(campaign, [("rate", "pg_basebackup")],
-                          {t: {"rate": e} for t, e in rates.items()}, "MB/s", labels=True)
-    return {"data": traces,
-            "layout": layout(340, axis(""), axis("MB/s", rangemode="tozero"), barmode="group")}
+    traces = grouped_bars(
+        campaign,
+        [("rate", "pg_basebackup")],
+        {t: {"rate": e} for t, e in rates.items()},
+        "MB/s",
+        labels=True,
+    )
+    return {
+        "data": traces,
+        "layout": layout(340, axis(""), axis("MB/s", rangemode="tozero"), barmode="group"),
+    }
 
 
 FIGURES = [
-    FigureSpec("scan-chart", 50, "Parallel count(*) over a cached table: time vs workers",
-               "Parallel count(*) over a cached unlogged table: time (per "
-               "run, the median of its scans) for each max_parallel_workers_per_gather (lower "
-               "is better); the ring marks the "
-               "knee of the median curve, the fewest workers after which more gain less than "
-               "10 %. " + WHISKERS_CAPTION.format(what="Points"), scan_chart),
-    FigureSpec("basebackup-chart", 55, "pg_basebackup (plain, WAL streamed)",
-               "pg_basebackup of the cluster onto the same filesystem: backup size over time, in MB/s (higher is better). "
-               + WHISKERS_CAPTION.format(what="Bars"), basebackup_chart),
+    FigureSpec(
+        "scan-chart",
+        50,
+        "Parallel count(*) over a cached table: time vs workers",
+        "Parallel count(*) over a cached unlogged table: time (per "
+        "run, the median of its scans) for each max_parallel_workers_per_gather (lower "
+        "is better); the ring marks the "
+        "knee of the median curve, the fewest workers after which more gain less than "
+        "10 %. " + WHISKERS_CAPTION.format(what="Points"),
+        scan_chart,
+    ),
+    FigureSpec(
+        "basebackup-chart",
+        55,
+        "pg_basebackup (plain, WAL streamed)",
+        "pg_basebackup of the cluster onto the same filesystem: backup size over time, in MB/s (higher is better). "
+        + WHISKERS_CAPTION.format(what="Bars"),
+        basebackup_chart,
+    ),
 ]

@@ -47,16 +47,18 @@ def _tools(data: Values) -> list[str]:
 
 def throughput_chart(campaign: Campaign) -> Figure | None:
     """Bars of MB/s per tool (x) and target (colour); None without data."""
-    data = {t: {tool: fields["mb_per_s"] for tool, fields in tools.items()
-                if "mb_per_s" in fields}
-            for t, tools in seqwrite_values(campaign).items()}
+    data = {
+        t: {tool: fields["mb_per_s"] for tool, fields in tools.items() if "mb_per_s" in fields}
+        for t, tools in seqwrite_values(campaign).items()
+    }
     data = {t: v for t, v in data.items() if v}
     if not data:
         return None
     groups = [(tool, _tool_label(tool)) for tool in _tools(seqwrite_values(campaign))]
-    return {"data": grouped_bars(campaign, groups, data, "MB/s", labels=True),
-            "layout": layout(360, axis("tool"), axis("MB/s", rangemode="tozero"),
-                             barmode="group")}
+    return {
+        "data": grouped_bars(campaign, groups, data, "MB/s", labels=True),
+        "layout": layout(360, axis("tool"), axis("MB/s", rangemode="tozero"), barmode="group"),
+    }
 
 
 def cpu_chart(campaign: Campaign) -> Figure | None:
@@ -65,19 +67,32 @@ def cpu_chart(campaign: Campaign) -> Figure | None:
     values = seqwrite_values(campaign)
     tools = _tools(values)
     several = len(tools) > 1
-    groups = [(f"{tool}.{part}", f"{tool} {label}" if several else label)
-              for tool in tools for part, label in CPU_PARTS]
-    data = {target: {f"{tool}.{part}": fields[f"cpu_{part}_pct"]
-                     for tool, fields in by_tool.items() for part, _ in CPU_PARTS
-                     if f"cpu_{part}_pct" in fields}
-            for target, by_tool in values.items()}
+    groups = [
+        (f"{tool}.{part}", f"{tool} {label}" if several else label)
+        for tool in tools
+        for part, label in CPU_PARTS
+    ]
+    data = {
+        target: {
+            f"{tool}.{part}": fields[f"cpu_{part}_pct"]
+            for tool, fields in by_tool.items()
+            for part, _ in CPU_PARTS
+            if f"cpu_{part}_pct" in fields
+        }
+        for target, by_tool in values.items()
+    }
     data = {t: v for t, v in data.items() if v}
     if not data:
         return None
-    return {"data": grouped_bars(campaign, groups, data, "% of all CPUs"),
-            "layout": layout(360, axis("CPU time" + (" per tool" if several else "")),
-                             axis("% of all CPUs during the write", rangemode="tozero"),
-                             barmode="group")}
+    return {
+        "data": grouped_bars(campaign, groups, data, "% of all CPUs"),
+        "layout": layout(
+            360,
+            axis("CPU time" + (" per tool" if several else "")),
+            axis("% of all CPUs during the write", rangemode="tozero"),
+            barmode="group",
+        ),
+    }
 
 
 def _tool_label(tool: str) -> str:
@@ -85,12 +100,21 @@ def _tool_label(tool: str) -> str:
 
 
 FIGURES = [
-    FigureSpec("seqwrite-chart", 60, "Sequential write of one file, data synced to disk",
-               "Sequential write of one file (seed 004's dd): MB/s "
-               "including the final fdatasync; higher is better. "
-               + WHISKERS_CAPTION.format(what="Bars"), throughput_chart),
-    FigureSpec("seqwrite-cpu-chart", 61, "Where the CPU time went while writing",
-               "CPU time during the sequential write, as vmstat's us/sy/wa columns: user, "
-               "system (incl. irq), iowait; % of all CPUs over the write, from /proc/stat (the "
-               "rest was idle). " + WHISKERS_CAPTION.format(what="Bars"), cpu_chart),
+    FigureSpec(
+        "seqwrite-chart",
+        60,
+        "Sequential write of one file, data synced to disk",
+        "Sequential write of one file (seed 004's dd): MB/s "
+        "including the final fdatasync; higher is better. " + WHISKERS_CAPTION.format(what="Bars"),
+        throughput_chart,
+    ),
+    FigureSpec(
+        "seqwrite-cpu-chart",
+        61,
+        "Where the CPU time went while writing",
+        "CPU time during the sequential write, as vmstat's us/sy/wa columns: user, "
+        "system (incl. irq), iowait; % of all CPUs over the write, from /proc/stat (the "
+        "rest was idle). " + WHISKERS_CAPTION.format(what="Bars"),
+        cpu_chart,
+    ),
 ]

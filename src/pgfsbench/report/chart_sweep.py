@@ -35,8 +35,7 @@ def sweep_points(campaign: Campaign) -> dict[str, list[tuple[int, Estimate]]]:
         est = estimate(cell.values)
         if est is not None:
             points.setdefault(key.target, {})[int(cell.params["clients"])] = est
-    return in_plan_order(campaign, {t: sorted(p.items()) for t, p in points.items()
-                                    if len(p) >= 2})
+    return in_plan_order(campaign, {t: sorted(p.items()) for t, p in points.items() if len(p) >= 2})
 
 
 def clients_chart(campaign: Campaign) -> Figure | None:
@@ -47,23 +46,41 @@ def clients_chart(campaign: Campaign) -> Figure | None:
     traces = []
     for target, pts in data.items():
         ests = [e for _, e in pts]
-        trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "scatter",
-                             mode="lines+markers", x=[c for c, _ in pts],
-                             y=[e.median for e in ests])
+        trace = target_trace(
+            target,
+            colors.get(target, FALLBACK_COLOR),
+            "scatter",
+            mode="lines+markers",
+            x=[c for c, _ in pts],
+            y=[e.median for e in ests],
+        )
         if (err := whiskers(ests)) is not None:
             trace["error_y"] = {**err, "color": trace["line"]["color"]}
-        traces.append(hover_text(trace, [f"{c} clients: {describe(e, 'tx/s')}"
-                                         for c, e in pts]))
+        traces.append(hover_text(trace, [f"{c} clients: {describe(e, 'tx/s')}" for c, e in pts]))
     counts = sorted({c for pts in data.values() for c, _ in pts})
-    return {"data": traces,
-            "layout": layout(380, axis("clients (pgbench -c, -j)", type="log",  # sweeps double
-                                       tickvals=counts, ticktext=[str(c) for c in counts]),
-                             axis("transactions per second", rangemode="tozero"))}
+    return {
+        "data": traces,
+        "layout": layout(
+            380,
+            axis(
+                "clients (pgbench -c, -j)",
+                type="log",  # sweeps double
+                tickvals=counts,
+                ticktext=[str(c) for c in counts],
+            ),
+            axis("transactions per second", rangemode="tozero"),
+        ),
+    }
 
 
 FIGURES = [
-    FigureSpec("clients-chart", 15, "pgbench: throughput vs clients",
-               "Throughput against the number of clients (one pgbench run per count and "
-               "repetition, each with as many threads as clients unless the plan caps them). "
-               + WHISKERS_CAPTION.format(what="Points"), clients_chart),
+    FigureSpec(
+        "clients-chart",
+        15,
+        "pgbench: throughput vs clients",
+        "Throughput against the number of clients (one pgbench run per count and "
+        "repetition, each with as many threads as clients unless the plan caps them). "
+        + WHISKERS_CAPTION.format(what="Points"),
+        clients_chart,
+    ),
 ]

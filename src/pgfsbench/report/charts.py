@@ -39,16 +39,32 @@ from pgfsbench.render.values import format_value
 from pgfsbench.store.read import Campaign, StoredRun
 
 # Colour-blind-safe Okabe-Ito palette, then tab10 for larger campaigns.
-_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-            "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+_PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+)
 DASHES = ("solid", "dash", "dot", "dashdot")
 FALLBACK_COLOR = "#444444"
 WHISKER_COLOR = "#333333"
 
 # The sentence every figure with medians and whiskers adds to its caption.
-WHISKERS_CAPTION = ("{what} are medians over repetitions; whiskers are 95 % confidence "
-                    "intervals of the median (bootstrap) where a cell was measured at least "
-                    "twice.")
+WHISKERS_CAPTION = (
+    "{what} are medians over repetitions; whiskers are 95 % confidence "
+    "intervals of the median (bootstrap) where a cell was measured at least "
+    "twice."
+)
 
 T = TypeVar("T")
 Figure = dict[str, Any]  # {"data": [trace, ...], "layout": {...}}: plotly.js's own schema
@@ -84,18 +100,26 @@ def whiskers(estimates: Sequence[Estimate], horizontal: bool = False) -> dict | 
     if not any(e.has_ci for e in estimates):
         return None
     # Clamped at 0: a percentile interval need not contain the sample median.
-    return {"type": "data", "symmetric": False, "visible": True,
-            "array": [max(0.0, e.hi - e.median) if e.has_ci else None for e in estimates],
-            "arrayminus": [max(0.0, e.median - e.lo) if e.has_ci else None for e in estimates],
-            "color": WHISKER_COLOR, "thickness": 1.2, "width": 3}
+    return {
+        "type": "data",
+        "symmetric": False,
+        "visible": True,
+        "array": [max(0.0, e.hi - e.median) if e.has_ci else None for e in estimates],
+        "arrayminus": [max(0.0, e.median - e.lo) if e.has_ci else None for e in estimates],
+        "color": WHISKER_COLOR,
+        "thickness": 1.2,
+        "width": 3,
+    }
 
 
 def describe(est: Estimate, unit: str) -> str:
     """A hover line: "1,450 ops/s · median of 3, 95 % CI 1,400–1,500"."""
     text = f"{format_value(est.median)} {unit}".strip()
     if est.has_ci:
-        text += (f" · median of {est.n}, 95 % CI {format_value(est.lo, est.median)}"
-                 f"–{format_value(est.hi, est.median)}")
+        text += (
+            f" · median of {est.n}, 95 % CI {format_value(est.lo, est.median)}"
+            f"–{format_value(est.hi, est.median)}"
+        )
     return text
 
 
@@ -117,33 +141,45 @@ def target_colors(campaign: Campaign) -> dict[str, str]:
 
 # --- figure building blocks ---------------------------------------------------------
 
-FONT = {"family": 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif',
-        "size": 12, "color": "#1d2330"}
+FONT = {
+    "family": 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif',
+    "size": 12,
+    "color": "#1d2330",
+}
 GRID = "#e3e7ec"
 
 
 def axis(title: str, **extra: Any) -> dict:
     """An axis in the report's style; ``extra`` overrides (type, range, tickvals...)."""
-    return {"title": {"text": title}, "gridcolor": GRID, "zeroline": False,
-            "automargin": True, **extra}
+    return {
+        "title": {"text": title},
+        "gridcolor": GRID,
+        "zeroline": False,
+        "automargin": True,
+        **extra,
+    }
 
 
-def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None,
-           **extra: Any) -> dict:
+def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None, **extra: Any) -> dict:
     """A layout that fills its container's width (the page sets it, phone to desktop);
     the legend sits above the plot, horizontal, so it never eats a narrow plot's width."""
-    out = {"height": height, "autosize": True, "font": FONT,
-           # t: room above the plot for the legend (plotly pushes it up for a legend
-           # of several rows). plotly's toolbar (zoom, pan, reset, PNG) stands upright
-           # at the top right, where it covers no legend entry: on a wide screen the
-           # page's script widens the right margin for it (plotly_js.CHARTS_INIT_JS); a
-           # phone gets no toolbar and keeps the width.
-           "margin": {"l": 10, "r": 10, "t": 56, "b": 10},
-           "modebar": {"orientation": "v"},
-           "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff",
-           "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1,
-                      "yanchor": "bottom"},
-           "hovermode": "closest", "hoverlabel": {"namelength": -1}}
+    out = {
+        "height": height,
+        "autosize": True,
+        "font": FONT,
+        # t: room above the plot for the legend (plotly pushes it up for a legend
+        # of several rows). plotly's toolbar (zoom, pan, reset, PNG) stands upright
+        # at the top right, where it covers no legend entry: on a wide screen the
+        # page's script widens the right margin for it (plotly_js.CHARTS_INIT_JS); a
+        # phone gets no toolbar and keeps the width.
+        "margin": {"l": 10, "r": 10, "t": 56, "b": 10},
+        "modebar": {"orientation": "v"},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1, "yanchor": "bottom"},
+        "hovermode": "closest",
+        "hoverlabel": {"namelength": -1},
+    }
     if xaxis is not None:
         out["xaxis"] = xaxis
     if yaxis is not None:
@@ -153,8 +189,12 @@ def layout(height: int, xaxis: dict | None = None, yaxis: dict | None = None,
 
 def target_trace(target: str, color: str, kind: str, **extra: Any) -> dict:
     """A trace that draws ``target``'s data: name, colour and ``meta.target`` set."""
-    trace: dict[str, Any] = {"type": kind, "name": target, "meta": {"target": target},
-                             "legendgroup": target}
+    trace: dict[str, Any] = {
+        "type": kind,
+        "name": target,
+        "meta": {"target": target},
+        "legendgroup": target,
+    }
     if kind == "bar":
         trace["marker"] = {"color": color}
     else:
@@ -171,10 +211,9 @@ def log_ticks(values: Iterable[float]) -> dict:
     if not positive or max(positive) / min(positive) < 10:
         return {}  # within a decade plotly's own ticks read well
     lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-    ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 2, 5)]
     ticks = [t for t in ticks if min(positive) / 2 <= t <= max(positive) * 2]
-    return {"tickvals": ticks,
-            "ticktext": [f"{t:,.0f}" if t >= 1 else f"{t:.1g}" for t in ticks]}
+    return {"tickvals": ticks, "ticktext": [f"{t:,.0f}" if t >= 1 else f"{t:.1g}" for t in ticks]}
 
 
 def hover_text(trace: dict, texts: Sequence[str]) -> dict:
@@ -184,9 +223,13 @@ def hover_text(trace: dict, texts: Sequence[str]) -> dict:
     return trace
 
 
-def grouped_bars(campaign: Campaign, groups: Sequence[tuple[str, str]],
-                 data: Mapping[str, Mapping[str, Estimate | None]], unit: str,
-                 labels: bool = False) -> list[dict]:
+def grouped_bars(
+    campaign: Campaign,
+    groups: Sequence[tuple[str, str]],
+    data: Mapping[str, Mapping[str, Estimate | None]],
+    unit: str,
+    labels: bool = False,
+) -> list[dict]:
     """One bar trace per target over the x categories ``groups`` (key, label).
 
     ``data``: target → key → estimate; a key the target lacks leaves its slot
@@ -213,14 +256,20 @@ def grouped_bars(campaign: Campaign, groups: Sequence[tuple[str, str]],
                 marks.append(format_value(est.median) if labels else "")
         if not xs:
             continue
-        trace = target_trace(target, colors.get(target, FALLBACK_COLOR), "bar",
-                             x=xs, y=[e.median for e in ests])  # n/a: an empty slot at 0
+        trace = target_trace(
+            target, colors.get(target, FALLBACK_COLOR), "bar", x=xs, y=[e.median for e in ests]
+        )  # n/a: an empty slot at 0
         if any(marks):
             # Values inside the bar at its base, clear of the whisker; n/a (no bar)
             # above the empty slot.
-            trace.update(text=marks, cliponaxis=False, insidetextanchor="start",
-                         textangle=0, textfont={"size": 10},
-                         textposition=["outside" if m == "n/a" else "inside" for m in marks])
+            trace.update(
+                text=marks,
+                cliponaxis=False,
+                insidetextanchor="start",
+                textangle=0,
+                textfont={"size": 10},
+                textposition=["outside" if m == "n/a" else "inside" for m in marks],
+            )
         if (err := whiskers(ests)) is not None:
             trace["error_y"] = err
         traces.append(hover_text(trace, texts))
@@ -250,10 +299,15 @@ def wrap_title(text: str, width: int) -> list[str]:
 SUBTITLE = '<span style="font-size:11px;color:#555555">{}</span>'
 
 
-def stacked_rows(heights: Sequence[int], titles: Sequence[str], gap: int = 34,
-                 top: int = 40, bottom: int = 50, wrap: int | None = None,
-                 subtitles: Sequence[str] | None = None
-                 ) -> tuple[int, list[tuple[float, float]], list[dict]]:
+def stacked_rows(
+    heights: Sequence[int],
+    titles: Sequence[str],
+    gap: int = 34,
+    top: int = 40,
+    bottom: int = 50,
+    wrap: int | None = None,
+    subtitles: Sequence[str] | None = None,
+) -> tuple[int, list[tuple[float, float]], list[dict]]:
     """Panels stacked top to bottom: the figure's height in px, each panel's y
     domain (paper fractions) and an annotation per panel with its title above it,
     in lines of at most ``wrap`` characters when given (a phone's width), and a
@@ -263,18 +317,33 @@ def stacked_rows(heights: Sequence[int], titles: Sequence[str], gap: int = 34,
     subs = list(subtitles) if subtitles is not None else [""] * len(titles)
     for h, title, sub in reversed(list(zip(heights, titles, subs))):
         domains.append((y / total, (y + h) / total))
-        text = ("<br>".join(str(escape(line)) for line in wrap_title(title, wrap)) if wrap
-                else str(escape(title)))
+        text = (
+            "<br>".join(str(escape(line)) for line in wrap_title(title, wrap))
+            if wrap
+            else str(escape(title))
+        )
         if sub:
             text += "<br>" + SUBTITLE.format(escape(sub))
-        notes.append({"text": text, "xref": "paper", "yref": "paper", "x": 0,
-                      "xanchor": "left", "y": (y + h) / total, "yanchor": "bottom",
-                      "showarrow": False, "font": {"size": 12}, "align": "left"})
+        notes.append(
+            {
+                "text": text,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "xanchor": "left",
+                "y": (y + h) / total,
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 12},
+                "align": "left",
+            }
+        )
         y += h + gap
     return total, domains[::-1], notes[::-1]
 
 
 # --- runs and their per-second series --------------------------------------------------
+
 
 def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
     """With repetitions, one run per target and measurement: the one whose headline
@@ -285,10 +354,12 @@ def representative_runs(runs: list[StoredRun]) -> list[StoredRun]:
         groups.setdefault((r.target, r.workload, r.label), []).append(r)
     chosen = []
     for group in groups.values():
+
         def value(r: StoredRun) -> float:
             metric = headline_metric(r.workload, r.params, [m.name for m in r.metrics])
             v = next((m.value for m in r.metrics if m.name == metric), None)
             return float("-inf") if v is None else v
+
         ranked = sorted(group, key=value)
         chosen.append(ranked[(len(ranked) - 1) // 2])
     return sorted(chosen, key=lambda r: r.id)
@@ -338,9 +409,11 @@ def measurement_labels(runs: list[StoredRun]) -> dict[int, str]:
             labels |= {r.id: target for r in group}
             continue
         keys = sorted({k for r in group for k in r.params})
-        varying = [k for k in keys
-                   if len({params_text(r.params.get(k)) for r in group}) > 1
-                   and k != "repetitions"]
+        varying = [
+            k
+            for k in keys
+            if len({params_text(r.params.get(k)) for r in group}) > 1 and k != "repetitions"
+        ]
         for r in group:
             extra = " ".join(f"{k}={params_text(r.params.get(k))}" for k in varying)
             labels[r.id] = f"{target} {extra or r.label or r.workload}".strip()
@@ -360,8 +433,7 @@ class RunGroup:
         """Legend names of the drawn run and of the other rounds' trace."""
         if not repeated:
             return self.name, self.name
-        return (f"{self.name} (median run)",
-                f"{self.name} · other rounds ({len(self.others)})")
+        return (f"{self.name} (median run)", f"{self.name} · other rounds ({len(self.others)})")
 
 
 def run_groups(campaign: Campaign, runs: list[StoredRun]) -> list[RunGroup]:
@@ -373,9 +445,16 @@ def run_groups(campaign: Campaign, runs: list[StoredRun]) -> list[RunGroup]:
     labels = measurement_labels(runs)
     groups = []
     for median in representative_runs(runs):
-        others = sorted((r for r in runs if r.id != median.id and r.target == median.target
-                         and (r.workload, r.label) == (median.workload, median.label)),
-                        key=lambda r: (r.repetition, r.id))
+        others = sorted(
+            (
+                r
+                for r in runs
+                if r.id != median.id
+                and r.target == median.target
+                and (r.workload, r.label) == (median.workload, median.label)
+            ),
+            key=lambda r: (r.repetition, r.id),
+        )
         groups.append(RunGroup(median.target, labels[median.id], median, others))
     return sorted(groups, key=lambda g: (order.get(g.target, 0), g.median.label, g.median.id))
 
@@ -403,12 +482,16 @@ def joined(runs: Sequence[StoredRun], points_of) -> tuple[list, list, list[Store
 
 # --- the two charts this module owns -------------------------------------------------
 
+
 def tps_chart(campaign: Campaign) -> Figure | None:
     """Per-second tps of ok pgbench runs (whole seconds only): one line per target and
     measurement, the median repetition; the other rounds hidden. None without data."""
     colors = target_colors(campaign)
-    runs = [r for r in campaign.runs
-            if r.workload == "pgbench" and r.status == "ok" and len(whole_seconds(r)) >= 1]
+    runs = [
+        r
+        for r in campaign.runs
+        if r.workload == "pgbench" and r.status == "ok" and len(whole_seconds(r)) >= 1
+    ]
     if not runs:
         return None
     groups = run_groups(campaign, runs)
@@ -423,32 +506,55 @@ def tps_chart(campaign: Campaign) -> Figure | None:
             xs, ys, owners = joined(runs_, whole_seconds)
             if not xs:
                 continue
-            trace = target_trace(g.target, colors.get(g.target, FALLBACK_COLOR), "scatter",
-                                 mode="lines", x=xs, y=ys, legendgroup=name)
+            trace = target_trace(
+                g.target,
+                colors.get(g.target, FALLBACK_COLOR),
+                "scatter",
+                mode="lines",
+                x=xs,
+                y=ys,
+                legendgroup=name,
+            )
             trace["name"] = name
             trace["line"]["dash"] = dash
-            texts = [f"{x:g} s: {format_value(y)} tx/s" if x is not None else "" for x, y in
-                     zip(xs, ys)]
+            texts = [
+                f"{x:g} s: {format_value(y)} tx/s" if x is not None else "" for x, y in zip(xs, ys)
+            ]
             if runs_ is g.others:
                 trace.update(visible="legendonly", opacity=0.6)
                 trace["line"]["width"] = 1
-                texts = [f"round {o.repetition} · {t}" if o else "" for o, t in
-                         zip(owners, texts)]
+                texts = [f"round {o.repetition} · {t}" if o else "" for o, t in zip(owners, texts)]
             traces.append(hover_text(trace, texts))
     shapes = []
     warm = max((warmup_seconds(g.median) for g in groups), default=0.0)
     if warm:  # left out of tps and latency: the reader sees what was dropped
         shapes.append(warmup_band(warm))
-    return {"data": traces,
-            "layout": layout(380, axis("seconds since the run started", rangemode="tozero"),
-                             axis("transactions per second", rangemode="tozero"),
-                             shapes=shapes)}
+    return {
+        "data": traces,
+        "layout": layout(
+            380,
+            axis("seconds since the run started", rangemode="tozero"),
+            axis("transactions per second", rangemode="tozero"),
+            shapes=shapes,
+        ),
+    }
 
 
 def warmup_band(seconds: float, yref: str = "paper") -> dict:
-    return {"type": "rect", "xref": "x", "yref": yref, "x0": 0, "x1": seconds, "y0": 0,
-            "y1": 1, "fillcolor": "#bbbbbb", "opacity": 0.3, "line": {"width": 0},
-            "layer": "below", "name": f"warm-up ({seconds:g} s, left out)"}
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": yref,
+        "x0": 0,
+        "x1": seconds,
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": "#bbbbbb",
+        "opacity": 0.3,
+        "line": {"width": 0},
+        "layer": "below",
+        "name": f"warm-up ({seconds:g} s, left out)",
+    }
 
 
 # Canonical pg_test_fsync order; methods not listed here follow in data order.
@@ -466,7 +572,7 @@ def fsync_points(campaign: Campaign) -> dict[str, dict[str, Estimate | None]]:
     for key, cell in cells_of(campaign, "fsync").items():
         name = key.metric
         if name.startswith("fsync.") and name.endswith("_8k.ops_per_s"):
-            method = name[len("fsync."):-len("_8k.ops_per_s")]
+            method = name[len("fsync.") : -len("_8k.ops_per_s")]
             if method.isidentifier():
                 data.setdefault(key.target, {})[method] = estimate(cell.values)
     return in_plan_order(campaign, data)
@@ -481,13 +587,19 @@ def fsync_chart(campaign: Campaign) -> Figure | None:
     methods = [m for m in FSYNC_METHODS if m in seen]
     methods += [m for m in dict.fromkeys(seen) if m not in methods]
     traces = grouped_bars(campaign, [(m, m) for m in methods], data, "ops/s")
-    return {"data": traces,
-            "layout": layout(380, axis("sync method"),
-                             axis("operations per second (one 8 kB write + sync)",
-                                  rangemode="tozero"), barmode="group")}
+    return {
+        "data": traces,
+        "layout": layout(
+            380,
+            axis("sync method"),
+            axis("operations per second (one 8 kB write + sync)", rangemode="tozero"),
+            barmode="group",
+        ),
+    }
 
 
 # --- the HTML fragment the template inlines ------------------------------------------
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -502,8 +614,9 @@ class Chart:
 
     def spec_json(self) -> str:
         """The figure as JSON that is safe inside a <script> element."""
-        text = json.dumps(_finite(self.figure), separators=(",", ":"), allow_nan=False,
-                          default=_json_default)
+        text = json.dumps(
+            _finite(self.figure), separators=(",", ":"), allow_nan=False, default=_json_default
+        )
         # No "</script>" or "<!--" can end the element early: escape <, > and &.
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -514,7 +627,8 @@ class Chart:
             f'<div class="chart" data-chart="{escape(self.kind)}" id="{escape(self.id)}" '
             f'data-targets="{targets}"></div>'
             f'<script type="application/json" class="chart-spec" id="{escape(self.id)}-spec">'
-            f"{self.spec_json()}</script>")
+            f"{self.spec_json()}</script>"
+        )
 
 
 def _finite(value: Any) -> Any:
@@ -542,14 +656,23 @@ def targets_drawn(campaign: Campaign, figure: Figure) -> tuple[str, ...]:
 from pgfsbench.report.figures import FigureSpec  # noqa: E402  (after the chart functions)
 
 FIGURES = [
-    FigureSpec("tps-chart", 10, "pgbench: transactions per second",
-               "Per-second throughput of each pgbench run, from its transaction logs, whole "
-               "seconds only (the first and last second of a run are partial and left out). "
-               "With repetitions, the run with the median tps of each target and client count "
-               "is drawn; the other rounds are in the legend, hidden until clicked. A grey band "
-               "marks a warm-up left out of tps and latency.", tps_chart),
-    FigureSpec("fsync-chart", 20, "pg_test_fsync: one 8 kB write per sync method",
-               "pg_test_fsync, one 8 kB write per sync: operations per second; n/a marks a "
-               "method the target does not support. "
-               + WHISKERS_CAPTION.format(what="Bars"), fsync_chart),
+    FigureSpec(
+        "tps-chart",
+        10,
+        "pgbench: transactions per second",
+        "Per-second throughput of each pgbench run, from its transaction logs, whole "
+        "seconds only (the first and last second of a run are partial and left out). "
+        "With repetitions, the run with the median tps of each target and client count "
+        "is drawn; the other rounds are in the legend, hidden until clicked. A grey band "
+        "marks a warm-up left out of tps and latency.",
+        tps_chart,
+    ),
+    FigureSpec(
+        "fsync-chart",
+        20,
+        "pg_test_fsync: one 8 kB write per sync method",
+        "pg_test_fsync, one 8 kB write per sync: operations per second; n/a marks a "
+        "method the target does not support. " + WHISKERS_CAPTION.format(what="Bars"),
+        fsync_chart,
+    ),
 ]

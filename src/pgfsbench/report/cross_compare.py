@@ -20,9 +20,16 @@ from pgfsbench.store.read import Campaign
 
 
 def side_facts(role: str, column: str, c: Campaign) -> dict:
-    return {"role": role, "column": column, "uuid": c.uuid, "id": c.id, "plan": c.plan_name,
-            "started": c.started, "host": c.host.get("hostname"),
-            "results_dir": str(c.results_dir)}
+    return {
+        "role": role,
+        "column": column,
+        "uuid": c.uuid,
+        "id": c.id,
+        "plan": c.plan_name,
+        "started": c.started,
+        "host": c.host.get("hostname"),
+        "results_dir": str(c.results_dir),
+    }
 
 
 def _side(c: Campaign, column: str) -> str:
@@ -41,20 +48,29 @@ def row_durability(group: list[Pairing]) -> Callable[[Row], Durabilities]:
             side[p.names[0]], side[p.names[1]] = base.get(b), cont.get(c)
 
     def of_row(row: Row) -> Durabilities:
-        return next((d for label, d in sides.items()
-                     if row.label == label or row.label.startswith(label + " ")), {})
+        return next(
+            (
+                d
+                for label, d in sides.items()
+                if row.label == label or row.label.startswith(label + " ")
+            ),
+            {},
+        )
+
     return of_row
 
 
-def cross_comparison(group: list[Pairing], alpha: float, noise: float,
-                     metric: str | None) -> Comparison:
+def cross_comparison(
+    group: list[Pairing], alpha: float, noise: float, metric: str | None
+) -> Comparison:
     table = paired_table(group, alpha, noise)
     rows = select_rows(table, metric)
     first = group[0]
     several = len(group) > 1
-    title = (f"baseline {_side(first.baseline, first.names[0])} vs contender"
-             f"{'s' if several else ''} "
-             + ", ".join(_side(p.contender, p.names[1]) for p in group))
+    title = (
+        f"baseline {_side(first.baseline, first.names[0])} vs contender"
+        f"{'s' if several else ''} " + ", ".join(_side(p.contender, p.names[1]) for p in group)
+    )
     facts = [side_facts("baseline", first.names[0], first.baseline)]
     facts += [side_facts("contender", p.names[1], p.contender) for p in group]
 
@@ -62,7 +78,14 @@ def cross_comparison(group: list[Pairing], alpha: float, noise: float,
         return f"{p.names[1]}: {text}" if several else text
 
     durability = row_durability(group)
-    return Comparison(table, rows, verdict_lines(table, durability), title, tuple(facts),
-                      tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
-                      tuple(who(p, w) for p in group for w in p.warnings),
-                      tuple(who(p, n) for p in group for n in p.notes), durability)
+    return Comparison(
+        table,
+        rows,
+        verdict_lines(table, durability),
+        title,
+        tuple(facts),
+        tuple((b, c, p.names[1]) for p in group for b, c in p.pairs),
+        tuple(who(p, w) for p in group for w in p.warnings),
+        tuple(who(p, n) for p in group for n in p.notes),
+        durability,
+    )

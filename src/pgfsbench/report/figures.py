@@ -42,8 +42,11 @@ def contract(name: str, obj: object) -> str | None:
 
 
 def all_figures() -> list[FigureSpec]:
-    specs = [spec for figures in extensions.load_all(extensions.CHARTS, contract).values()
-             for spec in figures]
+    specs = [
+        spec
+        for figures in extensions.load_all(extensions.CHARTS, contract).values()
+        for spec in figures
+    ]
     return sorted(specs, key=lambda s: s.order)
 
 
@@ -55,6 +58,14 @@ def render_figures(campaign: Campaign) -> list[Chart]:
     for spec in all_figures():
         figure = spec.render(campaign)
         if figure and figure.get("data"):
-            rendered.append(Chart(spec.id, spec.kind, spec.title, spec.caption,
-                                  targets_drawn(campaign, figure), figure))
+            rendered.append(
+                Chart(
+                    spec.id,
+                    spec.kind,
+                    spec.title,
+                    spec.caption,
+                    targets_drawn(campaign, figure),
+                    figure,
+                )
+            )
     return rendered

@@ -22,6 +22,7 @@ def _advice(render: str):
         from pgfsbench.report import advice as module
 
         out.write(getattr(module, render)(advice))
+
     return write
 
 
@@ -55,12 +56,26 @@ def _history_csv(series: Any, out: TextIO) -> None:
     write_csv(series, out)
 
 
-TEXT = OutputFormat("text", "txt", "text/plain", {ADVICE: _advice("advice_text"),
-                                                  LIST: _list_text, HISTORY: _history_text},
-                    order=10)
-CONF = OutputFormat("conf", "conf", "text/plain", {ADVICE: _advice("advice_conf")},
-                    order=20, description="a postgresql.conf snippet")
-JSON = OutputFormat("json", "json", "application/json",
-                    {ADVICE: _advice("advice_json"), LIST: _list_json, HISTORY: _history_json},
-                    order=30)
+TEXT = OutputFormat(
+    "text",
+    "txt",
+    "text/plain",
+    {ADVICE: _advice("advice_text"), LIST: _list_text, HISTORY: _history_text},
+    order=10,
+)
+CONF = OutputFormat(
+    "conf",
+    "conf",
+    "text/plain",
+    {ADVICE: _advice("advice_conf")},
+    order=20,
+    description="a postgresql.conf snippet",
+)
+JSON = OutputFormat(
+    "json",
+    "json",
+    "application/json",
+    {ADVICE: _advice("advice_json"), LIST: _list_json, HISTORY: _history_json},
+    order=30,
+)
 CSV = OutputFormat("csv", "csv", "text/csv", {HISTORY: _history_csv}, order=40)

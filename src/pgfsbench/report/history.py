@@ -22,10 +22,33 @@ from pgfsbench.analysis.history import Point, Series
 from pgfsbench.render.compare import diff_text
 from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value
 
-CSV_COLUMNS = ["target", "host", "workload", "label", "metric", "unit", "direction",
-               "campaign", "uuid", "plan", "started", "source", "median", "ci_low", "ci_high",
-               "n", "previous", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",
-               "mark", "decision", "reason", "note"]
+CSV_COLUMNS = [
+    "target",
+    "host",
+    "workload",
+    "label",
+    "metric",
+    "unit",
+    "direction",
+    "campaign",
+    "uuid",
+    "plan",
+    "started",
+    "source",
+    "median",
+    "ci_low",
+    "ci_high",
+    "n",
+    "previous",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "p_adjusted",
+    "mark",
+    "decision",
+    "reason",
+    "note",
+]
 
 
 def when(seconds: float) -> str:
@@ -36,38 +59,66 @@ def write_text(series: list[Series], console: Console) -> None:
     campaigns = {p.campaign.uuid for s in series for p in s.points}
     if len(campaigns) < 2:  # a history of one point is no history: say so in a line
         found = "no campaign" if not campaigns else "one campaign"
-        console.print(Text(f"a history needs two campaigns or more; found {found} "
-                           "(give more results directories, or --store URL)"))
+        console.print(
+            Text(
+                f"a history needs two campaigns or more; found {found} "
+                "(give more results directories, or --store URL)"
+            )
+        )
         return
     for s in series:
         scale = max(p.cell.value for p in s.points)
         plans = {p.campaign.plan_name for p in s.points}
         # Holds at 80 columns: no box, ids and dates never broken, the plan in the title
         # when there is one.
-        title = f"{s.title} [{s.unit}]" + (f", plan {next(iter(plans))}" if len(plans) == 1
-                                           else "")
-        rt = RichTable(title=title, title_justify="left", box=None, padding=(0, 1),
-                       pad_edge=False, show_edge=False)
-        columns = ["started", "campaign", *(["plan"] if len(plans) > 1 else []),
-                   "median [95% CI]", "n", "vs previous"]
+        title = f"{s.title} [{s.unit}]" + (f", plan {next(iter(plans))}" if len(plans) == 1 else "")
+        rt = RichTable(
+            title=title,
+            title_justify="left",
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+            show_edge=False,
+        )
+        columns = [
+            "started",
+            "campaign",
+            *(["plan"] if len(plans) > 1 else []),
+            "median [95% CI]",
+            "n",
+            "vs previous",
+        ]
         for name in columns:
-            rt.add_column(name, justify="right" if name == "n" else "left",
-                          no_wrap=name in ("started", "campaign", "n"), overflow="fold")
+            rt.add_column(
+                name,
+                justify="right" if name == "n" else "left",
+                no_wrap=name in ("started", "campaign", "n"),
+                overflow="fold",
+            )
         for p in s.points:
-            ratio, mark = diff_text(p.against, short=True) if p.against is not None \
-                else ("", "")
+            ratio, mark = diff_text(p.against, short=True) if p.against is not None else ("", "")
             versus = f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—")
             plan = [p.campaign.plan_name] if len(plans) > 1 else []
-            rt.add_row(when(p.campaign.started), p.campaign.id, *plan,
-                       _value(p, scale), str(p.cell.n),
-                       Text(versus, style=MARK_STYLE.get(mark[:1], "")))
+            rt.add_row(
+                when(p.campaign.started),
+                p.campaign.id,
+                *plan,
+                _value(p, scale),
+                str(p.cell.n),
+                Text(versus, style=MARK_STYLE.get(mark[:1], "")),
+            )
         console.print(rt)
-    console.print(Text("Medians over each campaign's rounds with the 95% CI of the median "
-                       "(bootstrap). Each campaign is compared with the previous one of the "
-                       "same plan as compare does across two campaigns: independent samples "
-                       "(rounds of two campaigns do not correspond), ratio of medians with a "
-                       "bootstrap CI, Mann-Whitney U; + better, − worse, ≈ equivalent, "
-                       "? inconclusive.", style="dim"))
+    console.print(
+        Text(
+            "Medians over each campaign's rounds with the 95% CI of the median "
+            "(bootstrap). Each campaign is compared with the previous one of the "
+            "same plan as compare does across two campaigns: independent samples "
+            "(rounds of two campaigns do not correspond), ratio of medians with a "
+            "bootstrap CI, Mann-Whitney U; + better, − worse, ≈ equivalent, "
+            "? inconclusive.",
+            style="dim",
+        )
+    )
 
 
 def _value(p: Point, scale: float) -> str:
@@ -81,31 +132,54 @@ def point_data(p: Point) -> dict[str, Any]:
     c = p.against.comparison if p.against is not None else None
     v = p.against.verdict if p.against is not None else None
     return {
-        "campaign": p.campaign.id, "uuid": p.campaign.uuid, "plan": p.campaign.plan_name,
-        "started": p.campaign.started, "source": p.source,
-        "median": p.cell.value, "ci95": list(p.cell.ci) if p.cell.ci else None,
+        "campaign": p.campaign.id,
+        "uuid": p.campaign.uuid,
+        "plan": p.campaign.plan_name,
+        "started": p.campaign.started,
+        "source": p.source,
+        "median": p.cell.value,
+        "ci95": list(p.cell.ci) if p.cell.ci else None,
         "n": p.cell.n,
         "previous": p.previous.campaign.id if p.previous is not None else None,
-        "vs_previous": None if c is None else {
+        "vs_previous": None
+        if c is None
+        else {
             "ratio": c.ratio,
             "ratio_ci95": [c.ci_low, c.ci_high] if c.ci_low is not None else None,
-            "p_value": c.p_value, "p_adjusted": p.against.p_adjusted,
-            "verdict": v.kind if v else None, "mark": v.mark if v else None,
-            "reason": v.reason if v else None},
+            "p_value": c.p_value,
+            "p_adjusted": p.against.p_adjusted,
+            "verdict": v.kind if v else None,
+            "mark": v.mark if v else None,
+            "reason": v.reason if v else None,
+        },
         "note": p.note or None,
     }
 
 
 def series_data(s: Series) -> dict[str, Any]:
-    return {"target": s.target, "host": s.host, "workload": s.workload, "label": s.label,
-            "metric": s.metric, "unit": s.unit,
-            "direction": {True: "higher", False: "lower", None: "none"}[s.higher_is_better],
-            "points": [point_data(p) for p in s.points]}
+    return {
+        "target": s.target,
+        "host": s.host,
+        "workload": s.workload,
+        "label": s.label,
+        "metric": s.metric,
+        "unit": s.unit,
+        "direction": {True: "higher", False: "lower", None: "none"}[s.higher_is_better],
+        "points": [point_data(p) for p in s.points],
+    }
 
 
 def write_json(series: list[Series], out: TextIO) -> None:
-    json.dump({"pgfsbench_version": __version__, "kind": "history",
-               "series": [series_data(s) for s in series]}, out, indent=2, default=_plain)
+    json.dump(
+        {
+            "pgfsbench_version": __version__,
+            "kind": "history",
+            "series": [series_data(s) for s in series],
+        },
+        out,
+        indent=2,
+        default=_plain,
+    )
     out.write("\n")
 
 
@@ -125,13 +199,36 @@ def write_csv(series: list[Series], out: TextIO) -> None:
             vs = d["vs_previous"] or {}
             ci = d["ci95"] or [None, None]
             rci = vs.get("ratio_ci95") or [None, None]
-            w.writerow(csv_cell(v) for v in [
-                s.target, s.host, s.workload, s.label, s.metric, s.unit,
-                "" if direction == "none" else direction,
-                d["campaign"], d["uuid"], d["plan"], d["started"], d["source"], d["median"],
-                ci[0], ci[1], d["n"], d["previous"], vs.get("ratio"), rci[0], rci[1],
-                vs.get("p_adjusted"), vs.get("mark"), vs.get("verdict"), vs.get("reason"),
-                d["note"]])
+            w.writerow(
+                csv_cell(v)
+                for v in [
+                    s.target,
+                    s.host,
+                    s.workload,
+                    s.label,
+                    s.metric,
+                    s.unit,
+                    "" if direction == "none" else direction,
+                    d["campaign"],
+                    d["uuid"],
+                    d["plan"],
+                    d["started"],
+                    d["source"],
+                    d["median"],
+                    ci[0],
+                    ci[1],
+                    d["n"],
+                    d["previous"],
+                    vs.get("ratio"),
+                    rci[0],
+                    rci[1],
+                    vs.get("p_adjusted"),
+                    vs.get("mark"),
+                    vs.get("verdict"),
+                    vs.get("reason"),
+                    d["note"],
+                ]
+            )
 
 
 def point_texts(s: Series) -> list[dict[str, str]]:
@@ -140,9 +237,14 @@ def point_texts(s: Series) -> list[dict[str, str]]:
     out = []
     for p in s.points:
         ratio, mark = diff_text(p.against) if p.against is not None else ("", "")
-        out.append({"started": when(p.campaign.started), "campaign": p.campaign.id,
-                    "value": _value(p, scale), "n": str(p.cell.n),
-                    "versus": f"{ratio} {mark}".strip() or p.note
-                    or ("" if p.previous else "—"),
-                    "mark": mark[:1]})
+        out.append(
+            {
+                "started": when(p.campaign.started),
+                "campaign": p.campaign.id,
+                "value": _value(p, scale),
+                "n": str(p.cell.n),
+                "versus": f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—"),
+                "mark": mark[:1],
+            }
+        )
     return out

@@ -15,10 +15,17 @@ from pgfsbench.store.sources import campaigns
 def campaign_history(campaign: Campaign, store_url: str) -> list[Series]:
     """The series this campaign ends; empty when the store holds no predecessor."""
     found = [(campaign, str(campaign.results_dir))]
-    found += [(c, s) for c, s in campaigns([], store_url)
-              if c.plan_name == campaign.plan_name and c.started < campaign.started
-              and c.uuid != campaign.uuid]
+    found += [
+        (c, s)
+        for c, s in campaigns([], store_url)
+        if c.plan_name == campaign.plan_name
+        and c.started < campaign.started
+        and c.uuid != campaign.uuid
+    ]
     if len(found) == 1:
         return []
-    return [s for s in history(found, plan=campaign.plan_name)
-            if len(s.points) > 1 and s.points[-1].campaign is campaign]
+    return [
+        s
+        for s in history(found, plan=campaign.plan_name)
+        if len(s.points) > 1 and s.points[-1].campaign is campaign
+    ]

@@ -51,8 +51,12 @@ from pgfsbench.units import fact_quantity
 REPORT_NAME = "report.html"
 
 
-def write_report(results_dir: Path, campaign: Campaign | None = None,
-                 output: Path | None = None, history: list | None = None) -> Path:
+def write_report(
+    results_dir: Path,
+    campaign: Campaign | None = None,
+    output: Path | None = None,
+    history: list | None = None,
+) -> Path:
     """Render ``results_dir/report.html`` (or ``output``) from the stored results;
     returns its path. ``campaign``, when given, is results_dir already loaded;
     ``history``, the ``analysis.history.Series`` it ends (a section of their own).
@@ -79,13 +83,27 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("pgfsbench.report", "templates"),
         autoescape=True,  # every string here came from a tool's output or a plan file
-        trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(cell=cell_text, ratio=format_ratio, arrow=direction_arrow,
-                       spread=spread_text, cell_value=format_value,
-                       direction_title=direction_title,
-                       when=_when, duration=_duration, argv=_argv, params=_params,
-                       href=_href, basename=lambda p: Path(p).name, describe=describe,
-                       fact=_fact, fact_name=_fact_name, quantity=_quantity)
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        cell=cell_text,
+        ratio=format_ratio,
+        arrow=direction_arrow,
+        spread=spread_text,
+        cell_value=format_value,
+        direction_title=direction_title,
+        when=_when,
+        duration=_duration,
+        argv=_argv,
+        params=_params,
+        href=_href,
+        basename=lambda p: Path(p).name,
+        describe=describe,
+        fact=_fact,
+        fact_name=_fact_name,
+        quantity=_quantity,
+    )
     env.globals.update(row_scale=row_scale, row_unit=row_unit, looks_text=looks_text)
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
@@ -132,8 +150,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         diff=provenance_diff(campaign.targets),
         diff_targets=[t.name for t in campaign.targets if t.provenance],
         diff_groups=DIFF_GROUPS,
-        option_changes={t.name: changes_for(t.provenance, t.spec, t.fs)
-                        for t in campaign.targets},
+        option_changes={t.name: changes_for(t.provenance, t.spec, t.fs) for t in campaign.targets},
     )
 
 
@@ -213,8 +230,7 @@ def _fact(value: object, key: object = "") -> str:
     if value is None or value == "":
         return "—"
     if isinstance(value, dict):
-        return "; ".join(f"{_fact_name(k)}: {_fact(v, k)}"
-                         for k, v in value.items()) or "none"
+        return "; ".join(f"{_fact_name(k)}: {_fact(v, k)}" for k, v in value.items()) or "none"
     if isinstance(value, (list, tuple, set)):
         return ", ".join(_fact(v) for v in value) or "none"
     if isinstance(value, float):

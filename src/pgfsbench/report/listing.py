@@ -38,8 +38,7 @@ def list_text(summaries: list[Summary], console: Console) -> None:
         console.print(head)
         where = s.results_dir + ("" if s.source == s.results_dir else "  (from the store)")
         console.print(Text(f"  {s.uuid}  {where}", style="dim"))
-        verdicts = (campaign_answer(s.verdicts) if s.verdicts else "") \
-            or s.problem or "no verdicts"
+        verdicts = (campaign_answer(s.verdicts) if s.verdicts else "") or s.problem or "no verdicts"
         if any(v.warning for v in s.verdicts):
             verdicts += " (a leader is not crash-safe)"
         console.print(Text(f"  {verdicts}"))
@@ -48,17 +47,32 @@ def list_text(summaries: list[Summary], console: Console) -> None:
 
 def summary_data(s: Summary) -> dict:
     return {
-        "uuid": s.uuid, "id": s.id, "source": s.source, "results_dir": s.results_dir,
+        "uuid": s.uuid,
+        "id": s.id,
+        "source": s.source,
+        "results_dir": s.results_dir,
         "plan": s.plan,
-        "started": s.started, "ended": s.ended, "duration_s": s.duration_s,
-        "status": s.status, "schema_version": s.schema_version, "host": s.host,
+        "started": s.started,
+        "ended": s.ended,
+        "duration_s": s.duration_s,
+        "status": s.status,
+        "schema_version": s.schema_version,
+        "host": s.host,
         "targets": s.targets,
         "answer": campaign_answer(s.verdicts) if s.verdicts else None,
-        "verdicts": [{"measurement": v.title, "metric": v.metric, "kind": v.kind,
-                      "winner": v.winner, "ranking": v.ranking,
-                      "tiers": v.tiers.tiers if v.tiers else None, "text": v.text,
-                      "warning": v.warning or None}
-                     for v in s.verdicts],
+        "verdicts": [
+            {
+                "measurement": v.title,
+                "metric": v.metric,
+                "kind": v.kind,
+                "winner": v.winner,
+                "ranking": v.ranking,
+                "tiers": v.tiers.tiers if v.tiers else None,
+                "text": v.text,
+                "warning": v.warning or None,
+            }
+            for v in s.verdicts
+        ],
         "problem": s.problem or None,
     }
 

@@ -32,8 +32,9 @@ def plotly_bundle() -> bytes:
 def packed_bundle() -> str:
     """The bundle gzip-compressed (no timestamp: the same report for the same results)
     and base64-encoded, so it fits in a JavaScript string."""
-    return base64.b64encode(gzip.compress(plotly_bundle(), compresslevel=9, mtime=0)
-                            ).decode("ascii")
+    return base64.b64encode(gzip.compress(plotly_bundle(), compresslevel=9, mtime=0)).decode(
+        "ascii"
+    )
 
 
 # Sets window.plotlyReady: a promise of Plotly. The packed library is decoded, unpacked

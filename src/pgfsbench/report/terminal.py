@@ -54,26 +54,44 @@ def notices(campaign: Campaign) -> list[Notice]:
 
     out: list[Notice] = []
     if campaign.status != "ok":
-        out.append(Notice("warning", "campaign",
-                          f"status is {campaign.status!r}: results may be incomplete"))
+        out.append(
+            Notice(
+                "warning", "campaign", f"status is {campaign.status!r}: results may be incomplete"
+            )
+        )
     for t in campaign.targets:
         d = target_durability(t.provenance, t.fs)
         if d is not None and d.level != SAFE:
-            out.append(Notice("warning", f"target {t.name}: {d.level.upper()}",
-                              "\n".join(d.reasons)))
+            out.append(
+                Notice("warning", f"target {t.name}: {d.level.upper()}", "\n".join(d.reasons))
+            )
         if bad := problems(changes_for(t.provenance, t.spec, t.fs)):
-            out.append(Notice("warning", f"target {t.name}: mount options",
-                              "\n".join(describe(c) for c in bad)))
+            out.append(
+                Notice(
+                    "warning",
+                    f"target {t.name}: mount options",
+                    "\n".join(describe(c) for c in bad),
+                )
+            )
         if t.status in ("skipped", "failed"):
-            out.append(Notice("warning" if t.status == "skipped" else "error",
-                              f"target {t.name} ({t.fs})",
-                              f"{t.status}: {t.reason or 'no reason recorded'}"))
+            out.append(
+                Notice(
+                    "warning" if t.status == "skipped" else "error",
+                    f"target {t.name} ({t.fs})",
+                    f"{t.status}: {t.reason or 'no reason recorded'}",
+                )
+            )
     for resume in campaign.schedule.get("resumes", []):
         out.append(Notice("warning", "campaign resumed", resumed_text(resume)))
     for r in campaign.runs:
         if r.status not in ("ok", "running", "superseded"):
-            out.append(Notice("error", f"run {r.id} ({r.target}, {r.workload})",
-                              f"{r.status}: {r.error or 'no error recorded'}"))
+            out.append(
+                Notice(
+                    "error",
+                    f"run {r.id} ({r.target}, {r.workload})",
+                    f"{r.status}: {r.error or 'no error recorded'}",
+                )
+            )
     return out
 
 
@@ -93,16 +111,22 @@ def render_table(campaign: Campaign, console: Console) -> None:
         group = None
         for row in table.rows:
             if (row.workload, row.label) != group:  # a section per measurement: mon.* rows
-                if group is not None:                # belong to the workload above them
+                if group is not None:  # belong to the workload above them
                     rt.add_section()
                 group = (row.workload, row.label)
                 rt.add_row(Text(f"{row.workload} {row.label}".strip(), style="bold underline"))
             scale = row_scale(row)
-            cells = [_rich_cell(row.cells[t], scale, t == table.baseline, row.unit)
-                     for t in table.targets]
+            cells = [
+                _rich_cell(row.cells[t], scale, t == table.baseline, row.unit)
+                for t in table.targets
+            ]
             # Text objects, not markup strings: names and errors may contain "[...]".
-            rt.add_row(Text(f"{row.metric} [{row.label}]" if row.label else row.metric), Text(row_unit(row)),
-                       Text(direction_arrow(row.higher_is_better)), *cells)
+            rt.add_row(
+                Text(f"{row.metric} [{row.label}]" if row.label else row.metric),
+                Text(row_unit(row)),
+                Text(direction_arrow(row.higher_is_better)),
+                *cells,
+            )
         console.print(rt)
     _full_footer(campaign, table, console)
 
@@ -111,8 +135,12 @@ def _full_footer(campaign: Campaign, table: Table, console: Console) -> None:
     """Below the full table: why each cell stopped, the verdicts, caveats and notices."""
     if campaign.schedule.get("count") == "auto":
         for stop in campaign.schedule.get("stops", []):
-            console.print(Text(f"{stop['target']} {stop['workload']} {stop['label']}: "
-                               f"{stop['text']}", style="dim"))
+            console.print(
+                Text(
+                    f"{stop['target']} {stop['workload']} {stop['label']}: {stop['text']}",
+                    style="dim",
+                )
+            )
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
     for v in lines:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
@@ -125,15 +153,15 @@ def _full_footer(campaign: Campaign, table: Table, console: Console) -> None:
     for workload, label in dict.fromkeys((r.workload, r.label) for r in campaign.runs):
         if (workload, label) not in covered:
             for caveat in measurement_caveats(campaign, workload, label, devices=False):
-                console.print(Text(f"{workload} {label}".strip() + f": ⓘ {caveat}",
-                                   style="yellow"))
+                console.print(Text(f"{workload} {label}".strip() + f": ⓘ {caveat}", style="yellow"))
     for n in notices(campaign):
         style = "red" if n.level == "error" else "yellow"
         console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
 
 
-def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
-                   brief: bool = False) -> None:
+def render_summary(
+    campaign: Campaign, console: Console, full_hint: str = "", brief: bool = False
+) -> None:
     """The answer first, readable at 80 columns: the verdict lines (caveats shared by
     every measurement said once), then each measurement's headline row, a section per
     workload, then what was skipped or failed. ``full_hint`` says how to get the rest;
@@ -148,13 +176,18 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
             if v.warning:
                 console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
         return
-    console.print(Text(f"{campaign.plan_name} · {campaign.id} · {campaign.status}",
-                       style="bold") + Text(f" · {_shape(campaign, table)}"))
+    console.print(
+        Text(f"{campaign.plan_name} · {campaign.id} · {campaign.status}", style="bold")
+        + Text(f" · {_shape(campaign, table)}")
+    )
     if not table.rows:
         console.print(Text("No metrics recorded.", style="yellow"))
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
-    shared = [c for c in (lines[0].caveats if lines else [])
-              if len(lines) > 1 and all(c in v.caveats for v in lines)]
+    shared = [
+        c
+        for c in (lines[0].caveats if lines else [])
+        if len(lines) > 1 and all(c in v.caveats for v in lines)
+    ]
     if lines:
         console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
         console.print(Rule("verdicts", align="left", style="dim"))
@@ -167,9 +200,11 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
                 console.print(Text(f"  ⓘ {caveat}", style="yellow"))
     for caveat in shared:
         console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
-    stops = {(m["workload"], m["label"]): m["text"]  # 'auto' only: a fixed count is no news
-             for m in campaign.schedule.get("measurements", [])
-             if campaign.schedule.get("count") == "auto" and m.get("reason") != "count"}
+    stops = {
+        (m["workload"], m["label"]): m["text"]  # 'auto' only: a fixed count is no news
+        for m in campaign.schedule.get("measurements", [])
+        if campaign.schedule.get("count") == "auto" and m.get("reason") != "count"
+    }
     workload = None
     for row in (r for r in table.rows if r.headline):
         if row.workload != workload:
@@ -187,7 +222,8 @@ def render_summary(campaign: Campaign, console: Console, full_hint: str = "",
 def _shape(campaign: Campaign, table: Table) -> str:
     """'3 targets, 9 rounds, 81 runs'."""
     rounds = campaign.schedule.get("rounds") or max(
-        (r.repetition for r in campaign.runs), default=0)
+        (r.repetition for r in campaign.runs), default=0
+    )
     parts = [f"{len(table.targets)} target{'s' if len(table.targets) != 1 else ''}"]
     if rounds > 1:
         parts.append(f"{rounds} rounds")
@@ -201,13 +237,14 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     verdict)."""
     label = f"{row.label} · " if row.label else ""
     directions: dict[bool | None, str] = {True: "higher is better", False: "lower is better"}
-    direction = directions.get(
-        row.higher_is_better, "no direction")
+    direction = directions.get(row.higher_is_better, "no direction")
     unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
     human = metric_label(row.metric)
     title = Text(f"{label}{human}", style="bold") + Text(
         (f" · {row.metric}" if human != row.metric else "")
-        + (f" ({unit}, {direction})" if unit else f" ({direction})"), style="dim")
+        + (f" ({unit}, {direction})" if unit else f" ({direction})"),
+        style="dim",
+    )
     rt = RichTable(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     rt.add_column("  target", no_wrap=True)
     rt.add_column("median", justify="right", no_wrap=True)
@@ -219,8 +256,9 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
         if cell.status != "ok":
             value = Text(cell_text(cell), style="dim")
         else:
-            value = Text(format_value(cell.value, scale, row.unit),
-                         style="bold green" if cell.best else "")
+            value = Text(
+                format_value(cell.value, scale, row.unit), style="bold green" if cell.best else ""
+            )
             if cell.best:
                 value.append(f" {BEST_MARK}", style="bold green")
         versus = Text()
@@ -229,11 +267,16 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
         elif cell.ratio is not None:
             versus.append(format_ratio(cell.ratio), style="cyan")
             if cell.verdict is not None and cell.verdict.kind != "na":
-                versus.append(f" {cell.verdict.kind}", style=_VERDICT_STYLE.get(
-                    cell.verdict.kind, ""))
+                versus.append(
+                    f" {cell.verdict.kind}", style=_VERDICT_STYLE.get(cell.verdict.kind, "")
+                )
         rt.add_row(Text(f"  {name}"), value, spread_text(cell), versus)
-    return ([title] + ([Text(f"  {stop}", style="dim")] if stop else []) + [rt]
-            + [Text(f"  {n}", style="dim") for n in _disagreeing_ratios(row, table)])
+    return (
+        [title]
+        + ([Text(f"  {stop}", style="dim")] if stop else [])
+        + [rt]
+        + [Text(f"  {n}", style="dim") for n in _disagreeing_ratios(row, table)]
+    )
 
 
 def _disagreeing_ratios(row: Row, table: Table) -> list[str]:
@@ -243,24 +286,31 @@ def _disagreeing_ratios(row: Row, table: Table) -> list[str]:
     out = []
     for name in table.targets:
         cell = row.cells[name]
-        if (base is None or name == table.baseline or cell.comparison is None
-                or cell.comparison.paired is None or cell.ratio is None
-                or not base.value or cell.value is None):
+        if (
+            base is None
+            or name == table.baseline
+            or cell.comparison is None
+            or cell.comparison.paired is None
+            or cell.ratio is None
+            or not base.value
+            or cell.value is None
+        ):
             continue
         medians = cell.value / base.value
         if (cell.ratio - 1) * (medians - 1) < 0:
-            out.append(f"{name}: {format_ratio(cell.ratio)} is within rounds (each round's "
-                       f"{name} over {table.baseline}, averaged); its median run is "
-                       f"{format_ratio(medians)} of {table.baseline}'s: the rounds' levels "
-                       "differ more than the pair does")
+            out.append(
+                f"{name}: {format_ratio(cell.ratio)} is within rounds (each round's "
+                f"{name} over {table.baseline}, averaged); its median run is "
+                f"{format_ratio(medians)} of {table.baseline}'s: the rounds' levels "
+                "differ more than the pair does"
+            )
     return out
 
 
 _VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}
 
 
-def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool,
-               unit: str | None = None) -> Text:
+def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool, unit: str | None = None) -> Text:
     """A cell in ``human_unit(unit, scale)``, with ★, spread, ratio and verdict mark."""
     if cell.status != "ok":
         return Text(cell_text(cell), style="dim")

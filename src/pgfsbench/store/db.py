@@ -38,8 +38,10 @@ def check_new_results_dir(results_dir: Path) -> None:
     """Refuse, before anything is made, a results directory that cannot take results:
     one that already holds some, or is on a read-only or full filesystem."""
     if (results_dir / DB_NAME).exists():
-        raise UserError(f"{results_dir} already holds results ({DB_NAME}); give --results "
-                        "a new directory so nothing is overwritten")
+        raise UserError(
+            f"{results_dir} already holds results ({DB_NAME}); give --results "
+            "a new directory so nothing is overwritten"
+        )
     existing = results_dir
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -48,26 +50,27 @@ def check_new_results_dir(results_dir: Path) -> None:
         raise UserError(f"--results {results_dir}: {existing} is not a directory; {fix}")
     stats = os.statvfs(existing)
     if stats.f_flag & os.ST_RDONLY:
-        raise UserError(f"--results {results_dir}: {existing} is on a read-only "
-                        f"filesystem; {fix}")
+        raise UserError(f"--results {results_dir}: {existing} is on a read-only filesystem; {fix}")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"--results {results_dir}: {existing} is not writable by this "
-                        f"user; {fix}")
+        raise UserError(f"--results {results_dir}: {existing} is not writable by this user; {fix}")
     if (free := stats.f_bavail * stats.f_frsize) < MIN_FREE_BYTES:
-        raise UserError(f"--results {results_dir}: {existing} has {free // 1024} kB free, "
-                        f"at least {MIN_FREE_BYTES >> 20} MB are needed; {fix}")
+        raise UserError(
+            f"--results {results_dir}: {existing} has {free // 1024} kB free, "
+            f"at least {MIN_FREE_BYTES >> 20} MB are needed; {fix}"
+        )
 
 
 def _writes(method):
     """A write that fails because the results can no longer be written is
     ResultsUnwritable, whatever SQLite calls it (full, read-only, I/O error)."""
+
     @functools.wraps(method)
     def wrapper(self: Store, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            raise ResultsUnwritable(f"cannot write {self.results_dir / DB_NAME}: {exc}") \
-                from exc
+            raise ResultsUnwritable(f"cannot write {self.results_dir / DB_NAME}: {exc}") from exc
+
     return wrapper
 
 
@@ -89,8 +92,10 @@ class Store:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except (OSError, sqlite3.Error) as exc:
             why = exc.strerror if isinstance(exc, OSError) else str(exc)
-            raise UserError(f"cannot create results in {results_dir}: {why}; give --results "
-                            "a directory on a writable filesystem with free space") from None
+            raise UserError(
+                f"cannot create results in {results_dir}: {why}; give --results "
+                "a directory on a writable filesystem with free space"
+            ) from None
         return cls(results_dir, conn)
 
     @classmethod
@@ -99,12 +104,15 @@ class Store:
         older one is read as it is, and migrated to this version when ``writable``."""
         path = results_dir / DB_NAME
         if not path.is_file():
-            raise UserError(f"{results_dir} holds no results ({DB_NAME} not found); "
-                            "run 'pgfsbench run --results DIR' first")
+            raise UserError(
+                f"{results_dir} holds no results ({DB_NAME} not found); "
+                "run 'pgfsbench run --results DIR' first"
+            )
         mode = "rw" if writable else "ro"
         try:
-            conn = sqlite3.connect(f"file:{path}?mode={mode}", uri=True, isolation_level=None,
-                                   timeout=BUSY_SECONDS)
+            conn = sqlite3.connect(
+                f"file:{path}?mode={mode}", uri=True, isolation_level=None, timeout=BUSY_SECONDS
+            )
             conn.execute("SELECT count(*) FROM campaign").fetchone()  # readable at all?
             refuse_newer(sqlite_version(conn), str(path))
             if writable:
@@ -125,8 +133,9 @@ class Store:
             _make_reserve(results_dir / RESERVE_NAME)
         except OSError as exc:
             store.close()
-            raise UserError(f"cannot write to {results_dir}: {exc.strerror}; free space "
-                            "there, then resume") from None
+            raise UserError(
+                f"cannot write to {results_dir}: {exc.strerror}; free space there, then resume"
+            ) from None
         return store
 
     def close(self) -> None:
@@ -147,21 +156,29 @@ class Store:
         try:
             stats = os.statvfs(self.results_dir)
         except OSError as gone:
-            raise ResultsUnwritable(f"cannot reach {self.results_dir}: {gone.strerror}") \
-                from exc
+            raise ResultsUnwritable(f"cannot reach {self.results_dir}: {gone.strerror}") from exc
         if stats.f_flag & os.ST_RDONLY or stats.f_bavail * stats.f_frsize < RESERVE_BYTES:
-            raise ResultsUnwritable(f"cannot write to {self.results_dir}: {exc.strerror}") \
-                from exc
+            raise ResultsUnwritable(f"cannot write to {self.results_dir}: {exc.strerror}") from exc
 
     # --- writing ---------------------------------------------------------------
     @_writes
-    def start_campaign(self, campaign_id: str, plan_name: str, plan: dict, host: dict,
-                       version: str) -> None:
+    def start_campaign(
+        self, campaign_id: str, plan_name: str, plan: dict, host: dict, version: str
+    ) -> None:
         self.conn.execute(
             "INSERT INTO campaign (id, plan_name, plan_json, host_json, pgfsbench_version, "
             "started, status, uuid, schema_version) VALUES (?,?,?,?,?,?,'running',?,?)",
-            (campaign_id, plan_name, json.dumps(plan), json.dumps(host), version, time.time(),
-             str(uuid.uuid4()), SCHEMA_VERSION))
+            (
+                campaign_id,
+                plan_name,
+                json.dumps(plan),
+                json.dumps(host),
+                version,
+                time.time(),
+                str(uuid.uuid4()),
+                SCHEMA_VERSION,
+            ),
+        )
 
     @_writes
     def resume_campaign(self, from_round: int, settling_again: bool = False) -> int:
@@ -176,7 +193,8 @@ class Store:
                 "COALESCE(': ' || error, '') || ')' WHERE status != 'superseded' AND "
                 "(repetition >= ? OR (repetition = 0 AND ?) "
                 "OR status IN ('running', 'interrupted'))",
-                (why, from_round, int(settling_again)))
+                (why, from_round, int(settling_again)),
+            )
             self.conn.execute("UPDATE campaign SET status='running', ended=NULL")
         return cur.rowcount
 
@@ -196,18 +214,22 @@ class Store:
         }.get(status, ("failed", f"the campaign ended ({status}) while it ran"))
         with self.conn:
             self.conn.execute("BEGIN")
-            self.conn.execute("UPDATE runs SET status=?, error=?, ended=? WHERE status='running'",
-                              (run_status, why, now))
+            self.conn.execute(
+                "UPDATE runs SET status=?, error=?, ended=? WHERE status='running'",
+                (run_status, why, now),
+            )
             self.conn.execute("UPDATE campaign SET ended=?, status=?", (now, status))
         self.release_reserve()
 
     def outcome(self) -> str:
         """How a campaign that ran to its end went, from what is recorded: 'ok' when
         every target and run completed, 'partial' when some runs did, else 'failed'."""
-        runs = dict(self.conn.execute("SELECT status, count(*) FROM runs WHERE status != "
-                                      "'superseded' GROUP BY status"))
-        targets = dict(self.conn.execute(
-            "SELECT status, count(*) FROM targets GROUP BY status"))
+        runs = dict(
+            self.conn.execute(
+                "SELECT status, count(*) FROM runs WHERE status != 'superseded' GROUP BY status"
+            )
+        )
+        targets = dict(self.conn.execute("SELECT status, count(*) FROM targets GROUP BY status"))
         ok = runs.get("ok", 0)
         if ok and ok == sum(runs.values()) and targets.get("ok", 0) == sum(targets.values()):
             return "ok"
@@ -225,32 +247,45 @@ class Store:
     def add_target(self, name: str, position: int, kind: str, fs: str, spec: dict) -> int:
         cur = self.conn.execute(
             "INSERT INTO targets (name, position, kind, fs, spec_json, status) "
-            "VALUES (?,?,?,?,?,'pending')", (name, position, kind, fs, json.dumps(spec)))
+            "VALUES (?,?,?,?,?,'pending')",
+            (name, position, kind, fs, json.dumps(spec)),
+        )
         assert cur.lastrowid is not None  # an INSERT sets it
         return cur.lastrowid
 
     @_writes
-    def set_target(self, target_id: int, status: str, reason: str | None = None,
-                   provenance: dict | None = None, fs: str | None = None) -> None:
+    def set_target(
+        self,
+        target_id: int,
+        status: str,
+        reason: str | None = None,
+        provenance: dict | None = None,
+        fs: str | None = None,
+    ) -> None:
         self.conn.execute(
             "UPDATE targets SET status=?, reason=COALESCE(?, reason), "
             "provenance_json=COALESCE(?, provenance_json), fs=COALESCE(?, fs) WHERE id=?",
-            (status, reason, json.dumps(provenance) if provenance else None, fs, target_id))
+            (status, reason, json.dumps(provenance) if provenance else None, fs, target_id),
+        )
 
     @_writes
-    def start_run(self, target_id: int, workload: str, params: dict, label: str = "",
-                  repetition: int = 1) -> int:
+    def start_run(
+        self, target_id: int, workload: str, params: dict, label: str = "", repetition: int = 1
+    ) -> int:
         cur = self.conn.execute(
             "INSERT INTO runs (target_id, workload, label, repetition, params_json, status, "
             "started) VALUES (?,?,?,?,?,'running',?)",
-            (target_id, workload, label, repetition, json.dumps(params), time.time()))
+            (target_id, workload, label, repetition, json.dumps(params), time.time()),
+        )
         assert cur.lastrowid is not None  # an INSERT sets it
         return cur.lastrowid
 
     @_writes
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
-        self.conn.execute("UPDATE runs SET status=?, error=?, ended=? WHERE id=?",
-                          (status, error, time.time(), run_id))
+        self.conn.execute(
+            "UPDATE runs SET status=?, error=?, ended=? WHERE id=?",
+            (status, error, time.time(), run_id),
+        )
 
     @_writes
     def add_result(self, run_id: int, target_id: int, result: WorkloadResult) -> None:
@@ -259,24 +294,48 @@ class Store:
         # without the 'ok' that makes them count (a signal could fall between).
         with self.conn:
             self.conn.execute("BEGIN")
-            self.conn.execute("UPDATE runs SET status='ok', error=NULL, ended=? WHERE id=?",
-                              (time.time(), run_id))
+            self.conn.execute(
+                "UPDATE runs SET status='ok', error=NULL, ended=? WHERE id=?", (time.time(), run_id)
+            )
             self.conn.executemany(
                 "INSERT INTO metrics VALUES (?,?,?,?,?,?)",
-                [(run_id, m.name, m.value, m.unit,
-                  None if m.higher_is_better is None else int(m.higher_is_better), m.note)
-                 for m in result.metrics])
+                [
+                    (
+                        run_id,
+                        m.name,
+                        m.value,
+                        m.unit,
+                        None if m.higher_is_better is None else int(m.higher_is_better),
+                        m.note,
+                    )
+                    for m in result.metrics
+                ],
+            )
             self.conn.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?)",
-                [(run_id, s.name, s.unit, t, v) for s in result.series for t, v in s.points])
+                [(run_id, s.name, s.unit, t, v) for s in result.series for t, v in s.points],
+            )
         for a in result.artifacts:
-            self.add_artifact(a.kind, a.path, target_id=target_id, run_id=run_id,
-                              command=a.command, exit_code=a.exit_code)
+            self.add_artifact(
+                a.kind,
+                a.path,
+                target_id=target_id,
+                run_id=run_id,
+                command=a.command,
+                exit_code=a.exit_code,
+            )
 
     @_writes
-    def add_artifact(self, kind: str, path: Path, *, target_id: int | None = None,
-                     run_id: int | None = None, command: tuple[str, ...] = (),
-                     exit_code: int | None = None) -> None:
+    def add_artifact(
+        self,
+        kind: str,
+        path: Path,
+        *,
+        target_id: int | None = None,
+        run_id: int | None = None,
+        command: tuple[str, ...] = (),
+        exit_code: int | None = None,
+    ) -> None:
         try:
             rel = str(Path(path).resolve().relative_to(self.results_dir.resolve()))
         except ValueError:
@@ -284,8 +343,15 @@ class Store:
         self.conn.execute(
             "INSERT INTO artifacts (target_id, run_id, kind, path, command_json, exit_code) "
             "VALUES (?,?,?,?,?,?)",
-            (target_id, run_id, kind, rel, json.dumps(list(command)) if command else None,
-             exit_code))
+            (
+                target_id,
+                run_id,
+                kind,
+                rel,
+                json.dumps(list(command)) if command else None,
+                exit_code,
+            ),
+        )
 
 
 def _make_reserve(path: Path) -> None:

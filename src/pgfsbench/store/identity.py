@@ -25,6 +25,7 @@ def target_device(provenance: dict) -> dict | None:
 def host_identity(campaign: Campaign) -> dict:
     """Host facts that identify the machine, and each target's disk."""
     identity = {k: campaign.host.get(k) for k in HOST_KEYS}
-    identity["devices"] = {t.name: d for t in campaign.targets
-                           if (d := target_device(t.provenance)) is not None}
+    identity["devices"] = {
+        t.name: d for t in campaign.targets if (d := target_device(t.provenance)) is not None
+    }
     return identity

@@ -25,8 +25,11 @@ def check_store(url: str) -> None:
 
 
 def describe(result: Imported, results_dir: Path) -> str:
-    what = {"imported": "imported", "unchanged": "already imported, unchanged",
-            "updated": "updated: the directory changed since it was imported"}[result.action]
+    what = {
+        "imported": "imported",
+        "unchanged": "already imported, unchanged",
+        "updated": "updated: the directory changed since it was imported",
+    }[result.action]
     line = f"{results_dir}: {what} (campaign {result.campaign_id}, {result.uuid})"
     return line + (f"; the store held: {result.before}" if result.before else "")
 
@@ -47,15 +50,19 @@ def import_dirs(paths: list[Path], url: str, say: Say, decide: Decide) -> list[I
                 result = pg.import_rows(rows, d, decide)
             except StoreFailed as exc:
                 left = ", ".join(str(x) for x in dirs[n:])
-                raise StoreFailed(f"importing {d} failed: {exc}; the {len(done)} "
-                                  f"campaign(s) imported before it are kept; not imported: "
-                                  f"{left} (run the same import again: the ones already "
-                                  "imported are skipped)") from exc
+                raise StoreFailed(
+                    f"importing {d} failed: {exc}; the {len(done)} "
+                    f"campaign(s) imported before it are kept; not imported: "
+                    f"{left} (run the same import again: the ones already "
+                    "imported are skipped)"
+                ) from exc
             done.append(result)
             say(describe(result, d))
             if rows.campaign["status"] == "running":
-                say(f"  note: {d} is still running (or was killed: 'pgfsbench cleanup' "
-                    "marks it): import it again when it has ended to update it")
+                say(
+                    f"  note: {d} is still running (or was killed: 'pgfsbench cleanup' "
+                    "marks it): import it again when it has ended to update it"
+                )
     return done
 
 

@@ -31,8 +31,13 @@ from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
 
 CONNECT_TIMEOUT_S = 10
 SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
-ORDER = {"targets": "position, id", "runs": "id", "metrics": "run_id, seq",
-         "series": "run_id, name, t", "artifacts": "id"}
+ORDER = {
+    "targets": "position, id",
+    "runs": "id",
+    "metrics": "run_id, seq",
+    "series": "run_id, name, t",
+    "artifacts": "id",
+}
 # A campaign's decisions, one dict of DECISIONS' values per contender cell: the tool's
 # own (analysis/decisions.py), given by the caller; the store imports no analysis.
 Decide = Callable[[Campaign], list[dict]]
@@ -72,8 +77,9 @@ class PgStore:
         try:
             params = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
-            raise UserError(f"--store {shown(url)}: not a valid PostgreSQL URL: "
-                            f"{_first_line(exc)}") from None
+            raise UserError(
+                f"--store {shown(url)}: not a valid PostgreSQL URL: {_first_line(exc)}"
+            ) from None
         params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         params.setdefault("application_name", "pgfsbench")
         try:
@@ -81,19 +87,23 @@ class PgStore:
             # implicit one a read left open.
             conn = psycopg.connect(**params, autocommit=True)
         except psycopg.Error as exc:
-            raise UserError(f"cannot reach the results store {shown(url)}: "
-                            f"{_first_line(exc)}; check the URL and that the server "
-                            "runs (the results directories stay importable later with "
-                            "'pgfsbench import DIR --store URL')") from None
+            raise UserError(
+                f"cannot reach the results store {shown(url)}: "
+                f"{_first_line(exc)}; check the URL and that the server "
+                "runs (the results directories stay importable later with "
+                "'pgfsbench import DIR --store URL')"
+            ) from None
         conn.adapters.register_loader("json", TextLoader)  # the JSON as it was recorded
         store = cls(url, conn)
         try:
             store._ensure_schema()
         except psycopg.Error as exc:
             conn.close()
-            raise UserError(f"cannot set up the results store {shown(url)}: "
-                            f"{_first_line(exc)} (the user needs CREATE on the database "
-                            "the first time)") from None
+            raise UserError(
+                f"cannot set up the results store {shown(url)}: "
+                f"{_first_line(exc)} (the user needs CREATE on the database "
+                "the first time)"
+            ) from None
         except UserError:
             conn.close()
             raise
@@ -112,12 +122,14 @@ class PgStore:
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             version, layout = 0, 0
-            if self.conn.execute(
-                    "SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[0]:
+            if self.conn.execute("SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[
+                0
+            ]:
                 # The layout column came with layout 2: read it whether or not it is there.
                 version, layout = self.conn.execute(
                     "SELECT coalesce(max(version), 0), coalesce(max((to_jsonb(s) ->> "
-                    "'layout')::integer), 1) FROM pgfsbench_schema s").fetchone()
+                    "'layout')::integer), 1) FROM pgfsbench_schema s"
+                ).fetchone()
                 refuse_newer(version, f"the results store {shown(self.url)}")
                 if version == SCHEMA_VERSION and layout >= PG_LAYOUT:
                     return
@@ -135,8 +147,10 @@ class PgStore:
                     return
                 layout = PG_LAYOUT
             self.conn.execute("DELETE FROM pgfsbench_schema")
-            self.conn.execute("INSERT INTO pgfsbench_schema (version, layout) VALUES (%s, %s)",
-                              (SCHEMA_VERSION, max(layout, PG_LAYOUT)))
+            self.conn.execute(
+                "INSERT INTO pgfsbench_schema (version, layout) VALUES (%s, %s)",
+                (SCHEMA_VERSION, max(layout, PG_LAYOUT)),
+            )
 
     # --- writing ---------------------------------------------------------------
     def import_rows(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> Imported:
@@ -152,15 +166,19 @@ class PgStore:
                     "SELECT source_digest, status, imported_at, results_dir, "
                     "(SELECT count(*) FROM runs WHERE campaign_uuid = %s), "
                     "decided_at IS NOT NULL "
-                    "FROM campaign WHERE uuid = %s", (rows.uuid, rows.uuid)).fetchone()
+                    "FROM campaign WHERE uuid = %s",
+                    (rows.uuid, rows.uuid),
+                ).fetchone()
                 if held and held[0] == digest:
                     if not held[5]:  # imported before decisions were kept
                         self._decide(rows, results_dir, decide)
                     return Imported(rows.uuid, c["id"], "unchanged")
                 before = ""
                 if held:
-                    before = (f"{held[1]}, {held[4]} runs, from {held[3]}, imported "
-                              f"{held[2]:%Y-%m-%d %H:%M %Z}")
+                    before = (
+                        f"{held[1]}, {held[4]} runs, from {held[3]}, imported "
+                        f"{held[2]:%Y-%m-%d %H:%M %Z}"
+                    )
                     self.conn.execute("DELETE FROM campaign WHERE uuid = %s", (rows.uuid,))
                 self._insert(rows, results_dir, digest)
                 self._decide(rows, results_dir, decide)
@@ -174,51 +192,69 @@ class PgStore:
         self.conn.execute(
             f"INSERT INTO campaign ({', '.join(CAMPAIGN)}, hostname, machine_id, "
             f"results_dir, source_digest) VALUES ({', '.join(['%s'] * (len(CAMPAIGN) + 4))})",
-            [c[k] for k in CAMPAIGN] + [host.get("hostname"), host.get("machine_id"),
-                                        str(results_dir.resolve()), digest])
+            [c[k] for k in CAMPAIGN]
+            + [host.get("hostname"), host.get("machine_id"), str(results_dir.resolve()), digest],
+        )
         for name, columns in TABLES.items():
             extra = ("seq",) if name == "metrics" else ()
             with self.conn.cursor().copy(
-                    f"COPY {name} (campaign_uuid, {', '.join(columns + extra)}) "
-                    "FROM STDIN") as copy:
+                f"COPY {name} (campaign_uuid, {', '.join(columns + extra)}) FROM STDIN"
+            ) as copy:
                 for seq, row in enumerate(rows.table(name)):
-                    copy.write_row([rows.uuid, *(row[k] for k in columns),
-                                    *((seq,) if extra else ())])
+                    copy.write_row(
+                        [rows.uuid, *(row[k] for k in columns), *((seq,) if extra else ())]
+                    )
 
     def _decide(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> None:
         """The campaign's decisions as the report makes them (analysis/decisions.py)."""
         found = decide(campaign_from_rows(rows, results_dir))
         with self.conn.cursor().copy(
-                f"COPY decisions (campaign_uuid, {', '.join(DECISIONS)}) FROM STDIN") as copy:
+            f"COPY decisions (campaign_uuid, {', '.join(DECISIONS)}) FROM STDIN"
+        ) as copy:
             for d in found:
                 copy.write_row([rows.uuid, *(d[k] for k in DECISIONS)])
-        self.conn.execute("UPDATE campaign SET decided_at = now(), decided_by = %s "
-                          "WHERE uuid = %s", (__version__, rows.uuid))
+        self.conn.execute(
+            "UPDATE campaign SET decided_at = now(), decided_by = %s WHERE uuid = %s",
+            (__version__, rows.uuid),
+        )
 
     # --- reading ---------------------------------------------------------------
     def campaigns(self) -> list[dict]:
         """Every campaign's row (without the JSON bodies' weight), oldest first."""
         cur = self.conn.cursor(row_factory=dict_row)
-        return [{**r, "uuid": str(r["uuid"])} for r in cur.execute(
-            "SELECT uuid, id, plan_name, hostname, machine_id, started, ended, status, "
-            "results_dir FROM campaign ORDER BY started, uuid")]
+        return [
+            {**r, "uuid": str(r["uuid"])}
+            for r in cur.execute(
+                "SELECT uuid, id, plan_name, hostname, machine_id, started, ended, status, "
+                "results_dir FROM campaign ORDER BY started, uuid"
+            )
+        ]
 
     def find(self, name: str) -> str:
         """The UUID of the campaign ``name`` names: its UUID or id, or a unique prefix
         of either (UserError if none or several)."""
-        rows = self.conn.execute(
-            "SELECT uuid::text, id FROM campaign WHERE uuid::text = %s OR id = %s",
-            (name.lower(), name)).fetchall() or self.conn.execute(
-            "SELECT uuid::text, id FROM campaign WHERE uuid::text LIKE %s OR id LIKE %s",
-            (name.lower().replace("%", r"\%") + "%", name.replace("%", r"\%") + "%")
-        ).fetchall()
+        rows = (
+            self.conn.execute(
+                "SELECT uuid::text, id FROM campaign WHERE uuid::text = %s OR id = %s",
+                (name.lower(), name),
+            ).fetchall()
+            or self.conn.execute(
+                "SELECT uuid::text, id FROM campaign WHERE uuid::text LIKE %s OR id LIKE %s",
+                (name.lower().replace("%", r"\%") + "%", name.replace("%", r"\%") + "%"),
+            ).fetchall()
+        )
         if len(rows) == 1:
             return rows[0][0]
         if not rows:
-            raise UserError(f"no campaign '{name}' in the results store {shown(self.url)} "
-                            "('pgfsbench list --store URL' lists them)")
-        raise UserError(f"'{name}' names {len(rows)} campaigns in the results store: "
-                        + ", ".join(f"{u} ({i})" for u, i in rows[:5]) + "; give more of it")
+            raise UserError(
+                f"no campaign '{name}' in the results store {shown(self.url)} "
+                "('pgfsbench list --store URL' lists them)"
+            )
+        raise UserError(
+            f"'{name}' names {len(rows)} campaigns in the results store: "
+            + ", ".join(f"{u} ({i})" for u, i in rows[:5])
+            + "; give more of it"
+        )
 
     def rows(self, uuid: str, series: bool = True) -> tuple[CampaignRows, Path]:
         """Every row of one campaign, read from one snapshot (an import replacing it
@@ -235,8 +271,9 @@ class PgStore:
 
     def _rows(self, uuid: str, series: bool) -> tuple[CampaignRows, Path]:
         cur = self.conn.cursor(row_factory=dict_row)
-        campaign = cur.execute(f"SELECT {', '.join(CAMPAIGN)}, results_dir FROM campaign "
-                               "WHERE uuid = %s", (uuid,)).fetchone()
+        campaign = cur.execute(
+            f"SELECT {', '.join(CAMPAIGN)}, results_dir FROM campaign WHERE uuid = %s", (uuid,)
+        ).fetchone()
         if campaign is None:
             raise UserError(f"no campaign {uuid} in the results store {shown(self.url)}")
         campaign["uuid"] = str(campaign["uuid"])
@@ -248,7 +285,9 @@ class PgStore:
                 continue
             tables[name] = cur.execute(
                 f"SELECT {', '.join(columns)} FROM {name} WHERE campaign_uuid = %s "
-                f"ORDER BY {ORDER[name]}", (uuid,)).fetchall()
+                f"ORDER BY {ORDER[name]}",
+                (uuid,),
+            ).fetchall()
         return CampaignRows(campaign, **tables), results_dir
 
     def load_campaign(self, name: str, series: bool = True) -> Campaign:

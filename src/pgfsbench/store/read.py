@@ -78,28 +78,50 @@ def _direction(value: int | None) -> bool | None:
 
 
 def _artifact(r: dict) -> StoredArtifact:
-    return StoredArtifact(r["kind"], r["path"],
-                          json.loads(r["command_json"]) if r["command_json"] else None,
-                          r["exit_code"])
+    return StoredArtifact(
+        r["kind"],
+        r["path"],
+        json.loads(r["command_json"]) if r["command_json"] else None,
+        r["exit_code"],
+    )
 
 
 def campaign_from_rows(rows: CampaignRows, results_dir: Path) -> Campaign:
     """The campaign that ``rows`` hold; its artifacts are under ``results_dir``."""
     targets = [
-        StoredTarget(r["id"], r["name"], r["position"], r["kind"], r["fs"], r["status"],
-                     r["reason"], json.loads(r["spec_json"]),
-                     json.loads(r["provenance_json"] or "{}"))
+        StoredTarget(
+            r["id"],
+            r["name"],
+            r["position"],
+            r["kind"],
+            r["fs"],
+            r["status"],
+            r["reason"],
+            json.loads(r["spec_json"]),
+            json.loads(r["provenance_json"] or "{}"),
+        )
         for r in rows.targets
     ]
     names = {t.id: t.name for t in targets}
-    runs = {r["id"]: StoredRun(r["id"], names[r["target_id"]], r["workload"], r["label"],
-                               r["repetition"], json.loads(r["params_json"]), r["status"],
-                               r["error"], r["started"], r["ended"])
-            for r in rows.runs}
+    runs = {
+        r["id"]: StoredRun(
+            r["id"],
+            names[r["target_id"]],
+            r["workload"],
+            r["label"],
+            r["repetition"],
+            json.loads(r["params_json"]),
+            r["status"],
+            r["error"],
+            r["started"],
+            r["ended"],
+        )
+        for r in rows.runs
+    }
     for r in rows.metrics:
         runs[r["run_id"]].metrics.append(
-            Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]),
-                   r["note"]))
+            Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]), r["note"])
+        )
     for r in rows.series:
         series = runs[r["run_id"]].series.setdefault(r["name"], Series(r["name"], r["unit"]))
         series.points.append((r["t"], r["value"]))
@@ -110,11 +132,23 @@ def campaign_from_rows(rows: CampaignRows, results_dir: Path) -> Campaign:
         elif r["target_id"] is not None:
             by_target.setdefault(names[r["target_id"]], []).append(_artifact(r))
     c = rows.campaign
-    return Campaign(results_dir, c["id"], c["plan_name"], json.loads(c["plan_json"]),
-                    json.loads(c["host_json"]), c["pgfsbench_version"], c["status"],
-                    c["started"], c["ended"], targets, list(runs.values()),
-                    json.loads(c["schedule_json"] or "{}"), c["uuid"], c["schema_version"],
-                    by_target)
+    return Campaign(
+        results_dir,
+        c["id"],
+        c["plan_name"],
+        json.loads(c["plan_json"]),
+        json.loads(c["host_json"]),
+        c["pgfsbench_version"],
+        c["status"],
+        c["started"],
+        c["ended"],
+        targets,
+        list(runs.values()),
+        json.loads(c["schedule_json"] or "{}"),
+        c["uuid"],
+        c["schema_version"],
+        by_target,
+    )
 
 
 def read_rows(results_dir: Path, series: bool = True) -> CampaignRows:
@@ -130,8 +164,7 @@ def read_rows(results_dir: Path, series: bool = True) -> CampaignRows:
         store.close()
 
 
-def load_campaign(source: Path | str, campaign: str | None = None,
-                  series: bool = True) -> Campaign:
+def load_campaign(source: Path | str, campaign: str | None = None, series: bool = True) -> Campaign:
     """A campaign from a results directory, or from a PostgreSQL store: ``source`` a
     ``postgresql://`` URL and ``campaign`` its UUID (or id, or a unique prefix of
     either). ``series=False`` skips the per-second series (a listing needs none)."""
@@ -139,8 +172,10 @@ def load_campaign(source: Path | str, campaign: str | None = None,
         from pgfsbench.store.pg import PgStore
 
         if campaign is None:
-            raise UserError("a campaign in a results store is named by its UUID or id: "
-                            "'pgfsbench list --store URL' lists them")
+            raise UserError(
+                "a campaign in a results store is named by its UUID or id: "
+                "'pgfsbench list --store URL' lists them"
+            )
         with PgStore.connect(source) as pg:
             return pg.load_campaign(campaign, series)
     results_dir = Path(source)

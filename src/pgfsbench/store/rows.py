@@ -17,22 +17,76 @@ from dataclasses import dataclass
 from pgfsbench.store.version import legacy_uuid, sqlite_version
 
 # The columns of each table, in the current schema, in the order rows are kept.
-CAMPAIGN = ("id", "uuid", "schema_version", "plan_name", "plan_json", "host_json",
-            "pgfsbench_version", "started", "ended", "status", "schedule_json")
-TARGETS = ("id", "name", "position", "kind", "fs", "spec_json", "status", "reason",
-           "provenance_json")
-RUNS = ("id", "target_id", "workload", "label", "repetition", "params_json", "status",
-        "error", "started", "ended")
+CAMPAIGN = (
+    "id",
+    "uuid",
+    "schema_version",
+    "plan_name",
+    "plan_json",
+    "host_json",
+    "pgfsbench_version",
+    "started",
+    "ended",
+    "status",
+    "schedule_json",
+)
+TARGETS = (
+    "id",
+    "name",
+    "position",
+    "kind",
+    "fs",
+    "spec_json",
+    "status",
+    "reason",
+    "provenance_json",
+)
+RUNS = (
+    "id",
+    "target_id",
+    "workload",
+    "label",
+    "repetition",
+    "params_json",
+    "status",
+    "error",
+    "started",
+    "ended",
+)
 METRICS = ("run_id", "name", "value", "unit", "higher_is_better", "note")
 SERIES = ("run_id", "name", "unit", "t", "value")
 ARTIFACTS = ("id", "target_id", "run_id", "kind", "path", "command_json", "exit_code")
-TABLES = {"targets": TARGETS, "runs": RUNS, "metrics": METRICS, "series": SERIES,
-          "artifacts": ARTIFACTS}
+TABLES = {
+    "targets": TARGETS,
+    "runs": RUNS,
+    "metrics": METRICS,
+    "series": SERIES,
+    "artifacts": ARTIFACTS,
+}
 # The PostgreSQL store's decisions table (filled at import by analysis/decisions.py).
-DECISIONS = ("workload", "label", "metric", "unit", "direction", "headline", "target",
-             "baseline", "verdict", "reason", "median", "baseline_median", "n",
-             "baseline_n", "ratio", "ratio_low", "ratio_high", "p_value", "paired",
-             "decided_at_round", "rounds_needed")
+DECISIONS = (
+    "workload",
+    "label",
+    "metric",
+    "unit",
+    "direction",
+    "headline",
+    "target",
+    "baseline",
+    "verdict",
+    "reason",
+    "median",
+    "baseline_median",
+    "n",
+    "baseline_n",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "p_value",
+    "paired",
+    "decided_at_round",
+    "rounds_needed",
+)
 # What an older file lacks, as its readers took it.
 DEFAULTS = {"label": "", "repetition": 1, "schedule_json": None}
 
@@ -69,13 +123,23 @@ class CampaignRows:
         return {name: len(self.table(name)) for name in TABLES}
 
 
-def _select(conn: sqlite3.Connection, table: str, columns: tuple[str, ...],
-            order: str, with_rows: bool = True) -> list[dict]:
+def _select(
+    conn: sqlite3.Connection,
+    table: str,
+    columns: tuple[str, ...],
+    order: str,
+    with_rows: bool = True,
+) -> list[dict]:
     have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
     picked = ", ".join(c if c in have else "NULL" for c in columns)
-    rows = [dict(zip(columns, r)) for r in
-            conn.execute(f"SELECT {picked} FROM {table} ORDER BY {order}")] \
-        if with_rows else []
+    rows = (
+        [
+            dict(zip(columns, r))
+            for r in conn.execute(f"SELECT {picked} FROM {table} ORDER BY {order}")
+        ]
+        if with_rows
+        else []
+    )
     for c in columns:
         if c not in have and c in DEFAULTS:
             for row in rows:
@@ -100,4 +164,5 @@ def read_sqlite(conn: sqlite3.Connection, series: bool = True) -> CampaignRows:
         _select(conn, "runs", RUNS, "id"),
         _select(conn, "metrics", METRICS, "run_id, rowid"),
         _select(conn, "series", SERIES, "run_id, name, t, rowid", with_rows=series),
-        _select(conn, "artifacts", ARTIFACTS, "id"))
+        _select(conn, "artifacts", ARTIFACTS, "id"),
+    )

@@ -31,14 +31,19 @@ def _found(paths: list[Path]) -> list[tuple[Path, bool]]:
             raise UserError(f"{path}: no such directory")
         inside = sorted(p.parent for p in path.glob(f"*/{DB_NAME}"))
         if not inside:
-            raise UserError(f"{path} holds no results ({DB_NAME} not found there or in its "
-                            "sub-directories)")
+            raise UserError(
+                f"{path} holds no results ({DB_NAME} not found there or in its sub-directories)"
+            )
         found += [(d, False) for d in inside]
     return found
 
 
-def campaigns(dirs: list[Path], store_url: str | None, series: bool = False,
-              skip: Callable[[str], None] | None = None) -> Iterator[tuple[Campaign, str]]:
+def campaigns(
+    dirs: list[Path],
+    store_url: str | None,
+    series: bool = False,
+    skip: Callable[[str], None] | None = None,
+) -> Iterator[tuple[Campaign, str]]:
     """Each campaign with where it was read from: the directories' first, then the
     store's, oldest first. Without series unless asked: a listing needs none.
     A directory found inside a named one that cannot be read (a campaign that never

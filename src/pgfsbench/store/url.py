@@ -22,9 +22,11 @@ def is_store_url(text: str) -> bool:
 def check_store_url(text: str) -> str:
     """``text`` if it is a store URL, else UserError naming the form one takes."""
     if not is_store_url(text):
-        raise UserError(f"--store {shown(text)!r} is not a PostgreSQL URL: give one like "
-                        "postgresql://user@host:5432/pgfsbench (or set "
-                        f"{STORE_ENV})")
+        raise UserError(
+            f"--store {shown(text)!r} is not a PostgreSQL URL: give one like "
+            "postgresql://user@host:5432/pgfsbench (or set "
+            f"{STORE_ENV})"
+        )
     return text
 
 

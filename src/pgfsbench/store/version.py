@@ -50,9 +50,11 @@ def sqlite_version(conn: sqlite3.Connection) -> int:
 
 def refuse_newer(version: int, where: str) -> None:
     if version > SCHEMA_VERSION:
-        raise UserError(f"{where} has results schema version {version}, newer than this "
-                        f"pgfsbench reads (up to {SCHEMA_VERSION}): upgrade pgfsbench to "
-                        "read it")
+        raise UserError(
+            f"{where} has results schema version {version}, newer than this "
+            f"pgfsbench reads (up to {SCHEMA_VERSION}): upgrade pgfsbench to "
+            "read it"
+        )
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -81,7 +83,9 @@ def migrate_sqlite(conn: sqlite3.Connection) -> int:
         if "schema_version" not in campaign:
             conn.execute("ALTER TABLE campaign ADD COLUMN schema_version INTEGER")
         for cid, started in conn.execute("SELECT id, started FROM campaign").fetchall():
-            conn.execute("UPDATE campaign SET uuid=?, schema_version=? WHERE id=? AND "
-                         "uuid IS NULL", (legacy_uuid(cid, started), found, cid))
+            conn.execute(
+                "UPDATE campaign SET uuid=?, schema_version=? WHERE id=? AND uuid IS NULL",
+                (legacy_uuid(cid, started), found, cid),
+            )
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return found

@@ -61,9 +61,11 @@ class RunContext:
         st = os.statvfs(self.target.workdir)
         free = st.f_bavail * st.f_frsize
         if free < needed_bytes:
-            raise UserError(f"{what} needs {needed_bytes / 2**20:.0f} MB but the target "
-                            f"'{self.target.name}' has {free / 2**20:.0f} MB free; give the "
-                            "target a larger size or the workload a smaller one")
+            raise UserError(
+                f"{what} needs {needed_bytes / 2**20:.0f} MB but the target "
+                f"'{self.target.name}' has {free / 2**20:.0f} MB free; give the "
+                "target a larger size or the workload a smaller one"
+            )
 
     def scratch(self) -> contextlib.AbstractContextManager[Path]:
         """A private directory off the target for tool logs, removed afterwards.

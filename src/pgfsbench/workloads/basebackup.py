@@ -65,9 +65,20 @@ def run(ctx: RunContext, params: BasebackupWorkload) -> WorkloadResult:
     # The copy is at most the data directory (it skips temp files, unlogged data, old WAL).
     ctx.require_free(tree_bytes(ctx.cluster.pgdata) + WAL_ALLOWANCE, "pg_basebackup")
     try:
-        out = ctx.tool([ctx.cluster.bins.tool("pg_basebackup"), *ctx.cluster.conn_args(),
-                        "-D", str(dest), "-Fp", "-Xstream", "-c", "fast", "--verbose"],
-                       "pg_basebackup")
+        out = ctx.tool(
+            [
+                ctx.cluster.bins.tool("pg_basebackup"),
+                *ctx.cluster.conn_args(),
+                "-D",
+                str(dest),
+                "-Fp",
+                "-Xstream",
+                "-c",
+                "fast",
+                "--verbose",
+            ],
+            "pg_basebackup",
+        )
         nbytes = tree_bytes(dest)
     finally:
         shutil.rmtree(dest, ignore_errors=True)

@@ -141,8 +141,13 @@ class Capacity:
         return self.high / self.low
 
 
-def search(probe: Callable[[float | None], Probe], *, resolution: float, max_probes: int,
-           min_rate: float = 1.0) -> Capacity:
+def search(
+    probe: Callable[[float | None], Probe],
+    *,
+    resolution: float,
+    max_probes: int,
+    min_rate: float = 1.0,
+) -> Capacity:
     """Find the highest rate whose probe passes (see the module's text).
 
     ``probe(None)`` runs unthrottled; ``probe(R)`` at ``--rate R``. ``max_probes`` counts
@@ -177,4 +182,3 @@ def search(probe: Callable[[float | None], Probe], *, resolution: float, max_pro
     if low is None:
         return Capacity(None, None, high, "none", probes, stopped)
     return Capacity(low, low, high, "latency", probes, stopped)
-

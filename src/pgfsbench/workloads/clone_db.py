@@ -46,9 +46,13 @@ class CloneDbWorkload(WorkloadBase):
     """CREATE DATABASE ... STRATEGY = FILE_COPY, file_copy_method clone against copy."""
 
     type: Literal["clone-db"]
-    scale: int = Field(2, ge=1, le=10000,
-                       description="pgbench scale of the template database the new "
-                                   "databases are created from (about 15 MB per unit)")
+    scale: int = Field(
+        2,
+        ge=1,
+        le=10000,
+        description="pgbench scale of the template database the new "
+        "databases are created from (about 15 MB per unit)",
+    )
 
 
 def free_bytes(path: str) -> int:
@@ -61,26 +65,58 @@ def reflink_offered(used_bytes: float, template_bytes: float) -> bool:
     return template_bytes > 0 and used_bytes < SHARED_BELOW * template_bytes
 
 
-def clone_metrics(template_bytes: int, seconds: dict[str, float | None],
-                  used: dict[str, float | None], why_not: str = "") -> list[Metric]:
+def clone_metrics(
+    template_bytes: int,
+    seconds: dict[str, float | None],
+    used: dict[str, float | None],
+    why_not: str = "",
+) -> list[Metric]:
     """The metrics of one measurement: per method its time and the space it took."""
     clone_used = used.get("clone")
-    offered = (None if clone_used is None
-               else float(reflink_offered(clone_used, template_bytes)))
-    note = why_not or ("blocks shared (reflink)" if offered else
-                       "not offered: the filesystem copied the blocks (no reflink)")
-    metrics = [Metric("clone_db.template_mb", template_bytes / MB, "MB", None,
-                      "informational: size of the template database"),
-               Metric("clone_db.reflink", offered, "", None,
-                      "informational: 1 when file_copy_method=clone shared blocks; " + note)]
+    offered = None if clone_used is None else float(reflink_offered(clone_used, template_bytes))
+    note = why_not or (
+        "blocks shared (reflink)"
+        if offered
+        else "not offered: the filesystem copied the blocks (no reflink)"
+    )
+    metrics = [
+        Metric(
+            "clone_db.template_mb",
+            template_bytes / MB,
+            "MB",
+            None,
+            "informational: size of the template database",
+        ),
+        Metric(
+            "clone_db.reflink",
+            offered,
+            "",
+            None,
+            "informational: 1 when file_copy_method=clone shared blocks; " + note,
+        ),
+    ]
     for method in METHODS:
         s, u = seconds.get(method), used.get(method)
-        metrics.append(Metric(f"clone_db.{method}_s", s, "s", False,
-                              f"CREATE DATABASE STRATEGY=FILE_COPY, file_copy_method={method}"
-                              + (f" ({why_not})" if s is None and why_not else "")))
-        metrics.append(Metric(f"clone_db.{method}_mb_used", None if u is None else u / MB,
-                              "MB", None, f"informational: filesystem space the new "
-                                          f"database took (file_copy_method={method})"))
+        metrics.append(
+            Metric(
+                f"clone_db.{method}_s",
+                s,
+                "s",
+                False,
+                f"CREATE DATABASE STRATEGY=FILE_COPY, file_copy_method={method}"
+                + (f" ({why_not})" if s is None and why_not else ""),
+            )
+        )
+        metrics.append(
+            Metric(
+                f"clone_db.{method}_mb_used",
+                None if u is None else u / MB,
+                "MB",
+                None,
+                f"informational: filesystem space the new "
+                f"database took (file_copy_method={method})",
+            )
+        )
     return metrics
 
 
@@ -96,28 +132,73 @@ def prepare(ctx: RunContext, params: CloneDbWorkload) -> list[Metric]:
     if _template_ready(ctx, params.scale):
         return []
     ctx.require_free(3 * params.scale * BYTES_PER_SCALE, "clone-db's template")
-    ctx.tool([ctx.cluster.bins.tool("psql"), "-X", "-v", "ON_ERROR_STOP=1",
-              *ctx.cluster.conn_args(), "-d", "postgres",
-              "-c", f"DROP DATABASE IF EXISTS {TEMPLATE}",
-              "-c", f"CREATE DATABASE {TEMPLATE}"], "clone-db-template-create")
-    out = ctx.tool([ctx.cluster.bins.tool("pgbench"), *ctx.cluster.conn_args(), "-i", "-q",
-                    "-s", str(params.scale), TEMPLATE], "clone-db-template-load")
-    return [Metric("clone_db.template_load_s", out.seconds, "s", None,
-                   "informational: loading the template (not measured)")]
+    ctx.tool(
+        [
+            ctx.cluster.bins.tool("psql"),
+            "-X",
+            "-v",
+            "ON_ERROR_STOP=1",
+            *ctx.cluster.conn_args(),
+            "-d",
+            "postgres",
+            "-c",
+            f"DROP DATABASE IF EXISTS {TEMPLATE}",
+            "-c",
+            f"CREATE DATABASE {TEMPLATE}",
+        ],
+        "clone-db-template-create",
+    )
+    out = ctx.tool(
+        [
+            ctx.cluster.bins.tool("pgbench"),
+            *ctx.cluster.conn_args(),
+            "-i",
+            "-q",
+            "-s",
+            str(params.scale),
+            TEMPLATE,
+        ],
+        "clone-db-template-load",
+    )
+    return [
+        Metric(
+            "clone_db.template_load_s",
+            out.seconds,
+            "s",
+            None,
+            "informational: loading the template (not measured)",
+        )
+    ]
 
 
 def _create(ctx: RunContext, method: str) -> tuple[float | None, float | None, str]:
     """Time and space of one CREATE DATABASE; (None, None, why) when the server refused."""
-    psql = [ctx.cluster.bins.tool("psql"), "-X", "-v", "ON_ERROR_STOP=1",
-            *ctx.cluster.conn_args(), "-d", "postgres"]
-    ctx.tool([*psql, "-c", f"DROP DATABASE IF EXISTS {CLONE}", "-c", "CHECKPOINT"],
-             f"clone-db-{method}-before")
+    psql = [
+        ctx.cluster.bins.tool("psql"),
+        "-X",
+        "-v",
+        "ON_ERROR_STOP=1",
+        *ctx.cluster.conn_args(),
+        "-d",
+        "postgres",
+    ]
+    ctx.tool(
+        [*psql, "-c", f"DROP DATABASE IF EXISTS {CLONE}", "-c", "CHECKPOINT"],
+        f"clone-db-{method}-before",
+    )
     os.sync()
     before = free_bytes(str(ctx.target.workdir))
     try:
-        out = ctx.tool([*psql, "-c", f"SET file_copy_method = {method}",
-                        "-c", f"CREATE DATABASE {CLONE} TEMPLATE {TEMPLATE} "
-                              "STRATEGY = FILE_COPY"], f"clone-db-{method}")
+        out = ctx.tool(
+            [
+                *psql,
+                "-c",
+                f"SET file_copy_method = {method}",
+                "-c",
+                f"CREATE DATABASE {CLONE} TEMPLATE {TEMPLATE} STRATEGY = FILE_COPY",
+            ],
+            f"clone-db-{method}",
+        )
     except CommandFailed as exc:
         lines = [ln for ln in exc.result.stderr.splitlines() if "ERROR" in ln]
         return None, None, "not offered: " + (lines[0].strip() if lines else "server refused")

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 _NUMBER = r"\d+(?:[.,]\d+)?(?:[eE][-+]?\d+)?"
 _SUMMARY = re.compile(
-    rf"^\s*(?P<bytes>\d+)\s*[^\d\s(,]+"          # 67108864 bytes / Bytes / octets / byte
-    r"(?:\s*\((?P<human>[^)]*)\))?"               # (67 MB, 64 MiB), absent below 1 kB
-    r"\s*[^\d,]*,\s*"                             # copied, / kopiert, / copiés,
-    rf"(?P<seconds>{_NUMBER})\s*[^\d\s,]+,\s*"    # 0.24424 s, / 254.467 seconds,
-    rf"(?P<rate>{_NUMBER}|[Ii]nf(?:inity)?)\s*"   # 275 / 0,0 / Infinity (old dd, 0 s)
+    rf"^\s*(?P<bytes>\d+)\s*[^\d\s(,]+"  # 67108864 bytes / Bytes / octets / byte
+    r"(?:\s*\((?P<human>[^)]*)\))?"  # (67 MB, 64 MiB), absent below 1 kB
+    r"\s*[^\d,]*,\s*"  # copied, / kopiert, / copiés,
+    rf"(?P<seconds>{_NUMBER})\s*[^\d\s,]+,\s*"  # 0.24424 s, / 254.467 seconds,
+    rf"(?P<rate>{_NUMBER}|[Ii]nf(?:inity)?)\s*"  # 275 / 0,0 / Infinity (old dd, 0 s)
     r"(?P<unit>[kKMGTPEZY]?i?B)/s\s*$"
 )
 # dd prefixes its diagnostics with the name it was called by: "dd: " or "/usr/bin/dd: ".
@@ -87,8 +87,9 @@ def parse_dd_output(text: str) -> DdSummary:
         raise ValueError("dd reported an error: " + " | ".join(errors))
     if found is None:
         tail = " | ".join(line.strip() for line in lines if line.strip())[-300:]
-        raise ValueError(f"no dd summary line ('N bytes ... copied, S s, R MB/s') in: "
-                         f"{tail or '(empty output)'}")
+        raise ValueError(
+            f"no dd summary line ('N bytes ... copied, S s, R MB/s') in: {tail or '(empty output)'}"
+        )
     rate = _number(found.group("rate"))
     unit = found.group("unit")
     return DdSummary(

@@ -41,16 +41,24 @@ class FileioWorkload(WorkloadBase):
 
     type: Literal["fileio"]
     patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
-        ["read", "write", "randread", "randwrite"], min_length=1,
-        description="fio access patterns (--rw), one cell each per block size")
-    block_sizes: list[Size] = Field(["8k", "64k", "1M"], min_length=1,
-                                    description="block sizes (--bs), one cell each per pattern")
+        ["read", "write", "randread", "randwrite"],
+        min_length=1,
+        description="fio access patterns (--rw), one cell each per block size",
+    )
+    block_sizes: list[Size] = Field(
+        ["8k", "64k", "1M"],
+        min_length=1,
+        description="block sizes (--bs), one cell each per pattern",
+    )
     size: Size = Field("256M", description="size of the test file")
     seconds: int = Field(5, ge=1, le=3600, description="seconds per cell")
     iodepth: int = Field(1, ge=1, le=1024, description="I/Os in flight (--iodepth)")
-    warmup: int = Field(0, ge=0, le=3600, description="seconds per cell run before the "
-                                                      "measured ones and left out "
-                                                      "(fio --ramp_time)")
+    warmup: int = Field(
+        0,
+        ge=0,
+        le=3600,
+        description="seconds per cell run before the measured ones and left out (fio --ramp_time)",
+    )
 
 
 @dataclass(frozen=True)
@@ -80,39 +88,66 @@ def cells(params: FileioWorkload) -> list[Cell]:
 def layout_argv(fio: str, filename: str, size: int) -> list[str]:
     # A read job needs the whole file: create_only=1 writes it (and fsyncs,
     # fio's create_fsync default), then exits without running the job.
-    return [fio, "--name=layout", f"--filename={filename}", "--rw=read",
-            f"--bs={min(LAYOUT_BS, size)}", f"--size={size}", "--create_only=1",
-            "--output-format=json"]
+    return [
+        fio,
+        "--name=layout",
+        f"--filename={filename}",
+        "--rw=read",
+        f"--bs={min(LAYOUT_BS, size)}",
+        f"--size={size}",
+        "--create_only=1",
+        "--output-format=json",
+    ]
 
 
 def cell_argv(fio: str, filename: str, cell: Cell, params: FileioWorkload) -> list[str]:
     # psync at depth 1: fio would cap a synchronous engine's depth at 1 anyway.
     engine = "libaio" if params.iodepth > 1 else "psync"
-    return [fio, f"--name={cell.name}", f"--filename={filename}", f"--rw={cell.pattern}",
-            f"--bs={cell.block_bytes}", f"--size={size_to_bytes(params.size)}",
-            "--direct=1", f"--ioengine={engine}", f"--iodepth={params.iodepth}",
-            "--time_based", f"--runtime={params.seconds}",
-            *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
-            "--output-format=json"]
+    return [
+        fio,
+        f"--name={cell.name}",
+        f"--filename={filename}",
+        f"--rw={cell.pattern}",
+        f"--bs={cell.block_bytes}",
+        f"--size={size_to_bytes(params.size)}",
+        "--direct=1",
+        f"--ioengine={engine}",
+        f"--iodepth={params.iodepth}",
+        "--time_based",
+        f"--runtime={params.seconds}",
+        *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
+        "--output-format=json",
+    ]
 
 
 def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
     size = size_to_bytes(params.size)
     matrix = cells(params)
     if too_big := [c for c in matrix if c.block_bytes > size]:
-        raise UserError(f"fileio: block size {block_label(too_big[0].block_bytes)} is larger "
-                        f"than the file ({params.size}); give a larger size")
+        raise UserError(
+            f"fileio: block size {block_label(too_big[0].block_bytes)} is larger "
+            f"than the file ({params.size}); give a larger size"
+        )
     ctx.require_free(size, f"fileio (a {params.size} test file)")
     fio = fio_binary()
     test_file = ctx.target.workdir / "fileio.fio"
     result = WorkloadResult()
     try:
-        run_fio(ctx, layout_argv(fio, str(test_file), size), "fio-fileio-layout",
-                cwd=ctx.target.workdir, timeout=120 + size / 5e6)  # even at 5 MB/s
+        run_fio(
+            ctx,
+            layout_argv(fio, str(test_file), size),
+            "fio-fileio-layout",
+            cwd=ctx.target.workdir,
+            timeout=120 + size / 5e6,
+        )  # even at 5 MB/s
         for cell in matrix:
-            out = run_fio(ctx, cell_argv(fio, str(test_file), cell, params),
-                          f"fio-{cell.name}", cwd=ctx.target.workdir,
-                          timeout=(params.seconds + params.warmup) * 3 + 120)
+            out = run_fio(
+                ctx,
+                cell_argv(fio, str(test_file), cell, params),
+                f"fio-{cell.name}",
+                cwd=ctx.target.workdir,
+                timeout=(params.seconds + params.warmup) * 3 + 120,
+            )
             # The bare JSON beside the command record, so jq and fio's tools read it as is.
             raw = ctx.artifacts_dir / f"fio-{cell.name}.json"
             raw.write_text(out.stdout)
@@ -131,21 +166,29 @@ def cell_metrics(cell: Cell, stdout: str) -> list[Metric]:
     return [
         Metric(f"{prefix}.iops", stats.iops, "IO/s", True),
         Metric(f"{prefix}.mb_per_s", stats.bw_bytes / MB, "MB/s (10^6 B/s)", True),
-        Metric(f"{prefix}.lat_p50_us", stats.clat.percentile_us(50.0), "µs", False,
-               "completion latency (clat)"),
-        Metric(f"{prefix}.lat_p99_us", stats.clat.percentile_us(99.0), "µs", False,
-               "completion latency (clat)"),
+        Metric(
+            f"{prefix}.lat_p50_us",
+            stats.clat.percentile_us(50.0),
+            "µs",
+            False,
+            "completion latency (clat)",
+        ),
+        Metric(
+            f"{prefix}.lat_p99_us",
+            stats.clat.percentile_us(99.0),
+            "µs",
+            False,
+            "completion latency (clat)",
+        ),
     ]
 
 
 def headline(params: FileioWorkload, names: Sequence[str]) -> str | None:
     """The first cell's MB/s: which cells there are depends on what was measured."""
-    return next((n for n in names if n.startswith("fileio.") and n.endswith(".mb_per_s")),
-                None)
+    return next((n for n in names if n.startswith("fileio.") and n.endswith(".mb_per_s")), None)
 
 
-def logical_bytes(params: FileioWorkload,
-                  values: Mapping[str, float]) -> tuple[float | None, str]:
+def logical_bytes(params: FileioWorkload, values: Mapping[str, float]) -> tuple[float | None, str]:
     if not recorded(params, "size", "seconds"):
         return None, "unknown"
     rates = [v for k, v in values.items() if WRITE_CELL_MB_PER_S.match(k)]
@@ -156,8 +199,9 @@ def logical_bytes(params: FileioWorkload,
 
 def estimate_seconds(params: FileioWorkload) -> float:
     cells = len(params.patterns) * len(params.block_sizes)
-    return (size_to_bytes(params.size) / EST_WRITE_RATE
-            + cells * (params.seconds + params.warmup + 0.5))
+    return size_to_bytes(params.size) / EST_WRITE_RATE + cells * (
+        params.seconds + params.warmup + 0.5
+    )
 
 
 KIND = WorkloadKind(

@@ -25,8 +25,10 @@ def fio_binary() -> str:
     """The fio executable, or a UserError that says how to get it."""
     path = proc.which("fio")
     if path is None:
-        raise UserError("fio is not installed (needed by the fsync-latency and fileio "
-                        "workloads): apt-get install fio, or run 'make setup'")
+        raise UserError(
+            "fio is not installed (needed by the fsync-latency and fileio "
+            "workloads): apt-get install fio, or run 'make setup'"
+        )
     return path
 
 
@@ -40,8 +42,9 @@ def run_fio(ctx: RunContext, argv: list[str], stem: str, **kwargs) -> proc.Comma
         return ctx.tool(argv, stem, **kwargs)
     except CommandFailed as exc:
         result = exc.result
-        raise ValueError(f"fio exited {result.exit_code}: "
-                         f"{failure_reason(result.stdout, result.stderr)}") from exc
+        raise ValueError(
+            f"fio exited {result.exit_code}: {failure_reason(result.stdout, result.stderr)}"
+        ) from exc
 
 
 def failure_reason(stdout: str, stderr: str) -> str:
@@ -115,8 +118,10 @@ class FioOutput:
         for j in self.jobs:
             if j.name == name:
                 return j
-        raise ValueError(f"fio output has no job '{name}' (jobs: "
-                         f"{', '.join(j.name for j in self.jobs) or 'none'})")
+        raise ValueError(
+            f"fio output has no job '{name}' (jobs: "
+            f"{', '.join(j.name for j in self.jobs) or 'none'})"
+        )
 
 
 def parse_fio_json(text: str) -> FioOutput:
@@ -135,13 +140,16 @@ def parse_fio_json(text: str) -> FioOutput:
     try:
         jobs = [_job(j) for j in data["jobs"]]
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"fio JSON output is not in the shape fio 3 prints "
-                         f"(missing or odd field: {exc!r})") from None
+        raise ValueError(
+            f"fio JSON output is not in the shape fio 3 prints (missing or odd field: {exc!r})"
+        ) from None
     for job in jobs:
         if job.error:
             detail = f": {preamble}" if preamble else ""
-            raise ValueError(f"fio job '{job.name}' failed with error {job.error} "
-                             f"({os.strerror(job.error)}){detail}")
+            raise ValueError(
+                f"fio job '{job.name}' failed with error {job.error} "
+                f"({os.strerror(job.error)}){detail}"
+            )
     return FioOutput(str(data.get("fio version", "")), jobs, preamble)
 
 

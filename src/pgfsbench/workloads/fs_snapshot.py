@@ -61,7 +61,8 @@ def mount_of(path: Path, mounts_text: str) -> tuple[str, str, str] | None:
             continue
         source, point, fstype = (f.replace("\\040", " ") for f in fields[:3])
         if (target == point or target.startswith(point.rstrip("/") + "/")) and (
-                best is None or len(point) > len(best[1])):
+            best is None or len(point) > len(best[1])
+        ):
             best = (source, point, fstype)
     return best
 
@@ -70,14 +71,18 @@ def snapshot_argv(fstype: str, source: str, point: str) -> tuple[list[str], list
     """(take, remove, name) of the snapshot for a btrfs or ZFS mount."""
     if fstype == "btrfs":
         path = str(Path(point) / SNAPSHOT)
-        return (["btrfs", "subvolume", "snapshot", "-r", point, path],
-                ["btrfs", "subvolume", "delete", path], path)
+        return (
+            ["btrfs", "subvolume", "snapshot", "-r", point, path],
+            ["btrfs", "subvolume", "delete", path],
+            path,
+        )
     name = f"{source}@{SNAPSHOT}"
     return ["zfs", "snapshot", name], ["zfs", "destroy", name], name
 
 
-def why_not_offered(target_kind: str, mount: tuple[str, str, str] | None, workdir: Path,
-                    pgdata: Path) -> str:
+def why_not_offered(
+    target_kind: str, mount: tuple[str, str, str] | None, workdir: Path, pgdata: Path
+) -> str:
     """Why this target gets no snapshot ('' when it does)."""
     if target_kind not in ("loop", "device"):
         return "not offered: a directory target's filesystem is not pgfsbench's to snapshot"
@@ -86,26 +91,54 @@ def why_not_offered(target_kind: str, mount: tuple[str, str, str] | None, workdi
     if mount[2] not in ("btrfs", "zfs", "fuse.zfs"):
         return f"not offered: {mount[2]} has no snapshots"
     if (pgdata / "pg_wal").is_symlink():
-        return ("refused: pg_wal is a link to another filesystem, so a snapshot of the data "
-                "directory alone is not crash-consistent")
+        return (
+            "refused: pg_wal is a link to another filesystem, so a snapshot of the data "
+            "directory alone is not crash-consistent"
+        )
     return ""
 
 
-def snapshot_metrics(snap: tuple[float, float] | None, backup: tuple[float, float],
-                     why_not: str) -> list[Metric]:
+def snapshot_metrics(
+    snap: tuple[float, float] | None, backup: tuple[float, float], why_not: str
+) -> list[Metric]:
     """(seconds, bytes used) of the snapshot (None: not offered) and of pg_basebackup."""
     note = why_not or "crash-consistent: data and WAL in one snapshot"
     return [
-        Metric("fs_snapshot.offered", float(snap is not None), "", None,
-               "informational: 1 when the filesystem took a snapshot; " + note),
-        Metric("fs_snapshot.seconds", snap[0] if snap else None, "s", False,
-               "snapshot of the running cluster" + ("" if snap else f" ({why_not})")),
-        Metric("fs_snapshot.mb_used", snap[1] / MB if snap else None, "MB", None,
-               "informational: filesystem space the snapshot took when taken"),
-        Metric("fs_snapshot.basebackup_s", backup[0], "s", False,
-               "pg_basebackup -Fp -Xstream -c fast onto the same filesystem"),
-        Metric("fs_snapshot.basebackup_mb_used", backup[1] / MB, "MB", None,
-               "informational: filesystem space the backup took"),
+        Metric(
+            "fs_snapshot.offered",
+            float(snap is not None),
+            "",
+            None,
+            "informational: 1 when the filesystem took a snapshot; " + note,
+        ),
+        Metric(
+            "fs_snapshot.seconds",
+            snap[0] if snap else None,
+            "s",
+            False,
+            "snapshot of the running cluster" + ("" if snap else f" ({why_not})"),
+        ),
+        Metric(
+            "fs_snapshot.mb_used",
+            snap[1] / MB if snap else None,
+            "MB",
+            None,
+            "informational: filesystem space the snapshot took when taken",
+        ),
+        Metric(
+            "fs_snapshot.basebackup_s",
+            backup[0],
+            "s",
+            False,
+            "pg_basebackup -Fp -Xstream -c fast onto the same filesystem",
+        ),
+        Metric(
+            "fs_snapshot.basebackup_mb_used",
+            backup[1] / MB,
+            "MB",
+            None,
+            "informational: filesystem space the backup took",
+        ),
     ]
 
 
@@ -115,8 +148,7 @@ def _free(path: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
-def _take_snapshot(ctx: RunContext, fstype: str, source: str, point: str
-                   ) -> tuple[float, float]:
+def _take_snapshot(ctx: RunContext, fstype: str, source: str, point: str) -> tuple[float, float]:
     take, remove, name = snapshot_argv(fstype, source, point)
     take[0] = proc.which(take[0]) or take[0]
     remove[0] = proc.which(remove[0]) or remove[0]
@@ -155,9 +187,19 @@ def _basebackup(ctx: RunContext) -> tuple[float, float]:
     shutil.rmtree(dest, ignore_errors=True)
     before = _free(ctx.target.workdir)
     try:
-        out = ctx.tool([ctx.cluster.bins.tool("pg_basebackup"), *ctx.cluster.conn_args(),
-                        "-D", str(dest), "-Fp", "-Xstream", "-c", "fast"],
-                       "fs-snapshot-basebackup")
+        out = ctx.tool(
+            [
+                ctx.cluster.bins.tool("pg_basebackup"),
+                *ctx.cluster.conn_args(),
+                "-D",
+                str(dest),
+                "-Fp",
+                "-Xstream",
+                "-c",
+                "fast",
+            ],
+            "fs-snapshot-basebackup",
+        )
         used = max(0, before - _free(ctx.target.workdir))
     finally:
         shutil.rmtree(dest, ignore_errors=True)
@@ -171,8 +213,7 @@ def run(ctx: RunContext, params: FsSnapshotWorkload) -> WorkloadResult:
     mount = mount_of(ctx.target.workdir, Path("/proc/self/mounts").read_text())
     why_not = why_not_offered(ctx.target.kind, mount, ctx.target.workdir, ctx.cluster.pgdata)
     backup = _basebackup(ctx)
-    snap = None if why_not or mount is None else _take_snapshot(ctx, mount[2], mount[0],
-                                                                mount[1])
+    snap = None if why_not or mount is None else _take_snapshot(ctx, mount[2], mount[0], mount[1])
     return WorkloadResult(metrics=snapshot_metrics(snap, backup, why_not))
 
 

@@ -31,9 +31,18 @@ def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
     try:
         # A bound like every other tool's: a filesystem that stops answering (zfs-fuse
         # left a write waiting 6 minutes in one test run) fails this run, not the campaign.
-        out = ctx.tool([ctx.cluster.bins.tool("pg_test_fsync"), "-s", str(params.seconds),
-                        "-f", str(test_file)], "pg_test_fsync",
-                       cwd=ctx.target.workdir, timeout=TESTS * params.seconds * 3 + 120)
+        out = ctx.tool(
+            [
+                ctx.cluster.bins.tool("pg_test_fsync"),
+                "-s",
+                str(params.seconds),
+                "-f",
+                str(test_file),
+            ],
+            "pg_test_fsync",
+            cwd=ctx.target.workdir,
+            timeout=TESTS * params.seconds * 3 + 120,
+        )
     finally:
         test_file.unlink(missing_ok=True)
     # Every section: one and two 8 kB writes, open_sync sizes, non-write fd, no sync.

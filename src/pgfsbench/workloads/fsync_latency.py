@@ -33,21 +33,30 @@ class FsyncLatencyWorkload(WorkloadBase):
     size: Size = Field("64M", description="size of the file written")
     block_size: Size = Field("8k", description="bytes per write, each followed by fdatasync")
     seconds: int = Field(10, ge=1, le=3600, description="seconds measured (fio --runtime)")
-    warmup: int = Field(0, ge=0, le=3600, description="seconds run before the measured "
-                                                      "ones and left out (fio --ramp_time)")
+    warmup: int = Field(
+        0,
+        ge=0,
+        le=3600,
+        description="seconds run before the measured ones and left out (fio --ramp_time)",
+    )
 
 
 def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]:
     return [
-        fio, f"--name={JOB}", f"--filename={filename}",
-        "--rw=write", f"--bs={size_to_bytes(params.block_size)}",
+        fio,
+        f"--name={JOB}",
+        f"--filename={filename}",
+        "--rw=write",
+        f"--bs={size_to_bytes(params.block_size)}",
         f"--size={size_to_bytes(params.size)}",  # bytes: no doubt about fio's unit base
         # Lay the file out before the timed phase so every write overwrites
         # allocated blocks, as WAL does in its pre-zeroed segments (and as
         # pg_test_fsync does): an fdatasync is not also committing a file growth.
         "--overwrite=1",
-        "--fdatasync=1", "--ioengine=sync",
-        "--time_based", f"--runtime={params.seconds}",
+        "--fdatasync=1",
+        "--ioengine=sync",
+        "--time_based",
+        f"--runtime={params.seconds}",
         *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
         "--output-format=json",
     ]
@@ -60,8 +69,13 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     test_file = ctx.target.workdir / "fsync_latency.fio"
     try:
         # Generous timeout: the layout before the timed phase runs at disk speed.
-        out = run_fio(ctx, fio_argv(fio, str(test_file), params), "fio-fsync-latency",
-                      cwd=ctx.target.workdir, timeout=(params.seconds + params.warmup) * 3 + 120 + size / 5e6)
+        out = run_fio(
+            ctx,
+            fio_argv(fio, str(test_file), params),
+            "fio-fsync-latency",
+            cwd=ctx.target.workdir,
+            timeout=(params.seconds + params.warmup) * 3 + 120 + size / 5e6,
+        )
     finally:
         test_file.unlink(missing_ok=True)
     result = WorkloadResult()
@@ -70,8 +84,15 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     raw.write_text(out.stdout)
     result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
     result.metrics = fsync_latency_metrics(out.stdout)
-    result.metrics.append(Metric("fsync_latency.warmup_s", params.warmup, "s", None,
-                                 "run first and left out (fio --ramp_time)"))
+    result.metrics.append(
+        Metric(
+            "fsync_latency.warmup_s",
+            params.warmup,
+            "s",
+            None,
+            "run first and left out (fio --ramp_time)",
+        )
+    )
     return result
 
 
@@ -80,25 +101,31 @@ def fsync_latency_metrics(stdout: str) -> list[Metric]:
     if job.sync is None or job.write.runtime_ms <= 0:
         raise ValueError("fio reported no fdatasync calls: nothing was measured")
     sync = job.sync
-    metrics = [Metric(f"fsync_latency.sync_{key}_us", sync.percentile_us(pct), "µs", False)
-               for key, pct in PERCENTILES.items()]
+    metrics = [
+        Metric(f"fsync_latency.sync_{key}_us", sync.percentile_us(pct), "µs", False)
+        for key, pct in PERCENTILES.items()
+    ]
     metrics.append(Metric("fsync_latency.sync_max_us", sync.max_ns / 1000, "µs", False))
     metrics.append(Metric("fsync_latency.sync_mean_us", sync.mean_ns / 1000, "µs", False))
     # Divided by the write phase's runtime, fio's own base for iops: with
     # fdatasync=1 there is one sync per write, so this equals the write iops.
-    metrics.append(Metric("fsync_latency.syncs_per_s", sync.n / (job.write.runtime_ms / 1000),
-                          "syncs/s", True))
+    metrics.append(
+        Metric("fsync_latency.syncs_per_s", sync.n / (job.write.runtime_ms / 1000), "syncs/s", True)
+    )
     return metrics
 
 
-def logical_bytes(params: FsyncLatencyWorkload,
-                  values: Mapping[str, float]) -> tuple[float | None, str]:
+def logical_bytes(
+    params: FsyncLatencyWorkload, values: Mapping[str, float]
+) -> tuple[float | None, str]:
     # One block per fdatasync; fio is time based, so the file size is not the total.
     rate = values.get("fsync_latency.syncs_per_s")
     if rate is None or not recorded(params, "seconds", "block_size"):
         return None, "unknown"
-    return (rate * params.seconds * size_to_bytes(params.block_size),
-            "syncs/s × seconds × block size")
+    return (
+        rate * params.seconds * size_to_bytes(params.block_size),
+        "syncs/s × seconds × block size",
+    )
 
 
 KIND = WorkloadKind(

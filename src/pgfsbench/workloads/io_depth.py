@@ -35,12 +35,14 @@ class IoDepthWorkload(WorkloadBase):
     vs random reads at depth 1: effective_io_concurrency and random_page_cost."""
 
     type: Literal["io-depth"]
-    depths: list[int] = Field([1, 2, 4, 8, 16, 32, 64], min_length=1,
-                              description="queue depths measured, one point each")
+    depths: list[int] = Field(
+        [1, 2, 4, 8, 16, 32, 64], min_length=1, description="queue depths measured, one point each"
+    )
     size: Size = Field("256M", description="size of the file read")
     seconds: int = Field(2, ge=1, le=600, description="seconds per point")
-    warmup: int = Field(0, ge=0, le=600, description="seconds per point run first and "
-                                                     "left out (fio --ramp_time)")
+    warmup: int = Field(
+        0, ge=0, le=600, description="seconds per point run first and left out (fio --ramp_time)"
+    )
 
     @field_validator("depths")
     @classmethod
@@ -50,41 +52,62 @@ class IoDepthWorkload(WorkloadBase):
         return sorted(set(v))
 
 
-def point_argv(fio: str, filename: str, name: str, rw: str, depth: int,
-               params: IoDepthWorkload) -> list[str]:
+def point_argv(
+    fio: str, filename: str, name: str, rw: str, depth: int, params: IoDepthWorkload
+) -> list[str]:
     # libaio for the sweep, depth 1 included, so the curve has one engine; psync for the
     # read-cost pair, a plain pread as PostgreSQL's own reads are.
     engine = "libaio" if name.startswith("qd") else "psync"
-    return [fio, f"--name={name}", f"--filename={filename}", f"--rw={rw}", f"--bs={BLOCK}",
-            f"--size={size_to_bytes(params.size)}", "--direct=1", f"--ioengine={engine}",
-            f"--iodepth={depth}", "--time_based", f"--runtime={params.seconds}",
-            *([f"--ramp_time={params.warmup}"] if params.warmup else []),
-            "--output-format=json"]
+    return [
+        fio,
+        f"--name={name}",
+        f"--filename={filename}",
+        f"--rw={rw}",
+        f"--bs={BLOCK}",
+        f"--size={size_to_bytes(params.size)}",
+        "--direct=1",
+        f"--ioengine={engine}",
+        f"--iodepth={depth}",
+        "--time_based",
+        f"--runtime={params.seconds}",
+        *([f"--ramp_time={params.warmup}"] if params.warmup else []),
+        "--output-format=json",
+    ]
 
 
 def points(params: IoDepthWorkload) -> list[tuple[str, str, int]]:
     """(job name, fio --rw, depth) of every point, in the order they run."""
-    return ([(f"qd{d}", "randread", d) for d in params.depths]
-            + [("seq_8k", "read", 1), ("rand_8k", "randread", 1)])
+    return [(f"qd{d}", "randread", d) for d in params.depths] + [
+        ("seq_8k", "read", 1),
+        ("rand_8k", "randread", 1),
+    ]
 
 
 def run(ctx: RunContext, params: IoDepthWorkload) -> WorkloadResult:
     size = size_to_bytes(params.size)
     if size < 2 * BLOCK:
-        raise ValueError(f"io-depth: the file ({params.size}) must hold at least two 8 kB "
-                         "blocks")
+        raise ValueError(f"io-depth: the file ({params.size}) must hold at least two 8 kB blocks")
     ctx.require_free(size, f"io-depth (a {params.size} test file)")
     fio = fio_binary()
     test_file = ctx.target.workdir / "iodepth.fio"
     result = WorkloadResult()
     outputs: dict[str, str] = {}
     try:
-        run_fio(ctx, layout_argv(fio, str(test_file), size), "fio-iodepth-layout",
-                cwd=ctx.target.workdir, timeout=120 + size / 5e6)
+        run_fio(
+            ctx,
+            layout_argv(fio, str(test_file), size),
+            "fio-iodepth-layout",
+            cwd=ctx.target.workdir,
+            timeout=120 + size / 5e6,
+        )
         for name, rw, depth in points(params):
-            out = run_fio(ctx, point_argv(fio, str(test_file), name, rw, depth, params),
-                          f"fio-iodepth-{name}", cwd=ctx.target.workdir,
-                          timeout=(params.seconds + params.warmup) * 3 + 120)
+            out = run_fio(
+                ctx,
+                point_argv(fio, str(test_file), name, rw, depth, params),
+                f"fio-iodepth-{name}",
+                cwd=ctx.target.workdir,
+                timeout=(params.seconds + params.warmup) * 3 + 120,
+            )
             raw = ctx.artifacts_dir / f"fio-iodepth-{name}.json"
             raw.write_text(out.stdout)
             result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
@@ -112,10 +135,20 @@ def iodepth_metrics(outputs: dict[str, str]) -> list[Metric]:
         stats = _reads(name, stdout)
         metrics += [
             Metric(f"iodepth.{name}.iops", stats.iops, "IO/s", True, "8 kB random reads"),
-            Metric(f"iodepth.{name}.lat_mean_us", stats.clat.mean_ns / 1000, "µs", False,
-                   "completion latency (clat)"),
-            Metric(f"iodepth.{name}.lat_p99_us", stats.clat.percentile_us(99.0), "µs", False,
-                   "completion latency (clat)"),
+            Metric(
+                f"iodepth.{name}.lat_mean_us",
+                stats.clat.mean_ns / 1000,
+                "µs",
+                False,
+                "completion latency (clat)",
+            ),
+            Metric(
+                f"iodepth.{name}.lat_p99_us",
+                stats.clat.percentile_us(99.0),
+                "µs",
+                False,
+                "completion latency (clat)",
+            ),
         ]
     # Mean total latency (lat: submission + completion) per read: what one read costs.
     seq = _reads("seq_8k", outputs["seq_8k"]).lat.mean_ns / 1000
@@ -123,15 +156,21 @@ def iodepth_metrics(outputs: dict[str, str]) -> list[Metric]:
     metrics += [
         Metric("readcost.seq_8k_us", seq, "µs", False, "one 8 kB sequential read, O_DIRECT"),
         Metric("readcost.rand_8k_us", rand, "µs", False, "one 8 kB random read, O_DIRECT"),
-        Metric("readcost.rand_seq_ratio", rand / seq if seq > 0 else None, "×", None,
-               "random / sequential 8 kB read time"),
+        Metric(
+            "readcost.rand_seq_ratio",
+            rand / seq if seq > 0 else None,
+            "×",
+            None,
+            "random / sequential 8 kB read time",
+        ),
     ]
     return metrics
 
 
 def estimate_seconds(params: IoDepthWorkload) -> float:
-    return (size_to_bytes(params.size) / EST_WRITE_RATE
-            + len(points(params)) * (params.seconds + params.warmup + 0.5))
+    return size_to_bytes(params.size) / EST_WRITE_RATE + len(points(params)) * (
+        params.seconds + params.warmup + 0.5
+    )
 
 
 KIND = WorkloadKind(

@@ -41,9 +41,12 @@ class WorkloadBase(Strict):
         type: str
 
     repetitions: int | None = Field(
-        None, ge=1, le=1000,
+        None,
+        ge=1,
+        le=1000,
         description="measure this workload this many times per target (default: the plan's "
-                    "[repetitions] count)")
+        "[repetitions] count)",
+    )
 
     def server_settings(self) -> dict[str, int]:
         return {}
@@ -51,9 +54,12 @@ class WorkloadBase(Strict):
     def expand(self) -> list[WorkloadBase]:
         return [self]
 
-    tag: str = Field("", pattern=r"^[A-Za-z0-9_.=-]{0,40}$",
-                     description="tells two workloads of the same type apart in the results "
-                                 "(e.g. tag = 'big-table')")
+    tag: str = Field(
+        "",
+        pattern=r"^[A-Za-z0-9_.=-]{0,40}$",
+        description="tells two workloads of the same type apart in the results "
+        "(e.g. tag = 'big-table')",
+    )
 
     def label(self) -> str:
         """What tells this measurement apart from others of the same type: the sweep

@@ -49,9 +49,11 @@ class ParallelScanWorkload(WorkloadBase):
 
     type: Literal["parallel-scan"]
     rows: int = Field(2_000_000, ge=1000, le=10**10, description="rows in the scanned table")
-    workers: list[int] = Field([0, 1, 2, 4], min_length=1,
-                               description="max_parallel_workers_per_gather values, one "
-                                           "timed scan series each")
+    workers: list[int] = Field(
+        [0, 1, 2, 4],
+        min_length=1,
+        description="max_parallel_workers_per_gather values, one timed scan series each",
+    )
     repeats: int = Field(3, ge=1, le=100, description="timed scans per worker count")
 
     @field_validator("workers")
@@ -73,6 +75,7 @@ EXPLAIN = f"EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, SETTINGS, FORMAT JSON) {SCAN}
 
 
 # --- parsing EXPLAIN output --------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScanTiming:
@@ -126,17 +129,20 @@ def parse_explain_documents(text: str) -> list[ScanTiming]:
         doc, pos = decoder.raw_decode(text, start)
         top = doc[0]
         gather = _gather(top["Plan"]) or {}
-        timings.append(ScanTiming(
-            execution_ms=float(top["Execution Time"]),
-            planning_ms=float(top.get("Planning Time", 0.0)),
-            workers_planned=int(gather.get("Workers Planned", 0)),
-            workers_launched=int(gather.get("Workers Launched", 0)),
-            rows_counted=_scanned_rows(top["Plan"]),
-            settings=dict(top.get("Settings", {})),
-        ))
+        timings.append(
+            ScanTiming(
+                execution_ms=float(top["Execution Time"]),
+                planning_ms=float(top.get("Planning Time", 0.0)),
+                workers_planned=int(gather.get("Workers Planned", 0)),
+                workers_launched=int(gather.get("Workers Launched", 0)),
+                rows_counted=_scanned_rows(top["Plan"]),
+                settings=dict(top.get("Settings", {})),
+            )
+        )
 
 
 # --- summarising the sweep -----------------------------------------------------------
+
 
 def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
     """Per-count median time and launched workers, then best, speedup and knee."""
@@ -147,35 +153,69 @@ def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
         medians[n] = statistics.median(t.execution_ms for t in runs)
         launched = min(t.workers_launched for t in runs)
         planned = min(t.workers_planned for t in runs)
-        metrics.append(Metric(f"parallel_scan.workers_{n}.ms", medians[n], "ms", False,
-                              f"median of {len(runs)} scans (EXPLAIN ANALYZE Execution Time)"))
+        metrics.append(
+            Metric(
+                f"parallel_scan.workers_{n}.ms",
+                medians[n],
+                "ms",
+                False,
+                f"median of {len(runs)} scans (EXPLAIN ANALYZE Execution Time)",
+            )
+        )
         note = "fewest workers launched over the scans"
         if planned < n:
             note = f"fewer workers than asked ({n}): the planner planned {planned}"
         elif launched < n:
             note = f"fewer workers than asked ({n}): the server ran short of background workers"
-        metrics.append(Metric(f"parallel_scan.workers_{n}.launched", launched, "workers", None,
-                              note))
+        metrics.append(
+            Metric(f"parallel_scan.workers_{n}.launched", launched, "workers", None, note)
+        )
     best = best_workers(medians)
     metrics += [
-        Metric("parallel_scan.best_workers", best, "workers", None,
-               "informational: the max_parallel_workers_per_gather with the lowest time"),
-        Metric("parallel_scan.speedup", speedup(medians), "x", None,
-               f"informational: time at {min(medians)} workers / best time (the shape "
-               f"of the curve; the times themselves rank the targets)"),
-        Metric("parallel_scan.knee_workers", knee_workers(medians), "workers", None,
-               f"informational: the fewest workers after which more improve the time by "
-               f"less than {KNEE_GAIN:.0%}"),
+        Metric(
+            "parallel_scan.best_workers",
+            best,
+            "workers",
+            None,
+            "informational: the max_parallel_workers_per_gather with the lowest time",
+        ),
+        Metric(
+            "parallel_scan.speedup",
+            speedup(medians),
+            "x",
+            None,
+            f"informational: time at {min(medians)} workers / best time (the shape "
+            f"of the curve; the times themselves rank the targets)",
+        ),
+        Metric(
+            "parallel_scan.knee_workers",
+            knee_workers(medians),
+            "workers",
+            None,
+            f"informational: the fewest workers after which more improve the time by "
+            f"less than {KNEE_GAIN:.0%}",
+        ),
     ]
     return metrics
 
 
 # --- running it ------------------------------------------------------------------------
 
+
 def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
     """One psql session running ``commands`` in order; its output kept as an artifact."""
-    argv = [ctx.cluster.bins.tool("psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
-            *ctx.cluster.conn_args(), "-d", "postgres"]
+    argv = [
+        ctx.cluster.bins.tool("psql"),
+        "-X",
+        "-A",
+        "-t",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        *ctx.cluster.conn_args(),
+        "-d",
+        "postgres",
+    ]
     for c in commands:
         argv += ["-c", c]
     return ctx.tool(argv, stem).stdout
@@ -183,21 +223,27 @@ def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
 
 def _load(ctx: RunContext, params: ParallelScanWorkload) -> None:
     most = max(params.workers)
-    _psql(ctx, [
-        f"DROP TABLE IF EXISTS {TABLE}",
-        f"CREATE UNLOGGED TABLE {TABLE} (id bit(200)) "
-        f"WITH (autovacuum_enabled = off, parallel_workers = {most})",
-        # A constant the planner folds once: the insert costs I/O, not expression work.
-        f"INSERT INTO {TABLE} SELECT repeat('10', 100)::bit(200) "
-        f"FROM generate_series(1, {params.rows})",
-        f"VACUUM ANALYZE {TABLE}",  # its own -c: VACUUM refuses a transaction block
-    ], "load")
+    _psql(
+        ctx,
+        [
+            f"DROP TABLE IF EXISTS {TABLE}",
+            f"CREATE UNLOGGED TABLE {TABLE} (id bit(200)) "
+            f"WITH (autovacuum_enabled = off, parallel_workers = {most})",
+            # A constant the planner folds once: the insert costs I/O, not expression work.
+            f"INSERT INTO {TABLE} SELECT repeat('10', 100)::bit(200) "
+            f"FROM generate_series(1, {params.rows})",
+            f"VACUUM ANALYZE {TABLE}",  # its own -c: VACUUM refuses a transaction block
+        ],
+        "load",
+    )
 
 
 def _prewarm_state(ctx: RunContext) -> str:
     """'' without the extension (no contrib), '-' when available, else its installed version."""
-    return ctx.cluster.sql("SELECT coalesce(installed_version, '-') FROM "
-                           "pg_available_extensions WHERE name = 'pg_prewarm'")
+    return ctx.cluster.sql(
+        "SELECT coalesce(installed_version, '-') FROM "
+        "pg_available_extensions WHERE name = 'pg_prewarm'"
+    )
 
 
 def _warm(ctx: RunContext, prewarm: str) -> None:
@@ -208,26 +254,39 @@ def _warm(ctx: RunContext, prewarm: str) -> None:
     install = ["CREATE EXTENSION pg_prewarm"] if prewarm == "-" else []
     # 'read' fills the OS page cache with every block; 'buffer' then puts as many as
     # fit in shared buffers.
-    _psql(ctx, [*install, f"SELECT pg_prewarm('{TABLE}', 'read')",
-                f"SELECT pg_prewarm('{TABLE}', 'buffer')"], "warm")
+    _psql(
+        ctx,
+        [
+            *install,
+            f"SELECT pg_prewarm('{TABLE}', 'read')",
+            f"SELECT pg_prewarm('{TABLE}', 'buffer')",
+        ],
+        "warm",
+    )
 
 
 def _sweep(ctx: RunContext, params: ParallelScanWorkload) -> dict[int, list[ScanTiming]]:
     timings: dict[int, list[ScanTiming]] = {}
     for n in params.workers:
-        out = _psql(ctx, [
-            f"SET max_parallel_workers_per_gather = {n}",
-            # Free parallelism in the cost model, so the planner uses all N workers.
-            "SET parallel_setup_cost = 0",
-            "SET parallel_tuple_cost = 0",
-            "SET min_parallel_table_scan_size = 0",
-            "SET jit = off",
-            *[EXPLAIN] * (params.repeats + 1),
-        ], f"scan_workers_{n}")
+        out = _psql(
+            ctx,
+            [
+                f"SET max_parallel_workers_per_gather = {n}",
+                # Free parallelism in the cost model, so the planner uses all N workers.
+                "SET parallel_setup_cost = 0",
+                "SET parallel_tuple_cost = 0",
+                "SET min_parallel_table_scan_size = 0",
+                "SET jit = off",
+                *[EXPLAIN] * (params.repeats + 1),
+            ],
+            f"scan_workers_{n}",
+        )
         docs = parse_explain_documents(out)
         if len(docs) != params.repeats + 1:
-            raise ValueError(f"expected {params.repeats + 1} EXPLAIN results from psql for "
-                             f"{n} workers, got {len(docs)}")
+            raise ValueError(
+                f"expected {params.repeats + 1} EXPLAIN results from psql for "
+                f"{n} workers, got {len(docs)}"
+            )
         timings[n] = docs[1:]  # the first scan is the untimed warm-up
     return timings
 
@@ -237,8 +296,7 @@ def _check_rows(timings: Mapping[int, list[ScanTiming]], rows: int) -> None:
     for n, runs in timings.items():
         for t in runs:
             if t.rows_counted is None or abs(t.rows_counted - rows) > t.workers_launched + 1:
-                raise ValueError(f"the scan with {n} workers saw {t.rows_counted} rows, "
-                                 f"not {rows}")
+                raise ValueError(f"the scan with {n} workers saw {t.rows_counted} rows, not {rows}")
 
 
 def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
@@ -264,8 +322,15 @@ def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
             # else: the server may be gone; the first error is the one to report
     _check_rows(timings, params.rows)
     result = WorkloadResult(metrics=sweep_metrics(timings))
-    result.metrics.append(Metric("parallel_scan.table_mb", size / 2**20, "MB", None,
-                                 "informational: size of the scanned table"))
+    result.metrics.append(
+        Metric(
+            "parallel_scan.table_mb",
+            size / 2**20,
+            "MB",
+            None,
+            "informational: size of the scanned table",
+        )
+    )
     return result
 
 
@@ -283,6 +348,7 @@ KIND = WorkloadKind(
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: p.rows * (EST_ROW_BYTES + EST_SPILL_BYTES),
     # Uncached, every scan reads the whole table; the first one at least.
-    read_bytes=lambda p, values: (values["parallel_scan.table_mb"] * 2**20
-                                  if "parallel_scan.table_mb" in values else None),
+    read_bytes=lambda p, values: (
+        values["parallel_scan.table_mb"] * 2**20 if "parallel_scan.table_mb" in values else None
+    ),
 )

@@ -94,13 +94,15 @@ def parse_pg_test_fsync(text: str) -> list[FsyncResult]:
         m = _RESULT_RE.match(line) or _UNSUPPORTED_RE.match(line)
         if m:
             measured = m.re is _RESULT_RE  # else n/a: unsupported, no values
-            results.append(FsyncResult(
-                section=section,
-                method=_method_name(section, m["label"]),
-                ops_per_s=float(m["ops"]) if measured else None,
-                usecs_per_op=float(m["us"]) if measured else None,
-                supported=measured,
-            ))
+            results.append(
+                FsyncResult(
+                    section=section,
+                    method=_method_name(section, m["label"]),
+                    ops_per_s=float(m["ops"]) if measured else None,
+                    usecs_per_op=float(m["us"]) if measured else None,
+                    supported=measured,
+                )
+            )
     if not results:
         errors = [ln.strip() for ln in text.splitlines() if "error:" in ln]
         detail = f": {errors[0]}" if errors else ""

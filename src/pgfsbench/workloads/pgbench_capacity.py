@@ -37,36 +37,52 @@ class PgbenchCapacityWorkload(WorkloadBase):
     needs a pgbench-init before it."""
 
     type: Literal["pgbench-capacity"]
-    latency_ms: float = Field(10.0, gt=0, le=600_000,
-                              description="the latency target in milliseconds, schedule "
-                                          "lag included")
-    percentile: float = Field(99.0, gt=0, lt=100,
-                              description="the latency percentile held to the target "
-                                          "(99: p99)")
-    resolution: float = Field(0.05, ge=0.01, le=1.0,
-                              description="stop when the highest passing and lowest "
-                                          "failing rate are within this fraction "
-                                          "(0.05: 5%)")
-    max_probes: int = Field(10, ge=2, le=40,
-                            description="the most probes a search runs, the unthrottled "
-                                        "first one included")
+    latency_ms: float = Field(
+        10.0,
+        gt=0,
+        le=600_000,
+        description="the latency target in milliseconds, schedule lag included",
+    )
+    percentile: float = Field(
+        99.0, gt=0, lt=100, description="the latency percentile held to the target (99: p99)"
+    )
+    resolution: float = Field(
+        0.05,
+        ge=0.01,
+        le=1.0,
+        description="stop when the highest passing and lowest "
+        "failing rate are within this fraction "
+        "(0.05: 5%)",
+    )
+    max_probes: int = Field(
+        10,
+        ge=2,
+        le=40,
+        description="the most probes a search runs, the unthrottled first one included",
+    )
     probe_seconds: int = Field(10, ge=2, le=3600, description="seconds each probe runs (-T)")
-    probe_warmup: int = Field(1, ge=0, le=600,
-                              description="seconds at the start of each probe left out of "
-                                          "its latency")
-    min_rate: float = Field(1.0, gt=0, description="give up below this rate (tx/s): "
-                                                    "the capacity is then not measured")
-    latency_limit: bool = Field(False, description="also pass --latency-limit=latency_ms: "
-                                                   "pgbench skips transactions already late "
-                                                   "(counted as over the target)")
+    probe_warmup: int = Field(
+        1, ge=0, le=600, description="seconds at the start of each probe left out of its latency"
+    )
+    min_rate: float = Field(
+        1.0, gt=0, description="give up below this rate (tx/s): the capacity is then not measured"
+    )
+    latency_limit: bool = Field(
+        False,
+        description="also pass --latency-limit=latency_ms: "
+        "pgbench skips transactions already late "
+        "(counted as over the target)",
+    )
     clients: int = Field(4, ge=1, le=1000, description="clients (-c)")
-    threads: int | None = Field(None, ge=1, le=1000,
-                                description="-j; default: as many as clients, capped at "
-                                            "clients")
+    threads: int | None = Field(
+        None, ge=1, le=1000, description="-j; default: as many as clients, capped at clients"
+    )
     protocol: Literal["prepared", "simple", "extended"] = Field(
-        "prepared", description="query protocol (-M)")
+        "prepared", description="query protocol (-M)"
+    )
     mode: Literal["tpcb", "select-only", "simple-update"] = Field(
-        "tpcb", description="built-in script: TPC-B, -S or -N")
+        "tpcb", description="built-in script: TPC-B, -S or -N"
+    )
 
     def server_settings(self) -> dict[str, int]:
         return {"max_connections": self.clients + 10}
@@ -79,11 +95,29 @@ class PgbenchCapacityWorkload(WorkloadBase):
         return min(self.threads or self.clients, self.clients)
 
 
-def pgbench_argv(pgbench: str, params: PgbenchCapacityWorkload, rate: float | None,
-                 log_prefix: str, conn: list[str]) -> list[str]:
-    argv = [pgbench, "-n", "-M", params.protocol, "-b", BUILTIN[params.mode],
-            "-c", str(params.clients), "-j", str(params.jobs),
-            "-T", str(params.probe_seconds), "-l", f"--log-prefix={log_prefix}"]
+def pgbench_argv(
+    pgbench: str,
+    params: PgbenchCapacityWorkload,
+    rate: float | None,
+    log_prefix: str,
+    conn: list[str],
+) -> list[str]:
+    argv = [
+        pgbench,
+        "-n",
+        "-M",
+        params.protocol,
+        "-b",
+        BUILTIN[params.mode],
+        "-c",
+        str(params.clients),
+        "-j",
+        str(params.jobs),
+        "-T",
+        str(params.probe_seconds),
+        "-l",
+        f"--log-prefix={log_prefix}",
+    ]
     if rate is not None:
         argv += ["--rate", f"{rate:.3f}"]
         if params.latency_limit:
@@ -93,30 +127,63 @@ def pgbench_argv(pgbench: str, params: PgbenchCapacityWorkload, rate: float | No
 
 def _metrics(params: PgbenchCapacityWorkload, cap: Capacity) -> list[Metric]:
     target = f"p{params.percentile:g} <= {params.latency_ms:g} ms"
-    at = next((p for p in cap.probes if p.passed and
-               (p.rate == cap.low or (p.rate is None and cap.bound == "throughput"))), None)
-    how = {"latency": f"the highest rate probed whose {target} (schedule lag included)",
-           "throughput": f"the unthrottled throughput: its {target} already, so the "
-                         "target does not bind below saturation",
-           "none": f"no rate down to {params.min_rate:g} tx/s held {target}"}[cap.bound]
-    stop = {"resolution": f"bracket within {params.resolution:.0%}",
-            "budget": f"probe budget ({params.max_probes}) spent",
-            "floor": "below the lowest rate"}.get(cap.stopped, cap.stopped)
+    at = next(
+        (
+            p
+            for p in cap.probes
+            if p.passed and (p.rate == cap.low or (p.rate is None and cap.bound == "throughput"))
+        ),
+        None,
+    )
+    how = {
+        "latency": f"the highest rate probed whose {target} (schedule lag included)",
+        "throughput": f"the unthrottled throughput: its {target} already, so the "
+        "target does not bind below saturation",
+        "none": f"no rate down to {params.min_rate:g} tx/s held {target}",
+    }[cap.bound]
+    stop = {
+        "resolution": f"bracket within {params.resolution:.0%}",
+        "budget": f"probe budget ({params.max_probes}) spent",
+        "floor": "below the lowest rate",
+    }.get(cap.stopped, cap.stopped)
     m = [
         Metric("pgbench_capacity.tps", cap.tps, "tx/s", True, f"{how}; {stop}"),
-        Metric("pgbench_capacity.max_tps", cap.probes[0].tps, "tx/s", True,
-               "the unthrottled probe's throughput"),
-        Metric("pgbench_capacity.bracket_high", cap.high, "tx/s", None,
-               "the lowest rate probed that missed the target"),
+        Metric(
+            "pgbench_capacity.max_tps",
+            cap.probes[0].tps,
+            "tx/s",
+            True,
+            "the unthrottled probe's throughput",
+        ),
+        Metric(
+            "pgbench_capacity.bracket_high",
+            cap.high,
+            "tx/s",
+            None,
+            "the lowest rate probed that missed the target",
+        ),
         Metric("pgbench_capacity.probes", len(cap.probes), "probes", None, stop),
     ]
     if at is not None:
-        m.append(Metric("pgbench_capacity.latency_ms", at.latency_ms, "ms", None,
-                        f"p{params.percentile:g} at the capacity, schedule lag included"))
+        m.append(
+            Metric(
+                "pgbench_capacity.latency_ms",
+                at.latency_ms,
+                "ms",
+                None,
+                f"p{params.percentile:g} at the capacity, schedule lag included",
+            )
+        )
         if at.lag_ms is not None:
-            m.append(Metric("pgbench_capacity.lag_ms", at.lag_ms, "ms", None,
-                            f"p{params.percentile:g} of the schedule lag alone at the "
-                            "capacity"))
+            m.append(
+                Metric(
+                    "pgbench_capacity.lag_ms",
+                    at.lag_ms,
+                    "ms",
+                    None,
+                    f"p{params.percentile:g} of the schedule lag alone at the capacity",
+                )
+            )
     return m
 
 
@@ -143,6 +210,7 @@ def run(ctx: RunContext, params: PgbenchCapacityWorkload) -> WorkloadResult:
     result = WorkloadResult()
     count = 0
     with ctx.scratch() as scratch:
+
         def probe(rate: float | None) -> Probe:
             nonlocal count
             count += 1
@@ -150,8 +218,9 @@ def run(ctx: RunContext, params: PgbenchCapacityWorkload) -> WorkloadResult:
             prefix.parent.mkdir()
             user = ctx.cluster.user
             shutil.chown(prefix.parent, user.uid, user.gid)
-            argv = pgbench_argv(ctx.cluster.bins.tool("pgbench"), params, rate, str(prefix),
-                                ctx.cluster.conn_args())
+            argv = pgbench_argv(
+                ctx.cluster.bins.tool("pgbench"), params, rate, str(prefix), ctx.cluster.conn_args()
+            )
             ctx.tool(argv, f"pgbench-probe{count:02d}", timeout=params.probe_seconds * 3 + 120)
             logs = sorted(prefix.parent.glob(f"{LOG_PREFIX}.*"))
             stats = read_probe_logs(logs, skip_s=params.probe_warmup)
@@ -160,8 +229,12 @@ def run(ctx: RunContext, params: PgbenchCapacityWorkload) -> WorkloadResult:
             lag = stats.lag_percentile_ms(params.percentile) if rate is not None else None
             return Probe(rate, stats.tps, latency, lag, latency <= params.latency_ms)
 
-        cap = search(probe, resolution=params.resolution, max_probes=params.max_probes,
-                     min_rate=params.min_rate)
+        cap = search(
+            probe,
+            resolution=params.resolution,
+            max_probes=params.max_probes,
+            min_rate=params.min_rate,
+        )
     result.metrics = _metrics(params, cap)
     result.series = curve(cap)
     return result

@@ -29,8 +29,17 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     result = WorkloadResult()
     # Without the WAL: this only refuses what cannot possibly fit.
     ctx.require_free(params.scale * BYTES_PER_SCALE, f"pgbench -i -s {params.scale}")
-    out = ctx.tool([ctx.cluster.bins.tool("pgbench"), "-i", "-s", str(params.scale),
-                    *ctx.cluster.conn_args(), "postgres"], "pgbench_init")
+    out = ctx.tool(
+        [
+            ctx.cluster.bins.tool("pgbench"),
+            "-i",
+            "-s",
+            str(params.scale),
+            *ctx.cluster.conn_args(),
+            "postgres",
+        ],
+        "pgbench_init",
+    )
     # pgbench -i reports progress and its timing on stderr.
     times = parse_init_output(out.stderr + out.stdout)
     result.metrics.append(Metric("pgbench_init.elapsed_s", times.total_s, "s", False))
@@ -40,11 +49,19 @@ def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
     # load pays for writing it (a reused target's first round ran at ~60% of later rounds' tps).
     started = time.monotonic()
     ctx.cluster.sql("CHECKPOINT")
-    result.metrics.append(Metric("pgbench_init.checkpoint_s", time.monotonic() - started, "s",
-                                 False, "CHECKPOINT right after the load (not in elapsed_s)"))
+    result.metrics.append(
+        Metric(
+            "pgbench_init.checkpoint_s",
+            time.monotonic() - started,
+            "s",
+            False,
+            "CHECKPOINT right after the load (not in elapsed_s)",
+        )
+    )
     size = int(ctx.cluster.sql("SELECT pg_database_size('postgres')"))
-    result.metrics.append(Metric("pgbench_init.db_size_mb", size / 2**20, "MB", None,
-                                 "database size after the load"))
+    result.metrics.append(
+        Metric("pgbench_init.db_size_mb", size / 2**20, "MB", None, "database size after the load")
+    )
     return result
 
 

@@ -49,7 +49,9 @@ def parse_init_output(text: str) -> InitTimes:
     """
     m = _INIT_DONE_RE.search(text)
     if m is None:
-        raise ValueError("no 'done in ... s' line in pgbench -i output: initialisation did not finish")
+        raise ValueError(
+            "no 'done in ... s' line in pgbench -i output: initialisation did not finish"
+        )
     phases: dict[str, float] = {}
     for part in (m["phases"] or "").split(","):
         part = part.strip().rstrip(".")
@@ -152,7 +154,9 @@ def _statement_lines(lines: list[str], start: int, extra_cols: int) -> Iterator[
         if m is None:
             return
         failures = int(m[2]) if extra_cols >= 1 else None
-        yield StatementLatency(statement=m.groups()[-1].rstrip(), latency_ms=float(m[1]), failures=failures)
+        yield StatementLatency(
+            statement=m.groups()[-1].rstrip(), latency_ms=float(m[1]), failures=failures
+        )
 
 
 def parse_run_summary(text: str) -> RunSummary:
@@ -174,7 +178,9 @@ def parse_run_summary(text: str) -> RunSummary:
         else:
             values[name] = float(m[1])
     if values["transactions"] is None:
-        raise ValueError("pgbench output has a tps line but no 'number of transactions actually processed'")
+        raise ValueError(
+            "pgbench output has a tps line but no 'number of transactions actually processed'"
+        )
 
     lines = text.splitlines()
     statements: list[StatementLatency] = []
@@ -312,7 +318,9 @@ class TxLogSummary:
         """
         if not self.trimmed_s or self.first_start_epoch is None:
             return 0.0
-        return max(0.0, math.floor(self.first_start_epoch) + self.trimmed_s - self.first_start_epoch)
+        return max(
+            0.0, math.floor(self.first_start_epoch) + self.trimmed_s - self.first_start_epoch
+        )
 
 
 @contextmanager
@@ -491,8 +499,9 @@ def summarize_transaction_logs(
     auto = skip_before_s == "auto"
     if not auto:
         if not isinstance(skip_before_s, (int, float)) or not skip_before_s >= 0:  # also NaN
-            raise ValueError(f"skip_before_s must be a number of seconds >= 0 or 'auto', "
-                             f"not {skip_before_s!r}")
+            raise ValueError(
+                f"skip_before_s must be a number of seconds >= 0 or 'auto', not {skip_before_s!r}"
+            )
         if skip_before_s == 0:
             return _summarize(paths, cutoff_sec=None)
     paths = [Path(p) for p in paths]

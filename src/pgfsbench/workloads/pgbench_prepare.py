@@ -24,8 +24,7 @@ Step = Literal["vacuum", "checkpoint", "sync"]
 ORDER: tuple[str, ...] = ("vacuum", "checkpoint", "sync")
 
 # What pgbench runs before a built-in script unless -n (pgbench.c: initial vacuum).
-VACUUM_SQL = ("VACUUM pgbench_branches", "VACUUM pgbench_tellers",
-              "TRUNCATE pgbench_history")
+VACUUM_SQL = ("VACUUM pgbench_branches", "VACUUM pgbench_tellers", "TRUNCATE pgbench_history")
 
 
 def ordered(steps: list[str], custom_script: bool) -> list[str]:

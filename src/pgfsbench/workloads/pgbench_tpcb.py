@@ -49,26 +49,36 @@ class PgbenchWorkload(WorkloadBase):
     """
 
     type: Literal["pgbench"]
-    clients: int | list[int] = Field(4, description="clients (-c); a list is a client "
-                                                    "sweep, one measurement per count")
-    threads: int | None = Field(None, ge=1, le=1000,
-                                description="-j; default: as many as clients (-c X -j X, "
-                                            "as the seeds do); capped at clients")
+    clients: int | list[int] = Field(
+        4, description="clients (-c); a list is a client sweep, one measurement per count"
+    )
+    threads: int | None = Field(
+        None,
+        ge=1,
+        le=1000,
+        description="-j; default: as many as clients (-c X -j X, "
+        "as the seeds do); capped at clients",
+    )
     duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
     protocol: Literal["prepared", "simple", "extended"] = Field(
-        "prepared", description="query protocol (-M)")
+        "prepared", description="query protocol (-M)"
+    )
     mode: Literal["tpcb", "select-only", "simple-update"] = Field(
-        "tpcb", description="built-in script: TPC-B, -S or -N (a script replaces it)")
+        "tpcb", description="built-in script: TPC-B, -S or -N (a script replaces it)"
+    )
     script: Path | None = Field(None, description="a custom pgbench script file (-f)")
     warmup: int | Literal["auto"] = Field(
-        0, description="seconds at the start left out of tps and latency: a number, or "
-                       "'auto' to detect where the per-second tps settles (MSER rule)")
+        0,
+        description="seconds at the start left out of tps and latency: a number, or "
+        "'auto' to detect where the per-second tps settles (MSER rule)",
+    )
 
     prepare: list[pgbench_prepare.Step] = Field(
         [],
         description="before the timed run, outside the numbers: 'vacuum' (what pgbench "
-                    "does without -n), 'checkpoint', 'sync' (the target's file system and "
-                    "a loop image's)")
+        "does without -n), 'checkpoint', 'sync' (the target's file system and "
+        "a loop image's)",
+    )
 
     @field_validator("warmup")
     @classmethod
@@ -80,8 +90,9 @@ class PgbenchWorkload(WorkloadBase):
     @model_validator(mode="after")
     def _warmup_shorter(self) -> PgbenchWorkload:
         if isinstance(self.warmup, int) and self.warmup >= self.duration:
-            raise ValueError(f"warmup ({self.warmup} s) must be shorter than duration "
-                             f"({self.duration} s)")
+            raise ValueError(
+                f"warmup ({self.warmup} s) must be shorter than duration ({self.duration} s)"
+            )
         return self
 
     @field_validator("clients")
@@ -127,8 +138,9 @@ def _keep_gzipped(logs: list[Path], dest_dir: Path) -> list[Artifact]:
     return kept
 
 
-def _script_args(params: PgbenchWorkload, scratch: Path, owner_uid: int, owner_gid: int
-                 ) -> list[str]:
+def _script_args(
+    params: PgbenchWorkload, scratch: Path, owner_uid: int, owner_gid: int
+) -> list[str]:
     if params.script is None:
         return ["-b", BUILTIN[params.mode]]
     source = Path(params.script)
@@ -147,18 +159,33 @@ def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -
     # started up to 1 s after the series' origin), not trimmed_s; 0 without one.
     tps = logs.committed / (params.duration - logs.trimmed_run_s)
     reported_note = "pgbench's own figure, for cross-checking" + (
-        f"; it includes the {logs.trimmed_run_s:.2f} s warm-up" if logs.trimmed_s else "")
+        f"; it includes the {logs.trimmed_run_s:.2f} s warm-up" if logs.trimmed_s else ""
+    )
     m = [
         # tps from the logs: committed transactions over the -T duration (after the warm-up).
         Metric("pgbench.tps", tps, "tx/s", True),
         Metric("pgbench.tps_reported", summary.tps, "tx/s", True, reported_note),
         # Whole seconds of the per-second series (what the charts shade); the run
         # time they stand for is in the note.
-        Metric("pgbench.warmup_s", logs.trimmed_s, "s", None,
-               ("detected (MSER)" if params.warmup == "auto"
-                else f"fixed {params.warmup:g} s" if params.warmup else "fixed")
-               + (f": the first {logs.trimmed_s:g} s of the per-second series, "
-                  f"{logs.trimmed_run_s:.2f} s of the run" if logs.trimmed_s else "")),
+        Metric(
+            "pgbench.warmup_s",
+            logs.trimmed_s,
+            "s",
+            None,
+            (
+                "detected (MSER)"
+                if params.warmup == "auto"
+                else f"fixed {params.warmup:g} s"
+                if params.warmup
+                else "fixed"
+            )
+            + (
+                f": the first {logs.trimmed_s:g} s of the per-second series, "
+                f"{logs.trimmed_run_s:.2f} s of the run"
+                if logs.trimmed_s
+                else ""
+            ),
+        ),
         Metric("pgbench.transactions", logs.committed, "tx", None),
         Metric("pgbench.failed", logs.failed, "tx", False),
         Metric("pgbench.latency_avg_ms", logs.latency_mean_ms, "ms", False),
@@ -172,8 +199,7 @@ def _metrics(params: PgbenchWorkload, logs: TxLogSummary, summary: RunSummary) -
         m.append(Metric("pgbench.retried", summary.retried_transactions, "tx", False))
     # -r: average latency of each statement of the script, in script order.
     for n, st in enumerate(summary.statements, start=1):
-        m.append(Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False,
-                        st.statement))
+        m.append(Metric(f"pgbench.statement_{n:02d}_ms", st.latency_ms, "ms", False, st.statement))
     return m
 
 
@@ -190,12 +216,22 @@ def prepare(ctx: RunContext, params: PgbenchWorkload) -> list[Metric]:
         elif step == "checkpoint":
             ctx.cluster.sql("CHECKPOINT")
         else:
-            backing = (pgbench_prepare.loop_backing_file(ctx.target.device)
-                       if ctx.target.kind == "loop" else None)
+            backing = (
+                pgbench_prepare.loop_backing_file(ctx.target.device)
+                if ctx.target.kind == "loop"
+                else None
+            )
             for path in pgbench_prepare.sync_paths(ctx.target.workdir, backing):
                 proc.run(["sync", "--file-system", path])
-        metrics.append(Metric(f"pgbench.prepare_{step}_s", time.monotonic() - started, "s",
-                              None, "before the timed run, not in tps"))
+        metrics.append(
+            Metric(
+                f"pgbench.prepare_{step}_s",
+                time.monotonic() - started,
+                "s",
+                None,
+                "before the timed run, not in tps",
+            )
+        )
     return metrics
 
 
@@ -203,11 +239,26 @@ def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
     result = WorkloadResult()
     user = ctx.cluster.user
     with ctx.scratch() as scratch:
-        argv = [ctx.cluster.bins.tool("pgbench"), "-n", "-M", params.protocol,
-                *_script_args(params, scratch, user.uid, user.gid),
-                "-c", str(params.clients), "-j", str(params.jobs), "-T", str(params.duration),
-                "-r", "-P", "1", "-l", f"--log-prefix={scratch / LOG_PREFIX}",
-                *ctx.cluster.conn_args(), "postgres"]
+        argv = [
+            ctx.cluster.bins.tool("pgbench"),
+            "-n",
+            "-M",
+            params.protocol,
+            *_script_args(params, scratch, user.uid, user.gid),
+            "-c",
+            str(params.clients),
+            "-j",
+            str(params.jobs),
+            "-T",
+            str(params.duration),
+            "-r",
+            "-P",
+            "1",
+            "-l",
+            f"--log-prefix={scratch / LOG_PREFIX}",
+            *ctx.cluster.conn_args(),
+            "postgres",
+        ]
         out = ctx.tool(argv, "pgbench", timeout=params.duration * 3 + 120)
         logs = sorted(scratch.glob(f"{LOG_PREFIX}.*"))
         summary = summarize_transaction_logs(logs, skip_before_s=params.warmup)
@@ -228,7 +279,9 @@ KIND = WorkloadKind(
     writes_wal=True,
     prepare=prepare,
     # select-only looks up one row a transaction: uncached, at least its heap page.
-    read_bytes=lambda p, values: (8192 * values["pgbench.transactions"]
-                                  if p.mode == "select-only" and p.script is None
-                                  and "pgbench.transactions" in values else None),
+    read_bytes=lambda p, values: (
+        8192 * values["pgbench.transactions"]
+        if p.mode == "select-only" and p.script is None and "pgbench.transactions" in values
+        else None
+    ),
 )

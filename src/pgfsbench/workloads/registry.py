@@ -57,8 +57,10 @@ def _installed(type_: str) -> WorkloadKind | None:
 def kind(type_: str) -> WorkloadKind:
     found = find(type_)
     if found is None:
-        raise UnknownWorkloadType(f"no workload type '{type_}' is registered (known: "
-                                  f"{', '.join(k.type for k in kinds())})")
+        raise UnknownWorkloadType(
+            f"no workload type '{type_}' is registered (known: "
+            f"{', '.join(k.type for k in kinds())})"
+        )
     return found
 
 
@@ -132,11 +134,14 @@ def stored_params(of: WorkloadKind, stored: Mapping[str, object]) -> WorkloadBas
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "params"
-        warnings.warn(StoredParamsWarning(
-            f"stored {of.type} parameters are not valid for this version ({where}: "
-            f"{first['msg'].removeprefix('Value error, ')}): what depends on them (a "
-            "headline chosen by parameters, logical bytes) is left out for those runs"),
-            stacklevel=3)
+        warnings.warn(
+            StoredParamsWarning(
+                f"stored {of.type} parameters are not valid for this version ({where}: "
+                f"{first['msg'].removeprefix('Value error, ')}): what depends on them (a "
+                "headline chosen by parameters, logical bytes) is left out for those runs"
+            ),
+            stacklevel=3,
+        )
         return None
 
 

@@ -42,9 +42,9 @@ class SeqwriteWorkload(WorkloadBase):
     type: Literal["seqwrite"]
     size: Size = Field("1G", description="bytes written to one file")
     block_size: Size = Field("4k", description="bytes per write (dd bs=, fio --bs)")
-    tools: list[Literal["dd", "fio"]] = Field(["dd"], min_length=1,
-                                             description="which tools write it, one "
-                                                         "measurement each")
+    tools: list[Literal["dd", "fio"]] = Field(
+        ["dd"], min_length=1, description="which tools write it, one measurement each"
+    )
 
 
 def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
@@ -53,8 +53,10 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
 
     size, block = size_to_bytes(params.size), size_to_bytes(params.block_size)
     if block > size or size % block:
-        raise UserError(f"seqwrite: size {params.size} is not a whole number of "
-                        f"{params.block_size} blocks; make size a multiple of block_size")
+        raise UserError(
+            f"seqwrite: size {params.size} is not a whole number of "
+            f"{params.block_size} blocks; make size a multiple of block_size"
+        )
     # One file at a time: each tool's file is removed before the next one starts.
     ctx.require_free(size, f"seqwrite (a {params.size} file)")
     # Find every tool before writing anything: a missing fio must not cost the dd run.
@@ -67,8 +69,7 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
             _flush(ctx, tool)
             # A monitor of its own per tool: the split and the device bytes of this write
             # alone, not of the whole workload (which the campaign's monitors cover).
-            monitor = SystemMonitor(interval=SEQWRITE_SAMPLE_INTERVAL,
-                                    device=ctx.target.io_devices)
+            monitor = SystemMonitor(interval=SEQWRITE_SAMPLE_INTERVAL, device=ctx.target.io_devices)
             monitor.start(origin)
             try:
                 if tool == "dd":
@@ -79,8 +80,10 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
                 monitor.stop()
             result.metrics += metrics
             result.metrics += _monitor_metrics(tool, monitor, size)
-            result.series += [Series(s.name.replace("mon.", f"seqwrite.{tool}.", 1), s.unit,
-                                     s.points) for s in monitor.series()]
+            result.series += [
+                Series(s.name.replace("mon.", f"seqwrite.{tool}.", 1), s.unit, s.points)
+                for s in monitor.series()
+            ]
             path.unlink(missing_ok=True)
     finally:
         path.unlink(missing_ok=True)
@@ -92,36 +95,49 @@ def _binary(tool: str) -> str:
         return fio_binary()
     path = proc.which(tool)
     if path is None:
-        raise UserError(f"{tool} is not installed (needed by the seqwrite workload): "
-                        "apt-get install coreutils")
+        raise UserError(
+            f"{tool} is not installed (needed by the seqwrite workload): apt-get install coreutils"
+        )
     return path
 
 
 def _flush(ctx: RunContext, tool: str) -> None:
     """syncfs the target first, so earlier workloads' dirty pages are not written on our time."""
-    ctx.tool([proc.which("sync") or "sync", "--file-system", str(ctx.target.workdir)],
-             f"seqwrite-{tool}-sync")
+    ctx.tool(
+        [proc.which("sync") or "sync", "--file-system", str(ctx.target.workdir)],
+        f"seqwrite-{tool}-sync",
+    )
 
 
 def _dd(ctx: RunContext, dd: str, path: Path, size: int, block: int) -> list[Metric]:
     # conv=fdatasync: dd's time then includes getting the data to the disk, not
     # just into the page cache. Seed 004 wrote 42 GB, far more than RAM, which
     # had the same effect; at our sizes a plain dd would time memcpy into RAM.
-    argv = [dd, "if=/dev/zero", f"of={path}", f"bs={block}",
-            f"count={size // block}", "conv=fdatasync"]
+    argv = [
+        dd,
+        "if=/dev/zero",
+        f"of={path}",
+        f"bs={block}",
+        f"count={size // block}",
+        "conv=fdatasync",
+    ]
     cpu_before = _children_cpu()
     out = ctx.tool(argv, "seqwrite-dd", cwd=ctx.target.workdir, timeout=120 + size / MB)
     process_cpu = _process_metrics("dd", cpu_before)
     summary = parse_dd_output(out.stderr)
     if summary.bytes != size:
         raise ValueError(f"dd wrote {summary.bytes} bytes, {size} were asked for")
-    note = "; ".join(["bytes / seconds from dd's summary, fdatasync included",
-                      *summary.warnings])
+    note = "; ".join(["bytes / seconds from dd's summary, fdatasync included", *summary.warnings])
     return [
         Metric("seqwrite.dd.mb_per_s", summary.mb_per_s, MBPS, True, note),
         Metric("seqwrite.dd.seconds", summary.seconds, "s", False),
-        Metric("seqwrite.dd.mb_per_s_reported", summary.reported_bytes_per_s / MB, MBPS, True,
-               f"dd's own rounded figure ({summary.reported_rate}), for cross-checking"),
+        Metric(
+            "seqwrite.dd.mb_per_s_reported",
+            summary.reported_bytes_per_s / MB,
+            MBPS,
+            True,
+            f"dd's own rounded figure ({summary.reported_rate}), for cross-checking",
+        ),
         *process_cpu,
     ]
 
@@ -131,9 +147,18 @@ def _fio(ctx: RunContext, fio: str, path: Path, size: int, block: int) -> list[M
     # because fio would otherwise preallocate the file (a different allocation
     # path, CoW behaviour on btrfs). end_fsync=1 is dd's conv=fdatasync, and
     # fio counts it in the job's runtime.
-    argv = [fio, "--name=seqwrite", f"--filename={path}", "--rw=write",
-            f"--bs={block}", f"--size={size}", "--ioengine=psync", "--fallocate=none",
-            "--end_fsync=1", "--output-format=json"]
+    argv = [
+        fio,
+        "--name=seqwrite",
+        f"--filename={path}",
+        "--rw=write",
+        f"--bs={block}",
+        f"--size={size}",
+        "--ioengine=psync",
+        "--fallocate=none",
+        "--end_fsync=1",
+        "--output-format=json",
+    ]
     cpu_before = _children_cpu()
     out = ctx.tool(argv, "seqwrite-fio", cwd=ctx.target.workdir, timeout=120 + size / MB)
     process_cpu = _process_metrics("fio", cpu_before)
@@ -141,8 +166,13 @@ def _fio(ctx: RunContext, fio: str, path: Path, size: int, block: int) -> list[M
     if stats.io_bytes != size:
         raise ValueError(f"fio wrote {stats.io_bytes} bytes, {size} were asked for")
     return [
-        Metric("seqwrite.fio.mb_per_s", stats.bw_bytes / MB, MBPS, True,
-               "fio's write bandwidth, end_fsync included"),
+        Metric(
+            "seqwrite.fio.mb_per_s",
+            stats.bw_bytes / MB,
+            MBPS,
+            True,
+            "fio's write bandwidth, end_fsync included",
+        ),
         Metric("seqwrite.fio.seconds", stats.runtime_ms / 1000, "s", False),
         *process_cpu,
     ]
@@ -162,8 +192,10 @@ def _process_metrics(tool: str, before: tuple[float, float]) -> list[Metric]:
     """
     user, system = (a - b for a, b in zip(_children_cpu(), before))
     note = f"CPU seconds of the {tool} process itself (as 'time {tool}' reports)"
-    return [Metric(f"seqwrite.{tool}.process_user_s", user, "s", False, note),
-            Metric(f"seqwrite.{tool}.process_system_s", system, "s", False, note)]
+    return [
+        Metric(f"seqwrite.{tool}.process_user_s", user, "s", False, note),
+        Metric(f"seqwrite.{tool}.process_system_s", system, "s", False, note),
+    ]
 
 
 def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metric]:
@@ -173,28 +205,38 @@ def _monitor_metrics(tool: str, monitor: SystemMonitor, size: int) -> list[Metri
     # No direction: a share of CPU time over a window whose length differs by
     # target says where the time went, not what the write cost (process_*_s does).
     metrics = [
-        Metric(f"seqwrite.{tool}.cpu_{part}_pct", cpu[part] if cpu else None,
-               "% of all CPUs", None, note or "vmstat-style, over the write")
+        Metric(
+            f"seqwrite.{tool}.cpu_{part}_pct",
+            cpu[part] if cpu else None,
+            "% of all CPUs",
+            None,
+            note or "vmstat-style, over the write",
+        )
         for part in CPU_SPLIT
     ]
     # What reached the device per byte written: journal, metadata, CoW. Unknown
     # (None) without a device, or when an interval of the window is missing.
-    written = next(m.value for m in monitor.totals()
-                   if m.name == "mon.disk.target.write_bytes")
+    written = next(m.value for m in monitor.totals() if m.name == "mon.disk.target.write_bytes")
     gaps = any("target device" in p for p in monitor.problems)
     ratio = written / size if written is not None and not gaps else None
-    why = note or ("bytes the device received / bytes the file got" if ratio is not None
-                   else "unknown: the target has no block device to sample")
+    why = note or (
+        "bytes the device received / bytes the file got"
+        if ratio is not None
+        else "unknown: the target has no block device to sample"
+    )
     metrics.append(Metric(f"seqwrite.{tool}.device_write_ratio", ratio, "x", False, why))
     return metrics
 
 
-def logical_bytes(params: SeqwriteWorkload,
-                  values: Mapping[str, float]) -> tuple[float | None, str]:
+def logical_bytes(
+    params: SeqwriteWorkload, values: Mapping[str, float]
+) -> tuple[float | None, str]:
     if not recorded(params, "size", "tools"):
         return None, "unknown"
-    return (float(size_to_bytes(params.size) * len(params.tools)),
-            f"size {params.size} × {len(params.tools)} tool(s)")
+    return (
+        float(size_to_bytes(params.size) * len(params.tools)),
+        f"size {params.size} × {len(params.tools)} tool(s)",
+    )
 
 
 KIND = WorkloadKind(

@@ -6,8 +6,11 @@ from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 
 
 def write_export(campaign, out) -> None:
-    out.write(f"toy export of {campaign.id}: " + ", ".join(
-        f"{r.target}={m.value:g}" for r in campaign.runs for m in r.metrics) + "\n")
+    out.write(
+        f"toy export of {campaign.id}: "
+        + ", ".join(f"{r.target}={m.value:g}" for r in campaign.runs for m in r.metrics)
+        + "\n"
+    )
 
 
 def write_comparison(comparison, out) -> None:
@@ -15,5 +18,6 @@ def write_comparison(comparison, out) -> None:
         out.write(f"toy {row.metric}: {len(row.cells)} targets\n")
 
 
-FORMAT = OutputFormat("toy", "toy", "text/x-toy", {EXPORT: write_export,
-                                                   COMPARISON: write_comparison})
+FORMAT = OutputFormat(
+    "toy", "toy", "text/x-toy", {EXPORT: write_export, COMPARISON: write_comparison}
+)
