@@ -45,7 +45,10 @@ from pathlib import Path
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.provision.mountinfo import parse_mountinfo
-from pgfsbench.provision.throttle import move_to_cgroup  # noqa: F401 (one way to move)
+from pgfsbench.provision.throttle import (  # noqa: F401 (one way to move)
+    locate_hierarchies,
+    move_to_cgroup,
+)
 from pgfsbench.units import size_to_bytes
 
 PROC_CGROUP = Path("/proc/self/cgroup")
@@ -74,31 +77,9 @@ class MemoryHierarchy:
 
 def find_memory_hierarchies(proc_cgroup: str, mountinfo: str) -> list[MemoryHierarchy]:
     """The v1 memory and the v2 hierarchy this process can see, v1 first."""
-    v1_path = v2_path = None
-    for line in proc_cgroup.splitlines():
-        number, _, rest = line.partition(":")
-        controllers, _, path = rest.partition(":")
-        if "memory" in controllers.split(","):
-            v1_path = path
-        elif number == "0" and controllers == "":
-            v2_path = path
-    found: list[MemoryHierarchy] = []
-    for m in parse_mountinfo(mountinfo):
-        if m.fs_type not in ("cgroup", "cgroup2"):
-            continue
-        version, path = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
-        if version == 1 and "memory" not in m.super_options.split(","):
-            continue
-        if path is None or any(h.version == version for h in found):
-            continue
-        if m.root == "/":
-            relative = path.lstrip("/")
-        elif path == m.root or path.startswith(m.root.rstrip("/") + "/"):
-            relative = path[len(m.root) :].lstrip("/")
-        else:
-            continue
-        found.append(MemoryHierarchy(version, Path(m.mount_point), Path(m.mount_point) / relative))
-    return sorted(found, key=lambda h: h.version)
+    return [
+        MemoryHierarchy(*place) for place in locate_hierarchies(proc_cgroup, mountinfo, "memory")
+    ]
 
 
 def kernel_has_memory_controller(proc_cgroups: str, v2_controllers: str = "") -> bool:

@@ -163,29 +163,38 @@ def _inside(path: str, root: str) -> str | None:
 
 def find_hierarchies(proc_cgroup: str, mountinfo: str) -> list[Hierarchy]:
     """The v1 blkio and the v2 hierarchy this process can see, v1 first."""
+    return [Hierarchy(*place) for place in locate_hierarchies(proc_cgroup, mountinfo, "blkio")]
+
+
+def locate_hierarchies(
+    proc_cgroup: str, mountinfo: str, controller: str
+) -> list[tuple[int, Path, Path]]:
+    """(version, mount point, this process's cgroup in it) of the v1 hierarchy that
+    carries ``controller`` and of the v2 one, as this process sees them, v1 first (the
+    memory limit finds its hierarchies the same way)."""
     v1_path: str | None = None
     v2_path: str | None = None
     for line in proc_cgroup.splitlines():
         number, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
-        if "blkio" in controllers.split(","):
+        if controller in controllers.split(","):
             v1_path = path
         elif number == "0" and controllers == "":
             v2_path = path
-    found: list[Hierarchy] = []
+    found: list[tuple[int, Path, Path]] = []
     for m in parse_mountinfo(mountinfo):
         if m.fs_type not in ("cgroup", "cgroup2"):
             continue
         version, ours = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
-        if version == 1 and "blkio" not in m.super_options.split(","):
+        if version == 1 and controller not in m.super_options.split(","):
             continue
-        if ours is None or any(h.version == version for h in found):
+        if ours is None or any(v == version for v, _, _ in found):
             continue
         relative = _inside(ours, m.root)
         if relative is None:  # a mount of another part of the hierarchy
             continue
-        found.append(Hierarchy(version, Path(m.mount_point), Path(m.mount_point) / relative))
-    return sorted(found, key=lambda h: h.version)
+        found.append((version, Path(m.mount_point), Path(m.mount_point) / relative))
+    return sorted(found, key=lambda place: place[0])
 
 
 def _usable(h: Hierarchy) -> str | None:
