@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from pgfsbench.analysis import ci_cache, stats
+from pgfsbench.analysis import ci_cache, remembered, stats
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.export.json import campaign_data
 from pgfsbench.report.terminal import render_summary, render_table
@@ -35,13 +35,13 @@ def demo(tmp_path):
 @pytest.fixture(autouse=True)
 def forget(monkeypatch):
     """Each test starts with nothing computed in this process."""
-    monkeypatch.setattr(stats, "_intervals", {})
+    monkeypatch.setattr(remembered, "values", {})
 
 
 def everything(results: Path) -> str:
     """What show, show --full and export json print, from a freshly loaded campaign
     and an empty memory (only the file can carry intervals over)."""
-    stats._intervals.clear()
+    remembered.values.clear()
     campaign = load_campaign(results, series=False)
     out = []
     for render in (render_summary, render_table):
@@ -52,8 +52,8 @@ def everything(results: Path) -> str:
     return "\n".join(out)
 
 
-def intervals_in(results: Path) -> dict:
-    return json.loads((results / ci_cache.NAME).read_text())["intervals"]
+def values_in(results: Path) -> dict:
+    return json.loads((results / ci_cache.NAME).read_text())["values"]
 
 
 def test_outputs_are_the_same_without_the_cache_with_it_and_after_deleting_it(demo, tmp_path):
@@ -63,13 +63,13 @@ def test_outputs_are_the_same_without_the_cache_with_it_and_after_deleting_it(de
     shutil.copy(demo / "results.db", plain / "results.db")
     first = everything(demo)  # computes, and writes the file
     assert (demo / ci_cache.NAME).is_file()
-    stored = intervals_in(demo)
+    stored = values_in(demo)
     assert len(stored) > 100  # every cell's CI of this campaign, and the unpaired ratios
-    computed = dict(stats._intervals)
+    computed = dict(remembered.values)
     second = everything(demo)  # read back from the file
     assert second == first
     # every interval read back is the very one computed (JSON floats round-trip exactly)
-    assert {k: stats._intervals[k] for k in computed} == computed
+    assert {k: remembered.values[k] for k in computed} == computed
     (demo / ci_cache.NAME).unlink()
     assert everything(demo) == first
 
@@ -77,17 +77,17 @@ def test_outputs_are_the_same_without_the_cache_with_it_and_after_deleting_it(de
 def test_a_hit_needs_the_same_values_so_changed_data_is_computed_afresh(demo):
     x = np.array([10.0, 11.0, 12.5, 9.0, 10.2])
     before = stats.summarize(x)
-    assert len(stats._intervals) == 1
+    assert len(remembered.values) == 1
     # one value changed: another key, another interval, as computed without any cache
     y = x.copy()
     y[2] = 30.0
     changed = stats.summarize(y)
-    assert len(stats._intervals) == 2 and changed.ci_high != before.ci_high
-    stats._intervals.clear()
+    assert len(remembered.values) == 2 and changed.ci_high != before.ci_high
+    remembered.values.clear()
     assert stats.summarize(y) == changed
     # the order of the values is part of the key (it decides which run each resample picks)
     stats.summarize(x[::-1])
-    assert len(stats._intervals) == 2
+    assert len(remembered.values) == 2
 
 
 def test_a_cache_entry_is_used_when_its_key_matches(demo):
@@ -95,20 +95,20 @@ def test_a_cache_entry_is_used_when_its_key_matches(demo):
     up, which proves that a fresh process takes its intervals from the file."""
     everything(demo)
     doc = json.loads((demo / ci_cache.NAME).read_text())
-    key = next(k for k, v in doc["intervals"].items() if v is not None)
-    doc["intervals"][key] = [-1.0, -2.0]
+    key = next(k for k, v in doc["values"].items() if v is not None)
+    doc["values"][key] = [-1.0, -2.0]
     (demo / ci_cache.NAME).write_text(json.dumps(doc))
-    stats._intervals.clear()
+    remembered.values.clear()
     with ci_cache.kept_in(demo):
         pass
-    assert stats._intervals[key] == (-1.0, -2.0)
+    assert remembered.values[key] == (-1.0, -2.0)
 
 
 def test_new_runs_make_the_stored_intervals_misses_and_the_file_is_rewritten(demo):
     import sqlite3
 
     first = everything(demo)
-    old = set(intervals_in(demo))
+    old = set(values_in(demo))
     # A resumed campaign: one more round's value on one pgbench run changes its cells.
     with sqlite3.connect(demo / "results.db") as db:
         run, value = db.execute(
@@ -121,7 +121,7 @@ def test_new_runs_make_the_stored_intervals_misses_and_the_file_is_rewritten(dem
         )
     changed = everything(demo)
     assert changed != first
-    new = set(intervals_in(demo))
+    new = set(values_in(demo))
     assert new != old and not new <= old  # fresh intervals kept, under other keys
     # and what it shows is what a process with no cache at all shows
     (demo / ci_cache.NAME).unlink()
@@ -136,16 +136,16 @@ def test_an_unreadable_or_foreign_file_is_ignored_and_replaced(demo, content):
     reference = everything(demo)
     (demo / ci_cache.NAME).write_text(content)
     assert everything(demo) == reference
-    assert len(intervals_in(demo)) > 100  # rewritten with this code's intervals
+    assert len(values_in(demo)) > 100  # rewritten with this code's intervals
 
 
 def test_another_code_version_does_not_read_the_file(demo, monkeypatch):
     everything(demo)
-    monkeypatch.setattr(stats, "_code", b"another version!")
-    stats._intervals.clear()
+    monkeypatch.setattr(remembered, "_code", b"another version!")
+    remembered.values.clear()
     with ci_cache.kept_in(demo):
         pass
-    assert stats._intervals == {}
+    assert remembered.values == {}
 
 
 def test_a_read_only_results_directory_still_answers(demo):
@@ -174,7 +174,7 @@ def test_the_same_table_with_and_without_the_cache(demo):
     campaign = load_campaign(demo, series=False)
     table = comparison_table(campaign)
     cells = [(r.metric, t, c.ci, c.verdict) for r in table.rows for t, c in r.cells.items()]
-    stats._intervals.clear()
+    remembered.values.clear()
     again = comparison_table(load_campaign(demo, series=False))
     assert [(r.metric, t, c.ci, c.verdict) for r in again.rows for t, c in r.cells.items()] == cells
 
@@ -207,3 +207,20 @@ def test_the_design_reads_the_descriptive_measurements_the_campaign_kept(demo):
     assert design_for(plan, kept).descriptive == found
     other = {**campaign.schedule, "design": {**design, "descriptive": [["pgbench", "clients=4"]]}}
     assert design_for(plan, other).descriptive == {("pgbench", "clients=4")}
+
+
+@pytest.mark.parametrize("command", [["show"], ["show", "--full"], ["advise"]])
+def test_a_second_read_imports_no_scipy(demo, command):
+    """Importing scipy.special is ~0.25 s of a read command (remembered.py): the first
+    read keeps every distribution value it computed, and the second, a fresh process,
+    finds them all and never imports scipy."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-X", "importtime", "-m", "pgfsbench", *command[:1], str(demo)]
+    argv += command[1:]
+    first = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert "scipy.special" in first.stderr  # nothing kept yet: computed, with scipy
+    second = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert second.stdout == first.stdout
+    assert [line for line in second.stderr.splitlines() if "scipy" in line] == []

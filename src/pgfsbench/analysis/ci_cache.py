@@ -1,12 +1,14 @@
-"""Bootstrap intervals kept beside the results, so a read command need not redo them.
+"""The analysis' remembered values kept beside the results, so a read command need not
+redo them.
 
-The bootstrap behind every cell's CI (10,000 resamples per cell, ``stats.py``) is most
-of what reading a campaign costs. Each interval is stored in ``analysis-cache.json`` in
+The bootstrap behind every cell's CI (10,000 resamples per cell, ``stats.py``) and the
+distribution functions of the verdicts (scipy's import) are most of what reading a
+campaign costs (``remembered.py``). Each value is stored in ``analysis-cache.json`` in
 the results directory under a digest of the code that computed it and of the exact
-values it came from, so an entry is found only where the same computation would give
-the same interval again: new runs, a resumed campaign or another pgfsbench version
-miss and are computed afresh. The file is a cache, never a source of truth: a
-missing, unreadable, foreign or read-only one changes nothing but time.
+inputs it came from, so an entry is found only where the same computation would give
+the same value again: new runs, a resumed campaign or another pgfsbench version miss
+and are computed afresh. The file is a cache, never a source of truth: a missing,
+unreadable, foreign or read-only one changes nothing but time.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pgfsbench.analysis import stats
+from pgfsbench.analysis import remembered
 
 NAME = "analysis-cache.json"
-_FORMAT = 1
+_FORMAT = 2  # 2: any remembered value, not only intervals
+
+_open: set[Path] = set()  # the cache files of the kept_in blocks this process is inside
 
 
 def _data_stamp(results_dir: Path) -> list[int]:
@@ -33,18 +37,12 @@ def _data_stamp(results_dir: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _read(path: Path) -> tuple[list[int], dict[str, tuple[float, float] | None]]:
+def _read(path: Path) -> tuple[list[int], dict[str, remembered.Value]]:
     try:
         doc = json.loads(path.read_text())
-        if doc.get("format") != _FORMAT or doc.get("code") != stats._code_version().hex():
+        if doc.get("format") != _FORMAT or doc.get("code") != remembered.code_version().hex():
             return [], {}
-        entries: dict[str, tuple[float, float] | None] = {}
-        for key, value in doc["intervals"].items():
-            if value is None:
-                entries[key] = None
-            else:
-                lo, hi = value
-                entries[str(key)] = (float(lo), float(hi))
+        entries = {str(k): remembered.normalized(v) for k, v in doc["values"].items()}
         return list(doc.get("data", [])), entries
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return [], {}  # none yet, or not one we can read: computed afresh
@@ -64,34 +62,44 @@ def _write(path: Path, doc: dict) -> None:
 
 @contextmanager
 def kept_in(results_dir: Path | None) -> Iterator[None]:
-    """Intervals looked up inside the block come from, and go to, ``results_dir``'s cache
-    file (none: this process's memory only)."""
-    if results_dir is None or not (Path(results_dir) / "results.db").is_file():
+    """Values looked up inside the block come from, and go to, ``results_dir``'s cache
+    file (none: this process's memory only). A read command holds the whole of its
+    analysis in one such block: the values its answer lines compute after the table count
+    too. Inside a block for the same directory, a nested one is the outer one."""
+    path = Path(results_dir or "").resolve() / NAME
+    if results_dir is None or path in _open or not (Path(results_dir) / "results.db").is_file():
         yield
         return
-    path = Path(results_dir) / NAME
+    _open.add(path)
+    try:
+        yield from _kept(path.parent, path)
+    finally:
+        _open.discard(path)
+
+
+def _kept(results_dir: Path, path: Path) -> Iterator[None]:
     stamp, stored = _read(path)
     for key, value in stored.items():
-        stats._intervals.setdefault(key, value)
-    outer, stats._touched = stats._touched, set()
+        remembered.values.setdefault(key, value)
+    touched: set[str] = set()
+    outer, remembered.touched = remembered.touched, touched
     try:
         yield
-        touched = stats._touched
     finally:
-        stats._touched = outer
+        remembered.touched = outer
     if outer is not None:
         outer |= touched
-    now = _data_stamp(Path(results_dir))
+    now = _data_stamp(results_dir)
     keep = dict(stored) if stamp == now else {}
     if touched <= keep.keys():
         return  # nothing new to keep
-    keep.update({k: stats._intervals[k] for k in touched})
+    keep.update({k: remembered.values[k] for k in touched})
     _write(
         path,
         {
             "format": _FORMAT,
-            "code": stats._code_version().hex(),
+            "code": remembered.code_version().hex(),
             "data": now,
-            "intervals": {k: list(v) if v else None for k, v in keep.items()},
+            "values": keep,
         },
     )

@@ -60,9 +60,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-# The t, noncentral t and normal distributions straight from scipy.special: importing
-# scipy.stats for them costs ~0.7 s of every read command's start-up (issue 23).
-from scipy.special import nctdtr, ndtr, stdtr, stdtrit
+# The t, noncentral t and normal distributions of scipy.special, through remembered:
+# scipy is imported only for a value not computed before (issue 23: importing it is
+# most of a read command's start-up).
+from pgfsbench.analysis.remembered import remembered, special
 
 POWER = 0.80  # of the "more rounds" estimate
 MAX_ROUNDS_ESTIMATE = 1000  # beyond this the estimate says "many"
@@ -113,7 +114,7 @@ class Paired:
         sd = self.spread
         if self.n < 2 or sd is None or self.mean_log is None:
             return None
-        half = stdtrit(self.n - 1, 0.5 + confidence / 2) * sd / math.sqrt(self.n)
+        half = special("stdtrit", self.n - 1, 0.5 + confidence / 2) * sd / math.sqrt(self.n)
         return math.exp(self.mean_log - half), math.exp(self.mean_log + half)
 
     def flipped(self) -> Paired:
@@ -184,10 +185,10 @@ def compare_paired(
     se = c.spread / math.sqrt(n)
     df = n - 1
     bound = math.log1p(margin)
-    p = float(2 * stdtr(df, -abs(mean) / se))
+    p = 2 * special("stdtr", df, -abs(mean) / se)
     # TOST: H0 mean <= -bound (rejected by a large t_low) and H0 mean >= bound.
-    p_low = float(stdtr(df, -(mean + bound) / se))
-    p_high = float(stdtr(df, (mean - bound) / se))
+    p_low = special("stdtr", df, -(mean + bound) / se)
+    p_high = special("stdtr", df, (mean - bound) / se)
     return replace(c, p_value=p, p_equivalent=max(p_low, p_high))
 
 
@@ -213,7 +214,7 @@ def planned_effects(c: Paired) -> list[tuple[str, float]]:
         routes.append(("equivalent", 0.0))
     claim = math.log1p(c.claim)
     if abs(c.mean_log) >= claim:
-        nearer = abs(c.mean_log) - stdtrit(c.n - 1, 0.975) * sd / math.sqrt(c.n)
+        nearer = abs(c.mean_log) - special("stdtrit", c.n - 1, 0.975) * sd / math.sqrt(c.n)
         delta = max(2 * claim, nearer)
         if delta > 0:
             routes.append(("different", float(delta)))
@@ -237,6 +238,8 @@ def power(
     two go together). "equivalent": both one-sided t's of TOST reject
     (1 - P(one fails) - P(other fails): a lower bound).
     """
+    from scipy.special import nctdtr, ndtr, stdtrit
+
     df = ns - 1
     se = sd / np.sqrt(ns)
     bound = math.log1p(margin)  # "different": the claim threshold; else the margin
@@ -273,14 +276,22 @@ def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], flo
 
     def first_hit(ns: np.ndarray) -> int | None:
         """The first n of ``ns`` whose power reaches POWER (scipy's quantiles are
-        vectorised over them)."""
+        vectorised over them; the answer is remembered by its inputs)."""
         levels = np.array([alpha(int(n)) for n in ns], dtype=float)
         ok = levels > 0
         ns, levels = ns[ok], levels[ok]
         if len(ns) == 0:
             return None
-        hit = power(route, effect, c.spread, bound, ns, levels) >= POWER
-        return int(ns[np.argmax(hit)]) if hit.any() else None
+
+        def compute() -> int | None:
+            hit = power(route, effect, c.spread, bound, ns, levels) >= POWER
+            return int(ns[np.argmax(hit)]) if hit.any() else None
+
+        found = remembered(
+            f"first-hit.{route}", (np.array([effect, c.spread, bound]), ns, levels), compute
+        )
+        assert found is None or isinstance(found, int)
+        return found
 
     # Power grows with n: a coarse geometric grid finds the span, the rounds inside it
     # the first n (every n from 3 to 1000 cost a read command ~0.25 s per campaign).

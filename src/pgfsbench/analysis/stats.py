@@ -67,11 +67,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# scipy.special, not scipy.stats (~0.7 s to import): the normal distribution is all the
-# paired and bootstrap paths need; the rank tests import scipy.stats where they run.
-from scipy.special import ndtr, ndtri
-
+# The normal distribution from scipy.special through remembered.special: scipy is
+# imported only for a value not yet computed; the rank tests import scipy.stats (~0.7 s)
+# where they run.
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
+from pgfsbench.analysis.remembered import remembered, special
 from pgfsbench.plan.design import Verdicts
 
 CONFIDENCE = 0.95
@@ -82,42 +82,15 @@ _SEED = 20261122
 # Resample matrices are built in row chunks so a long series cannot eat memory.
 _CHUNK_CELLS = 2_000_000
 
-# Bootstrap intervals already computed in this process, by a digest of the code that
-# computes them and of the values they come from (so a hit is the interval these values
-# would give again); ci_cache.py keeps them beside the results between processes.
-_intervals: dict[str, tuple[float, float] | None] = {}
-_touched: set[str] | None = None  # the digests looked up while ci_cache records
-_code: bytes | None = None
-
-
-def _code_version() -> bytes:
-    """What the intervals depend on besides the data: this module's source (method,
-    resamples, seed) and numpy's version (its random streams)."""
-    global _code
-    if _code is None:
-        from hashlib import blake2b
-        from pathlib import Path
-
-        _code = blake2b(
-            Path(__file__).read_bytes() + np.__version__.encode(), digest_size=16
-        ).digest()
-    return _code
-
 
 def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute) -> tuple[float, float] | None:
-    """compute(), or what it gave before for the same code, kind and values."""
-    from hashlib import blake2b
-
-    h = blake2b(_code_version() + kind.encode(), digest_size=16)
-    for a in arrays:
-        h.update(len(a).to_bytes(8, "little"))
-        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    key = h.hexdigest()
-    if _touched is not None:
-        _touched.add(key)
-    if key not in _intervals:
-        _intervals[key] = compute()
-    return _intervals[key]
+    """compute(), or the interval it gave before for the same code, kind and values
+    (in this process, or kept beside the results by ci_cache)."""
+    value = remembered(kind, arrays, compute)
+    if value is None:
+        return None
+    assert isinstance(value, tuple)
+    return value[0], value[1]
 
 
 @dataclass(frozen=True)
@@ -205,7 +178,7 @@ class Comparison:
         ):
             if dist <= 0:
                 return 1.0
-            p = max(p, 0.0 if half <= 0 else float(ndtr(-dist * z95 / half)))
+            p = max(p, 0.0 if half <= 0 else special("ndtr", -dist * z95 / half))
         return p
 
     def flipped(self) -> Comparison:
@@ -223,7 +196,7 @@ class Comparison:
 
 def _z(confidence: float) -> float:
     """The two-sided normal quantile of a confidence (1.96 for 95%)."""
-    return float(ndtri(0.5 + confidence / 2))
+    return special("ndtri", 0.5 + confidence / 2)
 
 
 def _clean(values: Iterable[float | None]) -> tuple[np.ndarray, int]:

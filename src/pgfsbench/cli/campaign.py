@@ -216,19 +216,24 @@ def _progress_view(plan):
 
 def _print_summary(campaign, results: Path) -> None:
     """The answer first (--quiet: the verdict lines alone)."""
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.report.terminal import render_summary
 
     hint = f"every metric: pgfsbench show {results} --full; with charts and provenance: the report"
-    render_summary(campaign, console, hint, brief=shared.verbosity == QUIET)
+    with kept_in(results):
+        render_summary(campaign, console, hint, brief=shared.verbosity == QUIET)
 
 
 def _print_advice(campaign) -> None:
     """The advice after the table; the campaign's results stand without it."""
     from pgfsbench.analysis.advice import advise as make_advice
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.report.advice import advice_text
 
     try:
-        console.print(escape(advice_text(make_advice(campaign))), soft_wrap=True, end="")
+        with kept_in(campaign.results_dir):
+            text = advice_text(make_advice(campaign))
+        console.print(escape(text), soft_wrap=True, end="")
     except Exception as exc:  # a bug of ours must not cost the report
         err.print(f"[yellow](no advice: {escape(repr(exc))})[/]")
 
@@ -322,11 +327,13 @@ def show(
     ] = False,
 ) -> None:
     """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 
-    campaign = load_campaign(results)
-    if full:
-        render_table(campaign, console)
-    else:
-        _print_summary(campaign, results)
+    campaign = load_campaign(results, series=False)  # the summary and table read none
+    with kept_in(results):
+        if full:
+            render_table(campaign, console)
+        else:
+            _print_summary(campaign, results)

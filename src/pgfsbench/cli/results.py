@@ -23,11 +23,14 @@ def export(
     ] = "json",
 ) -> None:
     """Print every run with its target, workload, parameters and metrics."""
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.render.formats import EXPORT, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, EXPORT)
-    output.write(EXPORT, load_campaign(results), sys.stdout)
+    campaign = load_campaign(results, series=output.series)
+    with kept_in(results):
+        output.write(EXPORT, campaign, sys.stdout)
 
 
 @app.command(short_help="What to apply: mkfs, fstab, OS and PostgreSQL settings.")
@@ -49,11 +52,14 @@ def advise(
 ) -> None:
     """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""
     from pgfsbench.analysis.advice import advise as make_advice
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.render.formats import ADVICE, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, ADVICE)
-    output.write(ADVICE, make_advice(load_campaign(results), target), sys.stdout)
+    campaign = load_campaign(results, series=False)
+    with kept_in(results):
+        output.write(ADVICE, make_advice(campaign, target), sys.stdout)
 
 
 @app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
@@ -137,6 +143,7 @@ def compare(
     ] = None,
 ) -> None:
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
+    from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.analysis.regressions import gate, parse_threshold
     from pgfsbench.plan.design import Verdicts
     from pgfsbench.render.formats import COMPARISON, pick
@@ -153,28 +160,30 @@ def compare(
     settings = campaigns[0].plan.get("verdicts") or {}
     alpha = alpha if alpha is not None else settings.get("alpha", Verdicts().alpha)
     noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
-    if len(campaigns) == 1:
-        if pair or allow_different:
-            raise UserError(
-                "--pair and --allow-different compare campaigns: give a baseline and a contender"
-            )
-        comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
-    else:
-        from pgfsbench.analysis.pairing import pairings, parse_pairs
-        from pgfsbench.report.cross_compare import cross_comparison
+    # One campaign: its analysis' values kept beside it (a second read imports no scipy).
+    with kept_in(campaigns[0].results_dir if len(campaigns) == 1 else None):
+        if len(campaigns) == 1:
+            if pair or allow_different:
+                raise UserError(
+                    "--pair and --allow-different compare campaigns: give a baseline and a contender"
+                )
+            comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
+        else:
+            from pgfsbench.analysis.pairing import pairings, parse_pairs
+            from pgfsbench.report.cross_compare import cross_comparison
 
-        if baseline is not None:
-            raise UserError(
-                "--baseline picks a column of one campaign; with several, the "
-                "first is the baseline (pair targets with --pair BASE=CONTENDER)"
-            )
-        group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []), allow_different)
-        comparison = cross_comparison(group, alpha, noise, metric)
-        for warning in comparison.warnings:
-            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if not comparison.rows:
-        raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
-    output.write(COMPARISON, comparison, sys.stdout)
+            if baseline is not None:
+                raise UserError(
+                    "--baseline picks a column of one campaign; with several, the "
+                    "first is the baseline (pair targets with --pair BASE=CONTENDER)"
+                )
+            group = pairings(campaigns[0], campaigns[1:], parse_pairs(pair or []), allow_different)
+            comparison = cross_comparison(group, alpha, noise, metric)
+            for warning in comparison.warnings:
+                err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        if not comparison.rows:
+            raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
+        output.write(COMPARISON, comparison, sys.stdout)
     if threshold is not None:  # after the comparison: the job's log shows the evidence
         sys.stdout.flush()
         verdict = gate(comparison.table, comparison.rows, threshold)

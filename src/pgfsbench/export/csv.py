@@ -127,7 +127,12 @@ def _level(classes: dict, column: str | None) -> str | None:
 
 
 FORMAT = OutputFormat(
-    "csv", "csv", "text/csv", {EXPORT: write_campaign, COMPARISON: write_comparison}, order=40
+    "csv",
+    "csv",
+    "text/csv",
+    {EXPORT: write_campaign, COMPARISON: write_comparison},
+    order=40,
+    series=False,  # one row per metric of a run: no per-second series
 )
 
 

@@ -40,6 +40,7 @@ FORMAT = OutputFormat(
     "text/markdown",
     {EXPORT: write_campaign, COMPARISON: write_comparison},
     order=20,
+    series=False,  # the summary and the tables: no per-second series
 )
 
 

@@ -49,6 +49,9 @@ class OutputFormat:
     writers: Mapping[str, Writer]  # kind -> writer, for each kind it writes
     order: int = 1000  # where the help lists it: lower first (a third party's last)
     description: str = ""  # said after the name in the help, in parentheses
+    # Whether its export writer reads the runs' per-second series: a format that does not
+    # is given the campaign without them (reading them is most of a small export's time).
+    series: bool = True
 
     def __post_init__(self) -> None:
         if unknown := set(self.writers) - set(KINDS):

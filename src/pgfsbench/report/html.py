@@ -22,6 +22,7 @@ from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
+from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.diff import provenance_diff
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, Table, comparison_table
@@ -64,7 +65,8 @@ def write_report(
     A full or read-only filesystem raises OSError and leaves any earlier report as it was.
     """
     campaign = campaign or load_campaign(results_dir)
-    html = render_report(campaign, history or [])
+    with kept_in(results_dir):  # what the report computed, kept for the read commands
+        html = render_report(campaign, history or [])
     out = output or results_dir / REPORT_NAME
     # Temp file in the same directory, then rename: a reader never sees half a report.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".report-", suffix=".html.tmp")
