@@ -60,3 +60,16 @@ def test_reading_a_paired_campaign_does_not_load_scipy_stats() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_listing_and_checking_plans_imports_no_numpy() -> None:
+    """A plan's budget and schedule need no statistics: the paired tests (numpy, ~0.1 s
+    of start-up) are imported where a campaign's decisions are replayed."""
+    for command in (["plans"], ["plan", "check", "quick"]):
+        err = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "pgfsbench", *command],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
+        assert [line for line in err.splitlines() if line.endswith(" numpy")] == [], command

@@ -62,8 +62,10 @@ import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round, rounds_to_decide
+if TYPE_CHECKING:  # the tests are imported where they run: a plan's budget needs no numpy
+    from pgfsbench.analysis.paired import Paired
 
 RHO = 2.0
 
@@ -203,6 +205,8 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
     Comparisons of ``design.descriptive`` measurements (keys ``(workload, label, a,
     b)``) are left out, whoever built the family: they get no decision.
     """
+    from pgfsbench.analysis.paired import compare_paired, pair_by_round, rounds_to_decide
+
     if design.descriptive:
         comparisons = {
             k: v
@@ -267,6 +271,8 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
 
 
 def _upto(pair: Pair, n: int) -> list[tuple[float, float]]:
+    from pgfsbench.analysis.paired import pair_by_round
+
     base, other = pair
     return pair_by_round(
         {r: v for r, v in base.items() if r <= n}, {r: v for r, v in other.items() if r <= n}
