@@ -42,7 +42,7 @@ demo: setup
 
 # Lint and types first: seconds, and they fail the build before the long suite starts.
 test: lint
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra --durations=25
 
 # ruff (lint and format, [tool.ruff]) and mypy (types, [tool.mypy]) as configured in pyproject.toml.
 lint: setup
