@@ -157,3 +157,31 @@ def test_export_metrics_and_series(tmp_path: Path) -> None:
         "pgbench.tps": {"unit": "tx/s", "points": [[1.0, 890.0], [2.0, 910.0]]}
     }
     assert run["started"] <= run["ended"] and run["fs"] == "ext4"
+
+
+def test_the_json_layout_holds_the_same_data_with_each_deep_value_on_one_line() -> None:
+    """export's text is indented four levels deep (document, list, item, field, entry)
+    and encodes what is deeper on one line: the same data as json.dumps gives."""
+    import io
+
+    from pgfsbench.export.json import _dump
+
+    doc = {
+        "kind": "export",
+        "runs": [
+            {
+                "metrics": [{"name": "pgbench.tps", "value": 1.5, "unit": "µs"}],
+                "series": {"pgbench.tps": {"unit": "tx/s", "points": [[1.0, 2.0], [2.0, None]]}},
+                "params": {},
+            }
+        ],
+        "keys": {1: "one", None: [], 2.5: {}},
+    }
+    out = io.StringIO()
+    _dump(doc, out)
+    text = out.getvalue()
+    assert json.loads(text) == json.loads(json.dumps(doc))
+    lines = text.splitlines()
+    assert '        {"name": "pgbench.tps", "value": 1.5, "unit": "\\u00b5s"}' in lines
+    assert '        "pgbench.tps": {"unit": "tx/s", "points": [[1.0, 2.0], [2.0, null]]}' in lines
+    assert '      "params": {}' in lines

@@ -61,9 +61,32 @@ FORMAT = OutputFormat(
 
 
 def _dump(data: dict[str, Any], out: TextIO) -> None:
-    # One write of the whole text: json.dump writes each token (~300,000 writes for a
-    # 100-run campaign's series, most of `export`'s time); the text is the same.
-    out.write(json.dumps(data, indent=2) + "\n")
+    """The document indented to the depth a person reads it at, each deeper value on
+    one line (a metric, a series, a provenance fact), in one write.
+
+    json.dumps with an indent encodes in Python, token by token: a 100-run campaign's
+    metrics and series (~300,000 numbers) took 1.4 s of `export`'s ~2 s. Below
+    ``_INDENTED`` levels the values are encoded by the C encoder (no indent)."""
+    out.write(_indented(data, 0) + "\n")
+
+
+_INDENTED = 4  # levels laid out one item per line: document, list, item, field, entry
+
+
+def _key(k: Any) -> str:
+    """A dict key as json writes it: a string, or a number or constant as a string."""
+    return json.dumps(k if isinstance(k, str) else json.dumps(k))
+
+
+def _indented(value: Any, level: int) -> str:
+    if level >= _INDENTED or not isinstance(value, dict | list) or not value:
+        return json.dumps(value)
+    pad, end = "  " * (level + 1), "  " * level
+    if isinstance(value, dict):
+        items = [f"{pad}{_key(k)}: {_indented(v, level + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    items = [pad + _indented(v, level + 1) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + end + "]"
 
 
 def _header(kind: str) -> dict[str, Any]:
