@@ -104,7 +104,20 @@ def checks() -> list[Check]:
                 f"apt-get install {package}" if version is None and package else "",
             )
         )
+    out.append(compsize_check())
     return out
+
+
+def compsize_check() -> Check:
+    """compsize reads btrfs's extents for the compression workload (it prints no version)."""
+    found = proc.which("compsize")
+    return Check(
+        "compsize",
+        found is not None,
+        f"at {found} (btrfs compression sizes)" if found else "not found",
+        "" if found else "apt-get install btrfs-compsize",
+        required=False,
+    )
 
 
 def zfs_check() -> Check:

@@ -16,6 +16,7 @@ _EXACT = {
     "clone_db.copy_s": "CREATE DATABASE time (file_copy_method=copy)",
     "fs_snapshot.seconds": "filesystem snapshot time",
     "fs_snapshot.basebackup_s": "pg_basebackup time",
+    "compression.ratio": "compression ratio (logical / physical bytes)",
 }
 _PATTERNS = [
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),
