@@ -80,6 +80,7 @@ def test_export_csv_round_trips_every_stored_number(request, which) -> None:
             assert (
                 row["direction"] == {True: "higher", False: "lower", None: ""}[m.higher_is_better]
             )
+            assert row["note"] == m.note  # how it was read; crash-safety notes where they exist
             assert row["run_status"] == run.status and row["settling"] == "no"
             assert "param.type" not in row  # the workload column says it
             for k, v in run.params.items():

@@ -185,3 +185,33 @@ def test_the_json_layout_holds_the_same_data_with_each_deep_value_on_one_line() 
     assert '        {"name": "pgbench.tps", "value": 1.5, "unit": "\\u00b5s"}' in lines
     assert '        "pgbench.tps": {"unit": "tx/s", "points": [[1.0, 2.0], [2.0, null]]}' in lines
     assert '      "params": {}' in lines
+
+
+def test_export_carries_each_metrics_note(tmp_path: Path) -> None:
+    """What a filesystem offers PostgreSQL comes with its crash-safety and restore notes:
+    the JSON export carries a metric's note where it has one, and validates."""
+    import jsonschema
+
+    from pgfsbench.export.json import schema
+    from pgfsbench.workloads.compression import compression_metrics, uncompressed_space
+    from pgfsbench.workloads.fs_snapshot import snapshot_metrics
+
+    store = Store.create(tmp_path / "res")
+    store.start_campaign("c-43", "fs-features", {"name": "fs-features"}, {}, "0.1.0")
+    tid = store.add_target("btrfs", 0, "loop", "btrfs", {"size": "1G"})
+    store.set_target(tid, "ok", provenance={"kind": "loop", "fs": "btrfs"})
+    for workload, metrics in (
+        ("fs-snapshot", snapshot_metrics((0.01, 0.0), (1.0, 50 * 2**20), "")),
+        ("compression", compression_metrics(uncompressed_space(2**20, "ext4"), 2**20)),
+    ):
+        run = store.start_run(tid, workload, {})
+        store.add_result(run, tid, WorkloadResult(metrics + [Metric("x.plain", 1.0, "", None)]))
+        store.finish_run(run, "ok")
+    store.end_campaign("ok")
+    store.close()
+    data = campaign_data(load_campaign(tmp_path / "res"))
+    jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+    notes = {m["name"]: m.get("note") for r in data["runs"] for m in r["metrics"]}
+    assert "crash-consistent" in notes["fs_snapshot.offered"]
+    assert "transparent to PostgreSQL" in notes["compression.ratio"]
+    assert notes["x.plain"] is None  # no note: no key

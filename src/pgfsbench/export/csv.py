@@ -1,7 +1,8 @@
 """The CSV format: tidy tables a spreadsheet or ``csv.DictReader`` loads as they are.
 
 ``export``: one row per run × metric (a run without metrics, one that failed, is one
-row with the metric cells empty), its parameters one ``param.NAME`` column each.
+row with the metric cells empty), its parameters one ``param.NAME`` column each, the
+metric's note last (how it was read; crash-safety and restore notes where they exist).
 ``compare``: one row per measurement × contender, with both sides' medians, CIs and n,
 the ratio with its CI, the mark and the decision (the verdict sentences are prose:
 text, Markdown and JSON carry them), and on every row the key provenance differences a
@@ -38,7 +39,9 @@ EXPORT_COLUMNS = [
     "run_status",
     "run_error",
 ]  # then param.*, then METRIC_COLUMNS
-METRIC_COLUMNS = ["metric", "value", "unit", "direction"]
+# note: what the metric is and how it was read (crash-safety and restore notes of what a
+# filesystem offers PostgreSQL); empty when it has none
+METRIC_COLUMNS = ["metric", "value", "unit", "direction", "note"]
 COMPARISON_COLUMNS = [
     "workload",
     "label",
@@ -97,7 +100,8 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
             w.writerow(csv_cell(v) for v in head + [None] * len(METRIC_COLUMNS))
         for m in r.metrics:
             w.writerow(
-                csv_cell(v) for v in head + [m.name, m.value, m.unit, direction(m.higher_is_better)]
+                csv_cell(v)
+                for v in head + [m.name, m.value, m.unit, direction(m.higher_is_better), m.note]
             )
 
 

@@ -272,12 +272,16 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
             if (b := run_bound(r))
             else None
         ),
+        # A metric's note, where it has one: what it is, how it was read, and for what a
+        # filesystem offers PostgreSQL (clone-db, fs-snapshot, compression) its
+        # crash-safety and restore notes.
         "metrics": [
             {
                 "name": m.name,
                 "value": _num(m.value),
                 "unit": m.unit,
                 "direction": _direction(m.higher_is_better),
+                **({"note": m.note} if m.note else {}),
             }
             for m in r.metrics
         ],
