@@ -15,6 +15,7 @@ from pathlib import Path
 from pgfsbench.analysis import advice_pg
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
 from pgfsbench.analysis.answer import decided_change
+from pgfsbench.analysis.capabilities import capabilities
 from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability, durabilities
 from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.sequential import EQUIVALENT
@@ -42,12 +43,19 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
             )
         picked, chosen_by = target, "named with --target"
     source = f"{campaign.id} ({campaign.plan_name})"
+    offered = capabilities(campaign)
     if picked is None:
-        return Advice(None, chosen_by, source, unsafe=_unsafe(table, durability, None))
+        return Advice(
+            None,
+            chosen_by,
+            source,
+            unsafe=_unsafe(table, durability, None),
+            capabilities=offered,
+        )
     stored = next(t for t in campaign.targets if t.name == picked)
     d = durability.get(picked)
     is_safe = _level(d) == SAFE
-    advice = Advice(picked, chosen_by, source)
+    advice = Advice(picked, chosen_by, source, capabilities=offered)
     if not is_safe:
         advice.warning = (
             f"{picked} is {_level(d).upper()}"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pgfsbench.analysis.capabilities import TargetCapabilities
 from pgfsbench.analysis.table import Cell, Row, Table
 
 POSTGRES, SYSCTL, QUEUE = "postgresql.conf", "sysctl", "queue"
@@ -67,6 +68,9 @@ class Advice:
     settings: list[Setting] = field(default_factory=list)  # OS and PostgreSQL, with values
     omitted: list[Setting] = field(default_factory=list)  # value None: evidence missing
     unsafe: list[Unsafe] = field(default_factory=list)
+    # Per target, what its filesystem offers PostgreSQL (clone, snapshot, compression),
+    # measured or from the recipe's facts (analysis/capabilities.py).
+    capabilities: list[TargetCapabilities] = field(default_factory=list)
 
 
 def num(x: float) -> str:

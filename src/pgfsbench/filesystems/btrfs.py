@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 
 from pgfsbench.filesystems.optionvalues import integer, level, one_of, size, words
-from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
+from pgfsbench.filesystems.recipe import (
+    CLONE,
+    COMPRESSION,
+    SNAPSHOT,
+    AtomicWrites,
+    GeometryReader,
+    Offer,
+    Recipe,
+    mount_options,
+)
 from pgfsbench.filesystems.textfacts import number
 
 MOUNT_OPTIONS = frozenset(
@@ -246,6 +255,30 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
     return readers
 
 
+def offers(provenance: dict) -> dict[str, Offer]:
+    """btrfs shares extents (reflink) and snapshots subvolumes; it compresses when mounted
+    with compress= (copy-on-write files only: not with nodatacow)."""
+    options = mount_options(provenance)
+    compress = next(
+        (o for o in options if o.split("=")[0] in ("compress", "compress-force") and "=" in o),
+        None,
+    )
+    nodatacow = "nodatacow" in options
+    if compress and compress.endswith("=no"):
+        compress = None
+    return {
+        CLONE: Offer(True, "btrfs shares extents (reflink)"),
+        SNAPSHOT: Offer(True, "btrfs snapshots the subvolume holding the data directory"),
+        COMPRESSION: (
+            Offer(False, f"{compress} has no effect with nodatacow")
+            if compress and nodatacow
+            else Offer(True, f"mounted {compress}")
+            if compress
+            else Offer(False, "mounted without compress=")
+        ),
+    }
+
+
 RECIPES = (
     Recipe(
         fs="btrfs",
@@ -265,5 +298,6 @@ RECIPES = (
         geometry=geometry,
         atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
         durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these files"},
+        offers=offers,
     ),
 )

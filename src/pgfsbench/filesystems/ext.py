@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from pgfsbench.filesystems.optionvalues import integer, one_of, power_of_two_or_zero
-from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
+from pgfsbench.filesystems.recipe import (
+    CLONE,
+    COMPRESSION,
+    SNAPSHOT,
+    GeometryReader,
+    LogSetup,
+    Offer,
+    Recipe,
+    StripeOptions,
+)
 from pgfsbench.filesystems.textfacts import number, snake
 
 # --- making it ---------------------------------------------------------------------
@@ -270,6 +279,15 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
 # --- the recipes -------------------------------------------------------------------
 
 
+def offers(provenance: dict) -> dict[str, Offer]:
+    fs = provenance.get("fs") or "ext"
+    return {
+        CLONE: Offer(False, f"{fs} cannot share blocks: a clone is a copy"),
+        SNAPSHOT: Offer(False, f"{fs} has no snapshots"),
+        COMPRESSION: Offer(False, f"{fs} does not compress"),
+    }
+
+
 def _ext(fs: str, log_device) -> Recipe:
     return Recipe(
         fs=fs,
@@ -290,6 +308,7 @@ def _ext(fs: str, log_device) -> Recipe:
         durability_notes={},
         kernel_driver="ext4",
         stripe=StripeOptions(given=stripe_given, add=with_stripe),
+        offers=offers,
     )
 
 

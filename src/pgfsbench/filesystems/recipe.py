@@ -49,6 +49,38 @@ class StripeOptions:
     add: Callable[[list[str], int, int], list[str]]
 
 
+# What a filesystem offers PostgreSQL beyond storing files (analysis/capabilities.py):
+# CREATE DATABASE with file_copy_method = clone, a snapshot of the running cluster, and
+# transparent compression.
+CLONE, SNAPSHOT, COMPRESSION = "reflink clone", "snapshot", "compression"
+CAPABILITIES = (CLONE, SNAPSHOT, COMPRESSION)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """Whether the filesystem as made offers one capability, from its facts (mount
+    options, geometry), not from a measurement."""
+
+    offered: bool | None  # None: the facts recorded cannot tell
+    how: str  # "XFS made with reflink=1 shares blocks", "ext4 cannot share blocks"
+
+
+def _offers_nothing(provenance: dict) -> dict[str, Offer]:
+    return {}
+
+
+def mount_options(provenance: dict) -> list[str]:
+    """The effective mount options a target's provenance recorded."""
+    return [str(o) for o in provenance.get("effective_mount_options") or []]
+
+
+def geometry_facts(provenance: dict) -> dict:
+    """What the filesystem's own tools reported of it, from a target's provenance."""
+    geometry = provenance.get("geometry")
+    facts = geometry.get("facts") if isinstance(geometry, dict) else None
+    return facts if isinstance(facts, dict) else {}
+
+
 def _no_commands(devices: list[str]) -> list[list[str]]:
     return []
 
@@ -115,6 +147,12 @@ class Recipe:
     # --- durability (analysis/durability.py) ---
     atomic_writes: AtomicWrites | None
     durability_notes: dict[str, str]  # mount option in effect → what a reader must know
+
+    # --- what it offers PostgreSQL (analysis/capabilities.py) ---
+    # (target provenance) → {CLONE/SNAPSHOT/COMPRESSION: Offer}: what the filesystem as
+    # made offers, for the targets whose campaign did not measure it; a capability left
+    # out is not known.
+    offers: Callable[[dict], dict[str, Offer]] = _offers_nothing
 
     # --- availability (provision/filesystems.py, doctor) ---
     kernel_driver: str = ""  # the name in /proc/filesystems when not fs (ext2 → ext4)

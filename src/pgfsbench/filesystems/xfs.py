@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 
 from pgfsbench.filesystems.optionvalues import integer, one_of, size
-from pgfsbench.filesystems.recipe import GeometryReader, LogSetup, Recipe, StripeOptions
+from pgfsbench.filesystems.recipe import (
+    CLONE,
+    COMPRESSION,
+    SNAPSHOT,
+    GeometryReader,
+    LogSetup,
+    Offer,
+    Recipe,
+    StripeOptions,
+    geometry_facts,
+)
 from pgfsbench.filesystems.textfacts import number
 
 
@@ -158,6 +168,23 @@ def geometry(device: str | None, mount_point: str | None) -> list[GeometryReader
     return [GeometryReader(["xfs_info", str(where)], parse_xfs_info)] if where else []
 
 
+def offers(provenance: dict) -> dict[str, Offer]:
+    """XFS shares blocks when made with reflink=1 (xfs_info says; mkfs's default since
+    xfsprogs 5.1); no snapshots, no compression."""
+    reflink = geometry_facts(provenance).get("meta-data.reflink")
+    return {
+        CLONE: (
+            Offer(None, "XFS shares blocks only when made with reflink=1 (not recorded)")
+            if reflink is None
+            else Offer(True, "XFS made with reflink=1 shares blocks")
+            if reflink == 1
+            else Offer(False, "XFS made with reflink=0 cannot share blocks")
+        ),
+        SNAPSHOT: Offer(False, "XFS has no snapshots"),
+        COMPRESSION: Offer(False, "XFS does not compress"),
+    }
+
+
 RECIPES = (
     Recipe(
         fs="xfs",
@@ -175,5 +202,6 @@ RECIPES = (
         atomic_writes=None,
         durability_notes={},
         stripe=StripeOptions(given=stripe_given, add=with_stripe),
+        offers=offers,
     ),
 )

@@ -17,7 +17,15 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgfsbench.filesystems.recipe import AtomicWrites, GeometryReader, Recipe
+from pgfsbench.filesystems.recipe import (
+    COMPRESSION,
+    SNAPSHOT,
+    AtomicWrites,
+    GeometryReader,
+    Offer,
+    Recipe,
+    geometry_facts,
+)
 from pgfsbench.filesystems.textfacts import number
 
 POOL_PREFIX = "pgfsb-"  # every pool pgfsbench makes; tests look for it
@@ -365,6 +373,22 @@ def caveats(provenance: dict) -> list[str]:
     return []
 
 
+def offers(provenance: dict) -> dict[str, Offer]:
+    """ZFS snapshots datasets and compresses by its compression property; block cloning
+    (OpenZFS 2.2) is not in zfs-fuse, so a clone is left as not known."""
+    compression = str(geometry_facts(provenance).get("dataset.compression", "") or "")
+    return {
+        SNAPSHOT: Offer(True, "ZFS snapshots the dataset holding the data directory"),
+        COMPRESSION: (
+            Offer(None, "ZFS compresses by its compression property (not recorded)")
+            if not compression
+            else Offer(False, "compression=off")
+            if compression == "off"
+            else Offer(True, f"compression={compression}")
+        ),
+    }
+
+
 RECIPES = (
     Recipe(
         fs="zfs",
@@ -387,6 +411,7 @@ RECIPES = (
         caveats=caveats,
         mount_types=frozenset({"zfs", "fuse.zfs"}),
         recreate=recreate,
+        offers=offers,
         daemon_pidfiles=(DAEMON_PIDFILE, "/var/run/zfs-fuse.pid"),
     ),
 )  # ours; Debian's service

@@ -11,6 +11,7 @@ import json
 import textwrap
 
 from pgfsbench.analysis.advice_model import POSTGRES, Advice, Setting
+from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
 
 WIDTH = 80  # what a terminal, a mail and a postgresql.conf reader all hold
 
@@ -39,6 +40,7 @@ def advice_text(a: Advice) -> str:
         if s.note:
             lines += _wrap(f"note: {s.note}", "      ", "        ")
     lines += _left_out(a, "  ", "⚠ not recommended", "      ")
+    lines += _capabilities(a, "", "  ", "      ")
     return "\n".join(lines) + "\n"
 
 
@@ -81,6 +83,7 @@ def advice_conf(a: Advice) -> str:
                 *evidence,
             ]
     lines += _left_out(a, "# ", "NOT RECOMMENDED", "#   ")
+    lines += _capabilities(a, "# ", "#   ", "#       ")
     return "\n".join(lines) + "\n"
 
 
@@ -132,6 +135,27 @@ def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
     for u in a.unsafe:
         lines += _wrap(f"{flag}: {u.target} is {u.level.upper()}: {u.warning}", lead, sub)
         lines += [ln for g in u.gains for ln in _wrap(f"measured: {g}", sub, sub + "  ")]
+    return lines
+
+
+def _capabilities(a: Advice, lead: str, item: str, sub: str) -> list[str]:
+    """Per target, what its filesystem offers PostgreSQL, then each capability's note once."""
+    if not a.capabilities:
+        return []
+    lines = [f"{lead}What each filesystem offers PostgreSQL (measured, or from its facts):"]
+    for t in a.capabilities:
+        lines.append(f"{item}{t.target} ({t.fs or 'directory'}):")
+        for c in t.capabilities:
+            lines += _wrap(f"{c.name}: {c.summary()}", sub, sub + "  ")
+    if workloads := unmeasured_workloads(a.capabilities):
+        lines += _wrap(
+            f"(not measured: the {', '.join(workloads)} workload(s) measure it; "
+            "examples/fs-features.toml runs them)",
+            item,
+            item + " ",
+        )
+    for name, note in offered_notes(a.capabilities).items():
+        lines += _wrap(f"({name}: {note})", item, item + " ")
     return lines
 
 

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.bound import legend as bound_legend
+from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.diff import provenance_diff
@@ -106,7 +107,13 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         fact_name=_fact_name,
         quantity=_quantity,
     )
-    env.globals.update(row_scale=row_scale, row_unit=row_unit, looks_text=looks_text)
+    env.globals.update(
+        row_scale=row_scale,
+        row_unit=row_unit,
+        looks_text=looks_text,
+        unmeasured_workloads=unmeasured_workloads,
+        offered_notes=offered_notes,
+    )
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
     # last), in the order workloads first ran, so the template can group them.
