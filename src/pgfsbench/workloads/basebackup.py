@@ -23,6 +23,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
+    from pgfsbench.proc import CommandResult
     from pgfsbench.workloads.base import RunContext
 
 BACKUP_DIR = "basebackup"
@@ -50,6 +51,26 @@ def tree_bytes(root: Path) -> int:
     return total
 
 
+def take_basebackup(ctx: RunContext, dest: Path, stem: str, *extra: str) -> CommandResult:
+    """``pg_basebackup -Fp -Xstream -c fast`` of the cluster into ``dest`` (a plain copy
+    with the WAL to restore it, after an immediate checkpoint), its output kept as
+    ``stem``; the one invocation basebackup and fs-snapshot time."""
+    return ctx.tool(
+        [
+            ctx.cluster.bins.tool("pg_basebackup"),
+            *ctx.cluster.conn_args(),
+            "-D",
+            str(dest),
+            "-Fp",
+            "-Xstream",
+            "-c",
+            "fast",
+            *extra,
+        ],
+        stem,
+    )
+
+
 def backup_metrics(nbytes: int, seconds: float) -> list[Metric]:
     mb = nbytes / 2**20
     return [
@@ -65,20 +86,7 @@ def run(ctx: RunContext, params: BasebackupWorkload) -> WorkloadResult:
     # The copy is at most the data directory (it skips temp files, unlogged data, old WAL).
     ctx.require_free(tree_bytes(ctx.cluster.pgdata) + WAL_ALLOWANCE, "pg_basebackup")
     try:
-        out = ctx.tool(
-            [
-                ctx.cluster.bins.tool("pg_basebackup"),
-                *ctx.cluster.conn_args(),
-                "-D",
-                str(dest),
-                "-Fp",
-                "-Xstream",
-                "-c",
-                "fast",
-                "--verbose",
-            ],
-            "pg_basebackup",
-        )
+        out = take_basebackup(ctx, dest, "pg_basebackup", "--verbose")
         nbytes = tree_bytes(dest)
     finally:
         shutil.rmtree(dest, ignore_errors=True)

@@ -187,19 +187,9 @@ def _basebackup(ctx: RunContext) -> tuple[float, float]:
     shutil.rmtree(dest, ignore_errors=True)
     before = _free(ctx.target.workdir)
     try:
-        out = ctx.tool(
-            [
-                ctx.cluster.bins.tool("pg_basebackup"),
-                *ctx.cluster.conn_args(),
-                "-D",
-                str(dest),
-                "-Fp",
-                "-Xstream",
-                "-c",
-                "fast",
-            ],
-            "fs-snapshot-basebackup",
-        )
+        from pgfsbench.workloads.basebackup import take_basebackup
+
+        out = take_basebackup(ctx, dest, "fs-snapshot-basebackup")
         used = max(0, before - _free(ctx.target.workdir))
     finally:
         shutil.rmtree(dest, ignore_errors=True)
