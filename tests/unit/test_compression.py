@@ -119,3 +119,13 @@ def test_the_metrics_carry_units_directions_and_the_notes():
     assert "xfs does not compress" in m["compression.ratio"].note
     for name in ("logical_mb", "physical_mb", "files_mb", "compressed"):
         assert m[f"compression.{name}"].higher_is_better is None
+
+
+def test_the_mount_and_its_options_hold_the_data_directory():
+    from pgfsbench.workloads.compression import _mount
+
+    mounts = _read("proc_mounts_btrfs_loop.txt")
+    point = "/tmp/snapfix-YZwD/mnt"
+    found = _mount(Path(point) / "pgfsbench" / "pgdata", mounts)
+    assert found is not None and found[:3] == ("/dev/loop2", point, "btrfs")
+    assert "rw" in found[3] and btrfs_compress_option(found[3]) is None
