@@ -14,7 +14,7 @@ from pgfsbench import ledger as ledger_mod
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Plan
-from pgfsbench.provision import memory
+from pgfsbench.provision import cgroups, memory
 from pgfsbench.provision.memory import (
     MemoryHierarchy,
     find_memory_hierarchies,
@@ -153,7 +153,7 @@ def test_no_memory_is_a_no_op(ledger, tmp_path):
 def test_no_controller_is_one_user_error_line(ledger, tmp_path, monkeypatch):
     monkeypatch.setattr(memory, "PROC_CGROUPS", tmp_path / "cgroups")
     (tmp_path / "cgroups").write_text("#subsys_name\thierarchy\tnum_cgroups\tenabled\n")
-    monkeypatch.setattr(memory, "MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text("")
     with pytest.raises(UserError) as exc:
         with memory_limited("1G", tmp_path, ledger):
@@ -179,7 +179,7 @@ def test_plan_check_refuses_memory_without_the_controller(tmp_path, monkeypatch)
     (tmp_path / "cgroups").write_text(
         "#subsys_name\thierarchy\tnum_cgroups\tenabled\nmemory\t0\t1\t0\n"
     )
-    monkeypatch.setattr(memory, "MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text("")
     [check] = [c for c in checks(PLAN_CHECK) if c.name == "memory"]
     assert check.check(plan(), CheckContext()) == []  # no memory asked: nothing to say
