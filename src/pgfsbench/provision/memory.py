@@ -197,10 +197,17 @@ def drop_cached(directory: Path) -> int:
 
 def usage(record: dict) -> None:
     """Add the cgroup's peak usage and how often it hit the limit to ``record`` (cheap:
-    two small files; left out where the kernel has neither)."""
+    a few small files; left out where the kernel has none): ``peak_bytes``, and
+    ``failcnt`` and ``memsw_failcnt`` (v1) or ``max_events`` (v2)."""
     path = Path(record["cgroup"])
+    # v1 with swap accounting charges memory + swap first: at equal limits that is the
+    # counter that reaches its limit, so its failcnt is the one that counts
     files = (
-        {"peak_bytes": "memory.max_usage_in_bytes", "failcnt": "memory.failcnt"}
+        {
+            "peak_bytes": "memory.max_usage_in_bytes",
+            "failcnt": "memory.failcnt",
+            "memsw_failcnt": "memory.memsw.failcnt",
+        }
         if record["version"] == 1
         else {"peak_bytes": "memory.peak"}
     )
