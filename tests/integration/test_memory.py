@@ -1,7 +1,7 @@
 """A memory size (issue 25): the server and its page cache held to 128 MB reach the device.
 
 One ext4 loop target, ``memory = "128M"`` with 32 MB of shared_buffers, a scale-20
-database (about 300 MB): TPC-B and select-only for 5 s each read from the device, the
+database (about 300 MB): TPC-B and select-only for 3 s each read from the device, the
 bound check calls neither ``cached`` (nor TPC-B ``cached-reads``), the provenance records the
 cgroup, and the cgroup is gone afterwards, also after a SIGTERM mid-run.
 """
@@ -45,13 +45,13 @@ scale = 20
 [[workloads]]
 type = "pgbench"
 clients = 2
-duration = 5
+duration = 3
 
 [[workloads]]
 type = "pgbench"
 mode = "select-only"
 clients = 2
-duration = 5
+duration = 3
 """
 
 
@@ -116,7 +116,7 @@ def test_sigterm_mid_run_removes_the_cgroup(tmp_path, state_dir) -> None:
         pytest.skip(reason)
     plan = tmp_path / "plan.toml"
     plan.write_text(
-        PLAN.replace("scale = 20", "scale = 2").replace("duration = 5", "duration = 60")
+        PLAN.replace("scale = 20", "scale = 2").replace("duration = 3", "duration = 60")
     )
     results = tmp_path / "r"
     run = subprocess.Popen(
