@@ -20,6 +20,7 @@ from pgfsbench.provision.memory import (
     find_memory_hierarchies,
     kernel_has_memory_controller,
     memory_limited,
+    merge_usage,
     writes_for,
 )
 from pgfsbench.units import pg_memory_bytes
@@ -187,3 +188,20 @@ def test_plan_check_refuses_memory_without_the_controller(tmp_path, monkeypatch)
         check.check(plan("1G"), CheckContext())
     with pytest.raises(UserError, match="no memory cgroup controller"):
         run_checks(plan("1G"), PLAN_CHECK, CheckContext())
+
+
+def test_a_later_visits_usage_is_folded_into_the_stored_record():
+    first = {"limit": "128M", "peak_bytes": 100, "failcnt": 0, "memsw_failcnt": 2}
+    assert merge_usage(first, {"limit": "128M", "peak_bytes": 120, "failcnt": 1})
+    assert merge_usage(first, {"limit": "128M", "peak_bytes": 90, "memsw_failcnt": 3})
+    assert first == {
+        "limit": "128M",
+        "peak_bytes": 120,
+        "failcnt": 1,
+        "memsw_failcnt": 5,
+        "visits": 3,
+    }
+    # no limit, or a visit whose server never started: nothing to fold
+    assert not merge_usage({}, {"peak_bytes": 5})
+    assert not merge_usage(first, {"limit": "128M"}) and first["visits"] == 3
+    assert not merge_usage(first, {})

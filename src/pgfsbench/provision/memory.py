@@ -198,7 +198,8 @@ def drop_cached(directory: Path) -> int:
 def usage(record: dict) -> None:
     """Add the cgroup's peak usage and how often it hit the limit to ``record`` (cheap:
     a few small files; left out where the kernel has none): ``peak_bytes``, and
-    ``failcnt`` and ``memsw_failcnt`` (v1) or ``max_events`` (v2)."""
+    ``failcnt`` and ``memsw_failcnt`` (v1) or ``max_events`` (v2). Each visit has its
+    own cgroup; ``merge_usage`` folds a later one's into the stored record."""
     path = Path(record["cgroup"])
     # v1 with swap accounting charges memory + swap first: at equal limits that is the
     # counter that reaches its limit, so its failcnt is the one that counts
@@ -220,6 +221,24 @@ def usage(record: dict) -> None:
                 line.split() for line in (path / "memory.events").read_text().splitlines()
             )
             record["max_events"] = int(events["max"])
+
+
+# what ``usage`` adds that a later visit's cgroup counts again: summed over visits
+REFUSALS = ("failcnt", "memsw_failcnt", "max_events")
+
+
+def merge_usage(into: dict, visit: dict) -> bool:
+    """Fold a later visit's usage into the first visit's record (the stored one): the
+    highest peak, every refusal summed, ``visits`` counted. False when there is nothing
+    to fold (no limit, or no usage read)."""
+    if not into or not visit or "peak_bytes" not in visit:
+        return False
+    into["visits"] = into.get("visits", 1) + 1
+    into["peak_bytes"] = max(into.get("peak_bytes", 0), visit["peak_bytes"])
+    for key in REFUSALS:
+        if key in visit:
+            into[key] = into.get(key, 0) + visit[key]
+    return True
 
 
 @contextlib.contextmanager

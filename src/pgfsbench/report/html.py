@@ -243,7 +243,7 @@ def _fact(value: object, key: object = "") -> str:
 
 def _memory_limit(record: dict) -> str:
     """A target's memory cgroup in one line: "128M (cgroup v1 memory); peak 128 MiB; 0
-    charges refused at the limit" (the first visit's peak and refusals)."""
+    charges refused at the limit" (the highest peak and every refusal over the visits)."""
     parts = [f"{record.get('limit')} ({record.get('mechanism', 'cgroup')})"]
     if isinstance(peak := record.get("peak_bytes"), int):
         parts.append(f"peak {_fact(peak, 'peak_bytes')}")
