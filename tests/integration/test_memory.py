@@ -1,9 +1,10 @@
 """A memory size (issue 25): the server and its page cache held to 128 MB reach the device.
 
-One ext4 loop target, ``memory = "128M"`` with 32 MB of shared_buffers, a scale-20
-database (about 300 MB): TPC-B and select-only for 3 s each read from the device, the
-bound check calls neither ``cached`` (nor TPC-B ``cached-reads``), the provenance records the
-cgroup, and the cgroup is gone afterwards, also after a SIGTERM mid-run.
+One ext4 loop target, ``memory = "128M"`` with 32 MB of shared_buffers and a generous
+write-IOPS throttle (both cgroups on one target), a scale-20 database (about 300 MB):
+TPC-B and select-only for 3 s each read from the device, the bound check calls neither
+``cached`` (nor TPC-B ``cached-reads``), the provenance and the export record the cgroup,
+and the cgroups are gone afterwards, also after a SIGTERM mid-run.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ shared_buffers = "32MB"
 name = "ext4"
 fs = "ext4"
 size = "1G"
+throttle = { write_iops = 2000 }  # both cgroups on one target (v1: two hierarchies)
 
 [[workloads]]
 type = "pgbench-init"
@@ -99,10 +101,13 @@ def test_limited_runs_read_from_the_device_and_are_not_cached(campaign) -> None:
 
 
 def test_the_limit_is_in_the_provenance(campaign) -> None:
-    results, _ = campaign
+    results, doc = campaign
     db = sqlite3.connect(results / "results.db")
     [(text,)] = db.execute("SELECT provenance_json FROM targets").fetchall()
     memory = json.loads(text)["memory"]
+    assert doc["targets"][0]["memory"] == memory  # the export carries it as recorded
+    throttle = json.loads(text)["throttle"]  # beside it, and put back as well
+    assert throttle["limits"] == {"write_iops": 2000} and throttle["release_problems"] == []
     assert memory["limit_bytes"] == 128 * 2**20 and memory["release_problems"] == []
     assert memory["mechanism"] in ("cgroup v1 memory", "cgroup v2 memory.max")
     assert int(next(iter(memory["effective"].values()))) == 128 * 2**20
