@@ -10,6 +10,7 @@ import pytest
 
 from pgfsbench.analysis.bound import (
     CACHED,
+    CACHED_READS,
     CPU,
     DEVICE,
     FSYNC,
@@ -117,10 +118,16 @@ def test_device_reads_of_a_read_only_workload():
     v = by_name(bound_metrics("pgbench", params, metrics, s))
     assert v["bound.device_read_frac"] == pytest.approx(0.02)
     assert CACHED in classify(v).classes
-    # TPC-B writes: no cache judgement; neither with unreadable stored params
-    assert "bound.device_read_frac" not in by_name(
-        bound_metrics("pgbench", {**params, "mode": "tpcb"}, metrics, s)
-    )
+    # TPC-B writes: its reads are judged apart (cached reads, its writes measured)
+    tpcb = by_name(bound_metrics("pgbench", {**params, "mode": "tpcb"}, metrics, s))
+    assert "bound.device_read_frac" not in tpcb
+    assert tpcb["bound.data_read_frac"] == pytest.approx(0.02)
+    b = classify(tpcb)
+    assert b.classes == [STORAGE, CACHED_READS] and b.storage_bound
+    assert "measured the writes" in b.reasons[CACHED_READS]
+    # a custom script: what it reads is unknown
+    script = {**params, "mode": "tpcb", "script": "SELECT 1;"}
+    assert not any("read_frac" in k for k in by_name(bound_metrics("pgbench", script, metrics, s)))
     with pytest.warns(StoredParamsWarning, match="not valid"):
         assert "bound.device_read_frac" not in by_name(
             bound_metrics("pgbench", {**params, "clients": "many"}, metrics, s)
@@ -180,6 +187,9 @@ def test_cpu_bound_says_server_or_client():
         ({"other_disk_frac": 0.2, "other_disk_mb_per_s": 50.0}, [STORAGE]),
         ({"device_read_frac": 0.099}, [CACHED]),
         ({"device_read_frac": 0.5}, [STORAGE]),
+        ({"data_read_frac": 0.099}, [STORAGE, CACHED_READS]),
+        ({"data_read_frac": 0.099, "wal_sync_frac": 0.8}, [FSYNC, CACHED_READS]),
+        ({"data_read_frac": 0.5}, [STORAGE]),
         ({"device_util_frac": 0.97}, [DEVICE]),
         ({"wal_sync_frac": 0.8, "device_util_frac": 0.3}, [FSYNC]),
     ],
@@ -191,7 +201,8 @@ def test_classes(values, expected):
 def test_storage_bound_classes():
     assert classify({"bound.device_util_frac": 0.97, "bound.wal_sync_frac": 0.9}).storage_bound
     assert not classify({"bound.device_read_frac": 0.0}).storage_bound
-    assert "90%" in legend() and "other-load" in legend()
+    assert classify({"bound.data_read_frac": 0.0}).storage_bound
+    assert "90%" in legend() and "other-load" in legend() and "cached-reads" in legend()
 
 
 # --- caveats --------------------------------------------------------------------------

@@ -99,6 +99,8 @@ class FakeMachine:
         self.refuse, self.missing = refuse, unavailable
         self.made: Counter[str] = Counter()
         self.live: set[str] = set()  # targets provisioned and not yet torn down
+        self.memory: dict = {}  # this visit's memory record
+        self.peaks: list[int] = []  # each visit's peak, in order
 
     def preflight(self) -> None:
         pass
@@ -135,7 +137,12 @@ class FakeMachine:
 
     @contextlib.contextmanager
     def os_settings(self, spec, target):
-        yield {"os_settings": {"sysctls": {}, "restore_problems": []}, "throttle": {}}
+        # a memory limit's record as provision/memory.py yields it; the server's stop
+        # adds the visit's usage (below), as Machine's does
+        limit = self.campaign.plan.memory_limit(spec)
+        self.memory = {"limit": limit} if limit else {}
+        settings = {"os_settings": {"sysctls": {}, "restore_problems": []}, "throttle": {}}
+        yield {**settings, "memory": self.memory}
 
     def provenance(self, spec, target) -> dict:
         return {"kind": spec.kind, "fs": spec.fs}
@@ -147,6 +154,9 @@ class FakeMachine:
         finally:
             log_dest.parent.mkdir(parents=True, exist_ok=True)
             log_dest.write_text("LOG:  database system is shut down\n")
+            if self.memory:  # a peak that varies by visit, one refused charge each
+                self.memory.update(peak_bytes=[100, 300, 200][len(self.peaks) % 3], failcnt=1)
+                self.peaks.append(self.memory["peak_bytes"])
 
 
 class FakeWorkloads:
@@ -587,6 +597,22 @@ def test_a_fixed_count_on_reused_targets_settles_then_runs_exactly_n_rounds(lab,
         }
     assert {s["reason"] for s in stored.schedule["stops"]} == {"count"}
     assert campaign.fake.made == {"a": 1, "b": 1, "c": 1}
+    nothing_left(campaign, tmp_path)
+
+
+def test_every_visits_memory_usage_is_in_the_stored_provenance(lab, tmp_path):
+    plan = PLAN.format(fresh="false\nsettle = false").replace(
+        'name = "fake"', 'name = "fake"\nmemory = "256M"'
+    )
+    campaign, status = lab(plan)
+    assert status == "ok"
+    for t in load_campaign(tmp_path / "r").targets:  # 3 visits each, one cgroup a visit
+        assert t.provenance["memory"] == {
+            "limit": "256M",
+            "peak_bytes": 300,
+            "failcnt": 3,
+            "visits": 3,
+        }, t.name
     nothing_left(campaign, tmp_path)
 
 

@@ -174,6 +174,21 @@ REAL_PROVENANCE = {
         "restore_problems": ["nr_requests is 64"],
     },
     "throttle": {"device": "7:0", "write_iops": 500},
+    "memory": {
+        "mechanism": "cgroup v1 memory",
+        "version": 1,
+        "limit": "128M",
+        "limit_bytes": 134217728,
+        "cgroup": "/sys/fs/cgroup/memory/pgfsbench-mem-1-0",
+        "procs": "/sys/fs/cgroup/memory/pgfsbench-mem-1-0/cgroup.procs",
+        "written": {"memory.limit_in_bytes": "134217728"},
+        "effective": {"memory.limit_in_bytes": "134217728"},
+        "release_problems": [],
+        "dropped_files": 0,
+        "peak_bytes": 134217728,
+        "failcnt": 0,
+        "memsw_failcnt": 0,
+    },
     "postgres_version": "18.6",
     "postgres_bindir": "/usr/lib/postgresql/18/bin",
     "postgres_settings": {"shared_buffers": "128MB", "max_connections": "20"},
@@ -239,6 +254,8 @@ def test_an_export_carries_every_provenance_fact_the_report_shows(tmp_path) -> N
     assert target["queue"]["scheduler"]["during"] == "mq-deadline"
     assert target["sysctls_read"]["vm.dirty_ratio"] == 40
     assert target["plan"]["queue"] == {"scheduler": "mq-deadline"}
+    assert (target["memory"]["limit_bytes"], target["memory"]["peak_bytes"]) == (2**27, 2**27)
+    assert any(c.startswith("held to memory = 128M and the server") for c in target["caveats"])
     pg = target["postgres"]
     assert (pg["version"], pg["data_checksums"], pg["settings"]["shared_buffers"]) == (
         "18.6",

@@ -14,12 +14,13 @@ from pgfsbench import ledger as ledger_mod
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Plan
-from pgfsbench.provision import memory
+from pgfsbench.provision import cgroups, memory
 from pgfsbench.provision.memory import (
     MemoryHierarchy,
     find_memory_hierarchies,
     kernel_has_memory_controller,
     memory_limited,
+    merge_usage,
     writes_for,
 )
 from pgfsbench.units import pg_memory_bytes
@@ -153,7 +154,7 @@ def test_no_memory_is_a_no_op(ledger, tmp_path):
 def test_no_controller_is_one_user_error_line(ledger, tmp_path, monkeypatch):
     monkeypatch.setattr(memory, "PROC_CGROUPS", tmp_path / "cgroups")
     (tmp_path / "cgroups").write_text("#subsys_name\thierarchy\tnum_cgroups\tenabled\n")
-    monkeypatch.setattr(memory, "MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text("")
     with pytest.raises(UserError) as exc:
         with memory_limited("1G", tmp_path, ledger):
@@ -179,7 +180,7 @@ def test_plan_check_refuses_memory_without_the_controller(tmp_path, monkeypatch)
     (tmp_path / "cgroups").write_text(
         "#subsys_name\thierarchy\tnum_cgroups\tenabled\nmemory\t0\t1\t0\n"
     )
-    monkeypatch.setattr(memory, "MOUNTINFO", tmp_path / "mountinfo")
+    monkeypatch.setattr(cgroups, "MOUNTINFO", tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text("")
     [check] = [c for c in checks(PLAN_CHECK) if c.name == "memory"]
     assert check.check(plan(), CheckContext()) == []  # no memory asked: nothing to say
@@ -187,3 +188,20 @@ def test_plan_check_refuses_memory_without_the_controller(tmp_path, monkeypatch)
         check.check(plan("1G"), CheckContext())
     with pytest.raises(UserError, match="no memory cgroup controller"):
         run_checks(plan("1G"), PLAN_CHECK, CheckContext())
+
+
+def test_a_later_visits_usage_is_folded_into_the_stored_record():
+    first = {"limit": "128M", "peak_bytes": 100, "failcnt": 0, "memsw_failcnt": 2}
+    assert merge_usage(first, {"limit": "128M", "peak_bytes": 120, "failcnt": 1})
+    assert merge_usage(first, {"limit": "128M", "peak_bytes": 90, "memsw_failcnt": 3})
+    assert first == {
+        "limit": "128M",
+        "peak_bytes": 120,
+        "failcnt": 1,
+        "memsw_failcnt": 5,
+        "visits": 3,
+    }
+    # no limit, or a visit whose server never started: nothing to fold
+    assert not merge_usage({}, {"peak_bytes": 5})
+    assert not merge_usage(first, {"limit": "128M"}) and first["visits"] == 3
+    assert not merge_usage(first, {})

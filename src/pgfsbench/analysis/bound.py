@@ -12,7 +12,14 @@ Classes: ``cpu`` (the machine's CPUs saturated by our processes), ``other-load``
 or backing-disk I/O outside them), ``cached`` (a read workload whose reads never
 reached the device) say the run did *not* measure the filesystem; ``device``
 (target device saturated) and ``fsync`` (a WAL flush in progress most of the time)
-say what in the storage stack limited it; ``storage`` when nothing else is flagged.
+say what in the storage stack limited it; ``cached-reads`` (a writing workload, TPC-B,
+whose reads never reached the device: what it measured is the write path, WAL flushes
+and writeback, not data-file reads) is said beside them; ``storage`` when nothing else
+is flagged.
+
+The device's share of the reads is ``bound.device_read_frac`` for a workload that only
+reads and ``bound.data_read_frac`` for one that writes through the WAL: the name carries
+what a low value means, so the read side needs nothing but the metrics.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ from pgfsbench.analysis.efficiency import whole_run_transactions
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.workloads import registry
 
-CPU, DEVICE, FSYNC, CACHED, OTHER, STORAGE = (
+CPU, DEVICE, FSYNC, CACHED, CACHED_READS, OTHER, STORAGE = (
     "cpu",
     "device",
     "fsync",
     "cached",
+    "cached-reads",
     "other-load",
     "storage",
 )
@@ -42,8 +50,9 @@ CPU_BUSY = 0.90
 DEVICE_UTIL = 0.90
 # A WAL flush in progress more than half the run: commits wait on fsync, not on CPU.
 FSYNC_SHARE = 0.50
-# A read workload that read less than a tenth of what it would uncached was served by
-# the page cache (PostgreSQL's or the host's).
+# A workload that read less than a tenth of what it would uncached was served by the
+# page cache (PostgreSQL's or the host's): a read workload then measured memory, a
+# writing one (TPC-B) only its writes.
 CACHED_READ = 0.10
 # User CPU outside our processes, as a share of all CPUs: a tenth of a core is noise
 # (a shell, an agent); 15% of the machine competes with the run. Kernel threads doing
@@ -192,11 +201,19 @@ def _device_reads(
     except (KeyError, TypeError, ValueError):
         return
     if uncached:
-        add(
-            "bound.device_read_frac",
-            read / uncached,
-            "bytes read from the target device / the least it would read uncached",
-        )
+        if kind.writes_wal and not validated.only_reads():
+            add(
+                "bound.data_read_frac",
+                read / uncached,
+                "bytes read from the target device / the least its transactions would "
+                "read uncached (it writes too: low means its reads were cached)",
+            )
+        else:
+            add(
+                "bound.device_read_frac",
+                read / uncached,
+                "bytes read from the target device / the least it would read uncached",
+            )
 
 
 # ---------------------------------------------------------------- read side
@@ -252,6 +269,12 @@ def classify(metrics: list[Metric] | dict[str, float]) -> Bound | None:
         reasons[FSYNC] = f"a WAL sync in progress {min(sync, 1.0):.0%} of the time"
     if not reasons:
         reasons[STORAGE] = "no CPU, cache or other-load limit seen"
+    # Said beside the others: a writing run with cached reads still measured storage.
+    if (read := v.get("bound.data_read_frac")) is not None and read < CACHED_READ:
+        reasons[CACHED_READS] = (
+            f"the device served {read:.1%} of the reads: the data was cached, so this "
+            "measured the writes (WAL flushes, writeback), not data-file reads"
+        )
     return Bound(list(reasons), reasons)
 
 
@@ -265,8 +288,11 @@ def legend() -> str:
         f"{OTHER_DISK_FRAC:.0%} of its I/O) beyond our loop device; {CACHED}: a read "
         f"workload whose device read < {CACHED_READ:.0%} of what it would uncached; "
         f"{DEVICE}: target device ≥ {DEVICE_UTIL:.0%} utilised; {FSYNC}: a WAL sync in "
-        f"progress ≥ {FSYNC_SHARE:.0%} of the time; {STORAGE}: none of these. The first "
-        "three mean the run did not measure the filesystem."
+        f"progress ≥ {FSYNC_SHARE:.0%} of the time; {CACHED_READS}: a writing workload "
+        f"(TPC-B) whose device read < {CACHED_READ:.0%} of what its transactions would "
+        "uncached, so it measured the writes, not data-file reads; "
+        f"{STORAGE}: none of these. The first three mean the run did not measure the "
+        "filesystem."
     )
 
 

@@ -1,6 +1,7 @@
 """What a reader must know before believing a comparison: runs that did not measure
-storage (bound.py), where the target is a loop image or sits on a virtual disk, and
-what its filesystem's recipe says (ZFS through FUSE is not kernel ZFS).
+storage (bound.py), where the target is a loop image or sits on a virtual disk, what
+its filesystem's recipe says (ZFS through FUSE is not kernel ZFS), a memory limit the
+server filled, and targets compared under different memory limits.
 
 Pure functions of stored results, shared by the terminal, the report and the export.
 """
@@ -72,7 +73,30 @@ def measurement_caveats(
     if not devices:
         return out
     names = targets if targets is not None else {r.target for r in runs}
-    return out + device_caveats([t for t in campaign.targets if t.name in names])
+    compared = [t for t in campaign.targets if t.name in names]
+    return out + memory_caveats(campaign, compared) + device_caveats(compared)
+
+
+def memory_limit(campaign: Campaign, target: StoredTarget) -> str | None:
+    """The memory size the target's server and page cache were held to: as recorded when
+    it ran, else as its plan entry or the plan asked (None: no limit)."""
+    recorded = (target.provenance or {}).get("memory") or {}
+    if recorded.get("limit"):
+        return str(recorded["limit"])
+    asked = (target.spec or {}).get("memory") or (campaign.plan or {}).get("memory")
+    return str(asked) if asked else None
+
+
+def memory_caveats(campaign: Campaign, targets: list[StoredTarget]) -> list[str]:
+    """One caveat when the targets compared ran under different memory limits."""
+    limits = {t.name: memory_limit(campaign, t) for t in targets}
+    if len(targets) < 2 or len(set(limits.values())) < 2:
+        return []
+    which = ", ".join(f"{name} {limit or 'no limit'}" for name, limit in limits.items())
+    return [
+        f"different memory limits ({which}): the page cache each server had differs, "
+        "so this compares memory sizes as well as the targets"
+    ]
 
 
 def device_caveats(targets: list[StoredTarget]) -> list[str]:
@@ -102,6 +126,8 @@ def target_caveats(target: StoredTarget) -> list[str]:
             "physical sectors: smaller writes cost that disk a read-modify-write "
             "a real device would not hide"
         )
+    if text := _memory_filled(p.get("memory")):
+        out.append(text)
     if recipe := find(target.fs):  # what the filesystem itself says (zfs-fuse: FUSE)
         out += recipe.caveats(p)
     disk = backing or dev
@@ -111,6 +137,26 @@ def target_caveats(target: StoredTarget) -> list[str]:
             "hypervisor's, which may cache writes or share the disk with others"
         )
     return out
+
+
+def _memory_filled(record: object) -> str | None:
+    """The server filled its memory limit (its peak reached it, or the kernel counted
+    charges refused at it): the kernel evicted its cached pages to stay within it. The
+    point of a limit; said so the results are read as this memory size's."""
+    if not isinstance(record, dict) or not record.get("limit"):
+        return None
+    hits = sum(_int(record.get(k)) or 0 for k in ("failcnt", "memsw_failcnt", "max_events"))
+    peak, limit = _int(record.get("peak_bytes")), _int(record.get("limit_bytes"))
+    if not hits and not (peak and limit and peak >= limit):
+        return None
+    how = [f"peak {peak / 2**20:,.0f} MiB"] if peak else []
+    if hits:
+        how.append(f"{hits:,} charges refused at the limit")
+    return (
+        f"held to memory = {record['limit']} and the server filled it ({', '.join(how)}): "
+        "the kernel evicted cached pages to stay within it, so reads beyond it went to "
+        "the device; these results hold for this memory size"
+    )
 
 
 def _virtual(facts: dict) -> str | None:

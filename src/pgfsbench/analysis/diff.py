@@ -119,6 +119,9 @@ def target_keys(target: StoredTarget) -> dict[str, str]:
             "backing_device", p.get("backing_device"), _DEVICE_SKIP | {"source", "filesystem"}
         )
     )
+    memory = p.get("memory")
+    if isinstance(memory, dict) and memory.get("limit"):  # the plan's or its own
+        keys["plan.memory"] = _text(memory["limit"])
     keys.update(_facts_keys("sysctl", p.get("sysctls")))
     if p.get("postgres_version"):
         keys["postgres.version"] = _text(p["postgres_version"])

@@ -8,6 +8,7 @@ import re
 _EXACT = {
     "pgbench.tps": "TPC-B tps",
     "pgbench_capacity.tps": "tx/s held at the latency target",
+    "fsync_capacity.syncs_per_s": "fdatasyncs/s held at the latency target",
     "fsync_latency.sync_p99_us": "fsync p99 latency",
     "fsync.fdatasync_8k.ops_per_s": "pg_test_fsync fdatasync ops/s",
     "basebackup.mb_per_s": "base backup MB/s",

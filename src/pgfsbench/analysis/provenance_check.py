@@ -4,7 +4,8 @@ A cross-campaign comparison is only a comparison of what changed if nothing else
 did. Key facts, which refuse the comparison unless the user allows it: the
 PostgreSQL version each paired target ran, the plan's workloads (their parameters
 decide what a number means), and each paired target's recipe (filesystem, kind,
-size, mkfs and mount options, volume, sysctls, queue settings, throttling).
+size, mkfs and mount options, volume, sysctls, queue settings, throttling, the
+memory limit its server and page cache were held to).
 Other differences are noted, never hidden: PostgreSQL settings (often the very
 thing compared), and the host.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from pgfsbench.analysis.caveats import memory_limit
 from pgfsbench.store.read import Campaign, StoredTarget
 
 # The plan entry fields that make a target what it is (not its name, nor where it lives).
@@ -82,6 +84,8 @@ def differences(base: Campaign, cont: Campaign, pairs: list[tuple[str, str]]) ->
             differ(f"{who}: data checksums", *("on" if c else "off" for c in checksums), True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
+        # the target's own or the plan's: the page cache its server had
+        differ(f"{who}: memory", memory_limit(base, bt), memory_limit(cont, ct), True)
         differ(
             f"{who}: PostgreSQL settings",
             _settings(base.plan, bt.spec),

@@ -153,8 +153,11 @@ class Machine:
                 os_knobs(dict(spec.sysctls), dict(spec.queue), device, ledger)
             )
             # Last: the target's cache is dropped right before the server starts in it.
+            # Told of the throttle: with cgroup v2 the two share one cgroup (cgroups.py).
             memory = stack.enter_context(
-                memory_limited(self.campaign.plan.memory_limit(spec), target.workdir, ledger)
+                memory_limited(
+                    self.campaign.plan.memory_limit(spec), target.workdir, ledger, limits
+                )
             )
             self._memory[spec.name] = memory
             stack.callback(self._memory.pop, spec.name, None)

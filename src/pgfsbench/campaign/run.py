@@ -36,6 +36,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.monitor import monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
+from pgfsbench.provision.memory import merge_usage
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.schedule import SETTLING, Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
@@ -383,6 +384,9 @@ class Campaign:
                 prov_pg = self._measure(spec, st, target, measurements, round_no, tdir, backing)
                 if first:
                     st.provenance.update(prov_pg)
+                    store.set_target(st.target_id, "running", provenance=st.provenance)
+                elif merge_usage(st.provenance.get("memory") or {}, settings.get("memory")):
+                    # a later visit's memory cgroup: its peak and refusals count too
                     store.set_target(st.target_id, "running", provenance=st.provenance)
             for problem in settings["os_settings"].get("restore_problems", []):
                 self.emit(ev.Note(f"{spec.name}: could not restore {problem}", "error"))

@@ -43,6 +43,7 @@ def target_provenance(provenance: dict, spec: dict, fs: str) -> dict[str, Any]:
         "queue": os_settings.get("queue") or {},
         "restore_problems": list(os_settings.get("restore_problems") or []),
         "throttle": p.get("throttle") or {},
+        "memory": p.get("memory") or {},
         "postgres": _postgres(p),
         "remade": list(p.get("remade") or []),
     }

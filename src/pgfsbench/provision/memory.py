@@ -17,7 +17,8 @@ memory without counting: the target's files are written back and dropped from th
 page cache (``posix_fadvise(DONTNEED)``, this target only) before the server starts.
 
 The cgroup is in the ledger before it is made (kind ``cgroup``, the same releaser as
-the throttling cgroup: whatever is left in it goes back home, then it is removed).
+the throttling cgroup, cgroups.py: whatever is left in it goes back home, then it is
+removed).
 
 Two mechanisms, cgroup v1 preferred when present:
 
@@ -27,7 +28,10 @@ Two mechanisms, cgroup v1 preferred when present:
   still holds);
 - cgroup v2 ``memory.max`` (and ``memory.swap.max = 0``), at the top of the unified
   hierarchy as the throttling cgroup is, with ``+memory`` enabled in the root's
-  ``cgroup.subtree_control`` when it is not.
+  ``cgroup.subtree_control`` when it is not. A v2 throttle on the same target: the
+  memory cgroup is made under the throttle's cgroup instead (``+memory`` enabled there
+  too), so the server is held by both (a v2 process is in one cgroup: one at the top
+  would take the server out of the throttle).
 
 Only cgroup v1 was exercised on our CI machine; the v2 path is covered by unit tests
 of the lines it writes, not by a real kernel.
@@ -44,16 +48,12 @@ from pathlib import Path
 
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
+from pgfsbench.provision import cgroups
+from pgfsbench.provision.cgroups import locate_hierarchies, write
 from pgfsbench.provision.mountinfo import parse_mountinfo
-from pgfsbench.provision.throttle import (  # noqa: F401 (one way to move)
-    locate_hierarchies,
-    move_to_cgroup,
-)
 from pgfsbench.units import size_to_bytes
 
-PROC_CGROUP = Path("/proc/self/cgroup")
 PROC_CGROUPS = Path("/proc/cgroups")
-MOUNTINFO = Path("/proc/self/mountinfo")
 
 _FIX = "remove 'memory' from the plan, or run where it is possible"
 _numbers = itertools.count()
@@ -133,7 +133,9 @@ def _hierarchy() -> MemoryHierarchy | str:
     if os.geteuid() != 0:
         return f"memory needs root (it creates a memory cgroup for the server): {_FIX}"
     try:
-        hierarchies = find_memory_hierarchies(PROC_CGROUP.read_text(), MOUNTINFO.read_text())
+        hierarchies = find_memory_hierarchies(
+            cgroups.PROC_CGROUP.read_text(), cgroups.MOUNTINFO.read_text()
+        )
     except OSError as exc:
         return f"memory: cannot read this process's cgroups: {exc}: {_FIX}"
     reasons = []
@@ -155,7 +157,7 @@ def memory_controller_missing() -> str | None:
         table = ""
     v2 = ""
     with contextlib.suppress(OSError):
-        for m in parse_mountinfo(MOUNTINFO.read_text()):
+        for m in parse_mountinfo(cgroups.MOUNTINFO.read_text()):
             if m.fs_type == "cgroup2":
                 v2 = (Path(m.mount_point) / "cgroup.controllers").read_text()
                 break
@@ -169,16 +171,7 @@ def memory_controller_missing() -> str | None:
 
 def memory_support() -> str | None:
     """None when a memory size can be applied here, else a one-line reason."""
-    found = _hierarchy()
-    return found if isinstance(found, str) else None
-
-
-def _write(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
+    return cgroups.support(_hierarchy())
 
 
 def drop_cached(directory: Path) -> int:
@@ -204,10 +197,18 @@ def drop_cached(directory: Path) -> int:
 
 def usage(record: dict) -> None:
     """Add the cgroup's peak usage and how often it hit the limit to ``record`` (cheap:
-    two small files; left out where the kernel has neither)."""
+    a few small files; left out where the kernel has none): ``peak_bytes``, and
+    ``failcnt`` and ``memsw_failcnt`` (v1) or ``max_events`` (v2). Each visit has its
+    own cgroup; ``merge_usage`` folds a later one's into the stored record."""
     path = Path(record["cgroup"])
+    # v1 with swap accounting charges memory + swap first: at equal limits that is the
+    # counter that reaches its limit, so its failcnt is the one that counts
     files = (
-        {"peak_bytes": "memory.max_usage_in_bytes", "failcnt": "memory.failcnt"}
+        {
+            "peak_bytes": "memory.max_usage_in_bytes",
+            "failcnt": "memory.failcnt",
+            "memsw_failcnt": "memory.memsw.failcnt",
+        }
         if record["version"] == 1
         else {"peak_bytes": "memory.peak"}
     )
@@ -222,12 +223,37 @@ def usage(record: dict) -> None:
             record["max_events"] = int(events["max"])
 
 
+# what ``usage`` adds that a later visit's cgroup counts again: summed over visits
+REFUSALS = ("failcnt", "memsw_failcnt", "max_events")
+
+
+def merge_usage(into: dict, visit: dict) -> bool:
+    """Fold a later visit's usage into the first visit's record (the stored one): the
+    highest peak, every refusal summed, ``visits`` counted. False when there is nothing
+    to fold (no limit, or no usage read)."""
+    if not into or not visit or "peak_bytes" not in visit:
+        return False
+    into["visits"] = into.get("visits", 1) + 1
+    into["peak_bytes"] = max(into.get("peak_bytes", 0), visit["peak_bytes"])
+    for key in REFUSALS:
+        if key in visit:
+            into[key] = into.get(key, 0) + visit[key]
+    return True
+
+
 @contextlib.contextmanager
-def memory_limited(limit: str | None, workdir: Path, ledger: Ledger) -> Iterator[dict]:
+def memory_limited(
+    limit: str | None, workdir: Path, ledger: Ledger, throttle: dict | None = None
+) -> Iterator[dict]:
     """A memory cgroup of ``limit`` for the visit; yields its provenance record
     ``{"mechanism", "version", "limit", "limit_bytes", "cgroup", "procs", "written",
     "effective", "dropped_files", "release_problems"}`` (``peak_bytes`` and ``failcnt``
     are added by ``usage`` when the server stops). ``limit`` None yields ``{}``.
+
+    ``throttle``: the visit's throttle record (throttle.py), if any. With cgroup v2 for
+    both, the memory cgroup is made under the throttle's cgroup (beside the leaf
+    pgfsbench is in) so the server stays under its ``io.max`` (cgroups.py); the record
+    says so in ``shared_with``.
 
     The caller starts the server in it (``procs``). Raises UserError when it is not
     possible here or the kernel refuses the limit.
@@ -239,7 +265,10 @@ def memory_limited(limit: str | None, workdir: Path, ledger: Ledger) -> Iterator
     if isinstance(found, str):
         raise UserError(found)
     limit_bytes = size_to_bytes(limit)
-    path = found.parent / f"pgfsbench-mem-{os.getpid()}-{next(_numbers)}"
+    throttle = throttle or {}
+    shared = found.version == 2 and throttle.get("version") == 2
+    parent = Path(throttle["cgroup"]) if shared else found.parent
+    path = parent / f"pgfsbench-mem-{os.getpid()}-{next(_numbers)}"
     # swap accounting: v1 has memsw files only with it; v2's memory.swap.max is written
     # where the new cgroup has it
     swap = (found.home / "memory.memsw.limit_in_bytes").exists() if found.version == 1 else True
@@ -256,16 +285,13 @@ def memory_limited(limit: str | None, workdir: Path, ledger: Ledger) -> Iterator
         "release_problems": [],
     }
     if found.version == 2:
-        control = found.mount / "cgroup.subtree_control"
-        if "memory" not in control.read_text().split():
-            try:
-                _write(control, "+memory")
-            except OSError as exc:
-                raise UserError(
-                    f"memory: cannot enable the memory controller in {control}: "
-                    f"{exc.strerror}: {_FIX}"
-                ) from exc
-            record["enabled"] = f"+memory in {control}"
+        # the root's subtree first: the throttle's cgroup can pass on only what it has
+        enabled = [cgroups.enable_controller(found.mount, "memory", "memory", _FIX)]
+        if shared:
+            enabled.append(cgroups.enable_controller(parent, "memory", "memory", _FIX))
+            record["shared_with"] = f"the throttle's cgroup {parent} (its io.max holds the server)"
+        if done := [e for e in enabled if e]:
+            record["enabled"] = "; ".join(done)
     res = ledger.add("cgroup", path=str(path), home=str(found.home / "cgroup.procs"))
     try:
         try:
@@ -276,7 +302,7 @@ def memory_limited(limit: str | None, workdir: Path, ledger: Ledger) -> Iterator
             if not (path / name).exists():  # swap accounting off in this cgroup
                 continue
             try:
-                _write(path / name, value)
+                write(path / name, value)
             except OSError as exc:
                 raise UserError(
                     f"memory: the kernel refused {value} in {path / name}: {exc.strerror}: {_FIX}"

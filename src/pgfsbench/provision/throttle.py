@@ -9,7 +9,8 @@ on other disks are unaffected. On exit pgfsbench moves back to the cgroup it
 came from and the cgroup is removed (anything still in it is moved out first).
 
 The cgroup goes into the ledger before it is created: normal exit and
-``pgfsbench cleanup`` after a crash remove it through the same releaser.
+``pgfsbench cleanup`` after a crash remove it through the same releaser
+(``cgroups.remove_recorded``).
 
 Two mechanisms, cgroup v1 preferred when present:
 
@@ -18,7 +19,10 @@ Two mechanisms, cgroup v1 preferred when present:
 - cgroup v2 ``io``: one ``io.max`` line ``MAJ:MIN riops=.. wiops=.. rbps=.. wbps=..``;
   the ``io`` controller must be enabled in the parent's ``cgroup.subtree_control``
   (pgfsbench writes ``+io`` there when it is available but not enabled, and leaves
-  it enabled: disabling it could strip the limits of another run).
+  it enabled: disabling it could strip the limits of another run). pgfsbench moves
+  into a leaf under the limited cgroup (``pgfsbench-<pid>-<n>/pgfsbench``), not into
+  it, so that a memory limit on the same target can put the server beside the leaf,
+  under the same ``io.max`` (cgroups.py: v2 has one cgroup per process).
 
 Only cgroup v1 was exercised on our CI machine; the v2 path is covered by unit
 tests of the lines it writes, not by a real kernel.
@@ -42,19 +46,17 @@ import errno
 import itertools
 import os
 import stat
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench.errors import UserError
-from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Throttle
-from pgfsbench.provision.mountinfo import parse_mountinfo
+from pgfsbench.provision import cgroups
+from pgfsbench.provision.cgroups import THROTTLE_LEAF, locate_hierarchies, move_to_cgroup, write
 from pgfsbench.units import size_to_bytes
 
-PROC_CGROUP = Path("/proc/self/cgroup")
-MOUNTINFO = Path("/proc/self/mountinfo")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
 
 # limit → its cgroup v1 file, and its cgroup v2 io.max key
@@ -152,49 +154,9 @@ class Hierarchy:
         return "cgroup v1 blkio" if self.version == 1 else "cgroup v2 io.max"
 
 
-def _inside(path: str, root: str) -> str | None:
-    """``path`` (a cgroup as /proc/self/cgroup names it) relative to a mount's root."""
-    if root == "/":
-        return path.lstrip("/")
-    if path == root or path.startswith(root.rstrip("/") + "/"):
-        return path[len(root) :].lstrip("/")
-    return None
-
-
 def find_hierarchies(proc_cgroup: str, mountinfo: str) -> list[Hierarchy]:
     """The v1 blkio and the v2 hierarchy this process can see, v1 first."""
     return [Hierarchy(*place) for place in locate_hierarchies(proc_cgroup, mountinfo, "blkio")]
-
-
-def locate_hierarchies(
-    proc_cgroup: str, mountinfo: str, controller: str
-) -> list[tuple[int, Path, Path]]:
-    """(version, mount point, this process's cgroup in it) of the v1 hierarchy that
-    carries ``controller`` and of the v2 one, as this process sees them, v1 first (the
-    memory limit finds its hierarchies the same way)."""
-    v1_path: str | None = None
-    v2_path: str | None = None
-    for line in proc_cgroup.splitlines():
-        number, _, rest = line.partition(":")
-        controllers, _, path = rest.partition(":")
-        if controller in controllers.split(","):
-            v1_path = path
-        elif number == "0" and controllers == "":
-            v2_path = path
-    found: list[tuple[int, Path, Path]] = []
-    for m in parse_mountinfo(mountinfo):
-        if m.fs_type not in ("cgroup", "cgroup2"):
-            continue
-        version, ours = (1, v1_path) if m.fs_type == "cgroup" else (2, v2_path)
-        if version == 1 and controller not in m.super_options.split(","):
-            continue
-        if ours is None or any(v == version for v, _, _ in found):
-            continue
-        relative = _inside(ours, m.root)
-        if relative is None:  # a mount of another part of the hierarchy
-            continue
-        found.append((version, Path(m.mount_point), Path(m.mount_point) / relative))
-    return sorted(found, key=lambda place: place[0])
 
 
 def _usable(h: Hierarchy) -> str | None:
@@ -227,7 +189,9 @@ def _hierarchy() -> Hierarchy | str:
     if os.geteuid() != 0:
         return f"throttle needs root (it creates a cgroup and moves pgfsbench into it): {_FIX}"
     try:
-        hierarchies = find_hierarchies(PROC_CGROUP.read_text(), MOUNTINFO.read_text())
+        hierarchies = find_hierarchies(
+            cgroups.PROC_CGROUP.read_text(), cgroups.MOUNTINFO.read_text()
+        )
     except OSError as exc:
         return f"throttle: cannot read this process's cgroups: {exc}: {_FIX}"
     reasons = []
@@ -245,33 +209,10 @@ def _hierarchy() -> Hierarchy | str:
 
 def throttle_support() -> str | None:
     """None when a target can be throttled on this machine, else a one-line reason."""
-    found = _hierarchy()
-    return found if isinstance(found, str) else None
+    return cgroups.support(_hierarchy())
 
 
 # --- doing it ---------------------------------------------------------------------------
-
-
-def _write(path: Path, text: str) -> None:
-    # One write(2) on an unbuffered fd: the kernel's refusal comes back right here.
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def _enable_io(mount: Path, record: dict) -> None:
-    control = mount / "cgroup.subtree_control"
-    if "io" in control.read_text().split():
-        return
-    try:
-        _write(control, "+io")
-    except OSError as exc:
-        raise UserError(
-            f"throttle: cannot enable the io controller in {control}: {exc.strerror}: {_FIX}"
-        ) from exc
-    record["enabled"] = f"+io in {control}"
 
 
 @contextlib.contextmanager
@@ -290,6 +231,8 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
     ``throttle_support``) or the kernel refuses the limits. Call it after the
     target's device exists and before anything that should be throttled starts.
     Nesting it does not combine limits (cgroup v1 throttling is not hierarchical).
+    The record's ``procs`` is the cgroup.procs pgfsbench is in (cgroup v2: the leaf
+    under ``cgroup``), ``version`` the cgroup version (memory.py reads both).
     """
     if limits is None:
         yield {}
@@ -305,22 +248,29 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
     majmin, note = device_number(device)
     writes = writes_for(found.version, majmin, limits)
     path = found.mount / f"pgfsbench-{os.getpid()}-{next(_numbers)}"
+    # cgroup v2: pgfsbench goes into a leaf under the limited cgroup, which then holds
+    # no process and may take a memory cgroup beside the leaf (cgroups.py)
+    inner = path / THROTTLE_LEAF if found.version == 2 else path
     record: dict = {
         "mechanism": found.mechanism,
+        "version": found.version,
         "device": majmin,
         "device_path": device,
         "limits": limit_values(limits),
         "cgroup": str(path),
+        "procs": str(inner / "cgroup.procs"),
         "written": writes,
         "effective": {},
         "release_problems": [],
     }
     if note:
         record["note"] = note
-    if found.version == 2:
-        _enable_io(found.mount, record)
+    if found.version == 2 and (
+        done := cgroups.enable_controller(found.mount, "io", "throttle", _FIX)
+    ):
+        record["enabled"] = done
     home = found.home / "cgroup.procs"
-    res = ledger.add("cgroup", path=str(path), home=str(home))
+    made = [ledger.add("cgroup", path=str(path), home=str(home))]
     entered = False
     try:
         try:
@@ -331,7 +281,7 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
             ) from exc
         for name, line in writes.items():
             try:
-                _write(path / name, line)
+                write(path / name, line)
             except OSError as exc:
                 hint = (
                     " (the kernel throttles whole disks, not partitions)"
@@ -343,11 +293,19 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
                     f"{device}: {exc.strerror}{hint}: {_FIX}"
                 ) from exc
         record["effective"] = {name: (path / name).read_text().strip() for name in writes}
+        if inner != path:
+            made.append(ledger.add("cgroup", path=str(inner), home=str(home)))
+            try:
+                os.mkdir(inner)
+            except OSError as exc:
+                raise UserError(
+                    f"throttle: cannot create cgroup {inner}: {exc.strerror}: {_FIX}"
+                ) from exc
         try:
-            move_to_cgroup(os.getpid(), path / "cgroup.procs")
+            move_to_cgroup(os.getpid(), inner / "cgroup.procs")
         except OSError as exc:
             raise UserError(
-                f"throttle: cannot move pgfsbench into {path}: {exc.strerror}: {_FIX}"
+                f"throttle: cannot move pgfsbench into {inner}: {exc.strerror}: {_FIX}"
             ) from exc
         entered = True
         yield record
@@ -359,51 +317,5 @@ def throttled(device: str | None, limits: Throttle | None, ledger: Ledger) -> It
                 record["release_problems"].append(
                     f"could not move pgfsbench back to {home}: {exc.strerror}"
                 )
-        record["release_problems"] += ledger.release(res)
-
-
-def move_to_cgroup(pid: int, procs: str | Path) -> None:
-    """Move process ``pid`` (all its threads) into the cgroup whose ``cgroup.procs`` is
-    ``procs``: one write(2), so the kernel's refusal is raised here as OSError."""
-    fd = os.open(procs, os.O_WRONLY)
-    try:
-        os.write(fd, str(pid).encode())
-    finally:
-        os.close(fd)
-
-
-@releaser("cgroup")
-def remove_recorded(res: dict) -> list[str]:
-    """Remove a throttling cgroup: whatever is still in it (an orphaned tool, or the
-    crashed run's children) goes back to ``home`` (the cgroup.procs it came from, else
-    the parent's), then the empty directory is removed."""
-    path = res["path"]
-    homes = [res.get("home"), os.path.join(os.path.dirname(path), "cgroup.procs")]
-    problem = ""
-    for attempt in range(10):
-        try:
-            pids = [int(p) for p in Path(path, "cgroup.procs").read_text().split()]
-        except FileNotFoundError:
-            return []  # never made, or already removed
-        except OSError as exc:
-            return [f"could not read {path}/cgroup.procs: {exc.strerror}"]
-        for pid in pids:
-            for home in filter(None, homes):
-                try:
-                    move_to_cgroup(pid, home)
-                    break
-                except ProcessLookupError:
-                    break  # it has exited meanwhile
-                except OSError as exc:
-                    problem = f"could not move pid {pid} to {home}: {exc.strerror}"
-        try:
-            os.rmdir(path)
-            return []
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            problem = f"could not remove cgroup {path}: {exc.strerror}" + (
-                f" (pids found in it: {', '.join(map(str, pids))})" if pids else ""
-            )
-        time.sleep(0.1 * (attempt + 1))
-    return [problem]
+        for res in reversed(made):  # the leaf before the cgroup it is in
+            record["release_problems"] += ledger.release(res)

@@ -1,7 +1,11 @@
 """Capacity at a latency target: each probe's latency percentile against its rate, one
-line per target and round, the target as a dashed line (pgbench-capacity, issue 25)."""
+line per target and round, the target as a dashed line (issue 25). One chart per search:
+pgbench-capacity (transactions at --rate) and fsync-capacity (fio's writes each followed
+by fdatasync at --rate_iops)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pgfsbench.report.charts import (
     FALLBACK_COLOR,
@@ -16,32 +20,66 @@ from pgfsbench.report.charts import (
 from pgfsbench.report.figures import FigureSpec
 from pgfsbench.store.read import Campaign, StoredRun
 
-WORKLOAD = "pgbench-capacity"
-CURVE = "pgbench_capacity.curve_latency_ms"  # x: the rate asked for; y: the percentile
+
+@dataclass(frozen=True)
+class Search:
+    """What one capacity search's chart reads: its runs' curve and capacity metric."""
+
+    workload: str
+    curve: str  # x: the rate asked for; y: the percentile
+    capacity: str
+    unit: str
+    latency: str  # what the percentile is of, in the headline ("" or " fdatasync")
+    x_title: str
+    y_title: str
 
 
-def _measurements(campaign: Campaign) -> dict[str, dict[str, list[StoredRun]]]:
+PGBENCH = Search(
+    "pgbench-capacity",
+    "pgbench_capacity.curve_latency_ms",
+    "pgbench_capacity.tps",
+    "tx/s",
+    "",
+    "rate asked for (pgbench --rate, tx/s; the rightmost point: unthrottled)",
+    "latency percentile, ms (schedule lag included)",
+)
+FSYNC = Search(
+    "fsync-capacity",
+    "fsync_capacity.curve_latency_ms",
+    "fsync_capacity.syncs_per_s",
+    "syncs/s",
+    " fdatasync",
+    "rate asked for (fio --rate_iops, writes each followed by fdatasync a second; the "
+    "rightmost point: unthrottled)",
+    "fdatasync latency percentile, ms",
+)
+
+
+def _measurements(
+    campaign: Campaign, search: Search = PGBENCH
+) -> dict[str, dict[str, list[StoredRun]]]:
     """label (e.g. "p99<=10ms") → target → its ok runs with a curve, in plan order."""
     out: dict[str, dict[str, list[StoredRun]]] = {}
     for run in campaign.runs:
-        if run.workload == WORKLOAD and run.status == "ok" and run.series.get(CURVE):
+        if run.workload == search.workload and run.status == "ok" and run.series.get(search.curve):
             out.setdefault(run.label, {}).setdefault(run.target, []).append(run)
     return {label: in_plan_order(campaign, by_target) for label, by_target in out.items()}
 
 
-def _capacity(run: StoredRun) -> float | None:
-    return next((m.value for m in run.metrics if m.name == "pgbench_capacity.tps"), None)
+def _capacity(run: StoredRun, search: Search = PGBENCH) -> float | None:
+    return next((m.value for m in run.metrics if m.name == search.capacity), None)
 
 
-def headline(campaign: Campaign) -> list[str]:
+def headline(campaign: Campaign, search: Search = PGBENCH) -> list[str]:
     """One sentence a measurement: "ext4 holds 2,400 tx/s at p99 <= 10 ms; btrfs 900"
-    (each target's median capacity over its rounds, in plan order)."""
+    (each target's median capacity over its rounds, in plan order); for fsync-capacity
+    "ext4 holds 45 syncs/s at p99 fdatasync <= 50 ms"."""
     out = []
-    for by_target in _measurements(campaign).values():
+    for by_target in _measurements(campaign, search).values():
         parts = []
         params = next(iter(by_target.values()))[0].params
         for target, runs in by_target.items():
-            values = sorted(v for r in runs if (v := _capacity(r)) is not None)
+            values = sorted(v for r in runs if (v := _capacity(r, search)) is not None)
             n = len(values)
             if n:
                 median = (values[n // 2] + values[(n - 1) // 2]) / 2
@@ -51,14 +89,15 @@ def headline(campaign: Campaign) -> list[str]:
         first, *rest = parts
         name, value = first.rsplit(" ", 1)
         out.append(
-            f"{name} holds {value} tx/s at p{params.get('percentile', 99):g} "
-            f"<= {params.get('latency_ms', 10):g} ms" + "".join(f"; {p}" for p in rest)
+            f"{name} holds {value} {search.unit} at p{params.get('percentile', 99):g}"
+            f"{search.latency} <= {params.get('latency_ms', 10):g} ms"
+            + "".join(f"; {p}" for p in rest)
         )
     return out
 
 
-def capacity_chart(campaign: Campaign) -> Figure | None:
-    data = _measurements(campaign)
+def capacity_chart(campaign: Campaign, search: Search = PGBENCH) -> Figure | None:
+    data = _measurements(campaign, search)
     if not data:
         return None
     colors = target_colors(campaign)
@@ -69,8 +108,8 @@ def capacity_chart(campaign: Campaign) -> Figure | None:
         for target, runs in by_target.items():
             for n, run in enumerate(runs):
                 pct = run.params.get("percentile", 99)
-                points = sorted(run.series[CURVE].points)
-                cap = _capacity(run)
+                points = sorted(run.series[search.curve].points)
+                cap = _capacity(run, search)
                 name = f"{target} {label}" if many else target
                 trace = target_trace(
                     target,
@@ -85,9 +124,9 @@ def capacity_chart(campaign: Campaign) -> Figure | None:
                 hover_text(
                     trace,
                     [
-                        f"{x:,.0f} tx/s asked: p{pct:g} {y:,.1f} ms"
+                        f"{x:,.0f} {search.unit} asked: p{pct:g} {y:,.1f} ms"
                         + (
-                            f" (round {run.repetition}, capacity {cap:,.0f} tx/s)"
+                            f" (round {run.repetition}, capacity {cap:,.0f} {search.unit})"
                             if cap is not None
                             else f" (round {run.repetition})"
                         )
@@ -113,16 +152,21 @@ def capacity_chart(campaign: Campaign) -> Figure | None:
         "data": traces,
         "layout": layout(
             400,
-            axis(
-                "rate asked for (pgbench --rate, tx/s; the rightmost point: unthrottled)",
-                rangemode="tozero",
-            ),
-            axis("latency percentile, ms (schedule lag included)", type="log"),
+            axis(search.x_title, rangemode="tozero"),
+            axis(search.y_title, type="log"),
             shapes=shapes,
-            title={"text": "<br>".join(headline(campaign)), "x": 0, "font": {"size": 13}},
+            title={
+                "text": "<br>".join(headline(campaign, search)),
+                "x": 0,
+                "font": {"size": 13},
+            },
             margin={"l": 10, "r": 10, "t": 90, "b": 10},
         ),
     }
+
+
+def fsync_capacity_chart(campaign: Campaign) -> Figure | None:
+    return capacity_chart(campaign, FSYNC)
 
 
 FIGURES = [
@@ -137,5 +181,17 @@ FIGURES = [
         "target and round; the unthrottled probe sits at the rate it reached. "
         "Probes over the target by skipped or failed transactions have no point.",
         capacity_chart,
+    ),
+    FigureSpec(
+        "fsync-capacity-chart",
+        18,
+        "fio: fdatasync latency against rate (capacity search)",
+        "Each point is one probe of the capacity search: a short fio run of writes each "
+        "followed by fdatasync (the WAL's pattern) at a fixed rate (--rate_iops), its "
+        "percentile of the fdatasync latency. The dashed line is the target; the "
+        "capacity is the highest rate whose point lies under it and whose rate fio "
+        "delivered (at least 90% of it). One line per target and round; the unthrottled "
+        "probe sits at the rate it reached.",
+        fsync_capacity_chart,
     ),
 ]

@@ -106,6 +106,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         fact=_fact,
         fact_name=_fact_name,
         quantity=_quantity,
+        memory_limit=_memory_limit,
     )
     env.globals.update(
         row_scale=row_scale,
@@ -245,6 +246,21 @@ def _fact(value: object, key: object = "") -> str:
     if isinstance(value, float):
         return format_value(value)
     return str(value)
+
+
+def _memory_limit(record: dict) -> str:
+    """A target's memory cgroup in one line: "128M (cgroup v1 memory); peak 128 MiB; 0
+    charges refused at the limit" (the highest peak and every refusal over the visits)."""
+    parts = [f"{record.get('limit')} ({record.get('mechanism', 'cgroup')})"]
+    if isinstance(peak := record.get("peak_bytes"), int):
+        parts.append(f"peak {_fact(peak, 'peak_bytes')}")
+    counts = [record.get(k) for k in ("failcnt", "memsw_failcnt", "max_events")]
+    if counts := [c for c in counts if isinstance(c, int)]:
+        hits = sum(counts)
+        parts.append(f"{hits:,} charges refused at the limit")
+    if record.get("shared_with"):
+        parts.append(f"made in {record['shared_with']}")
+    return "; ".join(parts)
 
 
 def _quantity(value: float | None, unit: str, scale: float | None = None) -> str:

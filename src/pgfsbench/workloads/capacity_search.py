@@ -1,5 +1,9 @@
 """Capacity at a latency target: the probes' latency and the search over rates (pure).
 
+Two users: pgbench-capacity (transactions at ``--rate``, below) and fsync-capacity (fio
+writes each followed by fdatasync at ``--rate_iops``, fsync_capacity.py). What follows
+describes the pgbench probes; the search is the same for both.
+
 A probe is a short pgbench run at a fixed schedule rate (``--rate R``). pgbench then logs,
 per transaction, its latency *measured from the scheduled start*, so it includes the
 schedule lag (the time the transaction waited because the previous one of its client had
@@ -147,11 +151,13 @@ def search(
     resolution: float,
     max_probes: int,
     min_rate: float = 1.0,
+    whole: bool = False,
 ) -> Capacity:
     """Find the highest rate whose probe passes (see the module's text).
 
     ``probe(None)`` runs unthrottled; ``probe(R)`` at ``--rate R``. ``max_probes`` counts
-    every probe, the unthrottled one too.
+    every probe, the unthrottled one too. ``whole``: rates are whole numbers (fio's
+    ``--rate_iops``); the search also stops when the bracket's ends are adjacent.
     """
     first = probe(None)
     probes = [first]
@@ -169,6 +175,11 @@ def search(
         elif high / low <= 1 + resolution:
             stopped = "resolution"
             break
+        if whole:
+            rate = float(round(rate))
+            if rate in (low, high):  # adjacent whole rates: nothing left between them
+                stopped = "resolution"
+                break
         p = probe(rate)
         probes.append(p)
         if p.passed:

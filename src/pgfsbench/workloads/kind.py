@@ -69,6 +69,12 @@ class WorkloadBase(Strict):
     def sweep_label(self) -> str:
         return ""
 
+    def only_reads(self) -> bool:
+        """Whether this measurement reads without writing (pgbench select-only), for a
+        kind that ``writes_wal`` otherwise: its cached reads then leave nothing of the
+        storage measured (analysis/bound.py)."""
+        return False
+
 
 P = TypeVar("P", bound=WorkloadBase)
 

@@ -109,6 +109,9 @@ class PgbenchWorkload(WorkloadBase):
             raise ValueError("give either mode or script, not both")
         return self
 
+    def only_reads(self) -> bool:
+        return self.mode == "select-only" and self.script is None
+
     def expand(self) -> list[PgbenchWorkload]:
         if isinstance(self.clients, list):
             return [self.model_copy(update={"clients": c}) for c in self.clients]
@@ -278,10 +281,12 @@ KIND = WorkloadKind(
     needs="pgbench-init",
     writes_wal=True,
     prepare=prepare,
-    # select-only looks up one row a transaction: uncached, at least its heap page.
+    # Every built-in script reads one pgbench_accounts row a transaction (select-only
+    # looks it up; TPC-B and simple-update update it and select it back): uncached, at
+    # least its heap page. A custom script: unknown.
     read_bytes=lambda p, values: (
         8192 * values["pgbench.transactions"]
-        if p.mode == "select-only" and p.script is None and "pgbench.transactions" in values
+        if p.script is None and "pgbench.transactions" in values
         else None
     ),
 )
