@@ -239,14 +239,17 @@ def test_synchronous_commit_off_is_shown_not_recommended(tmp_path):
 def test_missing_evidence_is_omitted_with_the_reason(tmp_path):
     a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",), targets=("ext4", "xfs"))))
     assert a.target == "xfs"
-    for name in ("effective_io_concurrency", "maintenance_io_concurrency", "random_page_cost"):
+    for name in ("maintenance_io_concurrency", "random_page_cost"):
         s = by_name(a, name)
         assert s.value is None and s.why.startswith("no io-depth run on xfs")
     assert by_name(a, "checkpoint_timeout").why == "no pgbench run on xfs: stalls not measured"
-    assert by_name(a, "io_method").value is None
+    # PostgreSQL 18's I/O settings: nothing measured says otherwise, so its defaults
+    for name, default in (("io_method", "worker"), ("effective_io_concurrency", "16")):
+        s = by_name(a, name)
+        assert s.value == default and s.why.startswith("PostgreSQL 18's default, kept")
     conf = advice_conf(a)
-    assert "# not set: effective_io_concurrency, maintenance_io_concurrency" in conf
-    assert "\neffective_io_concurrency" not in conf
+    assert "# not set: maintenance_io_concurrency" in conf
+    assert "\neffective_io_concurrency = 16\n" in conf
 
 
 def _pgbench(stall: float):
@@ -289,31 +292,85 @@ def test_stalls_bring_checkpoint_and_writeback_settings(tmp_path):
     assert "no tps stall seen" in by_name(calm, "max_wal_size").why
 
 
-def test_io_method_when_targets_differ_only_in_it(tmp_path):
-    store = Store.create(tmp_path / "r")
+def _io_campaign(results: Path, targets: dict[str, tuple[dict, float]]) -> Path:
+    """Targets differing in PostgreSQL 18 I/O settings, each with its cold bitmap scan
+    time (s, lower is better) over REPS interleaved rounds."""
+    store = Store.create(results)
     store.start_campaign("c-io", "io", {"name": "io"}, {}, "0.1.0")
-    for pos, (name, method, tps) in enumerate(
-        (("sync", "sync", 900.0), ("uring", "io_uring", 1200.0))
-    ):
+    for pos, (name, (settings, seconds)) in enumerate(targets.items()):
         spec = {
             "name": name,
             "fs": "ext4",
-            "postgres": {"settings": {"io_method": method, "shared_buffers": "1GB"}},
+            "postgres": {"settings": {**settings, "shared_buffers": "16MB"}},
         }
         tid = store.add_target(name, pos, "loop", "ext4", spec)
         store.set_target(tid, "ok", provenance=_provenance(name, "ext4"))
         for rep in range(1, REPS + 1):
-            run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
+            run = store.start_run(
+                tid, "cold-scan", {"scans": ["bitmap"], "table_mb": 256}, repetition=rep
+            )
+            value = _jitter(seconds, rep)
             store.add_result(
-                run, tid, WorkloadResult([Metric("pgbench.tps", tps + rep, "tx/s", True)])
+                run, tid, WorkloadResult([Metric("cold_scan.bitmap.s", value, "s", False)])
             )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
-    a = advise(load_campaign(tmp_path / "r"), "sync")
-    assert by_name(a, "io_method").value == "io_uring"
-    assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, unchanged
-    assert "best on 1 of 1 headline" in by_name(a, "io_method").why
+    return results
+
+
+def test_io_method_another_value_only_when_decided_better_than_the_default(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "worker": ({}, 10.0),  # PostgreSQL 18's default, unset
+            "sync": ({"io_method": "sync"}, 12.0),
+            "uring": ({"io_method": "io_uring"}, 8.0),
+        },
+    )
+    a = advise(load_campaign(results), "sync")
+    s = by_name(a, "io_method")
+    assert s.value == "io_uring"
+    assert s.why.startswith("uring (io_method = io_uring) was decided better than worker")
+    assert "cold_scan.bitmap.s" in s.why and len(s.figures) == 3
+    assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, kept
+    assert "no target differs from sync only in io_workers" in by_name(a, "io_workers").why
+
+
+def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "eic16": ({"effective_io_concurrency": 16}, 10.0),
+            "eic1": ({"effective_io_concurrency": 1}, 14.0),  # decided worse
+            "eic64": ({"effective_io_concurrency": 64}, 10.0),  # the same
+        },
+    )
+    a = advise(load_campaign(results), "eic16")
+    s = by_name(a, "effective_io_concurrency")
+    assert s.value == "16"
+    assert s.why.startswith("PostgreSQL 18's default, kept: no other value was decided better")
+    assert "worse on cold_scan.bitmap.s (eic1)" in s.why
+    assert "(eic64)" in s.why  # equivalent, or not told apart: either way no reason to move
+    assert by_name(a, "io_combine_limit").value == "128kB"
+    # a faster value is taken
+    faster = _io_campaign(
+        tmp_path / "f",
+        {
+            "eic16": ({}, 10.0),
+            "eic64": ({"effective_io_concurrency": 64}, 6.0),
+        },
+    )
+    assert by_name(advise(load_campaign(faster), "eic16"), "effective_io_concurrency").value == "64"
+
+
+def test_no_default_among_the_compared_values_keeps_the_default(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {"sync": ({"io_method": "sync"}, 12.0), "uring": ({"io_method": "io_uring"}, 8.0)},
+    )
+    s = by_name(advise(load_campaign(results), "sync"), "io_method")
+    assert s.value == "worker" and "none of the targets differing only in io_method" in s.why
 
 
 def test_unknown_target_is_a_user_error(campaign):
