@@ -454,3 +454,24 @@ def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path)
         )
     )
     assert b.chosen_by.startswith("tied with xfs-twin (equivalent within ±3%): "), b.chosen_by
+
+
+def test_io_combine_limit_is_recommended_as_written_with_its_unit(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "icl128": ({"io_combine_limit": "128kB"}, 10.0),  # the default, written out
+            "icl512": ({"io_combine_limit": "512kB", "io_max_combine_limit": "1MB"}, 6.0),
+        },
+    )
+    # io_max_combine_limit differs too: not a target differing in io_combine_limit alone
+    s = by_name(advise(load_campaign(results), "icl128"), "io_combine_limit")
+    assert s.value == "128kB" and "no target differs from icl128 only" in s.why
+    results = _io_campaign(
+        tmp_path / "s",
+        {
+            "icl128": ({"io_combine_limit": "128kB"}, 10.0),
+            "icl512": ({"io_combine_limit": "512kB"}, 6.0),
+        },
+    )
+    assert by_name(advise(load_campaign(results), "icl128"), "io_combine_limit").value == "512kB"

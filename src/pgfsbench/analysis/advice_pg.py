@@ -237,7 +237,7 @@ def pg18_io(
                 if t.name in table.targets
                 and t.name != target
                 and _without(t.spec, name) == _without(mine.spec, name)
-                and _value(t, name) != _value(mine, name)
+                and _value(t, name).lower() != _value(mine, name).lower()
             ]
             if mine is not None and target in table.targets
             else []
@@ -261,7 +261,7 @@ def pg18_io(
 
 def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str) -> Setting:
     values = ", ".join(f"{t.name}: {_value(t, name)}" for t in group)
-    ref = next((t for t in group if _value(t, name) == default.lower()), None)
+    ref = next((t for t in group if _value(t, name).lower() == default.lower()), None)
     if ref is None:
         return Setting(
             POSTGRES,
@@ -323,8 +323,8 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
                 for t in better
             )
         )
-    if worse and not better:
-        said.append("worse on " + "; ".join(f"{', '.join(v)} ({t})" for t, v in worse.items()))
+    if only_worse := {t: v for t, v in worse.items() if t not in better}:
+        said.append("worse on " + "; ".join(f"{', '.join(v)} ({t})" for t, v in only_worse.items()))
     if same:
         said.append("equivalent on " + ", ".join(same))
     if open_:
@@ -351,7 +351,7 @@ def _major(version: object) -> int:
 
 def _value(t: StoredTarget, name: str) -> str:
     asked = (t.spec.get("postgres") or {}).get("settings") or {}
-    return str(asked.get(name, PG18_IO_DEFAULTS[name])).lower()
+    return str(asked.get(name, PG18_IO_DEFAULTS[name]))
 
 
 def _without(spec: dict, name: str) -> str:
