@@ -12,7 +12,7 @@ import re
 
 from pgfsbench.analysis.advice_model import POSTGRES, SYSCTL, Figure, Setting, figure, num, rows_of
 from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER
-from pgfsbench.analysis.table import Table
+from pgfsbench.analysis.table import Row, Table
 from pgfsbench.store.read import StoredTarget
 
 # wal_sync_method values that are crash-safe on Linux when the filesystem honours flushes
@@ -313,6 +313,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             f"{', '.join(better[best.name])} and worse on none of the {len(heads)} "
             f"headline measurement{'s' if len(heads) != 1 else ''} they share",
             figures,
+            _clamp_note(best) if name == "io_combine_limit" else "",
         )
     said = []
     if better:
@@ -339,7 +340,16 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
     )
 
 
-def metric_words(r) -> str:
+def _clamp_note(t: StoredTarget) -> str:
+    ran = ((t.spec.get("postgres") or {}).get("settings") or {}).get("io_max_combine_limit")
+    return (
+        "the server clamps io_combine_limit to io_max_combine_limit (set at server start, "
+        f"default 128kB): {t.name} ran with io_max_combine_limit = {ran or '128kB'}; "
+        "above 128kB set it too"
+    )
+
+
+def metric_words(r: Row) -> str:
     return f"{r.metric}{f' [{r.label}]' if r.label else ''}"
 
 
@@ -355,9 +365,15 @@ def _value(t: StoredTarget, name: str) -> str:
 
 
 def _without(spec: dict, name: str) -> str:
+    """The target's spec but its name and ``name``; a PostgreSQL 18 I/O setting written
+    with its default value counts as unset (``io_method = "worker"`` is the default)."""
     rest = {k: v for k, v in spec.items() if k != "name"}
     pg = dict(rest.get("postgres") or {})
-    pg["settings"] = {k: v for k, v in (pg.get("settings") or {}).items() if k != name}
+    pg["settings"] = {
+        k: v
+        for k, v in (pg.get("settings") or {}).items()
+        if k != name and str(v).lower() != PG18_IO_DEFAULTS.get(k, "").lower()
+    }
     rest["postgres"] = pg
     return json.dumps(rest, sort_keys=True)
 
