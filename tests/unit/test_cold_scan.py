@@ -21,6 +21,7 @@ from pgfsbench.workloads.cold_scan import (
     device_read_bytes,
     drop_from_page_cache,
     parse_scan,
+    relation_files,
     scan_metrics,
 )
 from pgfsbench.workloads.kind import MB
@@ -149,6 +150,19 @@ def test_dropping_a_written_file_from_the_page_cache(tmp_path):
     assert drop_from_page_cache(files) == 2
     # what is left is at most a page or two the filesystem's own tools touched
     assert all(cached_pages(f) <= 2 for f in files), [cached_pages(f) for f in files]
+
+
+def test_a_relations_files_are_its_segments_and_forks_only(tmp_path):
+    db = tmp_path / "base" / "5"
+    db.mkdir(parents=True)
+    names = ["16384", "16384.1", "16384_fsm", "16384_vm", "163840", "16385", "16384x"]
+    for n in names:
+        (db / n).touch()
+    space = tmp_path / "space"  # a tablespace: pg_relation_filepath is absolute there
+    space.mkdir()
+    (space / "17000").touch()
+    found = relation_files(tmp_path, ["base/5/16384", str(space / "17000")])
+    assert [f.name for f in found] == ["16384", "16384.1", "16384_fsm", "16384_vm", "17000"]
 
 
 # --- the declaration --------------------------------------------------------------------

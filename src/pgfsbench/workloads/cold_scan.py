@@ -295,14 +295,19 @@ def _buffercache_state(ctx: RunContext) -> str:
 
 
 def _relation_files(ctx: RunContext) -> list[Path]:
-    """Every file of the table and its index: segments (.1, .2 ...) and forks (_fsm,
-    _vm, _init)."""
     out = ctx.cluster.sql(
         f"SELECT pg_relation_filepath('{TABLE}') UNION ALL SELECT pg_relation_filepath('{INDEX}')"
     )
+    return relation_files(ctx.cluster.pgdata, out.splitlines())
+
+
+def relation_files(pgdata: Path, relpaths: Iterable[str]) -> list[Path]:
+    """Every file of the relations at ``relpaths`` (pg_relation_filepath, relative to the
+    data directory or absolute in a tablespace): each 1 GB segment (.1, .2 ...) and fork
+    (_fsm, _vm, _init), not another relation whose number starts alike."""
     files: list[Path] = []
-    for rel in out.splitlines():
-        base = Path(rel) if os.path.isabs(rel) else ctx.cluster.pgdata / rel
+    for rel in relpaths:
+        base = Path(rel) if os.path.isabs(rel) else pgdata / rel
         files += [
             f
             for f in sorted(base.parent.glob(base.name + "*"))
