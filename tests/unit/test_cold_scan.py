@@ -185,6 +185,12 @@ def test_the_headline_is_the_first_scan_and_the_estimate_grows_with_the_table():
     small, big = params(table_mb=64), params(table_mb=1024)
     assert 0 < kind.seconds(small) < kind.seconds(big)
     assert kind.disk_bytes(big, 0) > 1024 * MB
+    # a sparse bitmap scan reads a few percent of the table: cheaper than the seq scan
+    seq, bitmap = params(scans=["seq"]), params(scans=["bitmap"])
+    assert kind.seconds(bitmap) < kind.seconds(seq)
+    assert kind.seconds(params(scans=["bitmap"], bitmap_fraction=0.5)) == kind.seconds(
+        params(scans=["bitmap"], bitmap_fraction=0.1)
+    )  # every page either way
 
 
 def test_a_cold_run_is_not_cached_and_one_served_from_memory_is():

@@ -63,6 +63,7 @@ PAD = 150
 # About 41 rows to an 8 kB page (24 B tuple header, 8 B id, 4 B r, 151 B text, 4 B line
 # pointer, alignment): 200 B a row on disk; the index adds about 11%.
 EST_ROW_BYTES = 200
+ROWS_PER_PAGE = 41
 EST_INDEX_SHARE = 0.12
 R_RANGE = 2**31 - 1  # r is uniform in [0, R_RANGE)
 # plan check's calibration: a cold scan of a loop image on a loaded 2-core VM
@@ -457,7 +458,15 @@ def estimate_disk_bytes(params: ColdScanWorkload) -> int:
 def estimate_seconds(params: ColdScanWorkload) -> float:
     table = params.rows() * EST_ROW_BYTES
     load = estimate_disk_bytes(params) / EST_LOAD_BYTES_PER_S + table / EST_WRITE_RATE
-    scans = len(params.scans) * (params.repeats + 1) * (table / EST_SCAN_BYTES_PER_S + 1)
+    # the bitmap scan reads the pages holding a selected row (random reads: costed as a
+    # sequential read of four times as much)
+    share = {
+        "seq": 1.0,
+        "bitmap": min(1.0, 4 * (1 - (1 - params.bitmap_fraction) ** ROWS_PER_PAGE)),
+    }
+    scans = sum(
+        (params.repeats + 1) * (share[s] * table / EST_SCAN_BYTES_PER_S + 1) for s in params.scans
+    )
     return load + scans + 2
 
 
