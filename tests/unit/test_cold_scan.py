@@ -12,7 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from pgfsbench.analysis.bound import CACHED, bound_metrics, classify
+from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric
+from pgfsbench.plan.load import parse_plan
 from pgfsbench.workloads import registry
 from pgfsbench.workloads.cold_scan import (
     ColdScanWorkload,
@@ -171,11 +173,39 @@ def test_a_relations_files_are_its_segments_and_forks_only(tmp_path):
 
 def test_params_defaults_and_limits():
     p = params()
-    assert (p.table_mb, p.scans, p.bitmap_fraction, p.repeats) == (128, ["seq", "bitmap"], 0.001, 3)
+    assert (p.table_mb, p.scans, p.bitmap_fraction, p.repeats) == (256, ["seq", "bitmap"], 0.001, 3)
     assert params(scans=["bitmap", "seq", "bitmap"]).scans == ["bitmap", "seq"]
     for bad in ({"scans": []}, {"scans": ["index"]}, {"bitmap_fraction": 0}, {"table_mb": 1}):
         with pytest.raises(ValidationError):
             params(**bad)
+
+
+PLAN = """
+name = "t"
+[postgres.settings]
+shared_buffers = "64MB"
+[[targets]]
+name = "a"
+fs = "ext4"
+size = "1G"
+[[targets]]
+name = "b"
+fs = "ext4"
+size = "1G"
+postgres.settings.shared_buffers = "{b}"
+[[workloads]]
+type = "cold-scan"
+table_mb = 96
+"""
+
+
+def test_a_table_not_larger_than_shared_buffers_is_refused_by_the_plan():
+    assert parse_plan(PLAN.format(b="32MB"), "t")  # 96 MB over 64 and 32
+    with pytest.raises(UserError, match="target 'b'.*table_mb = 96 is not larger than "):
+        parse_plan(PLAN.format(b="96MB"), "t")
+    # PostgreSQL's default is 128MB; a value the server must judge is left to it
+    assert params(table_mb=64).server_problem({}) is not None
+    assert params(table_mb=64).server_problem({"shared_buffers": "lots"}) is None
 
 
 def test_the_headline_is_the_first_scan_and_the_estimate_grows_with_the_table():

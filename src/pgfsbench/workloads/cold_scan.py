@@ -51,6 +51,7 @@ from pydantic import Field, field_validator
 
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.units import pg_memory_bytes
 from pgfsbench.workloads.kind import EST_WRITE_RATE, MB, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class ColdScanWorkload(WorkloadBase):
 
     type: Literal["cold-scan"]
     table_mb: int = Field(
-        128,
+        256,
         ge=8,
         le=10**7,
         description="size of the scanned table in MB; it must be larger than shared_buffers",
@@ -109,6 +110,16 @@ class ColdScanWorkload(WorkloadBase):
     @classmethod
     def _scans_once(cls, v: list[str]) -> list[str]:
         return list(dict.fromkeys(v))
+
+    def server_problem(self, settings: Mapping[str, object]) -> str | None:
+        value = settings.get("shared_buffers", "128MB")  # PostgreSQL's default
+        buffers = pg_memory_bytes(value)
+        if buffers is None or self.table_mb * MB > buffers:
+            return None  # (an unreadable value: the server judges it)
+        return (
+            f"cold-scan's table_mb = {self.table_mb} is not larger than shared_buffers = "
+            f"{value!r}: give it a larger table_mb or the server smaller shared_buffers"
+        )
 
     def rows(self) -> int:
         return max(1000, self.table_mb * MB // EST_ROW_BYTES)
