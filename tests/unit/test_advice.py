@@ -332,7 +332,7 @@ def test_io_method_another_value_only_when_decided_better_than_the_default(tmp_p
     s = by_name(a, "io_method")
     assert s.value == "io_uring"
     assert s.why.startswith("uring (io_method = io_uring) was decided better than worker")
-    assert "cold_scan.bitmap.s" in s.why and len(s.figures) == 3
+    assert "on cold bitmap heap scan time and worse on none" in s.why and len(s.figures) == 3
     assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, kept
     assert "no target differs from sync only in io_workers" in by_name(a, "io_workers").why
 
@@ -350,7 +350,7 @@ def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
     s = by_name(a, "effective_io_concurrency")
     assert s.value == "16"
     assert s.why.startswith("PostgreSQL 18's default, kept: no other value was decided better")
-    assert "worse on cold_scan.bitmap.s (eic1)" in s.why
+    assert "worse on cold bitmap heap scan time (eic1)" in s.why
     assert "(eic64)" in s.why  # equivalent, or not told apart: either way no reason to move
     assert by_name(a, "io_combine_limit").value == "128kB"
     # a faster value is taken

@@ -208,6 +208,13 @@ def test_a_table_not_larger_than_shared_buffers_is_refused_by_the_plan():
     assert params(table_mb=64).server_problem({"shared_buffers": "lots"}) is None
 
 
+def test_the_headlines_read_as_words():
+    from pgfsbench.analysis.labels import metric_label
+
+    assert metric_label("cold_scan.seq.s") == "cold sequential scan time"
+    assert metric_label("cold_scan.bitmap.s") == "cold bitmap heap scan time"
+
+
 def test_the_headline_is_the_first_scan_and_the_estimate_grows_with_the_table():
     kind = registry.kind("cold-scan")
     assert kind.headline(params(), []) == "cold_scan.seq.s"

@@ -11,6 +11,7 @@ import math
 import re
 
 from pgfsbench.analysis.advice_model import POSTGRES, SYSCTL, Figure, Setting, figure, num, rows_of
+from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER
 from pgfsbench.analysis.table import Row, Table
 from pgfsbench.store.read import StoredTarget
@@ -350,7 +351,9 @@ def _clamp_note(t: StoredTarget) -> str:
 
 
 def metric_words(r: Row) -> str:
-    return f"{r.metric}{f' [{r.label}]' if r.label else ''}"
+    """'cold sequential scan time [seq]': the metric's name for a reader, and the
+    measurement's label (sweep value, tag)."""
+    return metric_label(r.metric) + (f" [{r.label}]" if r.label else "")
 
 
 def _major(version: object) -> int:
