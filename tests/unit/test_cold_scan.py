@@ -243,3 +243,20 @@ def test_a_cold_run_is_not_cached_and_one_served_from_memory_is():
     metrics[-1] = Metric("mon.disk.target.read_bytes", 1.0 * MB, "B", None)
     v = {m.name: m.value for m in bound_metrics("cold-scan", p, metrics, {})}
     assert CACHED in classify(v).classes
+
+
+def test_a_server_without_pg_buffercache_is_refused_in_one_line():
+    from types import SimpleNamespace
+
+    from pgfsbench.workloads.cold_scan import run
+
+    asked: list[str] = []
+
+    def sql(query: str) -> str:
+        asked.append(query)
+        return ""  # pg_available_extensions has no pg_buffercache (no contrib)
+
+    ctx = SimpleNamespace(require_free=lambda *a: None, cluster=SimpleNamespace(sql=sql))
+    with pytest.raises(UserError, match="needs the pg_buffercache extension"):
+        run(ctx, params())  # type: ignore[arg-type]  # what run() touches before refusing
+    assert len(asked) == 1  # nothing loaded
