@@ -201,9 +201,12 @@ def pg18_io(
     default for each, unless a verdict between targets that differ in nothing but that one
     setting shows another value better.
 
-    For each setting, the group is ``target`` and every target differing from it only in
-    that setting (an unset one is PostgreSQL 18's default); the reference is the member
-    that ran with the default. Another value is recommended when, on the headline
+    For each setting, the group is the targets like ``target`` (the same filesystem,
+    options and other settings; PostgreSQL 18's I/O settings aside) whose other I/O
+    settings are at their defaults (unset is the default): one setting varied at a time
+    around the defaults, in a one-at-a-time plan or a full matrix alike, whichever of
+    them is ``target``. The reference is the member that runs every default. Another
+    value is recommended when, on the headline
     measurements every member has, its target was decided better than the reference on
     one at least and worse on none (the pair decisions of the table: significance beyond
     the noise margin); of several, the one better on most. Otherwise the default stays,
@@ -230,29 +233,17 @@ def pg18_io(
                 )
             )
             continue
-        group = (
-            [mine]
-            + [
-                t
-                for t in targets
-                if t.name in table.targets
-                and t.name != target
-                and _without(t.spec, name) == _without(mine.spec, name)
-                and _value(t, name).lower() != _value(mine, name).lower()
-            ]
-            if mine is not None and target in table.targets
-            else []
-        )
+        group = [] if mine is None else _io_group(table, targets, mine, name)
         if len(group) < 2:
             out.append(
-                fallback.get(name)
-                if fallback.get(name) is not None and fallback[name].value is not None
+                fallback[name]
+                if name in fallback and fallback[name].value is not None
                 else Setting(
                     POSTGRES,
                     name,
                     default,
-                    f"PostgreSQL 18's default, kept: no target differs from {target} only "
-                    f"in {name}, so no measurement compares another value",
+                    f"PostgreSQL 18's default, kept: no target like {target} varies {name} "
+                    "alone, so nothing measured compares another value",
                 )
             )
             continue
@@ -260,16 +251,31 @@ def pg18_io(
     return out
 
 
+def _io_group(
+    table: Table, targets: list[StoredTarget], mine: StoredTarget, name: str
+) -> list[StoredTarget]:
+    """The targets like ``mine`` but for PostgreSQL 18's I/O settings, with every one of
+    those but ``name`` at its default, in plan order."""
+    like = _without(mine.spec, *PG18_IO_SETTINGS)
+    return [
+        t
+        for t in targets
+        if t.name in table.targets
+        and _without(t.spec, *PG18_IO_SETTINGS) == like
+        and all(_is_default(t, other) for other in PG18_IO_SETTINGS if other != name)
+    ]
+
+
 def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str) -> Setting:
     values = ", ".join(f"{t.name}: {_value(t, name)}" for t in group)
-    ref = next((t for t in group if _value(t, name).lower() == default.lower()), None)
+    ref = next((t for t in group if _is_default(t, name)), None)
     if ref is None:
         return Setting(
             POSTGRES,
             name,
             default,
-            f"PostgreSQL 18's default, kept: none of the targets differing only in {name} "
-            f"({values}) ran with it, so nothing measured compares against it",
+            f"PostgreSQL 18's default, kept: none of the targets varying {name} ({values}) "
+            "runs every I/O setting at its default, so nothing measured compares against it",
         )
     heads = [
         r
@@ -367,16 +373,16 @@ def _value(t: StoredTarget, name: str) -> str:
     return str(asked.get(name, PG18_IO_DEFAULTS[name]))
 
 
-def _without(spec: dict, name: str) -> str:
-    """The target's spec but its name and ``name``; a PostgreSQL 18 I/O setting written
-    with its default value counts as unset (``io_method = "worker"`` is the default)."""
+def _is_default(t: StoredTarget, name: str) -> bool:
+    """Unset, or written with PostgreSQL 18's default (``io_method = "worker"``)."""
+    return _value(t, name).lower() == PG18_IO_DEFAULTS[name].lower()
+
+
+def _without(spec: dict, *names: str) -> str:
+    """The target's spec but its name and the settings ``names``."""
     rest = {k: v for k, v in spec.items() if k != "name"}
     pg = dict(rest.get("postgres") or {})
-    pg["settings"] = {
-        k: v
-        for k, v in (pg.get("settings") or {}).items()
-        if k != name and str(v).lower() != PG18_IO_DEFAULTS.get(k, "").lower()
-    }
+    pg["settings"] = {k: v for k, v in (pg.get("settings") or {}).items() if k not in names}
     rest["postgres"] = pg
     return json.dumps(rest, sort_keys=True)
 
