@@ -239,14 +239,17 @@ def test_synchronous_commit_off_is_shown_not_recommended(tmp_path):
 def test_missing_evidence_is_omitted_with_the_reason(tmp_path):
     a = advise(load_campaign(build(tmp_path / "r", workloads=("fsync",), targets=("ext4", "xfs"))))
     assert a.target == "xfs"
-    for name in ("effective_io_concurrency", "maintenance_io_concurrency", "random_page_cost"):
+    for name in ("maintenance_io_concurrency", "random_page_cost"):
         s = by_name(a, name)
         assert s.value is None and s.why.startswith("no io-depth run on xfs")
     assert by_name(a, "checkpoint_timeout").why == "no pgbench run on xfs: stalls not measured"
-    assert by_name(a, "io_method").value is None
+    # PostgreSQL 18's I/O settings: nothing measured says otherwise, so its defaults
+    for name, default in (("io_method", "worker"), ("effective_io_concurrency", "16")):
+        s = by_name(a, name)
+        assert s.value == default and s.why.startswith("PostgreSQL 18's default, kept")
     conf = advice_conf(a)
-    assert "# not set: effective_io_concurrency, maintenance_io_concurrency" in conf
-    assert "\neffective_io_concurrency" not in conf
+    assert "# not set: maintenance_io_concurrency" in conf
+    assert "\neffective_io_concurrency = 16\n" in conf
 
 
 def _pgbench(stall: float):
@@ -289,31 +292,89 @@ def test_stalls_bring_checkpoint_and_writeback_settings(tmp_path):
     assert "no tps stall seen" in by_name(calm, "max_wal_size").why
 
 
-def test_io_method_when_targets_differ_only_in_it(tmp_path):
-    store = Store.create(tmp_path / "r")
+def _io_campaign(results: Path, targets: dict[str, tuple[dict, float]]) -> Path:
+    """Targets differing in PostgreSQL 18 I/O settings, each with its cold bitmap scan
+    time (s, lower is better) over REPS interleaved rounds."""
+    store = Store.create(results)
     store.start_campaign("c-io", "io", {"name": "io"}, {}, "0.1.0")
-    for pos, (name, method, tps) in enumerate(
-        (("sync", "sync", 900.0), ("uring", "io_uring", 1200.0))
-    ):
+    for pos, (name, (settings, seconds)) in enumerate(targets.items()):
         spec = {
             "name": name,
             "fs": "ext4",
-            "postgres": {"settings": {"io_method": method, "shared_buffers": "1GB"}},
+            "postgres": {"settings": {**settings, "shared_buffers": "16MB"}},
         }
         tid = store.add_target(name, pos, "loop", "ext4", spec)
         store.set_target(tid, "ok", provenance=_provenance(name, "ext4"))
         for rep in range(1, REPS + 1):
-            run = store.start_run(tid, "pgbench", {"clients": 8}, repetition=rep)
+            run = store.start_run(
+                tid, "cold-scan", {"scans": ["bitmap"], "table_mb": 256}, repetition=rep
+            )
+            value = _jitter(seconds, rep)
             store.add_result(
-                run, tid, WorkloadResult([Metric("pgbench.tps", tps + rep, "tx/s", True)])
+                run, tid, WorkloadResult([Metric("cold_scan.bitmap.s", value, "s", False)])
             )
             store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
-    a = advise(load_campaign(tmp_path / "r"), "sync")
-    assert by_name(a, "io_method").value == "io_uring"
-    assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, unchanged
-    assert "best on 1 of 1 headline" in by_name(a, "io_method").why
+    return results
+
+
+def test_io_method_another_value_only_when_decided_better_than_the_default(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "worker": ({}, 10.0),  # PostgreSQL 18's default, unset
+            "sync": ({"io_method": "sync"}, 12.0),
+            "uring": ({"io_method": "io_uring"}, 8.0),
+        },
+    )
+    a = advise(load_campaign(results), "sync")
+    s = by_name(a, "io_method")
+    assert s.value == "io_uring"
+    assert s.why.startswith("uring (io_method = io_uring) was decided better than worker")
+    assert "on cold bitmap heap scan time and worse on none" in s.why and len(s.figures) == 3
+    assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, kept
+    assert "no target like sync varies io_workers alone" in by_name(a, "io_workers").why
+
+
+def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "eic16": ({"effective_io_concurrency": 16}, 10.0),
+            "eic1": ({"effective_io_concurrency": 1}, 14.0),  # decided worse
+            "eic64": ({"effective_io_concurrency": 64}, 10.0),  # the same
+        },
+    )
+    a = advise(load_campaign(results), "eic16")
+    s = by_name(a, "effective_io_concurrency")
+    assert s.value == "16"
+    assert s.why.startswith("PostgreSQL 18's default, kept: no other value was decided better")
+    assert "worse on cold bitmap heap scan time (eic1)" in s.why
+    assert "(eic64)" in s.why  # equivalent, or not told apart: either way no reason to move
+    assert by_name(a, "io_combine_limit").value == "128kB"
+    # a faster value is taken
+    faster = _io_campaign(
+        tmp_path / "f",
+        {
+            # the default written out (examples/pg18-io-method.toml's {fs}-worker) is the
+            # same as unset: eic64 differs from it in effective_io_concurrency alone
+            "worker": ({"io_method": "worker"}, 10.0),
+            "eic64": ({"effective_io_concurrency": 64}, 6.0),
+        },
+    )
+    assert (
+        by_name(advise(load_campaign(faster), "worker"), "effective_io_concurrency").value == "64"
+    )
+
+
+def test_no_default_among_the_compared_values_keeps_the_default(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {"sync": ({"io_method": "sync"}, 12.0), "uring": ({"io_method": "io_uring"}, 8.0)},
+    )
+    s = by_name(advise(load_campaign(results), "sync"), "io_method")
+    assert s.value == "worker" and "none of the targets varying io_method" in s.why
 
 
 def test_unknown_target_is_a_user_error(campaign):
@@ -397,3 +458,41 @@ def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path)
         )
     )
     assert b.chosen_by.startswith("tied with xfs-twin (equivalent within ±3%): "), b.chosen_by
+
+
+def test_io_combine_limit_is_recommended_as_written_with_its_unit(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "icl128": ({"io_combine_limit": "128kB"}, 10.0),  # the default, written out
+            "icl512": ({"io_combine_limit": "512kB", "io_max_combine_limit": "1MB"}, 6.0),
+        },
+    )
+    # io_max_combine_limit differs too: not a target differing in io_combine_limit alone
+    s = by_name(advise(load_campaign(results), "icl128"), "io_combine_limit")
+    assert s.value == "128kB" and "no target like icl128 varies io_combine_limit alone" in s.why
+    results = _io_campaign(
+        tmp_path / "s",
+        {
+            "icl128": ({"io_combine_limit": "128kB"}, 10.0),
+            "icl512": ({"io_combine_limit": "512kB"}, 6.0),
+        },
+    )
+    s = by_name(advise(load_campaign(results), "icl128"), "io_combine_limit")
+    assert s.value == "512kB" and "io_max_combine_limit = 128kB" in s.note
+
+
+def test_one_setting_at_a_time_around_the_defaults_whichever_target_is_picked(tmp_path):
+    # examples/pg18-io-method.toml's shape: each target varies one setting from worker's
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "worker": ({"io_method": "worker"}, 10.0),
+            "sync": ({"io_method": "sync"}, 12.0),
+            "eic64": ({"effective_io_concurrency": 64}, 6.0),
+        },
+    )
+    a = advise(load_campaign(results), "eic64")
+    assert by_name(a, "effective_io_concurrency").value == "64"
+    method = by_name(a, "io_method")  # worker against sync, though eic64 is the one picked
+    assert method.value == "worker" and "worse on cold bitmap heap scan time (sync)" in method.why

@@ -70,12 +70,15 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
         else ""
     )
     ran_with = _os_settings(stored)
+    # effective_io_concurrency: a verdict between targets that vary it, else the io-depth
+    # knee, else PostgreSQL 18's default (pg18_io); maintenance_io_concurrency: the knee.
+    io_depth = advice_pg.io_concurrency(table, picked)
     settings = [
         *ran_with,
         advice_pg.wal_sync_method(table, picked, unsafe),
-        *advice_pg.io_concurrency(table, picked),
+        *(s for s in io_depth if s.name != "effective_io_concurrency"),
         advice_pg.random_page_cost(table, picked),
-        *advice_pg.io_method(table, campaign.targets, picked),
+        *advice_pg.pg18_io(table, campaign.targets, picked, io_depth),
         *advice_pg.stall_settings(table, picked, _sysctls_during(stored)),
     ]
     advice.settings = [s for s in settings if s.value is not None]

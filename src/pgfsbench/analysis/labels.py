@@ -18,6 +18,8 @@ _EXACT = {
     "fs_snapshot.seconds": "filesystem snapshot time",
     "fs_snapshot.basebackup_s": "pg_basebackup time",
     "compression.ratio": "compression ratio (logical / physical bytes)",
+    "cold_scan.seq.s": "cold sequential scan time",
+    "cold_scan.bitmap.s": "cold bitmap heap scan time",
 }
 _PATTERNS = [
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),

@@ -570,6 +570,15 @@ class Plan(Strict):
         return settings
 
     @model_validator(mode="after")
+    def _workloads_fit_servers(self) -> Plan:
+        for t in self.targets:
+            settings = self.server_settings(t)
+            for w in self.measurements():
+                if (problem := w.server_problem(settings)) is not None:
+                    raise ValueError(f"target '{t.name}': {problem}")
+        return self
+
+    @model_validator(mode="after")
     def _needed_before(self) -> Plan:
         types = [w.type for w in self.workloads]
         for t in dict.fromkeys(types):

@@ -51,6 +51,11 @@ class WorkloadBase(Strict):
     def server_settings(self) -> dict[str, int]:
         return {}
 
+    def server_problem(self, settings: Mapping[str, object]) -> str | None:
+        """Why this workload cannot measure what it should on a server with ``settings``
+        (the plan's and a target's PostgreSQL settings), or None; the plan refuses it."""
+        return None
+
     def expand(self) -> list[WorkloadBase]:
         return [self]
 
