@@ -146,7 +146,7 @@ class Ledger:
             "file": "image",
             "dir": "directory",
             "postgres": "PostgreSQL server",
-            "cgroup": "cgroup (throttling or memory)",
+            "cgroup": "cgroup",
             "md": "md array",
             "lvm-pv": "LVM physical volume",
             "lvm-vg": "LVM volume group",
@@ -155,7 +155,13 @@ class Ledger:
             "zfs-pool": "ZFS pool",
             "zfs-dataset": "ZFS dataset",
         }
-        parts = [f"{n} {words.get(k, k)}{'s' if n > 1 else ''}" for k, n in counts.items()]
+        plurals = {"directory": "directories"}
+
+        def word(kind: str, n: int) -> str:
+            one = words.get(kind, kind)
+            return one if n == 1 else plurals.get(one, one + "s")
+
+        parts = [f"{n} {word(k, n)}" for k, n in counts.items()]
         return ", ".join(parts + named) or "nothing but its record"
 
     def owner_alive(self) -> bool:

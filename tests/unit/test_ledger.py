@@ -63,3 +63,15 @@ def test_a_resource_that_cannot_be_undone_stays_for_cleanup(state, monkeypatch):
     assert Ledger.load(ledger.path).resources == [res]  # cleanup will find it
     ledger.close()
     assert ledger.path.exists()
+
+
+def test_the_summary_counts_in_words_a_person_reads(state):
+    """What `pgfsbench cleanup` says it removes ("2 directorys" was once printed)."""
+    ledger = Ledger.create("c3", state)
+    for i in (1, 2):
+        ledger.add("dir", path=str(state / f"d{i}"))
+        ledger.add("loop", device=f"/dev/loop{i}")
+    ledger.add("postgres", pgdata="/x")
+    ledger.add("cgroup", path="/sys/fs/cgroup/memory/x")
+    assert ledger.summary() == "2 directories, 2 loop devices, 1 PostgreSQL server, 1 cgroup"
+    ledger.close()
