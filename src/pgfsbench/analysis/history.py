@@ -73,9 +73,10 @@ def history(
 ) -> list[Series]:
     """Every series the filters select (``metric``: a glob; default each measurement's
     headline), campaigns ordered by start time, marks between consecutive ones."""
-    unique = {}  # a campaign read from its directory and from the store: once
-    for c, s in campaigns:
-        unique.setdefault(c.uuid or id(c), (c, s))
+    # A campaign read from its directory and from the store: once.
+    unique: dict[str | int, tuple[Campaign, str]] = {}
+    for c, src in campaigns:
+        unique.setdefault(c.uuid or id(c), (c, src))
     chosen = sorted(
         (cs for cs in unique.values() if plan is None or cs[0].plan_name == plan),
         key=lambda cs: cs[0].started,
