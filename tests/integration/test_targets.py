@@ -20,11 +20,8 @@ from pgfsbench.postgres.binaries import find_binaries
 from tests.integration.conftest import cli, export, ledgers, leftovers
 from tests.integration.plans import LOAD, ext4, loop, pgbench, plan_toml
 
-SMALL = plan_toml(
-    "small",
-    [ext4("ext4")],
-    [{"type": "fsync", "seconds": 1}, LOAD, pgbench(clients=1, duration=2)],
-)
+SMALL_WORKLOADS = [{"type": "fsync", "seconds": 1}, LOAD, pgbench(clients=1, duration=2)]
+SMALL = plan_toml("small", [ext4("ext4")], SMALL_WORKLOADS)
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
 
@@ -74,8 +71,12 @@ def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     plan = tmp_path / "small.toml"
     # nobarrier and synchronous_commit=off: fast, and the report must say what they risk
     plan.write_text(
-        SMALL.replace('size = "512M"', 'size = "512M"\nmount = "nobarrier"')
-        + '[postgres.settings]\nsynchronous_commit = "off"\n'
+        plan_toml(
+            "small",
+            [ext4("ext4", mount="nobarrier")],
+            SMALL_WORKLOADS,
+            settings={"synchronous_commit": "off"},
+        )
     )
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results), "--pg-bin", str(PG15))
