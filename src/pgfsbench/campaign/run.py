@@ -409,7 +409,7 @@ class Campaign:
                 if first:
                     provenance.update(prov_pg)
                     store.set_target(st.target_id, "running", provenance=provenance)
-                elif merge_usage(provenance.get("memory") or {}, settings.get("memory")):
+                elif merge_usage(provenance.get("memory") or {}, settings.get("memory") or {}):
                     # a later visit's memory cgroup: its peak and refusals count too
                     store.set_target(st.target_id, "running", provenance=provenance)
             for problem in settings["os_settings"].get("restore_problems", []):
