@@ -111,19 +111,20 @@ def run(
     """
     argv = tuple(str(a) for a in argv)
     kwargs: dict = {}
-    drop = as_user is not None and os.geteuid() == 0 and as_user.uid != 0
+    # The user to drop to, when there is one to drop to.
+    drop = as_user if as_user is not None and os.geteuid() == 0 and as_user.uid != 0 else None
     if cgroup is not None:
         # Into the cgroup first (as root: a shell writes its own pid to the cgroup's
         # cgroup.procs), then the user dropped by setpriv, then the command: everything
         # it starts is born in the cgroup.
         user = (
-            f"setpriv --reuid={as_user.uid} --regid={as_user.gid} --clear-groups -- "
-            if drop
+            f"setpriv --reuid={drop.uid} --regid={drop.gid} --clear-groups -- "
+            if drop is not None
             else ""
         )
         argv = ("/bin/sh", "-c", f'echo $$ > "$0" && exec {user}"$@"', cgroup, *argv)
-    elif drop:
-        kwargs.update(user=as_user.uid, group=as_user.gid, extra_groups=[])
+    elif drop is not None:
+        kwargs.update(user=drop.uid, group=drop.gid, extra_groups=[])
     _tell(argv, None)
     started = time.monotonic()
     proc = subprocess.run(

@@ -76,7 +76,8 @@ class Schedule:
     seed: int | None = None  # random order: the plan's, a resumed campaign's, or chosen
     # time.monotonic as it is when the schedule is made (a test may replace it)
     clock: Callable[[], float] = field(default_factory=lambda: time.monotonic)
-    started: float | None = None
+    # clock() when it is made; a resumed campaign's is moved back by the time it spent
+    started: float = field(init=False)
     visits: list[tuple[int, str]] = field(default_factory=list)
     samples: dict[Cell, dict[int, float]] = field(default_factory=dict)  # round → headline
     no_headline: dict[Cell, int] = field(default_factory=dict)  # ok runs with nothing to judge by
@@ -96,8 +97,7 @@ class Schedule:
         elif self.seed is None:
             self.seed = 0
         self._rng = random.Random(self.seed)
-        if self.started is None:
-            self.started = self.clock()
+        self.started = self.clock()
         self.design = design_for(
             {
                 "repetitions": self.reps.model_dump(mode="json"),

@@ -10,31 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import cli, export, ledgers, loops_backed_by, run_plan
+from tests.integration.plans import ext4, plan_toml
 
-PLAN = """
-name = "advise-tiny"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "384M"
-
-[[targets]]
-name = "ext4-nobarrier"
-fs = "ext4"
-size = "384M"
-mount = "nobarrier"
-
-[[workloads]]
-type = "fsync"
-seconds = 1
-
-[[workloads]]
-type = "io-depth"
-depths = [1, 4]
-size = "16M"
-seconds = 1
-"""
+PLAN = plan_toml(
+    "advise-tiny",
+    [ext4("ext4", "384M"), ext4("ext4-nobarrier", "384M", mount="nobarrier")],
+    [
+        {"type": "fsync", "seconds": 1},
+        {"type": "io-depth", "depths": [1, 4], "size": "16M", "seconds": 1},
+    ],
+)
 SAFE_METHODS = ("open_datasync", "fdatasync", "fsync", "open_sync")
 
 

@@ -30,44 +30,21 @@ import psycopg
 import pytest
 
 from tests.integration.conftest import ledgers, leftovers
+from tests.integration.plans import LOAD, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = REPO / "fleet" / "site.yml"
 ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
 HOSTS = ("alpha", "beta")
 # A host whose plan names a filesystem there is none of: it fails, and the fleet goes on.
-BROKEN_PLAN = """
-name = "broken"
-
-[[targets]]
-name = "nowhere"
-fs = "nofs"
-size = "300M"
-
-[[workloads]]
-type = "fsync"
-"""
-PLAN = """
-name = "fleet-tiny"
-description = "one ext4 target, one short pgbench"
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "300M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 2
-duration = 3
-"""
+BROKEN_PLAN = plan_toml("broken", [loop("nowhere", "nofs", "300M")], [{"type": "fsync"}])
+PLAN = plan_toml(
+    "fleet-tiny",
+    [ext4("ext4", "300M")],
+    [LOAD, pgbench(clients=2, duration=3)],
+    description="one ext4 target, one short pgbench",
+    settings=SMALL_BUFFERS,
+)
 
 pytestmark = pytest.mark.skipif(
     not ANSIBLE_PLAYBOOK.exists(),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_run
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml, rounds
 
 
 def _start_and_wait_for_postgres(results: Path) -> subprocess.Popen:
@@ -78,31 +79,13 @@ def test_after_a_hard_kill_cleanup_removes_everything(tmp_path, state_dir):
     assert cli("cleanup").stdout.strip() == "nothing to clean up"
 
 
-REUSED = """
-name = "reused-rounds"
-[repetitions]
-count = 3
-fresh = false
-[postgres.settings]
-shared_buffers = "32MB"
-[[targets]]
-name = "a"
-fs = "ext4"
-size = "512M"
-[[targets]]
-name = "b"
-fs = "xfs"
-size = "512M"
-throttle = { write_iops = 2000 }
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 3
-"""
+REUSED = plan_toml(
+    "reused-rounds",
+    [ext4("a"), loop("b", "xfs", throttle={"write_iops": 2000})],
+    [LOAD_ONCE, pgbench(clients=1, duration=3)],
+    repetitions=rounds(3, order="round-robin"),
+    settings=SMALL_BUFFERS,
+)
 
 
 def test_sigterm_in_a_later_round_releases_kept_targets_and_keeps_earlier_rounds(

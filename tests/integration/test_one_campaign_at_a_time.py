@@ -15,31 +15,21 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import CLI, cli, ledgers, leftovers, stop, wait_for_run
+from tests.integration.plans import LOAD, SMALL_BUFFERS, ext4, pgbench, plan_toml
 
 SYSCTL = Path("/proc/sys/vm/dirty_writeback_centisecs")
-
-PLAN = """
-name = "{name}"
-[postgres.settings]
-shared_buffers = "32MB"
-[[targets]]
-name = "a"
-fs = "ext4"
-size = "300M"
-sysctls = {{ "vm.dirty_writeback_centisecs" = {value} }}
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = {duration}
-"""
 
 
 def _plan(tmp_path: Path, name: str, value: int, duration: int = 2) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(PLAN.format(name=name, value=value, duration=duration))
+    path.write_text(
+        plan_toml(
+            name,
+            [ext4("a", "300M", sysctls={"vm.dirty_writeback_centisecs": value})],
+            [LOAD, pgbench(clients=1, duration=duration)],
+            settings=SMALL_BUFFERS,
+        )
+    )
     return path
 
 

@@ -3,39 +3,28 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from tests.integration.conftest import cli, export, ledgers
+from tests.integration.plans import LOAD, ext4, pgbench, plan_toml
 
 SCRIPT = """\\set aid random(1, 100000 * :scale)
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
 SELECT now();
 """
 
-PLAN = """
-name = "modes"
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "512M"
 
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-
-[[workloads]]
-type = "pgbench"
-clients = [1, 2]
-duration = 2
-mode = "select-only"
-
-[[workloads]]
-type = "pgbench"
-clients = 2
-threads = 1
-duration = 2
-protocol = "simple"
-script = "{script}"
-"""
+def modes(script: Path) -> str:
+    """A client sweep of select-only, then ``script`` over the simple protocol."""
+    return plan_toml(
+        "modes",
+        [ext4("ext4")],
+        [
+            LOAD,
+            pgbench(clients=[1, 2], duration=2, mode="select-only"),
+            pgbench(clients=2, threads=1, duration=2, protocol="simple", script=str(script)),
+        ],
+    )
 
 
 def test_sweep_modes_and_scripts(tmp_path, state_dir):
@@ -43,7 +32,7 @@ def test_sweep_modes_and_scripts(tmp_path, state_dir):
     script.write_text(SCRIPT)
     script.chmod(0o600)  # only root can read it: the workload must hand over a copy
     plan = tmp_path / "modes.toml"
-    plan.write_text(PLAN.format(script=script))
+    plan.write_text(modes(script))
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results))
     runs = [r for r in export(results)["runs"] if r["workload"] == "pgbench"]

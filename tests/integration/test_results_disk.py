@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_run
+from tests.integration.plans import LOAD, SMALL_BUFFERS, pgbench, plan_toml
 
 
 def sh(*argv: str) -> str:
@@ -68,34 +69,25 @@ def fill(directory: Path, name: str) -> Path:
     return filler
 
 
-PLAN = """
-name = "fills-up"
-[postgres.settings]
-shared_buffers = "32MB"
-[[targets]]
-name = "d"
-dir = "{target}"
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 4
-tag = "first"
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 4
-tag = "second"
-"""
+def fills_up(target: Path) -> str:
+    """A load and two pgbench runs on the directory target ``target``."""
+    return plan_toml(
+        "fills-up",
+        [{"name": "d", "dir": str(target)}],
+        [
+            LOAD,
+            pgbench(clients=1, duration=4, tag="first"),
+            pgbench(clients=1, duration=4, tag="second"),
+        ],
+        settings=SMALL_BUFFERS,
+    )
 
 
 def test_a_results_disk_that_fills_up_stops_the_campaign_and_keeps_what_completed(
     tmp_path, state_dir, small_fs, target_dir
 ):
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(target=target_dir))
+    plan.write_text(fills_up(target_dir))
     results = small_fs / "r"
     run = subprocess.Popen(
         [*CLI, "run", str(plan), "--results", str(results)],

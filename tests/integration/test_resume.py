@@ -9,36 +9,23 @@ from collections import Counter
 from pathlib import Path
 
 from tests.integration.conftest import CLI, cli, export, ledgers, leftovers, stop, wait_for_run
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml, rounds
 
-TINY = """
-name = "resume-tiny"
-[repetitions]
-count = 3
-fresh = {fresh}
-[postgres.settings]
-shared_buffers = "32MB"
-[[targets]]
-name = "a"
-fs = "ext4"
-size = "512M"
-[[targets]]
-name = "b"
-fs = "xfs"
-size = "512M"
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 2
-"""
+
+def tiny(fresh: bool, duration: int = 2) -> str:
+    """Two targets, three rounds: each visit makes its target afresh, or reuses it."""
+    return plan_toml(
+        "resume-tiny",
+        [ext4("a"), loop("b", "xfs")],
+        [LOAD_ONCE, pgbench(clients=1, duration=duration)],
+        repetitions=rounds(3, order="round-robin", fresh=fresh),
+        settings=SMALL_BUFFERS,
+    )
 
 
 def _start(tmp_path: Path, fresh: bool) -> tuple[Path, subprocess.Popen]:
     plan = tmp_path / "plan.toml"
-    plan.write_text(TINY.format(fresh="true" if fresh else "false"))
+    plan.write_text(tiny(fresh))
     results = tmp_path / "r"
     run = subprocess.Popen(
         [*CLI, "run", str(plan), "--results", str(results)],
@@ -109,9 +96,7 @@ def test_ctrl_c_after_round_1_then_resume_completes_it(tmp_path, state_dir):
     assert run.returncode == 130, (out, err)
     assert left_by(results.parent) == [] and ledgers(state_dir) == []
     # the plan file changed since: the resumed campaign runs the one it recorded
-    (tmp_path / "plan.toml").write_text(
-        TINY.format(fresh="true").replace("duration = 2", "duration = 60")
-    )
+    (tmp_path / "plan.toml").write_text(tiny(fresh=True, duration=60))
     done = cli("run", "--resume", str(results), env={**os.environ, "COLUMNS": "200"})
     assert "resuming campaign" in done.stdout and "at round 2" in done.stdout, done.stdout
     doc = _check_completed(results, "interrupted", fresh=False)

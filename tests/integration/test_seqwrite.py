@@ -18,27 +18,14 @@ from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
 from tests.integration.conftest import command_artifact, export, ledgers, run_plan
+from tests.integration.plans import ext4, loop, plan_toml
 
 SIZE = 64 * 2**20
-PLAN = """
-name = "seqwrite-tiny"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "xfs"
-fs = "xfs"
-size = "512M"
-
-[[workloads]]
-type = "seqwrite"
-size = "64M"
-block_size = "4k"
-tools = ["dd", "fio"]
-"""
+PLAN = plan_toml(
+    "seqwrite-tiny",
+    [ext4("ext4"), loop("xfs", "xfs")],
+    [{"type": "seqwrite", "size": "64M", "block_size": "4k", "tools": ["dd", "fio"]}],
+)
 TARGETS = ("ext4", "xfs")
 # dd's C-locale summary, matched here independently of the parser under test.
 DD_SUMMARY = re.compile(

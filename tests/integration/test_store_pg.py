@@ -22,56 +22,26 @@ from pgfsbench.store.read import load_campaign
 from pgfsbench.store.version import legacy_uuid
 from tests.integration.conftest import CLI, cli, ledgers, leftovers, wait_for_run
 from tests.integration.pg_server import pg_server
+from tests.integration.plans import LOAD, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml
 
 V1_SCHEMA = Path(__file__).parent.parent / "fixtures" / "store" / "results_schema_v1.sql"
 UNREACHABLE = "postgresql://postgres@/results?host=/nonexistent-pgfsbench-store&port=1"
-TINY = """
-name = "tiny"
-description = "one target, fsync only: long enough to lose the store while it runs"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "300M"
-
-[[workloads]]
-type = "fsync"
-seconds = 1
-"""
+TINY = plan_toml(
+    "tiny",
+    [ext4("ext4", "300M")],
+    [{"type": "fsync", "seconds": 1}],
+    description="one target, fsync only: long enough to lose the store while it runs",
+)
 
 
 # The smoke plan's shape (ext4, xfs, btrfs; a load and TPC-B) without its 48 s of
 # pg_test_fsync: a store holds every kind of row alike (the lost-store test runs fsync).
-STORED = """
-name = "stored"
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "xfs"
-fs = "xfs"
-size = "512M"
-
-[[targets]]
-name = "btrfs"
-fs = "btrfs"
-size = "512M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 2
-duration = 3
-"""
+STORED = plan_toml(
+    "stored",
+    [ext4("ext4"), loop("xfs", "xfs"), loop("btrfs", "btrfs")],
+    [LOAD, pgbench(clients=2, duration=3)],
+    settings=SMALL_BUFFERS,
+)
 
 
 @pytest.fixture(scope="module")

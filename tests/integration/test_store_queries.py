@@ -16,42 +16,20 @@ import pytest
 from pgfsbench.store.read import load_campaign
 from pgfsbench.store.version import PG_LAYOUT
 from tests.integration.conftest import cli, export
+from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml, rounds
 from tests.integration.test_store_pg import copy_results, sql
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 VIEWS = ("campaigns", "measurements", "counted_measurements", "medians", "verdicts")
 
 # Two targets, three counted rounds after a settling one (reused targets).
-PLAN = """
-name = "queried"
-
-[repetitions]
-count = 3
-fresh = false
-
-[postgres.settings]
-shared_buffers = "32MB"
-
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "512M"
-
-[[targets]]
-name = "xfs"
-fs = "xfs"
-size = "512M"
-
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-repetitions = 1
-
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 2
-"""
+PLAN = plan_toml(
+    "queried",
+    [ext4("ext4"), loop("xfs", "xfs")],
+    [LOAD_ONCE, pgbench(clients=1, duration=2)],
+    repetitions=rounds(3, order="round-robin"),
+    settings=SMALL_BUFFERS,
+)
 
 
 def docs_queries() -> list[str]:

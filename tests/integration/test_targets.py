@@ -18,24 +18,10 @@ from pgfsbench.campaign.run import Campaign
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.postgres.binaries import find_binaries
 from tests.integration.conftest import cli, export, ledgers, leftovers
+from tests.integration.plans import LOAD, ext4, loop, pgbench, plan_toml
 
-SMALL = """
-name = "small"
-[[targets]]
-name = "ext4"
-fs = "ext4"
-size = "512M"
-[[workloads]]
-type = "fsync"
-seconds = 1
-[[workloads]]
-type = "pgbench-init"
-scale = 1
-[[workloads]]
-type = "pgbench"
-clients = 1
-duration = 2
-"""
+SMALL_WORKLOADS = [{"type": "fsync", "seconds": 1}, LOAD, pgbench(clients=1, duration=2)]
+SMALL = plan_toml("small", [ext4("ext4")], SMALL_WORKLOADS)
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
 
@@ -85,8 +71,12 @@ def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     plan = tmp_path / "small.toml"
     # nobarrier and synchronous_commit=off: fast, and the report must say what they risk
     plan.write_text(
-        SMALL.replace('size = "512M"', 'size = "512M"\nmount = "nobarrier"')
-        + '[postgres.settings]\nsynchronous_commit = "off"\n'
+        plan_toml(
+            "small",
+            [ext4("ext4", mount="nobarrier")],
+            SMALL_WORKLOADS,
+            settings={"synchronous_commit": "off"},
+        )
     )
     results = tmp_path / "r"
     cli("run", str(plan), "--results", str(results), "--pg-bin", str(PG15))
@@ -106,10 +96,7 @@ def test_a_filesystem_this_kernel_lacks_is_skipped_with_the_reason(tmp_path, sta
     from pgfsbench.provision.filesystems import kernel_filesystems
 
     plan = tmp_path / "f2fs.toml"
-    plan.write_text(
-        'name = "f2fs"\n[[targets]]\nname = "f2fs"\nfs = "f2fs"\nsize = "512M"\n'
-        '[[workloads]]\ntype = "pgbench-init"\nscale = 1\n'
-    )
+    plan.write_text(plan_toml("f2fs", [loop("f2fs", "f2fs")], [LOAD]))
     results = tmp_path / "r"
     run = cli("run", str(plan), "--results", str(results), check=False)
     (target,) = export(results)["targets"]

@@ -98,7 +98,8 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
     (tied ones named, with what the rest cost); where no target is crash-safe but some
     may only lose recent commits (synchronous_commit=off), among those, with that window
     stated; where nothing was told apart, the baseline, said to rest on no evidence."""
-    lines = [v for v in verdict_lines(table, durability) if v.tiers is not None]
+    # Each line with its tiers: (line, tiers).
+    lines = [(v, tiers) for v in verdict_lines(table, durability) if (tiers := v.tiers) is not None]
     pool, window = safe, ""
     if not pool:
         pool = [t for t in table.targets if _level(durability.get(t)) == MAY_LOSE_COMMITS]
@@ -108,8 +109,8 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
             " (every target may lose its last commits on a crash: "
             "synchronous_commit=off; the database stays consistent)"
         )
-    decided = [v for v in lines if v.tiers.decided_any]
-    tops = {t: [v for v in decided if t in v.tiers.tiers[0]] for t in pool}
+    decided = [(v, tiers) for v, tiers in lines if tiers.decided_any]
+    tops = {t: [(v, tiers) for v, tiers in decided if t in tiers.tiers[0]] for t in pool}
     best = max((len(v) for v in tops.values()), default=0)
     if not decided or best == 0:
         fallback = table.baseline if table.baseline in pool else pool[0]
@@ -121,19 +122,20 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
         return fallback, f"not established: {what}; {fallback} is shown as the baseline{window}"
     leaders = [t for t in table.targets if t in pool and len(tops[t]) == best]
     picked = leaders[0]  # ties: plan order
-    on = " and ".join(metric_label(v.metric) for v in tops[picked])
+    on = " and ".join(metric_label(v.metric) for v, _ in tops[picked])
     why = (
         f"in the top tier on {on}"
         if best == len(decided)
         else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)"
     )
     if len(leaders) > 1:
-        why = f"tied with {', '.join(leaders[1:])}{_tie(table, tops[picked], leaders)}: " + why
+        tie = _tie(table, [v for v, _ in tops[picked]], leaders)
+        why = f"tied with {', '.join(leaders[1:])}{tie}: " + why
     # What the crash-safe rest would cost (the unsafe ones have their own section).
     losers = [
         f"{t} {_cost(table, v, picked, t)}"
-        for v in tops[picked]
-        for tier in v.tiers.tiers[1:]
+        for v, tiers in tops[picked]
+        for tier in tiers.tiers[1:]
         for t in tier
         if t in pool
     ]
@@ -195,7 +197,7 @@ def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
     # the other members of a filesystem over several devices (btrfs raid0 over three)
     for i, member in enumerate(prov.get("devices") or [], start=1):
         places.setdefault(member, f"{DEVICE}{i}")
-    notes = []
+    notes: list[str] = []
     mkfs = None
     recipe = find_recipe(t.fs)
     if recipe is not None and recipe.recreate is not None:  # ZFS: zpool + zfs create

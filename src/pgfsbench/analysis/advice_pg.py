@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 
 from pgfsbench.analysis.advice_model import POSTGRES, SYSCTL, Figure, Setting, figure, num, rows_of
 from pgfsbench.analysis.labels import metric_label
@@ -42,7 +43,9 @@ def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
     flushes, or PostgreSQL does not ask for them), or "" when they are."""
     rows = [r for r in rows_of(table, "fsync") if SYNC_METRIC.match(r.metric)]
     measured = [
-        (f, SYNC_METRIC.match(f.metric)[1]) for r in rows if (f := figure(r, target)) is not None
+        (f, m[1])
+        for r in rows
+        if (f := figure(r, target)) is not None and (m := SYNC_METRIC.match(f.metric))
     ]
     name = "wal_sync_method"
     if not measured:
@@ -96,7 +99,7 @@ def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
             )
         else:
             setting.why = f"lead not established over {', '.join(close)} ({basis}): " + setting.why
-    if setting.value.startswith("open_"):
+    if setting.value is not None and setting.value.startswith("open_"):
         setting.note = "; ".join(
             filter(
                 None,
@@ -121,9 +124,9 @@ def _overlap(a: Figure, b: Figure) -> bool:
 def io_concurrency(table: Table, target: str) -> list[Setting]:
     curve = sorted(
         (
-            (int(DEPTH_METRIC.match(r.metric)[1]), f)
+            (int(m[1]), f)
             for r in rows_of(table, "io-depth")
-            if DEPTH_METRIC.match(r.metric) and (f := figure(r, target))
+            if (m := DEPTH_METRIC.match(r.metric)) and (f := figure(r, target))
         ),
         key=lambda df: df[0],
     )
@@ -195,7 +198,7 @@ def random_page_cost(table: Table, target: str) -> Setting:
 
 
 def pg18_io(
-    table: Table, targets: list[StoredTarget], target: str, measured: list[Setting] = ()
+    table: Table, targets: list[StoredTarget], target: str, measured: Sequence[Setting] = ()
 ) -> list[Setting]:
     """io_method, io_workers, effective_io_concurrency, io_combine_limit: PostgreSQL 18's
     default for each, unless a verdict between targets that differ in nothing but that one

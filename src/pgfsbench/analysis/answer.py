@@ -70,7 +70,7 @@ def decided_change(j: Judged, what: str = "") -> str:
 
 def _ci(j: Judged) -> tuple[float, float] | None:
     c = j.comparison
-    return (c.ci_low, c.ci_high) if c.ci_low is not None else None
+    return (c.ci_low, c.ci_high) if c.ci_low is not None and c.ci_high is not None else None
 
 
 def _span(j: Judged, bare: bool = False) -> str:
@@ -98,6 +98,7 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
     for tier in tiers.tiers[1:]:
         for t in tier:
             j = table.pair(row, top, t)
+            assert j is not None  # a lower tier is decided against the top one
             facts.append(f"{t} {decided_change(j, name)}{against}")
     open_: list[tuple[str, str, Judged]] = []
     for a, b, rel in tiers.inside:
@@ -136,14 +137,14 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
 
 def _settle(open_: list[Judged], table: Table) -> str:
     """The largest rounds estimate among the pairs not told apart: a planning figure."""
-    paired = [j for j in open_ if j.comparison.paired is not None]
+    paired = [(j, p) for j in open_ if (p := j.comparison.paired) is not None]
     if not paired:
         return settle_text(open_[0], table.budget)
-    ran = max(j.comparison.paired.n for j in paired)
-    estimated = [j for j in paired if j.rounds_needed is not None]
+    ran = max(p.n for _, p in paired)
+    estimated = [(n, p) for j, p in paired if (n := j.rounds_needed) is not None]
     if not estimated:  # the first pair's reason: no spread, fixed rounds, too many
-        return f"{settle_text(paired[0])} ({ran} ran)"
-    need = max(max(j.rounds_needed, j.comparison.paired.n + 1) for j in estimated)
+        return f"{settle_text(paired[0][0])} ({ran} ran)"
+    need = max(max(n, p.n + 1) for n, p in estimated)
     rest = "" if len(estimated) == len(paired) else ", where an estimate can be made"
     return f"about {need} rounds in all would likely settle it{rest} ({ran} ran)"
 

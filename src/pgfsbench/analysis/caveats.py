@@ -108,11 +108,15 @@ def device_caveats(targets: list[StoredTarget]) -> list[str]:
     return [f"{', '.join(names)}: {text}" for text, names in grouped.items()]
 
 
+def _dict(value: object) -> dict:
+    """``value`` if it is a dict (a provenance record), else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def target_caveats(target: StoredTarget) -> list[str]:
     """From the target's provenance: what the loop device or the disk may hide."""
-    p = target.provenance if isinstance(target.provenance, dict) else {}
-    dev = p.get("device_facts") if isinstance(p.get("device_facts"), dict) else {}
-    backing = p.get("backing_device") if isinstance(p.get("backing_device"), dict) else {}
+    p = _dict(target.provenance)
+    dev, backing = _dict(p.get("device_facts")), _dict(p.get("backing_device"))
     out = []
     if dev.get("loop_dio") is False:
         out.append(

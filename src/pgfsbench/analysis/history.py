@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
+from pgfsbench.analysis.outcome import Verdict
 from pgfsbench.analysis.pairing import pair_label, paired_table, pairing
 from pgfsbench.analysis.provenance_check import differences
 from pgfsbench.analysis.stats import DEFAULT
@@ -27,18 +28,24 @@ class Point:
     campaign: Campaign
     source: str  # where it was read from (a directory, or the store)
     cell: Cell  # its median, CI, n in that campaign
+    value: float  # the cell's median: a point is made of a cell with a value
     against: Cell | None = None  # the contender cell of the comparison with the previous
     previous: Point | None = None
     note: str = ""  # why it is not compared with the previous point, if it is not
 
     @property
+    def verdict(self) -> Verdict | None:
+        """The verdict of its comparison with the previous point, when it has one."""
+        return self.against.verdict if self.against is not None else None
+
+    @property
     def mark(self) -> str:
-        v = self.against.verdict if self.against is not None else None
+        v = self.verdict
         return v.mark if v is not None else ""
 
     @property
     def kind(self) -> str | None:
-        v = self.against.verdict if self.against is not None else None
+        v = self.verdict
         return v.kind if v is not None else None
 
 
@@ -73,9 +80,10 @@ def history(
 ) -> list[Series]:
     """Every series the filters select (``metric``: a glob; default each measurement's
     headline), campaigns ordered by start time, marks between consecutive ones."""
-    unique = {}  # a campaign read from its directory and from the store: once
-    for c, s in campaigns:
-        unique.setdefault(c.uuid or id(c), (c, s))
+    # A campaign read from its directory and from the store: once.
+    unique: dict[str | int, tuple[Campaign, str]] = {}
+    for c, src in campaigns:
+        unique.setdefault(c.uuid or id(c), (c, src))
     chosen = sorted(
         (cs for cs in unique.values() if plan is None or cs[0].plan_name == plan),
         key=lambda cs: cs[0].started,
@@ -93,7 +101,7 @@ def history(
                     continue
                 key = (name, host_name(campaign), row.workload, row.label, row.metric)
                 s = series.setdefault(key, Series(*key, row.unit, row.higher_is_better))
-                s.points.append(Point(campaign, source, cell))
+                s.points.append(Point(campaign, source, cell, cell.value))
     if not series:
         what = f"target '{target}'" if target else "any target"
         raise UserError(

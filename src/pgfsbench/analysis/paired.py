@@ -182,7 +182,9 @@ def compare_paired(
             n, math.exp(mean), mean, 0.0, None, None, margin, step, NO_SPREAD_NOTE, threshold
         )
     c = Paired(n, math.exp(mean), mean, sd, None, None, margin, step, threshold=threshold)
-    se = c.spread / math.sqrt(n)
+    spread = c.spread
+    assert spread is not None  # sd is above _NO_SPREAD here, and the floor only raises it
+    se = spread / math.sqrt(n)
     df = n - 1
     bound = math.log1p(margin)
     p = 2 * special("stdtr", df, -abs(mean) / se)
@@ -273,6 +275,9 @@ def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
 
 def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], float]) -> int | None:
     bound = c.claim if route == "different" else c.margin
+    sd = c.spread
+    if sd is None:  # no route without spread (planned_effects): nothing to plan with
+        return None
 
     def first_hit(ns: np.ndarray) -> int | None:
         """The first n of ``ns`` whose power reaches POWER (scipy's quantiles are
@@ -284,11 +289,11 @@ def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], flo
             return None
 
         def compute() -> int | None:
-            hit = power(route, effect, c.spread, bound, ns, levels) >= POWER
+            hit = power(route, effect, sd, bound, ns, levels) >= POWER
             return int(ns[np.argmax(hit)]) if hit.any() else None
 
         found = remembered(
-            f"first-hit.{route}", (np.array([effect, c.spread, bound]), ns, levels), compute
+            f"first-hit.{route}", (np.array([effect, sd, bound]), ns, levels), compute
         )
         assert found is None or isinstance(found, int)
         return found

@@ -76,12 +76,15 @@ def differences(base: Campaign, cont: Campaign, pairs: list[tuple[str, str]]) ->
     for b_name, c_name in pairs:
         bt, ct = _target(base, b_name), _target(cont, c_name)
         who = b_name if b_name == c_name else f"{b_name}→{c_name}"
-        versions = [(t.provenance or {}).get("postgres_version") for t in (bt, ct)]
-        if None not in versions:  # a target that failed before its server started: no data
-            differ(f"{who}: PostgreSQL version", *versions, True)
-        checksums = [(t.provenance or {}).get("data_checksums") for t in (bt, ct)]
-        if None not in checksums:  # recorded since data checksums are (on by default in 18)
-            differ(f"{who}: data checksums", *("on" if c else "off" for c in checksums), True)
+        b_version, c_version = ((t.provenance or {}).get("postgres_version") for t in (bt, ct))
+        # a target that failed before its server started: no data
+        if b_version is not None and c_version is not None:
+            differ(f"{who}: PostgreSQL version", b_version, c_version, True)
+        b_sums, c_sums = ((t.provenance or {}).get("data_checksums") for t in (bt, ct))
+        # recorded since data checksums are (on by default in 18)
+        if b_sums is not None and c_sums is not None:
+            b_shown, c_shown = ("on" if c else "off" for c in (b_sums, c_sums))
+            differ(f"{who}: data checksums", b_shown, c_shown, True)
         for field in RECIPE:
             differ(f"{who}: {field}", bt.spec.get(field), ct.spec.get(field), True)
         # the target's own or the plan's: the page cache its server had

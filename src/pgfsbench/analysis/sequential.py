@@ -62,7 +62,7 @@ import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # the tests are imported where they run: a plan's budget needs no numpy
     from pgfsbench.analysis.paired import Paired
@@ -197,9 +197,10 @@ class Decision:
 
 
 Pair = tuple[dict[int, float], dict[int, float]]  # (baseline by round, contender by round)
+K = TypeVar("K", bound=Hashable)  # what names a comparison (a Key, or a test's own)
 
 
-def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, Decision]:
+def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
     """Every comparison's decision, replaying the looks over the stored rounds.
 
     Comparisons of ``design.descriptive`` measurements (keys ``(workload, label, a,
@@ -215,7 +216,7 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
         }
     rounds = sorted({r for base, other in comparisons.values() for r in base.keys() & other.keys()})
     last = rounds[-1] if rounds else 0
-    decided: dict[Hashable, Decision] = {}
+    decided: dict[K, Decision] = {}
     for n, level in design.levels().items():
         if n > last:
             break
@@ -228,13 +229,14 @@ def decide(comparisons: dict[Hashable, Pair], design: Design) -> dict[Hashable, 
         same = _holm({k: c.p_equivalent for k, c in at_n.items()}, level)
         bound = math.log1p(design.noise)
         for k, c in at_n.items():
-            if k in differs and abs(c.mean_log) >= bound:
+            # A p value (k in differs) comes with a mean.
+            if k in differs and c.mean_log is not None and abs(c.mean_log) >= bound:
                 decided[k] = Decision(
                     HIGHER if c.mean_log > 0 else LOWER, c, n, differs[k], c.p_value, None
                 )
             elif k in same:
                 decided[k] = Decision(EQUIVALENT, c, n, same[k], c.p_equivalent, None)
-    out: dict[Hashable, Decision] = {}
+    out: dict[K, Decision] = {}
     m = max(1, len(comparisons))
     for k, (base, other) in comparisons.items():
         everything = compare_paired(pair_by_round(base, other), design.equivalence, design.noise)
@@ -279,14 +281,14 @@ def _upto(pair: Pair, n: int) -> list[tuple[float, float]]:
     )
 
 
-def _holm(pvalues: dict[Hashable, float | None], alpha: float) -> dict[Hashable, float]:
+def _holm(pvalues: dict[K, float | None], alpha: float) -> dict[K, float]:
     """The hypotheses Holm's step-down rejects at ``alpha``, each with the level it met."""
     ranked = sorted(
         ((p, k) for k, p in pvalues.items() if p is not None and math.isfinite(p)),
         key=lambda pk: pk[0],
     )
     m = len(ranked)
-    rejected: dict[Hashable, float] = {}
+    rejected: dict[K, float] = {}
     for i, (p, k) in enumerate(ranked):
         level = alpha / (m - i)
         if p > level:

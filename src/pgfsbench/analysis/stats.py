@@ -166,6 +166,7 @@ class Comparison:
             or self.ratio <= 0
             or self.ci_low is None
             or self.ci_low <= 0
+            or self.ci_high is None  # never without ci_low
         ):
             return None
         bound = math.log1p(noise)
@@ -187,10 +188,14 @@ class Comparison:
             return Comparison(
                 None, None, None, self.p_value, self.n_other, self.n_base, no_spread=self.no_spread
             )
-        ci = (1 / self.ci_high, 1 / self.ci_low) if self.ci_low else (None, None)
+        lo, hi = (
+            (1 / self.ci_high, 1 / self.ci_low)
+            if self.ci_low and self.ci_high is not None  # ci_high is set with ci_low
+            else (None, None)
+        )
         back = None if self.paired is None else self.paired.flipped()
         return Comparison(
-            1 / self.ratio, *ci, self.p_value, self.n_other, self.n_base, back, self.no_spread
+            1 / self.ratio, lo, hi, self.p_value, self.n_other, self.n_base, back, self.no_spread
         )
 
 
@@ -416,35 +421,36 @@ def from_paired(c: Paired) -> Comparison:
     return Comparison(c.ratio, lo, hi, c.p_value, c.n, c.n, c)
 
 
-def _valid_p(p: float | None) -> bool:
-    return p is not None and math.isfinite(p)
+def _valid_ps(pvalues: Sequence[float | None]) -> list[tuple[int, float]]:
+    """(index, p) of the valid p-values (not None, not NaN), smallest p first."""
+    valid = [(i, p) for i, p in enumerate(pvalues) if p is not None and math.isfinite(p)]
+    valid.sort(key=lambda ip: ip[1])
+    return valid
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm-Bonferroni adjusted p-values; None (or NaN) entries stay None and are not counted."""
-    idx = [i for i, p in enumerate(pvalues) if _valid_p(p)]
-    idx.sort(key=lambda i: pvalues[i])
+    idx = _valid_ps(pvalues)
     m = len(idx)
     out: list[float | None] = [None] * len(pvalues)
     running = 0.0
-    for rank, i in enumerate(idx):
+    for rank, (i, p) in enumerate(idx):
         # Step-down: the k-th smallest p is multiplied by (m - k); keep monotone.
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        running = max(running, min(1.0, (m - rank) * p))
         out[i] = running
     return out
 
 
 def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
     """BH (FDR) adjusted q-values; None (or NaN) entries stay None and are not counted."""
-    idx = [i for i, p in enumerate(pvalues) if _valid_p(p)]
-    idx.sort(key=lambda i: pvalues[i])
+    idx = _valid_ps(pvalues)
     m = len(idx)
     out: list[float | None] = [None] * len(pvalues)
     running = 1.0
     for rank in range(m - 1, -1, -1):
         # Step-up: q(k) = min over j >= k of p(j) * m / j.
-        i = idx[rank]
-        running = min(running, pvalues[i] * m / (rank + 1))
+        i, p = idx[rank]
+        running = min(running, p * m / (rank + 1))
         out[i] = running
     return out
 

@@ -194,8 +194,8 @@ def _build_table(
     table = Table(columns, baseline, list(rows.values()), alpha, noise, margin=margin)
     table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
     planned = source.design or Design.fixed(alpha, noise, 1)
-    table.design = replace(planned, alpha=alpha, noise=noise, margin=margin)  # looks kept
-    _compare_with_baseline(table)
+    design = table.design = replace(planned, alpha=alpha, noise=noise, margin=margin)  # looks kept
+    _compare_with_baseline(table, design)
     for row in table.rows:
         if (best := _best(table, row)) is not None:
             row.cells[best].best = True
@@ -275,7 +275,9 @@ def _best(table: Table, row: Row) -> str | None:
     return None if best is None or row.cells[best].value == 0 else best
 
 
-def _compare_with_baseline(table: Table) -> None:
+def _compare_with_baseline(table: Table, design: Design) -> None:
+    """Every contender cell against the baseline's: the headline rows decided by
+    ``design`` (the table's), the others at alpha."""
     if table.baseline is None:
         return
     pairs: list[tuple[Row, str, Cell]] = []
@@ -292,7 +294,7 @@ def _compare_with_baseline(table: Table) -> None:
     if not table.repeated:  # one run per cell: ratios only; a "?" on every cell says nothing
         return
     headline = [r for r in table.rows if r.headline]
-    table.pairs = decide_headlines(headline, table.targets, table.design)
+    table.pairs = decide_headlines(headline, table.targets, design)
     table.headline_tests = len(table.pairs)
     for row, t, cell in pairs:
         if row.headline:
@@ -309,15 +311,15 @@ def _compare_with_baseline(table: Table) -> None:
 
 def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
     """Every non-headline contender cell at alpha, Benjamini-Hochberg over the rows."""
-    p = benjamini_hochberg([c.comparison.p_value for _, c in family])
-    p_eq = benjamini_hochberg([c.comparison.p_equivalent for _, c in family])
-    for (_row, cell), q, q_eq in zip(family, p, p_eq):
-        if cell.comparison.paired is not None:
-            cell.judged = judge_paired(cell.comparison, q, q_eq, table.alpha, table.noise)
+    # Every cell of the family was compared (_compare_with_baseline).
+    compared = [(cell, c) for _, cell in family if (c := cell.comparison) is not None]
+    p = benjamini_hochberg([c.p_value for _, c in compared])
+    p_eq = benjamini_hochberg([c.p_equivalent for _, c in compared])
+    for (cell, c), q, q_eq in zip(compared, p, p_eq):
+        if c.paired is not None:
+            cell.judged = judge_paired(c, q, q_eq, table.alpha, table.noise)
         else:
-            cell.judged = judge_unpaired(
-                cell.comparison, q, table.alpha, table.noise, margin=table.margin
-            )
+            cell.judged = judge_unpaired(c, q, table.alpha, table.noise, margin=table.margin)
 
 
 def params_key(params: dict) -> str:

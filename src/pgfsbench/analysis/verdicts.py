@@ -92,7 +92,7 @@ def verdict_lines(
 
 def _ranked(row: Row) -> list[str]:
     values = {t: c.value for t, c in row.cells.items() if c.value is not None}
-    return sorted(values, key=values.get, reverse=bool(row.higher_is_better))
+    return sorted(values, key=lambda t: values[t], reverse=bool(row.higher_is_better))
 
 
 def _line(row: Row, order: list[str], table: Table, durability: Durabilities) -> VerdictLine:
@@ -126,7 +126,7 @@ def _line(row: Row, order: list[str], table: Table, durability: Durabilities) ->
     ]
     if unsafe_leaders:
         first = unsafe_leaders[0]
-        reasons = durability[first].reasons if durability.get(first) else []
+        reasons = d.reasons if (d := durability.get(first)) else []
         line.warning = f"{first} is {classes[first].upper()}" + (
             f": {reasons[0]}" if reasons else ""
         )
@@ -151,7 +151,8 @@ def _described(line: VerdictLine, row: Row, order: list[str]) -> None:
         f"for the advice, not tested (its own {rounds} round"
         + ("s" if rounds != 1 else "")
         + "): medians "
-        + " · ".join(f"{t} {_number(row.cells[t].value)}" for t in order)
+        # ``order`` holds the targets with a value (_ranked)
+        + " · ".join(f"{t} {_number(v)}" for t in order if (v := row.cells[t].value) is not None)
         + f" {row.unit}"
     )
 
@@ -195,11 +196,7 @@ def _figure(j: Judged) -> str:
     c = j.comparison
     parts = [interval_text(c)]
     if j.outcome == SAME:
-        parts.append(
-            f"equivalent within ±{j.comparison.paired.margin * 100:g}%"
-            if c.paired
-            else "equivalent"
-        )
+        parts.append(f"equivalent within ±{c.paired.margin * 100:g}%" if c.paired else "equivalent")
     elif j.decided and j.p is not None:
         parts.append(fmt_p(j.p))
     parts.append(design_text(c))

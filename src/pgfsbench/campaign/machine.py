@@ -113,17 +113,18 @@ class Machine:
         return [Target(name="dir", dir=results_dir)]
 
     def unavailable(self, spec: Target) -> str | None:
-        if spec.kind == "dir":
+        if spec.dir is not None:  # kind "dir": nothing to make
             return None
-        if spec.kind == "loop" and (reason := unavailable_reason(spec.fs)):
+        # Not a dir target: the plan model requires its fs.
+        if spec.kind == "loop" and spec.fs is not None and (reason := unavailable_reason(spec.fs)):
             return reason
         return volume_unavailable(spec.volume)
 
     @contextlib.contextmanager
     def target(self, spec: Target) -> Iterator[PreparedTarget]:
         c = self.campaign
-        if spec.kind == "dir":
-            with directory_target(spec.name, Path(spec.dir), c.ledger, c.user) as target:
+        if spec.dir is not None:  # kind "dir"
+            with directory_target(spec.name, spec.dir, c.ledger, c.user) as target:
                 yield target
         elif spec.kind == "device":
             from pgfsbench.provision.device import device_target

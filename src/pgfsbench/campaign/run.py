@@ -16,7 +16,7 @@ import secrets
 import subprocess
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +69,15 @@ class TargetState:
     remade: bool = False  # resumed: its next provisioning is recorded as a re-make
 
 
+@dataclass
+class Started:
+    """What a campaign's rounds read and write, made once its targets are recorded: the
+    results store and the schedule. Neither exists before ``Campaign.run()`` starts."""
+
+    store: Store
+    schedule: Schedule
+
+
 class Campaign:
     """One run of ``plan``: ``Campaign(plan, options, observe).run()`` returns its status.
 
@@ -98,13 +107,25 @@ class Campaign:
         self.run_workload = run_workload
         # Set while it runs:
         self.id = ""
-        self.ledger: Ledger | None = None
-        self.store: Store | None = None
-        self.user: RunAs | None = None
-        self.schedule: Schedule | None = None
+        self._ledger: Ledger | None = None
+        self._user: RunAs | None = None
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
         self.signals = SignalGuard()  # replaced by the installed one while it runs
+
+    @property
+    def ledger(self) -> Ledger:
+        """What the campaign acquired, to undo; it exists once ``run()`` holds the lock."""
+        if self._ledger is None:
+            raise RuntimeError("the campaign has not started: it has no ledger yet")
+        return self._ledger
+
+    @property
+    def user(self) -> RunAs:
+        """The user PostgreSQL and its tools run as; known once ``run()`` has started."""
+        if self._user is None:
+            raise RuntimeError("the campaign has not started: it has no PostgreSQL user yet")
+        return self._user
 
     def _command(self, argv: tuple[str, ...], result) -> None:
         if result is None:  # new work: a signal a finalizer swallowed stops it here
@@ -143,41 +164,41 @@ class Campaign:
             host = self.machine.host_facts()
             if self.resuming:  # holding the lock: the campaign cannot be running now
                 self.point = resume_point(results_dir, host, self.options.bins.version)
-            self.ledger = Ledger.create(self.id, results_dir)
-            self.ledger.add("lock", path=str(lock), holder=self.id)
+            ledger = self._ledger = Ledger.create(self.id, results_dir)
+            ledger.add("lock", path=str(lock), holder=self.id)
             status = "failed"
+            store: Store | None = None
             try:
-                self.user = self.machine.pg_user()
+                self._user = self.machine.pg_user()
                 if self.point is None:
-                    self.store = Store.create(results_dir)
-                    self.store.start_campaign(
+                    store = Store.create(results_dir)
+                    store.start_campaign(
                         self.id,
                         self.plan.name,
                         self.plan.model_dump(mode="json"),
                         host,
                         __version__,
                     )
-                    self._run_rounds(self.machine.targets())
+                    self._run_rounds(store, self.machine.targets())
                 else:
-                    self.store = Store.reopen(results_dir)
-                    self._resume_rounds()
-                status = self.store.outcome()
+                    store = Store.reopen(results_dir)
+                    self._resume_rounds(store, self.point)
+                status = store.outcome()
             except (Interrupted, KeyboardInterrupt):
                 status = "interrupted"
                 raise
             finally:
-                problems = self.ledger.release_all()
-                self.ledger.close()
+                problems = ledger.release_all()
+                ledger.close()
                 for p in problems:
                     self.emit(ev.Note(f"cleanup: {p} (run 'pgfsbench cleanup' to retry)", "error"))
-                if self.store is not None:
-                    self._record_end(status)
+                if store is not None:
+                    self._record_end(store, status)
                 self.emit(ev.CampaignEnded(status))
         return status
 
-    def _record_end(self, status: str) -> None:
+    def _record_end(self, store: Store, status: str) -> None:
         """Record how the campaign ended, with the reserve's room if the disk is full."""
-        store = self.store
         try:
             try:
                 store.end_campaign(status)
@@ -190,9 +211,9 @@ class Campaign:
             store.close()
 
     # --- rounds ----------------------------------------------------------------
-    def _run_rounds(self, targets: list[Target]) -> None:
+    def _run_rounds(self, store: Store, targets: list[Target]) -> None:
         """Visit the targets round by round, interleaved, until the schedule is done."""
-        store, states = self.store, self.states
+        states = self.states
         for position, spec in enumerate(targets):
             target_id = store.add_target(
                 spec.name, position, spec.kind, spec.fs or "dir", spec.model_dump(mode="json")
@@ -203,16 +224,15 @@ class Campaign:
                 continue
             self.specs[spec.name] = spec
             states[spec.name] = TargetState(target_id)
-        self.schedule = Schedule(
+        schedule = Schedule(
             self.plan.repetitions, list(self.specs), self.plan.measurements(), self.plan.verdicts
         )
-        self.schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
-        self._walk(range(self.schedule.first_round, self.schedule.max_rounds() + 1))
+        schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
+        self._walk(Started(store, schedule), range(schedule.first_round, schedule.max_rounds() + 1))
 
-    def _resume_rounds(self) -> None:
+    def _resume_rounds(self, store: Store, point: ResumePoint) -> None:
         """Continue the recorded campaign: its targets as recorded, its schedule restored
         (seed, order, samples, stops), from the first round that did not end."""
-        point, store = self.point, self.store
         stored = point.campaign
         for t in stored.targets:
             if t.status == "skipped":
@@ -228,7 +248,7 @@ class Campaign:
             self.states[t.name] = TargetState(
                 t.id, provenance=t.provenance or None, remade=bool(t.provenance)
             )
-        schedule = self.schedule = Schedule(
+        schedule = Schedule(
             self.plan.repetitions,
             list(self.specs),
             self.plan.measurements(),
@@ -271,12 +291,12 @@ class Campaign:
         rounds = list(range(first, schedule.max_rounds() + 1))
         if point.settle_again and rounds:  # nothing to settle for when no round is left
             rounds = [SETTLING] + rounds
-        self._walk(rounds)
+        self._walk(Started(store, schedule), rounds)
 
-    def _walk(self, round_numbers) -> None:
+    def _walk(self, started: Started, round_numbers: Sequence[int]) -> None:
         """Visit the targets of each round in ``round_numbers``, interleaved, until the
         schedule is done; records the schedule after every round."""
-        store, states, schedule = self.store, self.states, self.schedule
+        store, states, schedule = started.store, self.states, started.schedule
         rounds = schedule.max_rounds()
         reps = self.plan.repetitions
         first = round_numbers[0] if len(round_numbers) else schedule.first_round
@@ -315,13 +335,13 @@ class Campaign:
                         schedule.visits += [(SETTLING, n) for n in order]
                     self.emit(ev.RoundStarted(round_no, rounds, tuple(order)))
                     for name in order:
-                        self._visit(name, round_no, rounds, kept)
+                        self._visit(started, name, round_no, rounds, kept)
                         if states[name].failed:
                             schedule.drop(name, round_no)
                     stopped_before = set(schedule.stops)
                     schedule.end_round(round_no)
                     store.set_schedule(schedule.describe())
-                    self._round_ended(round_no, stopped_before)
+                    self._round_ended(schedule, round_no, stopped_before)
             except (Interrupted, KeyboardInterrupt):
                 # Every target visited so far stopped short of its rounds, not just this one.
                 for st in states.values():
@@ -334,8 +354,7 @@ class Campaign:
             if not st.failed:
                 store.set_target(st.target_id, "ok")
 
-    def _round_ended(self, round_no: int, stopped_before: set) -> None:
-        schedule = self.schedule
+    def _round_ended(self, schedule: Schedule, round_no: int, stopped_before: set) -> None:
         stopped = tuple(
             ev.MeasurementStopped(w, label, stop.reason, stop.text())
             for (w, label), stop in schedule.stops.items()
@@ -349,15 +368,17 @@ class Campaign:
         live = tuple(t for t in schedule.targets if t not in schedule.failed)
         self.emit(ev.RoundEnded(round_no, stopped, running, live))
 
-    def _visit(self, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack) -> None:
+    def _visit(
+        self, started: Started, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack
+    ) -> None:
         """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
-        spec, st, store = self.specs[name], self.states[name], self.store
+        spec, st, store = self.specs[name], self.states[name], started.store
         fs = spec.fs or "dir"
         tdir = self.options.results_dir / "artifacts"
         if self.point is not None:  # the first session's artifacts stay as they were
             tdir = tdir / f"resume-{self.point.session}"
         tdir = tdir / spec.name
-        if rounds > 1 or self.schedule.settling:
+        if rounds > 1 or started.schedule.settling:
             tdir = tdir / f"round-{round_no:02d}"  # round-00: the settling round
         try:
             with contextlib.ExitStack() as visit:
@@ -366,28 +387,31 @@ class Campaign:
                 if target is None:
                     stack = visit if self.plan.repetitions.fresh else kept
                     target = stack.enter_context(self.machine.target(spec))
-                    self._keep_commands(st.target_id, target, tdir)
+                    self._keep_commands(store, st.target_id, target, tdir)
                     if not self.plan.repetitions.fresh:
                         st.target = target
                     st.init_failed = False  # a fresh filesystem has nothing loaded yet
                     if st.remade:
-                        self._record_remade(spec, st, target, round_no)
+                        self._record_remade(store, spec, st, target, round_no)
                 settings = visit.enter_context(self.machine.os_settings(spec, target))
                 first = st.provenance is None
-                if first:
+                if st.provenance is None:
                     st.provenance = {**self.machine.provenance(spec, target), **settings}
                     store.set_target(
                         st.target_id, "running", provenance=st.provenance, fs=target.fs
                     )
-                backing = (st.provenance.get("backing_device") or {}).get("device")
-                measurements = self.schedule.visit(spec.name, round_no)
-                prov_pg = self._measure(spec, st, target, measurements, round_no, tdir, backing)
+                provenance = st.provenance
+                backing = (provenance.get("backing_device") or {}).get("device")
+                measurements = started.schedule.visit(spec.name, round_no)
+                prov_pg = self._measure(
+                    started, spec, st, target, measurements, round_no, tdir, backing
+                )
                 if first:
-                    st.provenance.update(prov_pg)
-                    store.set_target(st.target_id, "running", provenance=st.provenance)
-                elif merge_usage(st.provenance.get("memory") or {}, settings.get("memory")):
+                    provenance.update(prov_pg)
+                    store.set_target(st.target_id, "running", provenance=provenance)
+                elif merge_usage(provenance.get("memory") or {}, settings.get("memory") or {}):
                     # a later visit's memory cgroup: its peak and refusals count too
-                    store.set_target(st.target_id, "running", provenance=st.provenance)
+                    store.set_target(st.target_id, "running", provenance=provenance)
             for problem in settings["os_settings"].get("restore_problems", []):
                 self.emit(ev.Note(f"{spec.name}: could not restore {problem}", "error"))
         except (CommandFailed, UserError, OSError, subprocess.TimeoutExpired) as exc:
@@ -401,11 +425,13 @@ class Campaign:
             raise
 
     def _record_remade(
-        self, spec: Target, st: TargetState, target: PreparedTarget, round_no: int
+        self, store: Store, spec: Target, st: TargetState, target: PreparedTarget, round_no: int
     ) -> None:
         """A resumed campaign made the target again: a new filesystem, which may differ
         from the one measured before; its provenance says at which round."""
+        assert self.point is not None  # only a resumed campaign's targets are remade
         st.remade = False
+        before = st.provenance or {}  # remade: it was provisioned in an earlier session
         fresh = self.machine.provenance(spec, target)
         remade = {
             "round": round_no,
@@ -413,20 +439,20 @@ class Campaign:
             "settling_again": round_no == SETTLING,
             "why": "the campaign was resumed: the target was provisioned again (a new mkfs)",
         }
-        changed = sorted(
-            k for k, v in fresh.items() if k in st.provenance and st.provenance[k] != v
-        )
+        changed = sorted(k for k, v in fresh.items() if k in before and before[k] != v)
         if changed:
             remade["differs_in"] = changed
-        st.provenance = {**st.provenance, "remade": [*st.provenance.get("remade", []), remade]}
-        self.store.set_target(st.target_id, "running", provenance=st.provenance)
+        st.provenance = {**before, "remade": [*before.get("remade", []), remade]}
+        store.set_target(st.target_id, "running", provenance=st.provenance)
 
-    def _keep_commands(self, target_id: int, target: PreparedTarget, tdir: Path) -> None:
+    def _keep_commands(
+        self, store: Store, target_id: int, target: PreparedTarget, tdir: Path
+    ) -> None:
         """Keep each provisioning command (losetup, mkfs, mount) with its output."""
         for n, result in enumerate(target.commands, start=1):
             tool = Path(result.argv[0]).name
             path = proc.save(result, tdir, f"provision-{n:02d}-{tool}")
-            self.store.add_artifact(
+            store.add_artifact(
                 "command",
                 path,
                 target_id=target_id,
@@ -437,6 +463,7 @@ class Campaign:
     # --- workloads -------------------------------------------------------------
     def _measure(
         self,
+        started: Started,
         spec: Target,
         st: TargetState,
         target: PreparedTarget,
@@ -447,7 +474,7 @@ class Campaign:
     ) -> dict:
         """Start PostgreSQL on the target and run this visit's measurements; returns the
         server's provenance."""
-        store, schedule = self.store, self.schedule
+        store, schedule = started.store, started.schedule
         with self.machine.server(spec, target, tdir / "postgres.log") as cluster:
             store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
             provenance_pg = {
@@ -495,7 +522,7 @@ class Campaign:
                 watch = functools.partial(
                     monitors_for, self.plan.monitors, target.io_devices, backing, cluster
                 )
-                result = self._run_one(st.target_id, run_id, ctx, workload, watch, round_no)
+                result = self._run_one(store, st.target_id, run_id, ctx, workload, watch, round_no)
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(
@@ -508,12 +535,19 @@ class Campaign:
         return provenance_pg
 
     def _run_one(
-        self, target_id: int, run_id: int, ctx: RunContext, workload, watch: Callable, round_no: int
+        self,
+        store: Store,
+        target_id: int,
+        run_id: int,
+        ctx: RunContext,
+        workload,
+        watch: Callable,
+        round_no: int,
     ) -> WorkloadResult | None:
         """Run one workload with its monitors and record it, whatever happens; its result,
         or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
         timeline."""
-        store, started = self.store, time.monotonic()
+        started = time.monotonic()
 
         def finished(
             status: str, error: str | None = None, result: WorkloadResult | None = None

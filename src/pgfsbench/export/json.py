@@ -159,7 +159,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
     """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
 
     def cell(c: Cell) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "status": c.status,
             "median": c.value,
             "n": c.n,

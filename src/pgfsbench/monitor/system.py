@@ -154,9 +154,13 @@ class SystemMonitor(PeriodicMonitor):
         if self.devices:
             stats = parse_diskstats(self._read("diskstats") or "")
             for role, names in self._members.items():
-                found = [stats.get(name) for name in names]
+                found = [s for name in names if (s := stats.get(name)) is not None]
                 disks[role] = (
-                    None if None in found else found[0] if len(found) == 1 else combined_disk(found)
+                    None
+                    if len(found) < len(names)  # a member is absent
+                    else found[0]
+                    if len(found) == 1
+                    else combined_disk(found)
                 )
         return _Snapshot(now, cpu, extras, mem, disks, self.tree.sample())
 
@@ -191,7 +195,7 @@ class SystemMonitor(PeriodicMonitor):
             for key, value in pct.items():
                 self._add(f"mon.cpu.{key}_pct", t, value)
         if prev.cpu and cur.cpu and prev.tree and cur.tree:
-            self._record_ours(t, prev, cur)
+            self._record_ours(t, (prev.cpu, prev.tree), (cur.cpu, cur.tree))
         if cur.extras and cur.extras.procs_running is not None:
             self._add("mon.cpu.procs_running", t, float(cur.extras.procs_running))
         if (
@@ -242,17 +246,20 @@ class SystemMonitor(PeriodicMonitor):
             self._add(p + "util_pct", t, io.util_pct)
             self._add(p + "queue_depth", t, io.queue_depth)
 
-    def _record_ours(self, t: float, prev: _Snapshot, cur: _Snapshot) -> None:
-        """Our processes' share of all CPUs, and the user CPU nobody of ours used."""
-        total = cpu_total(cur.cpu) - cpu_total(prev.cpu)
+    def _record_ours(
+        self, t: float, prev: tuple[CpuTimes, TreeCpu], cur: tuple[CpuTimes, TreeCpu]
+    ) -> None:
+        """Our processes' share of all CPUs, and the user CPU nobody of ours used, from
+        the machine's and our processes' CPU times at the interval's ends."""
+        (prev_cpu, a), (cur_cpu, b) = prev, cur
+        total = cpu_total(cur_cpu) - cpu_total(prev_cpu)
         if total <= 0:
             return
-        a, b = prev.tree, cur.tree
         # A process leaving the groups (never reaped by one of ours) lowers the sum:
         # that interval counts 0 for it, never negative.
         server = max(0, b.server_user + b.server_system - a.server_user - a.server_system)
         client = max(0, b.client_user + b.client_system - a.client_user - a.client_system)
-        machine_user = max(0, cur.cpu.user + cur.cpu.nice - prev.cpu.user - prev.cpu.nice)
+        machine_user = max(0, cur_cpu.user + cur_cpu.nice - prev_cpu.user - prev_cpu.nice)
         # User time only: kernel threads doing our own I/O (loop workers, writeback,
         # journal) run as system time outside our processes and are not other load.
         other = max(0, machine_user - max(0, b.user - a.user))

@@ -30,7 +30,8 @@ _UNION_BRANCH = re.compile(
 
 def _describe(error: ValidationError, data: dict) -> str:
     parts: dict[str, list[str]] = {}
-    targets = data.get("targets") if isinstance(data.get("targets"), list) else []
+    given = data.get("targets")
+    targets: list = given if isinstance(given, list) else []
     for e in error.errors():
         loc = [
             str(x)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validator
 from pydantic_core import core_schema
@@ -33,24 +33,30 @@ MEMORY_MARGIN = 64 * 2**20
 # (workloads/kind.py). The registry lists them; nothing here names a type.
 
 
-class Workload:
-    """A [[workloads]] table: the params model of the kind its ``type`` names.
+if TYPE_CHECKING:
+    # To the type checker a [[workloads]] table is what it is at run time: an instance of
+    # some kind's params model.
+    Workload = WorkloadBase
+else:
 
-    The union is made from the registry whenever the schema is built, and the registry
-    rebuilds Plan's schema when a kind is registered or unregistered: a kind added after
-    this module was imported (a test's toy) is then a plan type like the shipped ones,
-    with the same error messages, and plan loading needs no step of its own.
-    """
+    class Workload:
+        """A [[workloads]] table: the params model of the kind its ``type`` names.
 
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        models = tuple(k.params for k in registry.kinds())
-        return handler.generate_schema(
-            # Union of a runtime tuple of classes: `|` cannot spell it.
-            Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
-        )
+        The union is made from the registry whenever the schema is built, and the registry
+        rebuilds Plan's schema when a kind is registered or unregistered: a kind added after
+        this module was imported (a test's toy) is then a plan type like the shipped ones,
+        with the same error messages, and plan loading needs no step of its own.
+        """
+
+        @classmethod
+        def __get_pydantic_core_schema__(
+            cls, source: Any, handler: GetCoreSchemaHandler
+        ) -> core_schema.CoreSchema:
+            models = tuple(k.params for k in registry.kinds())
+            return handler.generate_schema(
+                # Union of a runtime tuple of classes: `|` cannot spell it.
+                Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
+            )
 
 
 # --- targets --------------------------------------------------------------------

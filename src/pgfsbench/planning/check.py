@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.plan.stripe import idle_stripe_options, stripe_mkfs_options
 from pgfsbench.planning.estimate import budget_seconds, target_needs, workload_seconds
@@ -54,7 +56,7 @@ def describe(plan: Plan) -> dict:
     schedule = Schedule(reps, [t.name for t in plan.targets], plan.measurements())
     most, settle = schedule.max_rounds(), schedule.settling
     # The settling round runs every measurement uncounted, but a load done once counts.
-    runs = [
+    runs: list[dict[str, Any]] = [  # JSON data
         {
             "workload": w.type,
             "label": w.label(),

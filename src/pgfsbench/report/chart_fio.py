@@ -84,10 +84,7 @@ def fsync_latency_chart(campaign: Campaign) -> Figure | None:
         return None
     # Stored in µs (fio's unit); drawn in ms, the unit latencies are read in.
     ms = {
-        t: {
-            k: Estimate(*(None if v is None else v / 1000 for v in e[:3]), e.n)
-            for k, e in vals.items()
-        }
+        t: {k: Estimate(e.median / 1000, _ms(e.lo), _ms(e.hi), e.n) for k, e in vals.items()}
         for t, vals in data.items()
     }
     return _log_bars(
@@ -127,6 +124,11 @@ def fileio_chart(campaign: Campaign) -> Figure | None:
         "MB/s (log scale)",
         "MB/s",
     )
+
+
+def _ms(us: float | None) -> float | None:
+    """A latency in µs, in ms."""
+    return None if us is None else us / 1000
 
 
 FIGURES = [

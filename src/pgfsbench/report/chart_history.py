@@ -45,12 +45,12 @@ def history_charts(series: list[Series]) -> list[Chart]:
     for i, ((workload, label, metric), members) in enumerate(groups.items()):
         data = []
         for s in members:
-            est = [Estimate(p.cell.value, *(p.cell.ci or (None, None)), p.cell.n) for p in s.points]
+            est = [Estimate.of(p.value, p.cell.ci, p.cell.n) for p in s.points]
             hover = [
                 f"{p.campaign.id} ({p.campaign.plan_name})<br>{describe(e, s.unit)}"
                 + (
-                    f"<br>vs previous: {p.against.verdict.mark} {p.against.verdict.reason}"
-                    if p.kind
+                    f"<br>vs previous: {v.mark} {v.reason}"
+                    if (v := p.verdict) is not None and v.kind
                     else (f"<br>{p.note}" if p.note else "")
                 )
                 for p, e in zip(s.points, est)

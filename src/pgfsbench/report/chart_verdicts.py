@@ -89,10 +89,11 @@ def verdicts_chart(campaign: Campaign) -> Figure | None:
         suffix = "" if i == 1 else str(i)
         names = [t for t, c in row.cells.items() if c.value is not None]
         ests = {
-            t: Estimate(c.value, *(c.ci or (None, None)), c.n)
-            for t, c in ((t, row.cells[t]) for t in names)
+            t: Estimate.of(value, c.ci, c.n)
+            for t, c in row.cells.items()
+            if (value := c.value) is not None
         }
-        ends = [max(e.median, e.hi) if e.has_ci else e.median for e in ests.values()]
+        ends = [max(e.median, ci[1]) if (ci := e.ci) else e.median for e in ests.values()]
         scale = max(abs(e.median) for e in ests.values())
         for t, est in ests.items():
             trace = target_trace(

@@ -82,6 +82,17 @@ class Estimate(NamedTuple):
     def has_ci(self) -> bool:
         return self.lo is not None and self.hi is not None
 
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The CI as (lo, hi), or None."""
+        return (self.lo, self.hi) if self.lo is not None and self.hi is not None else None
+
+    @classmethod
+    def of(cls, median: float, ci: tuple[float, float] | None, n: int) -> Estimate:
+        """The estimate of a median, its CI (None: none) and its number of values."""
+        lo, hi = ci if ci is not None else (None, None)
+        return cls(median, lo, hi, n)
+
 
 def estimate(values: Iterable[float | None]) -> Estimate | None:
     """Median and CI of one cell's values (stats.summarize); None without any value."""
@@ -104,8 +115,8 @@ def whiskers(estimates: Sequence[Estimate], horizontal: bool = False) -> dict | 
         "type": "data",
         "symmetric": False,
         "visible": True,
-        "array": [max(0.0, e.hi - e.median) if e.has_ci else None for e in estimates],
-        "arrayminus": [max(0.0, e.median - e.lo) if e.has_ci else None for e in estimates],
+        "array": [max(0.0, ci[1] - e.median) if (ci := e.ci) else None for e in estimates],
+        "arrayminus": [max(0.0, e.median - ci[0]) if (ci := e.ci) else None for e in estimates],
         "color": WHISKER_COLOR,
         "thickness": 1.2,
         "width": 3,

@@ -67,7 +67,7 @@ def write_text(series: list[Series], console: Console) -> None:
         )
         return
     for s in series:
-        scale = max(p.cell.value for p in s.points)
+        scale = max(p.value for p in s.points)
         plans = {p.campaign.plan_name for p in s.points}
         # Holds at 80 columns: no box, ids and dates never broken, the plan in the title
         # when there is one.
@@ -122,7 +122,7 @@ def write_text(series: list[Series], console: Console) -> None:
 
 
 def _value(p: Point, scale: float) -> str:
-    text = format_value(p.cell.value, scale)
+    text = format_value(p.value, scale)
     if p.cell.ci is not None:
         text += f" [{format_value(p.cell.ci[0], scale)}, {format_value(p.cell.ci[1], scale)}]"
     return text
@@ -147,7 +147,7 @@ def point_data(p: Point) -> dict[str, Any]:
             "ratio": c.ratio,
             "ratio_ci95": [c.ci_low, c.ci_high] if c.ci_low is not None else None,
             "p_value": c.p_value,
-            "p_adjusted": p.against.p_adjusted,
+            "p_adjusted": p.against.p_adjusted if p.against is not None else None,
             "verdict": v.kind if v else None,
             "mark": v.mark if v else None,
             "reason": v.reason if v else None,
@@ -233,7 +233,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
 
 def point_texts(s: Series) -> list[dict[str, str]]:
     """Each point's cells as the text table shows them (the report's history section)."""
-    scale = max(p.cell.value for p in s.points)
+    scale = max(p.value for p in s.points)
     out = []
     for p in s.points:
         ratio, mark = diff_text(p.against) if p.against is not None else ("", "")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -85,7 +86,7 @@ class PgStore:
         try:
             # Autocommit: every write is an explicit transaction(), never nested in an
             # implicit one a read left open.
-            conn = psycopg.connect(**params, autocommit=True)
+            conn = psycopg.connect(psycopg.conninfo.make_conninfo("", **params), autocommit=True)
         except psycopg.Error as exc:
             raise UserError(
                 f"cannot reach the results store {shown(url)}: "
@@ -122,14 +123,14 @@ class PgStore:
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             version, layout = 0, 0
-            if self.conn.execute("SELECT to_regclass('pgfsbench_schema') IS NOT NULL").fetchone()[
-                0
-            ]:
+            if _one(self.conn.execute("SELECT to_regclass('pgfsbench_schema') IS NOT NULL"))[0]:
                 # The layout column came with layout 2: read it whether or not it is there.
-                version, layout = self.conn.execute(
-                    "SELECT coalesce(max(version), 0), coalesce(max((to_jsonb(s) ->> "
-                    "'layout')::integer), 1) FROM pgfsbench_schema s"
-                ).fetchone()
+                version, layout = _one(
+                    self.conn.execute(
+                        "SELECT coalesce(max(version), 0), coalesce(max((to_jsonb(s) ->> "
+                        "'layout')::integer), 1) FROM pgfsbench_schema s"
+                    )
+                )
                 refuse_newer(version, f"the results store {shown(self.url)}")
                 if version == SCHEMA_VERSION and layout >= PG_LAYOUT:
                     return
@@ -278,7 +279,7 @@ class PgStore:
             raise UserError(f"no campaign {uuid} in the results store {shown(self.url)}")
         campaign["uuid"] = str(campaign["uuid"])
         results_dir = Path(campaign.pop("results_dir"))
-        tables = {}
+        tables: dict[str, list[dict]] = {}
         for name, columns in TABLES.items():
             if name == "series" and not series:
                 tables[name] = []
@@ -293,3 +294,11 @@ class PgStore:
     def load_campaign(self, name: str, series: bool = True) -> Campaign:
         rows, results_dir = self.rows(self.find(name), series)
         return campaign_from_rows(rows, results_dir)
+
+
+def _one(cursor: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The row of a query that always returns one (an aggregate, a test)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise psycopg.DataError("a query that returns one row returned none")
+    return row

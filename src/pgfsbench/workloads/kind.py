@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar, get_args
+from typing import TYPE_CHECKING, Generic, Self, TypeVar, get_args
 
 from pydantic import Field
 
@@ -56,7 +56,7 @@ class WorkloadBase(Strict):
         (the plan's and a target's PostgreSQL settings), or None; the plan refuses it."""
         return None
 
-    def expand(self) -> list[WorkloadBase]:
+    def expand(self) -> list[Self]:
         return [self]
 
     tag: str = Field(

@@ -258,13 +258,13 @@ class LatencyHistogram:
         """Nearest-rank percentile (smallest value with >= pct % of samples at or below it)."""
         if self.total == 0:
             return None
+        assert self.min is not None and self.max is not None  # set by the first value
         rank = max(1, math.ceil(pct / 100 * self.total))
         seen = 0
         for key in sorted(self.counts):
             seen += self.counts[key]
             if seen >= rank:
                 # The midpoint may lie outside the observed range in the edge buckets.
-                assert self.min is not None and self.max is not None
                 return min(max(self.bucket_midpoint(key), self.min), self.max)
         return float(self.max)  # unreachable unless counts are inconsistent
 
@@ -509,7 +509,7 @@ def summarize_transaction_logs(
     if full.first_start_epoch is None:
         return full  # no transactions: nothing to leave out
     origin = math.floor(full.first_start_epoch)
-    if auto:
+    if isinstance(skip_before_s, str):  # "auto": any other text was refused above
         # pgbench's last second is partial: MSER would take its dip for a trend.
         skip = steady_state_start([v for _, v in full.tps.points][:-1])
     else:

@@ -17,6 +17,7 @@ They run in that order, whatever order the plan lists them in.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -27,7 +28,7 @@ ORDER: tuple[str, ...] = ("vacuum", "checkpoint", "sync")
 VACUUM_SQL = ("VACUUM pgbench_branches", "VACUUM pgbench_tellers", "TRUNCATE pgbench_history")
 
 
-def ordered(steps: list[str], custom_script: bool) -> list[str]:
+def ordered(steps: Iterable[str], custom_script: bool) -> list[str]:
     """The steps to run, in their fixed order; vacuum only for a built-in script."""
     wanted = set(steps)
     if custom_script:

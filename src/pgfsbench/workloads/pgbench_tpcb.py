@@ -20,7 +20,7 @@ import gzip
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -112,7 +112,7 @@ class PgbenchWorkload(WorkloadBase):
     def only_reads(self) -> bool:
         return self.mode == "select-only" and self.script is None
 
-    def expand(self) -> list[PgbenchWorkload]:
+    def expand(self) -> list[Self]:
         if isinstance(self.clients, list):
             return [self.model_copy(update={"clients": c}) for c in self.clients]
         return [self]
