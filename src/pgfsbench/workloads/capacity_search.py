@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgfsbench.metrics import Metric
 from pgfsbench.workloads.pgbench_output import LatencyHistogram, _open_log
 
 
@@ -143,6 +144,52 @@ class Capacity:
         if self.low is None or self.high is None or self.low <= 0:
             return None
         return self.high / self.low
+
+    def at_capacity(self) -> Probe | None:
+        """The passing probe the capacity is: the highest rate held, or the unthrottled
+        one where the target does not bind below saturation."""
+        return next(
+            (
+                p
+                for p in self.probes
+                if p.passed
+                and (p.rate == self.low or (p.rate is None and self.bound == "throughput"))
+            ),
+            None,
+        )
+
+    def metrics(
+        self,
+        prefix: str,
+        name: str,
+        unit: str,
+        *,
+        how: dict[str, str],
+        resolution: str,
+        max_probes: int,
+        unthrottled: str,
+    ) -> list[Metric]:
+        """The figures every capacity search gives, named ``prefix.name`` (the capacity),
+        ``prefix.max_name``, ``prefix.bracket_high`` and ``prefix.probes``: ``how`` says
+        for each bound how the capacity was found, ``resolution`` what stopped a search
+        at its resolution, ``unthrottled`` what the unthrottled probe's figure is."""
+        stop = {
+            "resolution": resolution,
+            "budget": f"probe budget ({max_probes}) spent",
+            "floor": "below the lowest rate",
+        }.get(self.stopped, self.stopped)
+        return [
+            Metric(f"{prefix}.{name}", self.tps, unit, True, f"{how[self.bound]}; {stop}"),
+            Metric(f"{prefix}.max_{name}", self.probes[0].tps, unit, True, unthrottled),
+            Metric(
+                f"{prefix}.bracket_high",
+                self.high,
+                unit,
+                None,
+                "the lowest rate probed that missed the target",
+            ),
+            Metric(f"{prefix}.probes", len(self.probes), "probes", None, stop),
+        ]
 
 
 def search(

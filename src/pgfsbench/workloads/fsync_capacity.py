@@ -118,43 +118,22 @@ def probe_result(
 
 def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
     target = f"p{params.percentile:g} fdatasync <= {params.latency_ms:g} ms"
-    how = {
-        "latency": f"the highest rate probed whose {target}, delivered to within {1 - HELD:.0%}",
-        "throughput": f"the unthrottled rate: its {target} already, so the target does "
-        "not bind below saturation",
-        "none": f"no rate down to {params.min_rate:g} syncs/s held {target}",
-    }[cap.bound]
-    stop = {
-        "resolution": f"bracket within {params.resolution:.0%} (or adjacent whole rates)",
-        "budget": f"probe budget ({params.max_probes}) spent",
-        "floor": "below the lowest rate",
-    }.get(cap.stopped, cap.stopped)
-    m = [
-        Metric("fsync_capacity.syncs_per_s", cap.tps, "syncs/s", True, f"{how}; {stop}"),
-        Metric(
-            "fsync_capacity.max_syncs_per_s",
-            cap.probes[0].tps,
-            "syncs/s",
-            True,
-            "the unthrottled probe's rate",
-        ),
-        Metric(
-            "fsync_capacity.bracket_high",
-            cap.high,
-            "syncs/s",
-            None,
-            "the lowest rate probed that missed the target",
-        ),
-        Metric("fsync_capacity.probes", len(cap.probes), "probes", None, stop),
-    ]
-    at = next(
-        (
-            p
-            for p in cap.probes
-            if p.passed and (p.rate == cap.low or (p.rate is None and cap.bound == "throughput"))
-        ),
-        None,
+    m = cap.metrics(
+        "fsync_capacity",
+        "syncs_per_s",
+        "syncs/s",
+        how={
+            "latency": f"the highest rate probed whose {target}, delivered to within "
+            f"{1 - HELD:.0%}",
+            "throughput": f"the unthrottled rate: its {target} already, so the target does "
+            "not bind below saturation",
+            "none": f"no rate down to {params.min_rate:g} syncs/s held {target}",
+        },
+        resolution=f"bracket within {params.resolution:.0%} (or adjacent whole rates)",
+        max_probes=params.max_probes,
+        unthrottled="the unthrottled probe's rate",
     )
+    at = cap.at_capacity()
     if at is not None:
         m.append(
             Metric(

@@ -127,43 +127,21 @@ def pgbench_argv(
 
 def _metrics(params: PgbenchCapacityWorkload, cap: Capacity) -> list[Metric]:
     target = f"p{params.percentile:g} <= {params.latency_ms:g} ms"
-    at = next(
-        (
-            p
-            for p in cap.probes
-            if p.passed and (p.rate == cap.low or (p.rate is None and cap.bound == "throughput"))
-        ),
-        None,
+    m = cap.metrics(
+        "pgbench_capacity",
+        "tps",
+        "tx/s",
+        how={
+            "latency": f"the highest rate probed whose {target} (schedule lag included)",
+            "throughput": f"the unthrottled throughput: its {target} already, so the "
+            "target does not bind below saturation",
+            "none": f"no rate down to {params.min_rate:g} tx/s held {target}",
+        },
+        resolution=f"bracket within {params.resolution:.0%}",
+        max_probes=params.max_probes,
+        unthrottled="the unthrottled probe's throughput",
     )
-    how = {
-        "latency": f"the highest rate probed whose {target} (schedule lag included)",
-        "throughput": f"the unthrottled throughput: its {target} already, so the "
-        "target does not bind below saturation",
-        "none": f"no rate down to {params.min_rate:g} tx/s held {target}",
-    }[cap.bound]
-    stop = {
-        "resolution": f"bracket within {params.resolution:.0%}",
-        "budget": f"probe budget ({params.max_probes}) spent",
-        "floor": "below the lowest rate",
-    }.get(cap.stopped, cap.stopped)
-    m = [
-        Metric("pgbench_capacity.tps", cap.tps, "tx/s", True, f"{how}; {stop}"),
-        Metric(
-            "pgbench_capacity.max_tps",
-            cap.probes[0].tps,
-            "tx/s",
-            True,
-            "the unthrottled probe's throughput",
-        ),
-        Metric(
-            "pgbench_capacity.bracket_high",
-            cap.high,
-            "tx/s",
-            None,
-            "the lowest rate probed that missed the target",
-        ),
-        Metric("pgbench_capacity.probes", len(cap.probes), "probes", None, stop),
-    ]
+    at = cap.at_capacity()
     if at is not None:
         m.append(
             Metric(
