@@ -63,24 +63,17 @@ class Cluster:
         """Run a PostgreSQL client tool as the cluster's user."""
         return proc.run(argv, as_user=self.user, **kwargs)
 
+    def psql_argv(self, commands: list[str], database: str = "postgres") -> list[str]:
+        """One psql session running ``commands`` in order, unaligned and tuples only,
+        stopping at the first error."""
+        argv = [self.bins.tool("psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
+        argv += [*self.conn_args(), "-d", database]
+        for c in commands:
+            argv += ["-c", c]
+        return argv
+
     def sql(self, query: str, database: str = "postgres") -> str:
-        result = self.run(
-            [
-                self.bins.tool("psql"),
-                "-X",
-                "-A",
-                "-t",
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                *self.conn_args(),
-                "-d",
-                database,
-                "-c",
-                query,
-            ]
-        )
-        return result.stdout.strip()
+        return self.run(self.psql_argv([query], database)).stdout.strip()
 
     def log_size(self) -> int:
         try:

@@ -266,21 +266,8 @@ def scan_metrics(scan: str, cold: Sequence[ScanResult], warm: ScanResult | None)
 
 
 def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
-    argv = [
-        ctx.cluster.bins.tool("psql"),
-        "-X",
-        "-A",
-        "-t",
-        "-q",
-        "-v",
-        "ON_ERROR_STOP=1",
-        *ctx.cluster.conn_args(),
-        "-d",
-        "postgres",
-    ]
-    for c in commands:
-        argv += ["-c", c]
-    return ctx.tool(argv, stem).stdout
+    """One psql session running ``commands`` in order; its output kept as an artifact."""
+    return ctx.tool(ctx.cluster.psql_argv(commands), stem).stdout
 
 
 def _load(ctx: RunContext, params: ColdScanWorkload) -> None:

@@ -204,21 +204,7 @@ def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
 
 def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
     """One psql session running ``commands`` in order; its output kept as an artifact."""
-    argv = [
-        ctx.cluster.bins.tool("psql"),
-        "-X",
-        "-A",
-        "-t",
-        "-q",
-        "-v",
-        "ON_ERROR_STOP=1",
-        *ctx.cluster.conn_args(),
-        "-d",
-        "postgres",
-    ]
-    for c in commands:
-        argv += ["-c", c]
-    return ctx.tool(argv, stem).stdout
+    return ctx.tool(ctx.cluster.psql_argv(commands), stem).stdout
 
 
 def _load(ctx: RunContext, params: ParallelScanWorkload) -> None:
