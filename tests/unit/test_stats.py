@@ -362,3 +362,21 @@ def test_unpaired_decision_ci_is_at_the_level_of_the_decision() -> None:
     # read the other way round, the interval is the reciprocal
     back = j.flipped().decision_ci()
     assert (back.low, back.high) == pytest.approx((1 / dci.high, 1 / dci.low))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_plain_median_and_distinct_are_numpys_own_numbers(seed):
+    """stats._median and arrays.distinct stand in for np.median and np.unique (which
+    import numpy.ma): the same floats, bit for bit, ties and odd or even sizes alike."""
+    from pgfsbench.analysis import arrays
+    from pgfsbench.analysis.stats import _median
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    x = rng.lognormal(7, 1.5, n)
+    if seed % 2:  # quantized values, as fio's percentiles come
+        x = np.round(x, -2) + 100
+    assert _median(x) == float(np.median(x))
+    assert arrays.distinct(x).tolist() == np.unique(x).tolist()
+    assert arrays.distinct(np.log(x)).tolist() == np.unique(np.log(x)).tolist()
+    assert arrays.distinct(np.array([])).tolist() == []

@@ -63,6 +63,7 @@ import numpy as np
 # The t, noncentral t and normal distributions of scipy.special, through remembered:
 # scipy is imported only for a value not computed before (issue 23: importing it is
 # most of a read command's start-up).
+from pgfsbench.analysis import arrays
 from pgfsbench.analysis.remembered import remembered, special
 
 POWER = 0.80  # of the "more rounds" estimate
@@ -149,7 +150,7 @@ def resolution(*sides: np.ndarray) -> float | None:
     """
     steps = []
     for x in sides:
-        distinct = np.unique(np.log(x))
+        distinct = arrays.distinct(np.log(x))
         if len(distinct) < len(x) and len(distinct) > 1:
             steps.append(float(np.diff(distinct).min()))
     return min(steps) if steps else None
@@ -301,7 +302,7 @@ def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], flo
     # Power grows with n: a coarse geometric grid finds the span, the rounds inside it
     # the first n (every n from 3 to 1000 cost a read command ~0.25 s per campaign).
     start = max(c.n, 3)
-    grid = np.unique(np.geomspace(start, MAX_ROUNDS_ESTIMATE, 40).astype(int))
+    grid = arrays.distinct(np.geomspace(start, MAX_ROUNDS_ESTIMATE, 40).astype(int))
     coarse = first_hit(grid)
     if coarse is None:
         return None

@@ -71,6 +71,7 @@ import numpy as np
 # imported only for a value not yet computed; the rank tests import scipy.stats (~0.7 s)
 # where they run.
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
+from pgfsbench.analysis import arrays
 from pgfsbench.analysis.remembered import remembered, special
 from pgfsbench.plan.design import Verdicts
 
@@ -217,6 +218,14 @@ def _clean(values: Iterable[float | None]) -> tuple[np.ndarray, int]:
     return np.asarray(kept, dtype=float), dropped
 
 
+def _median(x: np.ndarray) -> float:
+    """np.median of finite 1-D samples, the same number (the middle one, or the mean of
+    the middle two) without the ~30 ms numpy.ma import np.median pays on first use."""
+    ordered = sorted(x.tolist())
+    n = len(ordered)
+    return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+
+
 def _boot_medians(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     """Medians of _RESAMPLES bootstrap resamples of x (x non-empty)."""
     n = len(x)
@@ -270,7 +279,7 @@ def summarize(values: Iterable[float | None]) -> Summary:
     n = len(x)
     if n == 0:
         return Summary(0, None, None, None, None, dropped)
-    median = float(np.median(x))
+    median = _median(x)
     if n < 2:
         return Summary(n, median, None, None, None, dropped)
     lo, hi = _interval("median", (x,), lambda: _percentile_ci(_fresh_boot_medians(x))) or (
@@ -325,7 +334,7 @@ def _mann_whitney(a: np.ndarray, b: np.ndarray) -> float | None:
     if np.all(a == a[0]) and np.all(b == a[0]):
         return 1.0
     pooled = np.concatenate([a, b])
-    tied = len(np.unique(pooled)) < len(pooled)
+    tied = len(arrays.distinct(pooled)) < len(pooled)
     if tied and math.comb(len(pooled), len(a)) <= _EXACT_SPLITS:
         return _exact_tied_p(a, b)
     from scipy.stats import mannwhitneyu  # here: the unpaired path alone needs it
@@ -378,9 +387,9 @@ def compare(
     if nb == 0 or no == 0:
         return Comparison(None, None, None, None, nb, no)
 
-    base_med = float(np.median(base))
+    base_med = _median(base)
     # A ratio against a zero or negative baseline is no relative change at all.
-    ratio = float(np.median(other)) / base_med if base_med > 0 else None
+    ratio = _median(other) / base_med if base_med > 0 else None
 
     ci_low = ci_high = None
     if ratio is not None and nb >= 2 and no >= 2:
