@@ -67,11 +67,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pgfsbench.analysis import arrays
+
 # The normal distribution from scipy.special through remembered.special: scipy is
 # imported only for a value not yet computed; the rank tests import scipy.stats (~0.7 s)
 # where they run.
 from pgfsbench.analysis.paired import Paired, compare_paired, pair_by_round
-from pgfsbench.analysis import arrays
 from pgfsbench.analysis.remembered import remembered, special
 from pgfsbench.plan.design import Verdicts
 
