@@ -170,6 +170,7 @@ def _build_table(
         columns.insert(0, baseline)
     rows: dict[tuple[str, str, str], Row] = {}
     names: dict[tuple[str, str, str], list[str]] = {}  # what each measurement stored
+    headlines: dict[tuple[str, str, str], str | None] = {}
     for key in source.cells:
         names.setdefault((key.target, key.workload, key.label), []).append(key.metric)
     for key, samples in source.cells.items():
@@ -180,9 +181,12 @@ def _build_table(
             Row(key.workload, key.label, key.metric, samples.unit, samples.higher_is_better, {}),
         )
         row.note = row.note or samples.note
-        row.headline = row.headline or key.metric == headline_metric(
-            key.workload, samples.params, names[(key.target, key.workload, key.label)]
-        )
+        measurement = (key.target, key.workload, key.label)
+        if measurement not in headlines:  # once per measurement, not per metric
+            headlines[measurement] = headline_metric(
+                key.workload, samples.params, names[measurement]
+            )
+        row.headline = row.headline or key.metric == headlines[measurement]
         row.cells[key.target] = _cell(samples)
     failed = source.failed
     for row in rows.values():
