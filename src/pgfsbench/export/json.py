@@ -16,6 +16,7 @@ is not zero.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -73,6 +74,7 @@ def _dump(data: dict[str, Any], out: TextIO) -> None:
 _INDENTED = 4  # levels laid out one item per line: document, list, item, field, entry
 
 
+@functools.lru_cache(maxsize=1024)  # the same few field names, thousands of times
 def _key(k: Any) -> str:
     """A dict key as json writes it: a string, or a number or constant as a string."""
     return json.dumps(k if isinstance(k, str) else json.dumps(k))
@@ -286,10 +288,15 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
             for m in r.metrics
         ],
         "series": {
-            name: {"unit": s.unit, "points": [[_num(t), _num(v)] for t, v in s.points]}
-            for name, s in r.series.items()
+            name: {"unit": s.unit, "points": _points(s.points)} for name, s in r.series.items()
         },
     }
+
+
+def _points(points: list[tuple[float, float]]) -> list[list[float | None]]:
+    """A series' points as JSON pairs; a non-finite value (rare) as null."""
+    fin = math.isfinite
+    return [[t, v] if fin(t) and fin(v) else [_num(t), _num(v)] for t, v in points]
 
 
 def _direction(higher_is_better: bool | None) -> str:
