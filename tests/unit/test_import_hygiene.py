@@ -73,3 +73,27 @@ def test_listing_and_checking_plans_imports_no_numpy() -> None:
             check=True,
         ).stderr
         assert [line for line in err.splitlines() if line.endswith(" numpy")] == [], command
+
+
+def test_the_help_loads_the_output_formats_but_no_analysis() -> None:
+    """Every command's --format help loads each output format's module (to list it and
+    its description): a format module imports the analysis where it writes, not at the
+    top, or every command, --help included, pays for it (~16 ms for durability alone)."""
+    probe = """
+import contextlib, io, json, sys
+sys.argv = ["pgfsbench", "--help"]
+from pgfsbench.cli import main
+try:
+    with contextlib.redirect_stdout(io.StringIO()):
+        main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("pgfsbench"))))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = json.loads(out)
+    assert "pgfsbench.export.json" in loaded  # the formats were listed
+    assert [m for m in loaded if m.startswith("pgfsbench.analysis")] == []
+    assert [m for m in loaded if m.startswith("pgfsbench.filesystems")] == []

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench import __version__
-from pgfsbench.analysis.durability import durabilities, target_durability
 from pgfsbench.render.comparison import Comparison
 from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 
@@ -136,6 +135,7 @@ def campaign_data(campaign: Campaign) -> dict[str, Any]:
 
 def _comparison(campaign: Campaign) -> dict[str, Any]:
     from pgfsbench.analysis.caveats import fill_verdict_caveats
+    from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
 
@@ -231,7 +231,9 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
 
 
 def _target(t: StoredTarget) -> dict[str, Any]:
-    from pgfsbench.analysis.caveats import target_caveats  # light at import: the CLI's help
+    # Imported here, not at the top: every command's --format help loads this module.
+    from pgfsbench.analysis.caveats import target_caveats
+    from pgfsbench.analysis.durability import target_durability
     from pgfsbench.export.provenance import target_provenance
 
     return {
