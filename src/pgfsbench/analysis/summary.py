@@ -51,7 +51,8 @@ def summarize(campaign: Campaign, source: str) -> Summary:
         [t.name for t in campaign.targets],
     )
     try:
-        summary.verdicts = verdict_lines(comparison_table(campaign), durabilities(campaign))
+        table = comparison_table(campaign, headline_only=True)  # what verdict lines read
+        summary.verdicts = verdict_lines(table, durabilities(campaign))
     except Exception as exc:  # a listing must list every campaign, even one we misread
         summary.problem = f"no verdicts: {exc!r}"
     return summary

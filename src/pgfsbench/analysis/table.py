@@ -137,8 +137,13 @@ def comparison_table(
     baseline: str | None = None,
     alpha: float | None = None,
     noise: float | None = None,
+    headline_only: bool = False,
 ) -> Table:
-    """The table of one campaign; its plan's [verdicts] settings unless overridden."""
+    """The table of one campaign; its plan's [verdicts] settings unless overridden.
+
+    ``headline_only``: the headline rows alone, each exactly as in the whole table (the
+    headline family is decided apart from the other rows): what the verdict lines need,
+    for a tenth of the work (a listing of many campaigns)."""
     verdicts = campaign.plan.get("verdicts") or {}
     key = (
         baseline or verdicts.get("baseline"),
@@ -147,20 +152,35 @@ def comparison_table(
         verdicts.get("equivalence"),
     )
     known = _tables.setdefault(campaign, {})
-    if key not in known:
-        known[key] = build_table(campaign_source(campaign), *key)
+    if key in known:  # the whole table holds the headline rows too
+        return known[key]
+    if headline_only:
+        if (key, "headline") not in known:
+            known[key, "headline"] = build_table(campaign_source(campaign), *key, True)
+        return known[key, "headline"]
+    known[key] = build_table(campaign_source(campaign), *key)
     return known[key]
 
 
 def build_table(
-    source: Source, baseline: str | None, alpha: float, noise: float, margin: float | None = None
+    source: Source,
+    baseline: str | None,
+    alpha: float,
+    noise: float,
+    margin: float | None = None,
+    headline_only: bool = False,
 ) -> Table:
     with kept_in(source.results_dir):
-        return _build_table(source, baseline, alpha, noise, margin)
+        return _build_table(source, baseline, alpha, noise, margin, headline_only)
 
 
 def _build_table(
-    source: Source, baseline: str | None, alpha: float, noise: float, margin: float | None
+    source: Source,
+    baseline: str | None,
+    alpha: float,
+    noise: float,
+    margin: float | None,
+    headline_only: bool = False,
 ) -> Table:
     columns = list(source.columns)
     if baseline is None or baseline not in columns:
@@ -168,25 +188,19 @@ def _build_table(
     else:
         columns.remove(baseline)
         columns.insert(0, baseline)
+    shown = {key: samples for key, samples in source.cells.items() if key.target in columns}
+    headline_rows = _headline_rows(source.cells, shown)
     rows: dict[tuple[str, str, str], Row] = {}
-    names: dict[tuple[str, str, str], list[str]] = {}  # what each measurement stored
-    headlines: dict[tuple[str, str, str], str | None] = {}
-    for key in source.cells:
-        names.setdefault((key.target, key.workload, key.label), []).append(key.metric)
-    for key, samples in source.cells.items():
-        if key.target not in columns:
+    for key, samples in shown.items():
+        row_key = (key.workload, key.label, key.metric)
+        if headline_only and row_key not in headline_rows:
             continue
         row = rows.setdefault(
-            (key.workload, key.label, key.metric),
+            row_key,
             Row(key.workload, key.label, key.metric, samples.unit, samples.higher_is_better, {}),
         )
         row.note = row.note or samples.note
-        measurement = (key.target, key.workload, key.label)
-        if measurement not in headlines:  # once per measurement, not per metric
-            headlines[measurement] = headline_metric(
-                key.workload, samples.params, names[measurement]
-            )
-        row.headline = row.headline or key.metric == headlines[measurement]
+        row.headline = row_key in headline_rows
         row.cells[key.target] = _cell(samples)
     failed = source.failed
     for row in rows.values():
@@ -196,7 +210,8 @@ def _build_table(
                 row.cells[t] = Cell(None, None, False, status)
         row.cells = {t: row.cells[t] for t in columns}
     table = Table(columns, baseline, list(rows.values()), alpha, noise, margin=margin)
-    table.repeated = any(c.n >= 2 for r in table.rows for c in r.cells.values())
+    # Of every row, shown or not: a headline-only table decides as the whole one does.
+    table.repeated = any(len(samples.values) >= 2 for samples in shown.values())
     planned = source.design or Design.fixed(alpha, noise, 1)
     design = table.design = replace(planned, alpha=alpha, noise=noise, margin=margin)  # looks kept
     _compare_with_baseline(table, design)
@@ -204,6 +219,27 @@ def _build_table(
         if (best := _best(table, row)) is not None:
             row.cells[best].best = True
     return table
+
+
+def _headline_rows(
+    cells: dict[CellKey, Samples], shown: dict[CellKey, Samples]
+) -> set[tuple[str, str, str]]:
+    """(workload, label, metric) of every row that is some shown target's headline."""
+    names: dict[tuple[str, str, str], list[str]] = {}  # what each measurement stored
+    for key in cells:
+        names.setdefault((key.target, key.workload, key.label), []).append(key.metric)
+    headlines: dict[tuple[str, str, str], str | None] = {}
+    for key, samples in shown.items():
+        measurement = (key.target, key.workload, key.label)
+        if measurement not in headlines:  # once per measurement, not per metric
+            headlines[measurement] = headline_metric(
+                key.workload, samples.params, names[measurement]
+            )
+    return {
+        (key.workload, key.label, key.metric)
+        for key in shown
+        if key.metric == headlines[(key.target, key.workload, key.label)]
+    }
 
 
 def _cell(samples: Samples) -> Cell:
