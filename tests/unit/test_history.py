@@ -181,3 +181,23 @@ def test_the_text_holds_at_80_columns_and_one_campaign_is_one_line(nightly, tmp_
         "a history needs two campaigns or more; found one campaign (give more results ",
         "directories, or --store URL)",
     ]
+
+
+def test_a_second_history_read_bootstraps_nothing_and_imports_no_scipy(nightly, tmp_path) -> None:
+    """The marks compare consecutive campaigns (unpaired: Mann-Whitney, scipy.stats
+    ~0.7 s, and a bootstrap per cell): what they computed is kept beside the later
+    campaign's results (ci_cache.py), so the next read finds it all."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = tmp_path / "copy"
+    shutil.copytree(nightly, root)
+    for kept in root.glob("*/analysis-cache.json"):
+        kept.unlink()
+    argv = [sys.executable, "-X", "importtime", "-m", "pgfsbench", "history", str(root)]
+    first = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert "scipy.stats" in first.stderr  # nothing kept yet: computed, with scipy
+    second = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert second.stdout == first.stdout
+    assert [line for line in second.stderr.splitlines() if "scipy" in line] == []

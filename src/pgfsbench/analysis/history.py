@@ -92,7 +92,7 @@ def history(
         raise UserError(f"no campaign of plan '{plan}'" if plan else "no campaigns")
     series: dict[tuple, Series] = {}
     for campaign, source in chosen:
-        table = comparison_table(campaign)
+        table = comparison_table(campaign, headline_only=metric is None)
         for row in table.rows:
             if not (fnmatch.fnmatchcase(row.metric, metric) if metric else row.headline):
                 continue
@@ -112,12 +112,16 @@ def history(
     for s in series.values():
         for prev, point in zip(s.points, s.points[1:]):
             point.previous = prev
-            _mark(s, prev, point, tables)
+            _mark(s, prev, point, tables, headline_only=metric is None)
     return list(series.values())
 
 
 def _mark(
-    s: Series, prev: Point, point: Point, tables: dict[tuple[int, int, str], Table | str]
+    s: Series,
+    prev: Point,
+    point: Point,
+    tables: dict[tuple[int, int, str], Table | str],
+    headline_only: bool,
 ) -> None:
     if prev.campaign.plan_name != point.campaign.plan_name:
         point.note = f"another plan than the previous ({prev.campaign.plan_name})"
@@ -134,6 +138,7 @@ def _mark(
                 pairing(prev.campaign, point.campaign, {s.target: s.target}, by_name=False),
                 verdicts.get("alpha", DEFAULT.alpha),
                 verdicts.get("noise", DEFAULT.noise),
+                headline_only,  # the default series are the headline rows
             )
     table = tables[key]
     if isinstance(table, str):

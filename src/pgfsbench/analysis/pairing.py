@@ -183,10 +183,16 @@ def paired_source(p: Pairing | list[Pairing]) -> Source:
                     if t == target
                 }
     columns = [group[0].names[0]] + [one.names[1] for one in group]
-    return Source(columns, cells, failed, None)
+    # The intervals of the comparison are kept beside the first contender's results
+    # (ci_cache.py: keyed by the values, so any directory serves): `history` and
+    # `compare` of stored campaigns need not bootstrap them again on every read.
+    return Source(columns, cells, failed, None, group[0].contender.results_dir)
 
 
-def paired_table(p: Pairing | list[Pairing], alpha: float, noise: float) -> Table:
-    """Baseline column first; each contender cell judged against it (unpaired route)."""
+def paired_table(
+    p: Pairing | list[Pairing], alpha: float, noise: float, headline_only: bool = False
+) -> Table:
+    """Baseline column first; each contender cell judged against it (unpaired route).
+    ``headline_only``: the headline rows alone, as the whole table has them."""
     source = paired_source(p)
-    return build_table(source, source.columns[0], alpha, noise)
+    return build_table(source, source.columns[0], alpha, noise, headline_only=headline_only)

@@ -330,6 +330,14 @@ _EXACT_SPLITS = 20_000
 
 
 def _mann_whitney(a: np.ndarray, b: np.ndarray) -> float | None:
+    """The two-sided p of a against b, remembered (remembered.py): computing it imports
+    scipy.stats (~0.7 s), which a read of stored campaigns then need not do again."""
+    p = remembered("mann_whitney", (a, b), lambda: _mann_whitney_p(a, b))
+    assert p is None or isinstance(p, float)
+    return p
+
+
+def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float | None:
     # Every value the same on both sides: no evidence of any difference. Some
     # scipy versions return nan (zero rank variance) here, so answer directly.
     if np.all(a == a[0]) and np.all(b == a[0]):
