@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from pgfsbench.analysis import advice_pg
+from pgfsbench.analysis import advice_pg, advice_pg18
 from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
 from pgfsbench.analysis.answer import decided_change
 from pgfsbench.analysis.capabilities import capabilities
@@ -78,7 +78,7 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
         advice_pg.wal_sync_method(table, picked, unsafe),
         *(s for s in io_depth if s.name != "effective_io_concurrency"),
         advice_pg.random_page_cost(table, picked),
-        *advice_pg.pg18_io(table, campaign.targets, picked, io_depth),
+        *advice_pg18.pg18_io(table, campaign.targets, picked, io_depth),
         *advice_pg.stall_settings(table, picked, _sysctls_during(stored)),
     ]
     advice.settings = [s for s in settings if s.value is not None]
