@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from pgfsbench.analysis import advice as advice_mod
 from pgfsbench.analysis.advice import advise
+from pgfsbench.analysis.advice_model import POSTGRES, Figure, Setting, stated_together
 from pgfsbench.cli import app
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, WorkloadResult
@@ -246,7 +247,8 @@ def test_missing_evidence_is_omitted_with_the_reason(tmp_path):
     # PostgreSQL 18's I/O settings: nothing measured says otherwise, so its defaults
     for name, default in (("io_method", "worker"), ("effective_io_concurrency", "16")):
         s = by_name(a, name)
-        assert s.value == default and s.why.startswith("PostgreSQL 18's default, kept")
+        assert s.value == default
+        assert s.why.startswith("PostgreSQL 18's defaults, kept: every target ran them")
     conf = advice_conf(a)
     assert "# not set: maintenance_io_concurrency" in conf
     assert "\neffective_io_concurrency = 16\n" in conf
@@ -334,7 +336,7 @@ def test_io_method_another_value_only_when_decided_better_than_the_default(tmp_p
     assert s.why.startswith("uring (io_method = io_uring) was decided better than worker")
     assert "on cold bitmap heap scan time and worse on none" in s.why and len(s.figures) == 3
     assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, kept
-    assert "no target like sync varies io_workers alone" in by_name(a, "io_workers").why
+    assert "every target ran them" in by_name(a, "io_workers").why
 
 
 def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
@@ -496,3 +498,112 @@ def test_one_setting_at_a_time_around_the_defaults_whichever_target_is_picked(tm
     assert by_name(a, "effective_io_concurrency").value == "64"
     method = by_name(a, "io_method")  # worker against sync, though eic64 is the one picked
     assert method.value == "worker" and "worse on cold bitmap heap scan time (sync)" in method.why
+
+
+KEPT = ("io_method", "io_workers", "effective_io_concurrency", "io_combine_limit")
+
+
+def test_settings_no_target_varied_are_stated_once_together(tmp_path):
+    # three targets alike, each at PostgreSQL 18's defaults (the shape of a campaign that
+    # repeats one filesystem): nothing to choose between, said once, with its evidence
+    results = _io_campaign(tmp_path / "r", {"a": ({}, 10.0), "b": ({}, 10.1), "c": ({}, 9.9)})
+    a = advise(load_campaign(results), "a")
+    kept = [by_name(a, n) for n in KEPT]
+    assert [s.value for s in kept] == ["worker", "3", "16", "128kB"]
+    assert len({s.why for s in kept}) == 1 and all(s.figures == kept[0].figures for s in kept)
+    assert kept[0].why.startswith(
+        "PostgreSQL 18's defaults, kept: every target ran them, so nothing measured compares "
+        "another value; b and c against a, at the same values: "
+    )
+    assert [f.target for f in kept[0].figures] == ["a", "b", "c"]
+    assert [[s.name for s in g] for g in stated_together(a.settings)] == [
+        ["vm.dirty_ratio"],
+        list(KEPT),
+    ]
+    text = advice_text(a)
+    assert text.count("why: PostgreSQL 18's defaults") == 1
+    assert (
+        "  postgresql.conf: io_method = worker, io_workers = 3,\n"
+        "      effective_io_concurrency = 16, io_combine_limit = 128kB\n"
+    ) in text
+    # the evidence once: each metric by its name and id, a line per target under it
+    assert "        cold bitmap heap scan time (cold_scan.bitmap.s):\n          a: 10 s [" in text
+    assert text.count("cold_scan.bitmap.s") == 1
+    conf = advice_conf(a)
+    assert conf.count("# io_method, io_workers, effective_io_concurrency, io_combine_limit:") == 1
+    assert [ln for ln in conf.splitlines() if not ln.startswith("#")] == [
+        "io_method = 'worker'",
+        "io_workers = 3",
+        "effective_io_concurrency = 16",
+        "io_combine_limit = '128kB'",
+    ]
+    assert max(len(ln) for ln in (text + conf).splitlines()) <= 80
+
+
+def test_a_setting_the_targets_varied_keeps_its_own_block(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "worker": ({"io_method": "worker"}, 10.0),
+            "sync": ({"io_method": "sync"}, 12.0),
+            "eic64": ({"effective_io_concurrency": 64}, 6.0),
+        },
+    )
+    a = advise(load_campaign(results), "worker")
+    groups = [[s.name for s in g] for g in stated_together(a.settings) if g[0].scope == POSTGRES]
+    # the two decided, each with its own why and figures; the two nothing varied, together
+    assert groups == [
+        ["io_method"],
+        ["effective_io_concurrency"],
+        ["io_workers", "io_combine_limit"],
+    ]
+    assert by_name(a, "io_method").why != by_name(a, "effective_io_concurrency").why
+    text = advice_text(a)
+    assert "  postgresql.conf: io_method = worker\n      why: PostgreSQL 18's default, kept" in text
+    assert "  postgresql.conf: effective_io_concurrency = 64\n      why: eic64 " in text
+    assert "  postgresql.conf: io_workers = 3, io_combine_limit = 128kB\n" in text
+    assert text.count("      why: ") == 4  # and vm.dirty_ratio's
+    conf = [ln for ln in advice_conf(a).splitlines() if not ln.startswith("#")]
+    assert conf == [
+        "io_method = 'worker'",
+        "effective_io_concurrency = 64",
+        "io_workers = 3",
+        "io_combine_limit = '128kB'",
+    ]
+
+
+def test_kept_because_nothing_varied_and_kept_because_nothing_varied_it_alone_apart(tmp_path):
+    results = _io_campaign(
+        tmp_path / "r",
+        {
+            "icl128": ({"io_combine_limit": "128kB"}, 10.0),
+            "icl512": ({"io_combine_limit": "512kB", "io_max_combine_limit": "1MB"}, 6.0),
+        },
+    )
+    a = advise(load_campaign(results), "icl128")
+    groups = [[s.name for s in g] for g in stated_together(a.settings) if g[0].scope == POSTGRES]
+    assert groups == [["io_method", "io_workers", "effective_io_concurrency"], ["io_combine_limit"]]
+    assert "every target ran them" in by_name(a, "io_method").why
+
+
+def test_stated_together_joins_neighbours_resting_on_the_same_evidence():
+    def s(name, why="w", scope=POSTGRES, note=""):
+        return Setting(scope, name, "1", why, [], note)
+
+    settings = [s("a"), s("b"), s("c", "x"), s("d"), s("e", scope="sysctl"), s("f", note="n")]
+    assert [[x.name for x in g] for g in stated_together(settings)] == [
+        ["a", "b"],
+        ["c"],
+        ["d"],  # the same why as a and b, but not next to them: order is kept
+        ["e"],
+        ["f"],
+    ]
+
+
+def test_a_figure_leads_with_the_metrics_name_and_the_id_beside_it():
+    tps = Figure("a", "pgbench", "clients=4", "pgbench.tps", "tx/s", 5584.0, (5345.0, 5675.0), 16)
+    assert tps.text() == "TPC-B tps [clients=4] (pgbench.tps): 5,584 tx/s [5,345, 5,675] (n=16)"
+    seq = Figure("a", "io-depth", "", "readcost.seq_8k_us", "µs", 100.0, None, 5)
+    assert seq.text() == "readcost.seq_8k_us: 100 µs (n=5)"  # no name: the id alone
+    ratio = Figure("a", "io-depth", "", "readcost.rand_seq_ratio", "", 0.9, None, 1)
+    assert ratio.value_text() == "0.9 (n=1)"

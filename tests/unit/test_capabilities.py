@@ -129,7 +129,9 @@ def test_advise_shows_them_in_every_format(tmp_path):
         "note": by_target["xfs"]["capabilities"][0]["note"],
         "workload": "clone-db",
     }
-    assert "(not measured: the clone-db, fs-snapshot, compression workload(s)" in text
+    # a target nothing measured is one line, after those that have measurements
+    assert "\n  xfs, not measured: reflink clone, no snapshot, no compression\n" in text
+    assert "(the clone-db, fs-snapshot and compression workloads measure them;" in text
 
 
 def test_the_report_has_a_capabilities_table(tmp_path):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pgfsbench.analysis.capabilities import TargetCapabilities
+from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table
 
 POSTGRES, SYSCTL, QUEUE = "postgresql.conf", "sysctl", "queue"
@@ -31,9 +32,20 @@ class Figure:
     ci: tuple[float, float] | None
     n: int
 
-    def text(self) -> str:
+    def what(self) -> str:
+        """'TPC-B tps [clients=4] (pgbench.tps)': the metric's name for a reader, the
+        measurement's label, and the id beside them (the id alone where it has no name)."""
+        human = metric_label(self.metric)
+        label = f" [{self.label}]" if self.label else ""
+        return f"{human}{label} ({self.metric})" if human != self.metric else self.metric + label
+
+    def value_text(self) -> str:
+        """'176 µs [138, 268] (n=16)': the median, its 95% CI and n."""
         ci = f" [{num(self.ci[0])}, {num(self.ci[1])}]" if self.ci else ""
-        return f"{self.metric} = {num(self.median)} {self.unit}{ci} (n={self.n})".strip()
+        return f"{num(self.median)} {self.unit}{ci} (n={self.n})".replace("  ", " ")
+
+    def text(self) -> str:
+        return f"{self.what()}: {self.value_text()}"
 
 
 @dataclass
@@ -71,6 +83,26 @@ class Advice:
     # Per target, what its filesystem offers PostgreSQL (clone, snapshot, compression),
     # measured or from the recipe's facts (analysis/capabilities.py).
     capabilities: list[TargetCapabilities] = field(default_factory=list)
+
+
+def stated_together(settings: list[Setting]) -> list[list[Setting]]:
+    """The settings in order, those next to each other that rest on the same evidence
+    (the same scope, why, figures and note: PostgreSQL 18's defaults kept because nothing
+    varied them, the checkpoint settings a stall calls for) in one group, so an output
+    states that evidence once."""
+    groups: list[list[Setting]] = []
+    for s in settings:
+        last = groups[-1][0] if groups else None
+        if last is not None and (last.scope, last.why, last.figures, last.note) == (
+            s.scope,
+            s.why,
+            s.figures,
+            s.note,
+        ):
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return groups
 
 
 def num(x: float) -> str:

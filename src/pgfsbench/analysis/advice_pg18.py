@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pgfsbench.analysis.advice_model import POSTGRES, Setting, figure
+from pgfsbench.analysis.advice_model import POSTGRES, Figure, Setting, figure
 from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER
 from pgfsbench.analysis.table import Row, Table
@@ -47,12 +47,17 @@ def pg18_io(
     saying why (nothing compared, only inconclusive or equivalent pairs, or a trade-off).
     ``measured``: what other evidence gave for a setting when no target varies it (the
     io-depth knee for effective_io_concurrency), used instead of the bare default.
+
+    The settings kept with nothing to choose between (no target like ``target`` varies
+    them alone, or those that do all ran the default) come last, sharing one ``why`` and
+    its figures: the outputs state them together (advice_model.stated_together).
     """
     fallback = {s.name: s for s in measured}
     by_name = {t.name: t for t in targets}
     mine = by_name.get(target)
     major = _major((mine.provenance or {}).get("postgres_version")) if mine else 18
-    out = []
+    out, kept = [], []
+    twins: list[StoredTarget] = []  # targets like ``target``, all at the kept defaults
     for name in PG18_IO_SETTINGS:
         default = PG18_IO_DEFAULTS[name]
         if major < 18:
@@ -68,20 +73,19 @@ def pg18_io(
             )
             continue
         group = [] if mine is None else _io_group(table, targets, mine, name)
-        if len(group) < 2:
-            out.append(
-                fallback[name]
-                if name in fallback and fallback[name].value is not None
-                else Setting(
-                    POSTGRES,
-                    name,
-                    default,
-                    f"PostgreSQL 18's default, kept: no target like {target} varies {name} "
-                    "alone, so nothing measured compares another value",
-                )
-            )
-            continue
-        out.append(_compare_io(table, group, name, default))
+        if len(group) < 2 and name in fallback and fallback[name].value is not None:
+            out.append(fallback[name])
+        elif len(group) < 2 or all(_is_default(t, name) for t in group):
+            kept.append(name)
+            twins = group if len(group) > len(twins) else twins
+        else:
+            out.append(_compare_io(table, group, name, default))
+    ran = [t for t in targets if t.name in table.targets]
+    every = [n for n in kept if all(_is_default(t, n) for t in ran)]
+    alone = [n for n in kept if n not in every]
+    for names, how in ((every, "every target ran"), (alone, f"no target like {target} varies")):
+        if names:
+            out += _kept(table, names, how, twins)
     return out
 
 
@@ -100,6 +104,107 @@ def _io_group(
     ]
 
 
+def _kept(table: Table, names: list[str], how: str, twins: list[StoredTarget]) -> list[Setting]:
+    """``names`` at PostgreSQL 18's defaults, one reason between them: nothing measured
+    compares another value; where several targets ran them alike, how those compared."""
+    them = names[0] if len(names) == 1 else "them"
+    defaults = "default" if len(names) == 1 else "defaults"
+    alone = " alone" if how.startswith("no target") else ""
+    why = (
+        f"PostgreSQL 18's {defaults}, kept: {how} {them}{alone}, so nothing measured "
+        "compares another value"
+    )
+    figures: list[Figure] = []
+    if len(twins) > 1:
+        ref, others = twins[0], [t.name for t in twins[1:]]
+        heads = _heads(table, twins)
+        figures = [f for r in heads for t in twins if (f := figure(r, t.name))]
+        if heads:
+            said = _said(*_judge(table, ref, twins, heads), everyone=others)
+            who = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+            why += f"; {who} against {ref.name}, at the same values: {said}"
+    return [Setting(POSTGRES, n, PG18_IO_DEFAULTS[n], why, figures) for n in names]
+
+
+def _heads(table: Table, group: list[StoredTarget]) -> list[Row]:
+    """The headline rows with a direction that every target of ``group`` has a value in."""
+    return [
+        r
+        for r in table.rows
+        if r.headline
+        and r.higher_is_better is not None
+        and all(r.cells[t.name].value is not None for t in group)
+    ]
+
+
+# Per target, the measurements it was decided better, or worse, on; per measurement, the
+# targets shown equivalent to the reference, or not told apart from it.
+_Judged = tuple[
+    dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]
+]
+
+
+def _judge(table: Table, ref: StoredTarget, group: list[StoredTarget], heads: list[Row]) -> _Judged:
+    better: dict[str, list[str]] = {}
+    worse: dict[str, list[str]] = {}
+    same: dict[str, list[str]] = {}
+    open_: dict[str, list[str]] = {}
+    for t in (t for t in group if t is not ref):
+        for r in heads:
+            j = table.pair(r, ref.name, t.name)
+            if j is None or not j.decided:
+                open_.setdefault(metric_words(r), []).append(t.name)
+            elif j.outcome == EQUIVALENT:
+                same.setdefault(metric_words(r), []).append(t.name)
+            elif (j.outcome == HIGHER) == r.higher_is_better:
+                better.setdefault(t.name, []).append(metric_words(r))
+            else:
+                worse.setdefault(t.name, []).append(metric_words(r))
+    return better, worse, same, open_
+
+
+def _said(
+    better: dict[str, list[str]],
+    worse: dict[str, list[str]],
+    same: dict[str, list[str]],
+    open_: dict[str, list[str]],
+    everyone: list[str] | None = None,
+) -> str:
+    """What the pairs against the reference showed, each measurement named once with the
+    targets it holds for ('not told apart on fsync p99 latency, TPC-B tps (b, c)');
+    without the targets where they are ``everyone``."""
+    said = []
+    if traded := [t for t in better if t in worse]:
+        said.append(
+            "better on some and worse on others: "
+            + "; ".join(
+                f"{t}: better on {', '.join(better[t])}, worse on {', '.join(worse[t])}"
+                for t in traded
+            )
+        )
+    if only_better := {t: v for t, v in better.items() if t not in worse}:
+        said.append(
+            "better on " + "; ".join(f"{', '.join(v)} ({t})" for t, v in only_better.items())
+        )
+    if only_worse := {t: v for t, v in worse.items() if t not in better}:
+        said.append("worse on " + "; ".join(f"{', '.join(v)} ({t})" for t, v in only_worse.items()))
+    if same:
+        said.append("equivalent on " + _on(same, everyone))
+    if open_:
+        said.append("not told apart on " + _on(open_, everyone))
+    return "; ".join(said)
+
+
+def _on(found: dict[str, list[str]], everyone: list[str] | None) -> str:
+    """'X, Y (b, c); Z (b)': measurements sharing their targets named together."""
+    by_targets: dict[tuple[str, ...], list[str]] = {}
+    for what, names in found.items():
+        by_targets.setdefault(tuple(names), []).append(what)
+    if everyone is not None and list(by_targets) == [tuple(everyone)]:
+        return ", ".join(found)
+    return "; ".join(f"{', '.join(ws)} ({', '.join(ts)})" for ts, ws in by_targets.items())
+
+
 def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str) -> Setting:
     values = ", ".join(f"{t.name}: {_value(t, name)}" for t in group)
     ref = next((t for t in group if _is_default(t, name)), None)
@@ -111,13 +216,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             f"PostgreSQL 18's default, kept: none of the targets varying {name} ({values}) "
             "runs every I/O setting at its default, so nothing measured compares against it",
         )
-    heads = [
-        r
-        for r in table.rows
-        if r.headline
-        and r.higher_is_better is not None
-        and all(r.cells[t.name].value is not None for t in group)
-    ]
+    heads = _heads(table, group)
     if not heads:
         return Setting(
             POSTGRES,
@@ -126,21 +225,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             f"PostgreSQL 18's default, kept: the targets differing only in {name} "
             f"({values}) share no measured headline metric",
         )
-    better: dict[str, list[str]] = {}
-    worse: dict[str, list[str]] = {}
-    same, open_ = [], []
-    for t in (t for t in group if t is not ref):
-        for r in heads:
-            j = table.pair(r, ref.name, t.name)
-            what = f"{metric_words(r)} ({t.name})"
-            if j is None or not j.decided:
-                open_.append(what)
-            elif j.outcome == EQUIVALENT:
-                same.append(what)
-            elif (j.outcome == HIGHER) == r.higher_is_better:
-                better.setdefault(t.name, []).append(metric_words(r))
-            else:
-                worse.setdefault(t.name, []).append(metric_words(r))
+    better, worse, same, open_ = _judge(table, ref, group, heads)
     figures = [f for r in heads for t in group if (f := figure(r, t.name))]
     winners = [t for t in group if t.name in better and t.name not in worse]
     if winners:
@@ -156,27 +241,12 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             figures,
             _clamp_note(best) if name == "io_combine_limit" else "",
         )
-    said = []
-    if better:
-        said.append(
-            "better on some and worse on others: "
-            + "; ".join(
-                f"{t}: better on {', '.join(better[t])}, worse on {', '.join(worse[t])}"
-                for t in better
-            )
-        )
-    if only_worse := {t: v for t, v in worse.items() if t not in better}:
-        said.append("worse on " + "; ".join(f"{', '.join(v)} ({t})" for t, v in only_worse.items()))
-    if same:
-        said.append("equivalent on " + ", ".join(same))
-    if open_:
-        said.append("not told apart on " + ", ".join(open_))
     return Setting(
         POSTGRES,
         name,
         default,
         f"PostgreSQL 18's default, kept: no other value was decided better than "
-        f"{ref.name}'s ({values}): " + "; ".join(said),
+        f"{ref.name}'s ({values}): " + _said(better, worse, same, open_),
         figures,
     )
 

@@ -10,8 +10,8 @@ import dataclasses
 import json
 import textwrap
 
-from pgfsbench.analysis.advice_model import POSTGRES, Advice, Setting
-from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
+from pgfsbench.analysis.advice_model import POSTGRES, Advice, Figure, Setting, stated_together
+from pgfsbench.render import capabilities as offers
 
 WIDTH = 80  # what a terminal, a mail and a postgresql.conf reader all hold
 
@@ -30,13 +30,12 @@ def advice_text(a: Advice) -> str:
         lines.append(f"  fstab: {a.fstab}")
     for n in a.build_notes:
         lines += _wrap(f"({n})", "         ", "          ")
-    for s in a.settings:
-        lines.append(f"  {s.scope}: {s.name} = {s.value}")
+    for group in stated_together(a.settings):  # the same evidence: stated once
+        s = group[0]
+        values = [f"{g.name} = {g.value}" for g in group]
+        lines += _items(f"{s.scope}: ", values, "  ", "      ")
         lines += _wrap(f"why: {s.why}", "      ", "        ")
-        if s.figures:
-            lines.append("      measured:")
-            for f in s.figures:
-                lines += _wrap(_figure(f, a.target), "        ", "          ")
+        lines += _measured(s.figures, a.target, "      ")
         if s.note:
             lines += _wrap(f"note: {s.note}", "      ", "        ")
     lines += _left_out(a, "  ", "⚠ not recommended", "      ")
@@ -55,31 +54,21 @@ def advice_conf(a: Advice) -> str:
         lines += _wrap(f"WARNING: {a.warning}", "# ", "#   ")
     lines += _command(a.mkfs, "# mkfs:  ", "#        ") if a.mkfs else []
     lines += [f"# fstab: {a.fstab}"] if a.fstab else []
-    for s in a.settings:
-        evidence = (
-            (
-                ["#   measured:"]
-                + [
-                    ln
-                    for f in s.figures
-                    for ln in _wrap(_figure(f, a.target), "#     ", "#       ")
-                ]
-            )
-            if s.figures
-            else []
-        )
+    for group in stated_together(a.settings):  # the same evidence: stated once
+        s = group[0]
+        evidence = _measured(s.figures, a.target, "#   ")
         evidence += _wrap(f"note: {s.note}", "#   ", "#     ") if s.note else []
         if s.scope == POSTGRES:
+            names = ", ".join(g.name for g in group)
             lines += [
-                *_wrap(f"{s.name}: {s.why}", "# ", "#   "),
+                *_wrap(f"{names}: {s.why}", "# ", "#   "),
                 *evidence,
-                f"{s.name} = {_conf_value(s.value)}",
+                *(f"{g.name} = {_conf_value(g.value)}" for g in group),
             ]
         else:  # not postgresql.conf's: sysctl.d or the block queue
+            values = ", ".join(f"{g.name} = {g.value}" for g in group)
             lines += [
-                *_wrap(
-                    f"{s.scope} (not postgresql.conf): {s.name} = {s.value}: {s.why}", "# ", "#   "
-                ),
+                *_wrap(f"{s.scope} (not postgresql.conf): {values}: {s.why}", "# ", "#   "),
                 *evidence,
             ]
     lines += _left_out(a, "# ", "NOT RECOMMENDED", "#   ")
@@ -109,10 +98,32 @@ def advice_json(a: Advice) -> str:
     return json.dumps(dataclasses.asdict(a), indent=2) + "\n"
 
 
-def _figure(f, target: str | None) -> str:
-    where = f"{f.workload} {f.label}".strip()
-    who = "" if f.target == target else f"{f.target}: "
-    return f"{who}{f.text()}" + (f" in {where}" if f.label else "")
+def _measured(figures: list[Figure], target: str | None, lead: str) -> list[str]:
+    """'measured:', then each metric by its name (and id), its figure on the same line
+    when only ``target`` has one, else a line per target under it."""
+    if not figures:
+        return []
+    by_metric: dict[tuple[str, str, str], list[Figure]] = {}
+    for f in figures:
+        by_metric.setdefault((f.workload, f.label, f.metric), []).append(f)
+    one, two = lead + "  ", lead + "    "
+    lines = [f"{lead}measured:"]
+    for same in by_metric.values():
+        f = same[0]
+        if len(same) == 1:
+            who = "" if f.target == target else f"{f.target}: "
+            lines += _items(f"{who}{f.what()}: ", [f.value_text()], one, two)
+            continue
+        lines += _wrap(f"{f.what()}:", one, two)
+        for g in same:
+            lines += _wrap(f"{g.target}: {g.value_text()}", two, two + "  ")
+    return lines
+
+
+def _items(head: str, items: list[str], first: str, rest: str) -> list[str]:
+    """``head`` and the items, comma-separated, wrapped between items, never inside one."""
+    glued = [i.replace(" ", "\xa0") for i in items]  # textwrap breaks at spaces only
+    return [ln.replace("\xa0", " ") for ln in _wrap(head + ", ".join(glued), first, rest)]
 
 
 def _conf_value(value: str | None) -> str:
@@ -139,22 +150,20 @@ def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
 
 
 def _capabilities(a: Advice, lead: str, item: str, sub: str) -> list[str]:
-    """Per target, what its filesystem offers PostgreSQL, then each capability's note once."""
+    """What each filesystem offers PostgreSQL: the targets that read the same together,
+    a line for those nothing measured; then what would measure it and each note once."""
     if not a.capabilities:
         return []
-    lines = [f"{lead}What each filesystem offers PostgreSQL (measured, or from its facts):"]
-    for t in a.capabilities:
-        lines.append(f"{item}{t.target} ({t.fs or 'directory'}):")
-        for c in t.capabilities:
-            lines += _wrap(f"{c.name}: {c.summary()}", sub, sub + "  ")
-    if workloads := unmeasured_workloads(a.capabilities):
-        lines += _wrap(
-            f"(not measured: the {', '.join(workloads)} workload(s) measure it; "
-            "examples/fs-features.toml runs them)",
-            item,
-            item + " ",
-        )
-    for name, note in offered_notes(a.capabilities).items():
+    lines = [f"{lead}{offers.heading(a.capabilities)}:"]
+    for g in offers.groups(a.capabilities):
+        if g.short is not None:
+            lines += _wrap(f"{g.who}: {g.short}", item, sub)
+            continue
+        lines.append(f"{item}{g.who}:")
+        lines += [ln for d in g.details for ln in _wrap(d, sub, sub + "  ")]
+    if hint := offers.hint(a.capabilities):
+        lines += _wrap(f"({hint})", item, item + " ")
+    for name, note in offers.notes(a.capabilities).items():
         lines += _wrap(f"({name}: {note})", item, item + " ")
     return lines
 

@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from pgfsbench.analysis.advice import advise
+from pgfsbench.analysis.advice_model import stated_together
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
@@ -114,6 +115,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         looks_text=looks_text,
         unmeasured_workloads=unmeasured_workloads,
         offered_notes=offered_notes,
+        stated_together=stated_together,
     )
     shared = comparison_table(campaign)
     # Keep each workload's rows together (a metric only a later run has is appended
