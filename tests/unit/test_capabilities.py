@@ -163,3 +163,34 @@ def test_each_recipe_says_what_it_offers_from_the_targets_facts():
     assert offers("zfs", facts={"dataset.compression": "off"})[COMPRESSION] is False
     assert offers("zfs")[COMPRESSION] is None and CLONE not in offers("zfs")
     assert recipe("f2fs").offers({}) == {}  # says nothing: each shown as not known
+
+
+def _alike(results: Path) -> Path:
+    """Three ext4 targets made alike and a btrfs one, nothing measured of what they offer."""
+    store = Store.create(results)
+    store.start_campaign("c-8", "alike", {"name": "alike"}, {}, "0.1.0")
+    for pos, name in enumerate("abc"):
+        _target(store, pos, name, "ext4", ["rw", "relatime"], {})
+    _target(store, 3, "z", "btrfs", ["rw", "compress=zstd:3"], {})
+    store.end_campaign("ok")
+    store.close()
+    return results
+
+
+def test_targets_whose_lines_read_the_same_are_one_line(tmp_path):
+    a = advise(load_campaign(_alike(tmp_path / "r")))
+    text = advice_text(a)
+    section = text[text.index("What each filesystem") :].splitlines()
+    assert section[:5] == [
+        "What each filesystem offers PostgreSQL (from its facts; not measured):",
+        "  ext4 (a, b, c): no reflink clone, no snapshot, no compression",
+        # the fact said where it says more than the filesystem's nature
+        "  btrfs (z): reflink clone, snapshot, compression (mounted compress=zstd:3)",
+        "  (the clone-db, fs-snapshot and compression workloads measure them;",
+        "   examples/fs-features.toml runs them)",
+    ]
+    # each offered capability's note once, not per target
+    assert sum(ln.startswith("  (snapshot: ") for ln in section) == 1
+    conf = advice_conf(a)
+    assert "#   ext4 (a, b, c): no reflink clone, no snapshot, no compression\n" in conf
+    assert max(len(ln) for ln in (text + conf).splitlines()) <= 80

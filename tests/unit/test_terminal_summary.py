@@ -145,3 +145,7 @@ def test_advise_holds_at_80_columns_with_comments_on_their_own_lines(demo, fmt):
             "effective_io_concurrency = 16",
             "io_combine_limit = '128kB'",
         ]
+    else:  # the defaults no target varied on one line, with one why; targets grouped
+        assert "  postgresql.conf: io_method = worker, io_workers = 3," in lines
+        assert sum(ln.startswith("      why: ") for ln in lines) == 2  # and wal_sync_method's
+        assert "  ext4: no reflink clone, no snapshot, no compression" in lines
