@@ -87,3 +87,26 @@ def test_a_campaign_without_runs(tmp_path) -> None:
     assert "| status | interrupted |" in md and "| x | loop | ext4 | pending |" in md
     assert "No measurement has a value: nothing to compare." in md
     assert "No run was recorded." in md
+
+
+def test_what_each_filesystem_offers_as_advise_says_it(tmp_path) -> None:
+    from tests.unit.test_capabilities import _alike
+    from tests.unit.test_capabilities import build as fs_features
+
+    md = _markdown(_alike(tmp_path / "alike"))
+    section = md.split("## What each filesystem offers PostgreSQL\n")[1].split("\n## ")[0]
+    assert section.strip().splitlines()[:5] == [
+        "From each filesystem's facts (its mount options and geometry); not measured.",
+        "",
+        "- **ext4 (a, b, c)**: no reflink clone, no snapshot, no compression",
+        "- **btrfs (z)**: reflink clone, snapshot, compression (mounted compress=zstd:3)",
+        "",
+    ]
+    assert "_The clone-db, fs-snapshot and compression workloads measure them;" in section
+    assert sum(ln.startswith("- snapshot: crash-consistent") for ln in section.splitlines()) == 1
+    assert md.index("## Targets") < md.index("## What each") < md.index("## Measurements")
+    # measured: a line per capability of the group, in one bullet
+    md = _markdown(fs_features(tmp_path / "measured"))
+    assert "Measured where the campaign ran it, else from each filesystem's facts." in md
+    assert "- **ext4**: reflink clone: no (measured): fell back to copy" in md
+    assert "- **xfs, not measured**: reflink clone, no snapshot, no compression" in md

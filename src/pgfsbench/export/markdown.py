@@ -137,6 +137,7 @@ def campaign_markdown(campaign: Campaign) -> str:
                 ]
             )
         )
+    out += _offers(c)
     out += [
         "",
         "## Measurements",
@@ -150,6 +151,31 @@ def campaign_markdown(campaign: Campaign) -> str:
     for (workload, label), runs in _measurements(c.runs).items():
         out += _measurement(workload, label, runs, [t.name for t in c.targets])
     return "\n".join(out) + "\n"
+
+
+def _offers(campaign: Campaign) -> list[str]:
+    """What each filesystem offers PostgreSQL, as ``advise`` says it: a bullet per group
+    of targets that read the same, what would measure it, each offered one's note."""
+    from pgfsbench.analysis.capabilities import capabilities
+    from pgfsbench.render import capabilities as offers
+
+    found = capabilities(campaign)
+    if not found:
+        return []
+    basis = (
+        "Measured where the campaign ran it, else from each filesystem's facts."
+        if offers.measured_any(found)
+        else "From each filesystem's facts (its mount options and geometry); not measured."
+    )
+    out = ["", f"## {offers.TITLE}", "", basis, ""]
+    for g in offers.groups(found):
+        out.append(f"- **{g.who}**: {g.short if g.short is not None else '; '.join(g.details)}")
+    if hint := offers.hint(found):
+        out += ["", f"_{hint[0].upper()}{hint[1:]}._"]
+    notes = offers.notes(found)
+    if notes:
+        out += ["", *(f"- {name}: {note}" for name, note in notes.items())]
+    return out
 
 
 def _measurements(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:

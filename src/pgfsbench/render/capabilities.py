@@ -29,7 +29,7 @@ class OfferGroup:
 
 
 def heading(found: list[TargetCapabilities]) -> str:
-    if _measured_any(found):
+    if measured_any(found):
         return f"{TITLE} (measured, or from its facts)"
     return f"{TITLE} (from its facts; not measured)"
 
@@ -41,7 +41,7 @@ def groups(found: list[TargetCapabilities]) -> list[OfferGroup]:
     for t in found:
         key = (t.fs, tuple((c.name, c.offered, c.status, c.text) for c in t.capabilities))
         by_lines.setdefault(key, []).append(t)
-    mixed = _measured_any(found)
+    mixed = measured_any(found)
     out = []
     for members in by_lines.values():
         first = members[0]
@@ -83,5 +83,5 @@ def _phrase(c: Capability, fs: str) -> str:
     return word if generic or not c.text else f"{word} ({c.text})"
 
 
-def _measured_any(found: list[TargetCapabilities]) -> bool:
+def measured_any(found: list[TargetCapabilities]) -> bool:
     return any(c.status == MEASURED for t in found for c in t.capabilities)
