@@ -586,15 +586,14 @@ def test_kept_because_nothing_varied_and_kept_because_nothing_varied_it_alone_ap
     assert "every target ran them" in by_name(a, "io_method").why
 
 
-def test_stated_together_joins_neighbours_resting_on_the_same_evidence():
+def test_stated_together_joins_the_settings_resting_on_the_same_evidence():
     def s(name, why="w", scope=POSTGRES, note=""):
         return Setting(scope, name, "1", why, [], note)
 
     settings = [s("a"), s("b"), s("c", "x"), s("d"), s("e", scope="sysctl"), s("f", note="n")]
     assert [[x.name for x in g] for g in stated_together(settings)] == [
-        ["a", "b"],
+        ["a", "b", "d"],  # d after c, but on a's evidence: with a, where a is
         ["c"],
-        ["d"],  # the same why as a and b, but not next to them: order is kept
         ["e"],
         ["f"],
     ]

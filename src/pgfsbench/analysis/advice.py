@@ -13,7 +13,15 @@ import shlex
 from pathlib import Path
 
 from pgfsbench.analysis import advice_pg, advice_pg18
-from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, ratio_text
+from pgfsbench.analysis.advice_model import (
+    QUEUE,
+    SYSCTL,
+    Advice,
+    Setting,
+    Unsafe,
+    metric_what,
+    ratio_text,
+)
 from pgfsbench.analysis.answer import decided_change
 from pgfsbench.analysis.capabilities import capabilities
 from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability, durabilities
@@ -287,7 +295,7 @@ def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
                 ratio = ratio_text(row.cells[best], row.cells[name])
                 if ratio:
                     word = "higher" if row.higher_is_better else "lower"
-                    title = f"{row.workload} {row.label}".strip()
-                    u.gains.append(f"{title}: {row.metric} {ratio} of {best}'s ({word} is better)")
+                    what = metric_what(row.metric, row.label)
+                    u.gains.append(f"{what}: {ratio} of {best}'s ({word} is better)")
         out.append(u)
     return out

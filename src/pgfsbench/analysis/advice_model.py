@@ -33,11 +33,7 @@ class Figure:
     n: int
 
     def what(self) -> str:
-        """'TPC-B tps [clients=4] (pgbench.tps)': the metric's name for a reader, the
-        measurement's label, and the id beside them (the id alone where it has no name)."""
-        human = metric_label(self.metric)
-        label = f" [{self.label}]" if self.label else ""
-        return f"{human}{label} ({self.metric})" if human != self.metric else self.metric + label
+        return metric_what(self.metric, self.label)
 
     def value_text(self) -> str:
         """'176 µs [138, 268] (n=16)': the median, its 95% CI and n."""
@@ -86,23 +82,34 @@ class Advice:
 
 
 def stated_together(settings: list[Setting]) -> list[list[Setting]]:
-    """The settings in order, those next to each other that rest on the same evidence
-    (the same scope, why, figures and note: PostgreSQL 18's defaults kept because nothing
-    varied them, the checkpoint settings a stall calls for) in one group, so an output
-    states that evidence once."""
+    """The settings that rest on the same evidence (the same scope, why, figures and
+    note: PostgreSQL 18's defaults kept because nothing varied them, the two I/O
+    concurrency settings the io-depth knee gives, the checkpoint settings a stall calls
+    for) in one group, at the place of the first, so an output states that evidence once."""
     groups: list[list[Setting]] = []
     for s in settings:
-        last = groups[-1][0] if groups else None
-        if last is not None and (last.scope, last.why, last.figures, last.note) == (
-            s.scope,
-            s.why,
-            s.figures,
-            s.note,
-        ):
-            groups[-1].append(s)
-        else:
+        same = next(
+            (
+                g
+                for g in groups
+                if (g[0].scope, g[0].why, g[0].figures, g[0].note)
+                == (s.scope, s.why, s.figures, s.note)
+            ),
+            None,
+        )
+        if same is None:
             groups.append([s])
+        else:
+            same.append(s)
     return groups
+
+
+def metric_what(metric: str, label: str = "") -> str:
+    """'TPC-B tps [clients=4] (pgbench.tps)': the metric's name for a reader, the
+    measurement's label, and the id beside them (the id alone where it has no name)."""
+    human = metric_label(metric)
+    tag = f" [{label}]" if label else ""
+    return f"{human}{tag} ({metric})" if human != metric else metric + tag
 
 
 def num(x: float) -> str:
