@@ -84,6 +84,7 @@ class Table:
     paired: bool = False  # some comparison is within rounds
     unpaired: bool = False  # some comparison is between independent samples
     margin: float | None = None  # the plan's equivalence margin, when not the noise
+    measured: bool = False  # some target stored some metric (a headline row or not)
 
     @property
     def equivalence(self) -> float:
@@ -212,6 +213,7 @@ def _build_table(
     table = Table(columns, baseline, list(rows.values()), alpha, noise, margin=margin)
     # Of every row, shown or not: a headline-only table decides as the whole one does.
     table.repeated = any(len(samples.values) >= 2 for samples in shown.values())
+    table.measured = bool(shown)
     planned = source.design or Design.fixed(alpha, noise, 1)
     design = table.design = replace(planned, alpha=alpha, noise=noise, margin=margin)  # looks kept
     _compare_with_baseline(table, design)

@@ -98,7 +98,7 @@ def notices(campaign: Campaign) -> list[Notice]:
 def render_table(campaign: Campaign, console: Console) -> None:
     """Print the side-by-side table, then what was skipped or failed."""
     table = comparison_table(campaign)
-    if not table.rows:
+    if not table.measured:
         console.print(Text("No metrics recorded.", style="yellow"))
     else:
         rt = RichTable(title=f"{campaign.plan_name} — {campaign.id}", title_justify="left")
@@ -166,7 +166,7 @@ def render_summary(
     every measurement said once), then each measurement's headline row, a section per
     workload, then what was skipped or failed. ``full_hint`` says how to get the rest;
     ``brief``: the verdict lines and their warnings alone (``--quiet``)."""
-    table = comparison_table(campaign)
+    table = comparison_table(campaign, headline_only=True)  # the summary shows no other row
     if brief:
         lines = verdict_lines(table, durabilities(campaign))
         if lines:
