@@ -22,9 +22,9 @@ from pydantic import Field
 
 from pgfsbench.errors import UserError
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -148,10 +148,7 @@ def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
                 cwd=ctx.target.workdir,
                 timeout=(params.seconds + params.warmup) * 3 + 120,
             )
-            # The bare JSON beside the command record, so jq and fio's tools read it as is.
-            raw = ctx.artifacts_dir / f"fio-{cell.name}.json"
-            raw.write_text(out.stdout)
-            result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+            result.artifacts.append(keep_json(ctx, out, f"fio-{cell.name}"))
             result.metrics += cell_metrics(cell, out.stdout)
     finally:
         test_file.unlink(missing_ok=True)

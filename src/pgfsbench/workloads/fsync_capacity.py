@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.capacity_search import Capacity, Probe, search
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -179,9 +179,7 @@ def run(ctx: RunContext, params: FsyncCapacityWorkload) -> WorkloadResult:
             # the first probe lays the file out at disk speed first
             timeout=(params.probe_seconds + params.probe_warmup) * 3 + 120 + size / 5e6,
         )
-        raw = ctx.artifacts_dir / f"{stem}.json"
-        raw.write_text(out.stdout)
-        result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+        result.artifacts.append(keep_json(ctx, out, stem))
         return probe_result(out.stdout, params, rate)[0]
 
     try:

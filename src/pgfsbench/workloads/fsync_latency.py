@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -79,10 +79,7 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     finally:
         test_file.unlink(missing_ok=True)
     result = WorkloadResult()
-    # The bare JSON beside the command record, so jq and fio's tools read it as is.
-    raw = ctx.artifacts_dir / "fio-fsync-latency.json"
-    raw.write_text(out.stdout)
-    result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+    result.artifacts.append(keep_json(ctx, out, "fio-fsync-latency"))
     result.metrics = fsync_latency_metrics(out.stdout)
     result.metrics.append(
         Metric(
