@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pgfsbench.metrics import Metric
+from pgfsbench.metrics import Metric, Series
 from pgfsbench.workloads.pgbench_output import LatencyHistogram, _open_log
 
 
@@ -157,6 +157,23 @@ class Capacity:
             ),
             None,
         )
+
+    def curves(self, latency: str, rate: str, rate_unit: str, lag: str = "") -> list[Series]:
+        """The probes as curves over the rate asked for (the unthrottled one at the rate
+        it reached), named ``latency`` (ms), ``rate`` (what each probe got, in
+        ``rate_unit``) and ``lag`` (ms; "": none); a probe over the target by skips or
+        failures (infinite percentile) has no latency point."""
+        lat = Series(latency, "ms")
+        got = Series(rate, rate_unit)
+        lags = Series(lag, "ms")
+        for p in sorted(self.probes, key=lambda p: p.rate if p.rate is not None else p.tps):
+            x = p.rate if p.rate is not None else p.tps
+            got.points.append((x, p.tps))
+            if math.isfinite(p.latency_ms):
+                lat.points.append((x, p.latency_ms))
+            if lag and p.lag_ms is not None:
+                lags.points.append((x, p.lag_ms))
+        return [s for s in (lat, got, lags) if s.points]
 
     def metrics(
         self,

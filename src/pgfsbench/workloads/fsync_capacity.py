@@ -16,7 +16,6 @@ latency curve is kept as series for the report's chart.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -148,15 +147,8 @@ def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
 
 
 def curve(cap: Capacity) -> list[Series]:
-    """The probes over the rate asked for (the unthrottled one at the rate it reached)."""
-    lat = Series(CURVE, "ms")
-    rate = Series(CURVE_RATE, "syncs/s")
-    for p in sorted(cap.probes, key=lambda p: p.rate if p.rate is not None else p.tps):
-        x = p.rate if p.rate is not None else p.tps
-        rate.points.append((x, p.tps))
-        if math.isfinite(p.latency_ms):
-            lat.points.append((x, p.latency_ms))
-    return [s for s in (lat, rate) if s.points]
+    """The probes' fdatasync latency and rate reached over the rate asked for."""
+    return cap.curves(CURVE, CURVE_RATE, "syncs/s")
 
 
 def run(ctx: RunContext, params: FsyncCapacityWorkload) -> WorkloadResult:
