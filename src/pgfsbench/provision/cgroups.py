@@ -74,6 +74,21 @@ def locate_hierarchies(
     return sorted(found, key=lambda place: place[0])
 
 
+def v2_lacks(mount: Path, controller: str) -> str | None:
+    """Why the cgroup v2 hierarchy at ``mount`` cannot serve: it has no ``controller``
+    (one line naming those it has), else None."""
+    try:
+        controllers = (mount / "cgroup.controllers").read_text().split()
+    except OSError:
+        controllers = []
+    if controller not in controllers:
+        return (
+            f"cgroup v2 at {mount} has no {controller} controller (it has: "
+            f"{', '.join(controllers) or 'none'})"
+        )
+    return None
+
+
 def first_usable(
     feature: str,
     needs_root: str,

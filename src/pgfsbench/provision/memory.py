@@ -112,15 +112,8 @@ def _usable(h: MemoryHierarchy) -> str | None:
         if not os.access(h.home, os.W_OK):
             return f"{h.home} is not writable (read-only cgroup mount?)"
         return None
-    try:
-        controllers = (h.mount / "cgroup.controllers").read_text().split()
-    except OSError:
-        controllers = []
-    if "memory" not in controllers:
-        return (
-            f"cgroup v2 at {h.mount} has no memory controller (it has: "
-            f"{', '.join(controllers) or 'none'})"
-        )
+    if reason := cgroups.v2_lacks(h.mount, "memory"):
+        return reason
     if not os.access(h.mount, os.W_OK):
         return f"{h.mount} is not writable (read-only cgroup mount?)"
     return None

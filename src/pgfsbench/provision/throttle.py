@@ -167,16 +167,8 @@ def _usable(h: Hierarchy) -> str | None:
                 f"cgroup v1 blkio at {h.mount} has no throttling files (kernel built "
                 "without CONFIG_BLK_DEV_THROTTLING)"
             )
-    else:
-        try:
-            controllers = (h.mount / "cgroup.controllers").read_text().split()
-        except OSError:
-            controllers = []
-        if "io" not in controllers:
-            return (
-                f"cgroup v2 at {h.mount} has no io controller (it has: "
-                f"{', '.join(controllers) or 'none'})"
-            )
+    elif reason := cgroups.v2_lacks(h.mount, "io"):
+        return reason
     if not h.home.is_dir():
         return f"cannot find this process's own cgroup ({h.home})"
     if not os.access(h.mount, os.W_OK):
