@@ -185,17 +185,20 @@ class Capacity:
         resolution: str,
         max_probes: int,
         unthrottled: str,
+        latency: str,
     ) -> list[Metric]:
         """The figures every capacity search gives, named ``prefix.name`` (the capacity),
-        ``prefix.max_name``, ``prefix.bracket_high`` and ``prefix.probes``: ``how`` says
-        for each bound how the capacity was found, ``resolution`` what stopped a search
-        at its resolution, ``unthrottled`` what the unthrottled probe's figure is."""
+        ``prefix.max_name``, ``prefix.bracket_high``, ``prefix.probes`` and, where a
+        probe is the capacity, ``prefix.latency_ms``: ``how`` says for each bound how the
+        capacity was found, ``resolution`` what stopped a search at its resolution,
+        ``unthrottled`` what the unthrottled probe's figure is, ``latency`` what the
+        latency at the capacity is."""
         stop = {
             "resolution": resolution,
             "budget": f"probe budget ({max_probes}) spent",
             "floor": "below the lowest rate",
         }.get(self.stopped, self.stopped)
-        return [
+        metrics = [
             Metric(f"{prefix}.{name}", self.tps, unit, True, f"{how[self.bound]}; {stop}"),
             Metric(f"{prefix}.max_{name}", self.probes[0].tps, unit, True, unthrottled),
             Metric(
@@ -207,6 +210,9 @@ class Capacity:
             ),
             Metric(f"{prefix}.probes", len(self.probes), "probes", None, stop),
         ]
+        if (at := self.at_capacity()) is not None:
+            metrics.append(Metric(f"{prefix}.latency_ms", at.latency_ms, "ms", None, latency))
+        return metrics
 
 
 def search(

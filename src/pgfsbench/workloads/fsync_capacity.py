@@ -117,7 +117,7 @@ def probe_result(
 
 def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
     target = f"p{params.percentile:g} fdatasync <= {params.latency_ms:g} ms"
-    m = cap.metrics(
+    return cap.metrics(
         "fsync_capacity",
         "syncs_per_s",
         "syncs/s",
@@ -131,19 +131,8 @@ def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
         resolution=f"bracket within {params.resolution:.0%} (or adjacent whole rates)",
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's rate",
+        latency=f"p{params.percentile:g} of fdatasync at the capacity",
     )
-    at = cap.at_capacity()
-    if at is not None:
-        m.append(
-            Metric(
-                "fsync_capacity.latency_ms",
-                at.latency_ms,
-                "ms",
-                None,
-                f"p{params.percentile:g} of fdatasync at the capacity",
-            )
-        )
-    return m
 
 
 def curve(cap: Capacity) -> list[Series]:

@@ -139,28 +139,19 @@ def _metrics(params: PgbenchCapacityWorkload, cap: Capacity) -> list[Metric]:
         resolution=f"bracket within {params.resolution:.0%}",
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's throughput",
+        latency=f"p{params.percentile:g} at the capacity, schedule lag included",
     )
     at = cap.at_capacity()
-    if at is not None:
+    if at is not None and at.lag_ms is not None:
         m.append(
             Metric(
-                "pgbench_capacity.latency_ms",
-                at.latency_ms,
+                "pgbench_capacity.lag_ms",
+                at.lag_ms,
                 "ms",
                 None,
-                f"p{params.percentile:g} at the capacity, schedule lag included",
+                f"p{params.percentile:g} of the schedule lag alone at the capacity",
             )
         )
-        if at.lag_ms is not None:
-            m.append(
-                Metric(
-                    "pgbench_capacity.lag_ms",
-                    at.lag_ms,
-                    "ms",
-                    None,
-                    f"p{params.percentile:g} of the schedule lag alone at the capacity",
-                )
-            )
     return m
 
 
