@@ -25,6 +25,7 @@ from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.capacity_search import Capacity, Probe, search
 from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
+from pgfsbench.workloads.fsync_latency import fdatasync_job
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -82,18 +83,16 @@ def fio_argv(
     fio: str, filename: str, params: FsyncCapacityWorkload, rate: float | None
 ) -> list[str]:
     return [
-        fio,
-        f"--name={JOB}",
-        f"--filename={filename}",
-        "--rw=write",
-        f"--bs={size_to_bytes(params.block_size)}",
-        f"--size={size_to_bytes(params.size)}",
-        "--overwrite=1",  # allocated blocks, as WAL's pre-zeroed segments (fsync-latency)
-        "--fdatasync=1",
-        "--ioengine=sync",
-        "--time_based",
-        f"--runtime={params.probe_seconds}",
-        *([f"--ramp_time={params.probe_warmup}"] if params.probe_warmup else []),
+        # fsync-latency's job (each write overwrites allocated blocks), rate-limited
+        *fdatasync_job(
+            fio,
+            JOB,
+            filename,
+            params.block_size,
+            params.size,
+            params.probe_seconds,
+            params.probe_warmup,
+        ),
         *([f"--rate_iops={round(rate)}"] if rate is not None else []),
         f"--percentile_list={params.percentile:g}",
         "--output-format=json",
