@@ -21,6 +21,7 @@ from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads import basebackup
 from pgfsbench.workloads.basebackup import BasebackupWorkload, backup_metrics, tree_bytes
 from pgfsbench.workloads.parallel_scan import ScanTiming, parse_explain_documents, sweep_metrics
+from pgfsbench.workloads.scratch import drop_scratch
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -315,3 +316,33 @@ def test_no_charts_without_data(tmp_path: Path):
     campaign = _campaign(tmp_path, with_data=False)
     assert scan_chart(campaign) is None
     assert basebackup_chart(campaign) is None
+
+
+def _dropping_ctx(exit_code: int) -> SimpleNamespace:
+    """Just enough of a RunContext for scratch.drop_scratch: psql's commands are kept."""
+    seen: list[tuple[list[str], str]] = []
+
+    def tool(argv: list[str], stem: str) -> CommandResult:
+        seen.append((argv, stem))
+        result = CommandResult(tuple(argv), exit_code, "", "server closed the connection", 0.1)
+        if exit_code:
+            raise CommandFailed(result)
+        return result
+
+    return SimpleNamespace(
+        seen=seen, tool=tool, cluster=SimpleNamespace(psql_argv=lambda commands: commands)
+    )
+
+
+@pytest.mark.parametrize(("state", "dropped"), [("-", True), ("1.2", False)])
+def test_drop_scratch_drops_the_extension_only_when_it_installed_it(state, dropped):
+    ctx = _dropping_ctx(0)
+    drop_scratch(ctx, "t", "pg_prewarm", state, ok=True)
+    extension = ["DROP EXTENSION IF EXISTS pg_prewarm"] if dropped else []
+    assert ctx.seen == [(["DROP TABLE IF EXISTS t", *extension], "drop")]
+
+
+def test_drop_scratch_raises_only_after_a_run_that_went_well():
+    drop_scratch(_dropping_ctx(1), "t", "pg_prewarm", "-", ok=False)  # the first error stands
+    with pytest.raises(CommandFailed):
+        drop_scratch(_dropping_ctx(1), "t", "pg_prewarm", "-", ok=True)

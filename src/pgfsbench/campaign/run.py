@@ -604,15 +604,8 @@ class Campaign:
             finished("failed", f"internal error: {exc!r}")
             return None
         finally:
-            for a in ctx.kept:  # tool outputs: they explain a failure too
-                store.add_artifact(
-                    a.kind,
-                    a.path,
-                    target_id=target_id,
-                    run_id=run_id,
-                    command=a.command,
-                    exit_code=a.exit_code,
-                )
+            # tool outputs: they explain a failure too
+            store.add_artifacts(ctx.kept, target_id=target_id, run_id=run_id)
         store.add_result(run_id, target_id, result)  # with its status 'ok'
         finished("ok", result=result)
         return result

@@ -11,6 +11,7 @@ from rich.text import Text
 from pgfsbench.render.comparison import Comparison
 from pgfsbench.render.formats import COMPARISON, OutputFormat
 from pgfsbench.render.values import MARK_STYLE
+from pgfsbench.render.verdict_text import print_verdicts
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
@@ -103,21 +104,7 @@ def _verdicts(comparison: Comparison, console: Console) -> None:
     """The verdict lines; a caveat every verdict shares is said once, at the end."""
     from pgfsbench.render.compare import footer
 
-    verdicts = comparison.verdicts
-    shared = [
-        c
-        for c in (verdicts[0].caveats if verdicts else [])
-        if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)
-    ]
-    for v in verdicts:
-        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
-        if v.warning:
-            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
-        for caveat in v.caveats:
-            if caveat not in shared:
-                console.print(Text(f"  ⓘ {caveat}", style="yellow"))
-    for caveat in shared:
-        console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
+    print_verdicts(comparison.verdicts, console)
     for note in comparison.notes:
         console.print(Text(f"ⓘ {note}", style="yellow"))
     console.print(Text(footer(comparison.table), style="dim"))

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pgfsbench.filesystems.optionvalues import integer, one_of, power_of_two_or_zero
 from pgfsbench.filesystems.recipe import (
     CLONE,
-    COMPRESSION,
-    SNAPSHOT,
     GeometryReader,
     LogSetup,
     Offer,
     Recipe,
     StripeOptions,
+    no_snapshot_no_compression,
 )
 from pgfsbench.filesystems.textfacts import number, snake
 
@@ -283,8 +282,7 @@ def offers(provenance: dict) -> dict[str, Offer]:
     fs = provenance.get("fs") or "ext"
     return {
         CLONE: Offer(False, f"{fs} cannot share blocks: a clone is a copy"),
-        SNAPSHOT: Offer(False, f"{fs} has no snapshots"),
-        COMPRESSION: Offer(False, f"{fs} does not compress"),
+        **no_snapshot_no_compression(fs),
     }
 
 

@@ -65,6 +65,15 @@ class Offer:
     how: str  # "XFS made with reflink=1 shares blocks", "ext4 cannot share blocks"
 
 
+def no_snapshot_no_compression(name: str) -> dict[str, Offer]:
+    """The offers of a filesystem that stores blocks as written (ext*, XFS): no
+    snapshots, no compression."""
+    return {
+        SNAPSHOT: Offer(False, f"{name} has no snapshots"),
+        COMPRESSION: Offer(False, f"{name} does not compress"),
+    }
+
+
 def _offers_nothing(provenance: dict) -> dict[str, Offer]:
     return {}
 

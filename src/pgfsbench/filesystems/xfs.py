@@ -7,14 +7,13 @@ import re
 from pgfsbench.filesystems.optionvalues import integer, one_of, size
 from pgfsbench.filesystems.recipe import (
     CLONE,
-    COMPRESSION,
-    SNAPSHOT,
     GeometryReader,
     LogSetup,
     Offer,
     Recipe,
     StripeOptions,
     geometry_facts,
+    no_snapshot_no_compression,
 )
 from pgfsbench.filesystems.textfacts import number
 
@@ -180,8 +179,7 @@ def offers(provenance: dict) -> dict[str, Offer]:
             if reflink == 1
             else Offer(False, "XFS made with reflink=0 cannot share blocks")
         ),
-        SNAPSHOT: Offer(False, "XFS has no snapshots"),
-        COMPRESSION: Offer(False, "XFS does not compress"),
+        **no_snapshot_no_compression("XFS"),
     }
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import releaser
@@ -29,6 +31,8 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 # cgroup v2: the throttle's cgroup holds no process (so a memory cgroup may be made
 # under it); pgfsbench and the tools it starts go into this child of it.
 THROTTLE_LEAF = "pgfsbench"
+
+H = TypeVar("H")
 
 
 def _inside(path: str, root: str) -> str | None:
@@ -68,6 +72,49 @@ def locate_hierarchies(
             continue
         found.append((version, Path(m.mount_point), Path(m.mount_point) / relative))
     return sorted(found, key=lambda place: place[0])
+
+
+def v2_lacks(mount: Path, controller: str) -> str | None:
+    """Why the cgroup v2 hierarchy at ``mount`` cannot serve: it has no ``controller``
+    (one line naming those it has), else None."""
+    try:
+        controllers = (mount / "cgroup.controllers").read_text().split()
+    except OSError:
+        controllers = []
+    if controller not in controllers:
+        return (
+            f"cgroup v2 at {mount} has no {controller} controller (it has: "
+            f"{', '.join(controllers) or 'none'})"
+        )
+    return None
+
+
+def first_usable(
+    feature: str,
+    needs_root: str,
+    find: Callable[[str, str], Sequence[H]],
+    usable: Callable[[H], str | None],
+    with_unmounted: Callable[[Sequence[H], list[str]], list[str]],
+    fix: str,
+) -> H | str:
+    """The first hierarchy ``find`` gives (from this process's cgroups and mounts) that
+    ``usable`` finds no fault with, or why there is none, one line naming ``feature``
+    and ending with ``fix``: root is needed (``needs_root`` says why), the cgroups could
+    not be read, or every reason ``usable`` gave, to which ``with_unmounted(found,
+    reasons)`` adds those of the hierarchies that are not mounted."""
+    if os.geteuid() != 0:
+        return f"{feature} needs root ({needs_root}): {fix}"
+    try:
+        hierarchies = find(PROC_CGROUP.read_text(), MOUNTINFO.read_text())
+    except OSError as exc:
+        return f"{feature}: cannot read this process's cgroups: {exc}: {fix}"
+    reasons = []
+    for h in hierarchies:
+        if (reason := usable(h)) is None:
+            return h
+        reasons.append(reason)
+    reasons = with_unmounted(hierarchies, reasons)
+    return f"{feature} is not possible here: {'; '.join(reasons)}: {fix}"
 
 
 def support(found: object) -> str | None:

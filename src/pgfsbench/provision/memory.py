@@ -112,15 +112,8 @@ def _usable(h: MemoryHierarchy) -> str | None:
         if not os.access(h.home, os.W_OK):
             return f"{h.home} is not writable (read-only cgroup mount?)"
         return None
-    try:
-        controllers = (h.mount / "cgroup.controllers").read_text().split()
-    except OSError:
-        controllers = []
-    if "memory" not in controllers:
-        return (
-            f"cgroup v2 at {h.mount} has no memory controller (it has: "
-            f"{', '.join(controllers) or 'none'})"
-        )
+    if reason := cgroups.v2_lacks(h.mount, "memory"):
+        return reason
     if not os.access(h.mount, os.W_OK):
         return f"{h.mount} is not writable (read-only cgroup mount?)"
     return None
@@ -130,22 +123,16 @@ def _hierarchy() -> MemoryHierarchy | str:
     """The hierarchy to limit memory in, or why there is none (one line)."""
     if reason := memory_controller_missing():
         return reason
-    if os.geteuid() != 0:
-        return f"memory needs root (it creates a memory cgroup for the server): {_FIX}"
-    try:
-        hierarchies = find_memory_hierarchies(
-            cgroups.PROC_CGROUP.read_text(), cgroups.MOUNTINFO.read_text()
-        )
-    except OSError as exc:
-        return f"memory: cannot read this process's cgroups: {exc}: {_FIX}"
-    reasons = []
-    for h in hierarchies:
-        if (reason := _usable(h)) is None:
-            return h
-        reasons.append(reason)
-    if not hierarchies:
-        reasons.append("no cgroup v1 memory hierarchy and no cgroup v2 hierarchy is mounted")
-    return f"memory is not possible here: {'; '.join(reasons)}: {_FIX}"
+    return cgroups.first_usable(
+        "memory",
+        "it creates a memory cgroup for the server",
+        find_memory_hierarchies,
+        _usable,
+        lambda found, reasons: (
+            reasons or ["no cgroup v1 memory hierarchy and no cgroup v2 hierarchy is mounted"]
+        ),
+        _FIX,
+    )
 
 
 def memory_controller_missing() -> str | None:

@@ -46,7 +46,7 @@ import errno
 import itertools
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,16 +167,8 @@ def _usable(h: Hierarchy) -> str | None:
                 f"cgroup v1 blkio at {h.mount} has no throttling files (kernel built "
                 "without CONFIG_BLK_DEV_THROTTLING)"
             )
-    else:
-        try:
-            controllers = (h.mount / "cgroup.controllers").read_text().split()
-        except OSError:
-            controllers = []
-        if "io" not in controllers:
-            return (
-                f"cgroup v2 at {h.mount} has no io controller (it has: "
-                f"{', '.join(controllers) or 'none'})"
-            )
+    elif reason := cgroups.v2_lacks(h.mount, "io"):
+        return reason
     if not h.home.is_dir():
         return f"cannot find this process's own cgroup ({h.home})"
     if not os.access(h.mount, os.W_OK):
@@ -186,25 +178,25 @@ def _usable(h: Hierarchy) -> str | None:
 
 def _hierarchy() -> Hierarchy | str:
     """The hierarchy to throttle in, or why there is none (one line)."""
-    if os.geteuid() != 0:
-        return f"throttle needs root (it creates a cgroup and moves pgfsbench into it): {_FIX}"
-    try:
-        hierarchies = find_hierarchies(
-            cgroups.PROC_CGROUP.read_text(), cgroups.MOUNTINFO.read_text()
-        )
-    except OSError as exc:
-        return f"throttle: cannot read this process's cgroups: {exc}: {_FIX}"
-    reasons = []
-    for h in hierarchies:
-        reason = _usable(h)
-        if reason is None:
-            return h
-        reasons.append(reason)
-    if not any(h.version == 1 for h in hierarchies):
-        reasons.insert(0, "no cgroup v1 blkio hierarchy is mounted")
-    if not any(h.version == 2 for h in hierarchies):
-        reasons.append("no cgroup v2 hierarchy is mounted")
-    return f"throttle is not possible here: {'; '.join(reasons)}: {_FIX}"
+    return cgroups.first_usable(
+        "throttle",
+        "it creates a cgroup and moves pgfsbench into it",
+        find_hierarchies,
+        _usable,
+        _with_unmounted,
+        _FIX,
+    )
+
+
+def _with_unmounted(found: Sequence[Hierarchy], reasons: list[str]) -> list[str]:
+    """``reasons`` (v1's first), with a missing v1 hierarchy said first, a missing v2
+    one last."""
+    versions = {h.version for h in found}
+    return (
+        ([] if 1 in versions else ["no cgroup v1 blkio hierarchy is mounted"])
+        + reasons
+        + ([] if 2 in versions else ["no cgroup v2 hierarchy is mounted"])
+    )
 
 
 def throttle_support() -> str | None:

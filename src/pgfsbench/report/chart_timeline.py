@@ -30,6 +30,7 @@ from pgfsbench.report.charts import (
     stacked_rows,
     target_colors,
     target_trace,
+    warmup_band,
     warmup_seconds,
     whole_seconds,
 )
@@ -198,21 +199,7 @@ def _timeline(
     shapes = []
     warm = max((warmup_seconds(g.median) for g in groups), default=0.0)
     if warm:
-        shapes.append(
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "y domain",
-                "x0": 0,
-                "x1": warm,
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": "#bbbbbb",
-                "opacity": 0.3,
-                "line": {"width": 0},
-                "layer": "below",
-            }
-        )
+        shapes.append(warmup_band(warm, "y domain"))
     return {
         "data": traces,
         "layout": layout(height, annotations=notes, shapes=shapes, hovermode="x", **axes),

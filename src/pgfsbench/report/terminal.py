@@ -35,6 +35,7 @@ from pgfsbench.render.values import (
     spread_text,
     verdict_mark,
 )
+from pgfsbench.render.verdict_text import print_verdicts
 from pgfsbench.store.read import Campaign
 
 
@@ -183,23 +184,10 @@ def render_summary(
     if not table.rows:
         console.print(Text("No metrics recorded.", style="yellow"))
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
-    shared = [
-        c
-        for c in (lines[0].caveats if lines else [])
-        if len(lines) > 1 and all(c in v.caveats for v in lines)
-    ]
     if lines:
         console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
         console.print(Rule("verdicts", align="left", style="dim"))
-    for v in lines:
-        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
-        if v.warning:
-            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
-        for caveat in v.caveats:
-            if caveat not in shared:
-                console.print(Text(f"  ⓘ {caveat}", style="yellow"))
-    for caveat in shared:
-        console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
+    print_verdicts(lines, console)
     stops = {
         (m["workload"], m["label"]): m["text"]  # 'auto' only: a fixed count is no news
         for m in campaign.schedule.get("measurements", [])

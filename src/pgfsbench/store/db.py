@@ -19,11 +19,12 @@ import os
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
 from pgfsbench.errors import ResultsUnwritable, UserError
-from pgfsbench.metrics import WorkloadResult
+from pgfsbench.metrics import Artifact, WorkloadResult
 from pgfsbench.store.version import SCHEMA_VERSION, migrate_sqlite, refuse_newer, sqlite_version
 
 DB_NAME = "results.db"
@@ -315,15 +316,7 @@ class Store:
                 "INSERT INTO series VALUES (?,?,?,?,?)",
                 [(run_id, s.name, s.unit, t, v) for s in result.series for t, v in s.points],
             )
-        for a in result.artifacts:
-            self.add_artifact(
-                a.kind,
-                a.path,
-                target_id=target_id,
-                run_id=run_id,
-                command=a.command,
-                exit_code=a.exit_code,
-            )
+        self.add_artifacts(result.artifacts, target_id=target_id, run_id=run_id)
 
     @_writes
     def add_artifact(
@@ -352,6 +345,18 @@ class Store:
                 exit_code,
             ),
         )
+
+    def add_artifacts(self, artifacts: Iterable[Artifact], *, target_id: int, run_id: int) -> None:
+        """A run's artifacts (its tools' outputs, with their commands and exit codes)."""
+        for a in artifacts:
+            self.add_artifact(
+                a.kind,
+                a.path,
+                target_id=target_id,
+                run_id=run_id,
+                command=a.command,
+                exit_code=a.exit_code,
+            )
 
 
 def _make_reserve(path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -37,9 +38,8 @@ class BasebackupWorkload(WorkloadBase):
     type: Literal["basebackup"]
 
 
-def tree_bytes(root: Path) -> int:
-    """Apparent size of every regular file under ``root`` (symlinks not followed)."""
-    total = 0
+def regular_files(root: Path) -> Iterator[os.stat_result]:
+    """The lstat of every regular file under ``root`` (symlinks not followed)."""
     for dirpath, _dirs, files in os.walk(root):
         for name in files:
             try:
@@ -47,8 +47,12 @@ def tree_bytes(root: Path) -> int:
             except FileNotFoundError:
                 continue  # a running server removes temp files and recycles WAL as we walk
             if stat.S_ISREG(st.st_mode):
-                total += st.st_size
-    return total
+                yield st
+
+
+def tree_bytes(root: Path) -> int:
+    """Apparent size of every regular file under ``root`` (symlinks not followed)."""
+    return sum(st.st_size for st in regular_files(root))
 
 
 def take_basebackup(ctx: RunContext, dest: Path, stem: str, *extra: str) -> CommandResult:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pgfsbench.metrics import Metric
+from pgfsbench.metrics import Metric, Series
 from pgfsbench.workloads.pgbench_output import LatencyHistogram, _open_log
 
 
@@ -158,6 +158,23 @@ class Capacity:
             None,
         )
 
+    def curves(self, latency: str, rate: str, rate_unit: str, lag: str = "") -> list[Series]:
+        """The probes as curves over the rate asked for (the unthrottled one at the rate
+        it reached), named ``latency`` (ms), ``rate`` (what each probe got, in
+        ``rate_unit``) and ``lag`` (ms; "": none); a probe over the target by skips or
+        failures (infinite percentile) has no latency point."""
+        lat = Series(latency, "ms")
+        got = Series(rate, rate_unit)
+        lags = Series(lag, "ms")
+        for p in sorted(self.probes, key=lambda p: p.rate if p.rate is not None else p.tps):
+            x = p.rate if p.rate is not None else p.tps
+            got.points.append((x, p.tps))
+            if math.isfinite(p.latency_ms):
+                lat.points.append((x, p.latency_ms))
+            if lag and p.lag_ms is not None:
+                lags.points.append((x, p.lag_ms))
+        return [s for s in (lat, got, lags) if s.points]
+
     def metrics(
         self,
         prefix: str,
@@ -168,17 +185,20 @@ class Capacity:
         resolution: str,
         max_probes: int,
         unthrottled: str,
+        latency: str,
     ) -> list[Metric]:
         """The figures every capacity search gives, named ``prefix.name`` (the capacity),
-        ``prefix.max_name``, ``prefix.bracket_high`` and ``prefix.probes``: ``how`` says
-        for each bound how the capacity was found, ``resolution`` what stopped a search
-        at its resolution, ``unthrottled`` what the unthrottled probe's figure is."""
+        ``prefix.max_name``, ``prefix.bracket_high``, ``prefix.probes`` and, where a
+        probe is the capacity, ``prefix.latency_ms``: ``how`` says for each bound how the
+        capacity was found, ``resolution`` what stopped a search at its resolution,
+        ``unthrottled`` what the unthrottled probe's figure is, ``latency`` what the
+        latency at the capacity is."""
         stop = {
             "resolution": resolution,
             "budget": f"probe budget ({max_probes}) spent",
             "floor": "below the lowest rate",
         }.get(self.stopped, self.stopped)
-        return [
+        metrics = [
             Metric(f"{prefix}.{name}", self.tps, unit, True, f"{how[self.bound]}; {stop}"),
             Metric(f"{prefix}.max_{name}", self.probes[0].tps, unit, True, unthrottled),
             Metric(
@@ -190,6 +210,9 @@ class Capacity:
             ),
             Metric(f"{prefix}.probes", len(self.probes), "probes", None, stop),
         ]
+        if (at := self.at_capacity()) is not None:
+            metrics.append(Metric(f"{prefix}.latency_ms", at.latency_ms, "ms", None, latency))
+        return metrics
 
 
 def search(

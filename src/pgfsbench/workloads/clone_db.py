@@ -133,19 +133,9 @@ def prepare(ctx: RunContext, params: CloneDbWorkload) -> list[Metric]:
         return []
     ctx.require_free(3 * params.scale * BYTES_PER_SCALE, "clone-db's template")
     ctx.tool(
-        [
-            ctx.cluster.bins.tool("psql"),
-            "-X",
-            "-v",
-            "ON_ERROR_STOP=1",
-            *ctx.cluster.conn_args(),
-            "-d",
-            "postgres",
-            "-c",
-            f"DROP DATABASE IF EXISTS {TEMPLATE}",
-            "-c",
-            f"CREATE DATABASE {TEMPLATE}",
-        ],
+        ctx.cluster.psql_argv(
+            [f"DROP DATABASE IF EXISTS {TEMPLATE}", f"CREATE DATABASE {TEMPLATE}"]
+        ),
         "clone-db-template-create",
     )
     out = ctx.tool(
@@ -173,30 +163,21 @@ def prepare(ctx: RunContext, params: CloneDbWorkload) -> list[Metric]:
 
 def _create(ctx: RunContext, method: str) -> tuple[float | None, float | None, str]:
     """Time and space of one CREATE DATABASE; (None, None, why) when the server refused."""
-    psql = [
-        ctx.cluster.bins.tool("psql"),
-        "-X",
-        "-v",
-        "ON_ERROR_STOP=1",
-        *ctx.cluster.conn_args(),
-        "-d",
-        "postgres",
-    ]
+    psql = ctx.cluster.psql_argv
     ctx.tool(
-        [*psql, "-c", f"DROP DATABASE IF EXISTS {CLONE}", "-c", "CHECKPOINT"],
+        psql([f"DROP DATABASE IF EXISTS {CLONE}", "CHECKPOINT"]),
         f"clone-db-{method}-before",
     )
     os.sync()
     before = free_bytes(str(ctx.target.workdir))
     try:
         out = ctx.tool(
-            [
-                *psql,
-                "-c",
-                f"SET file_copy_method = {method}",
-                "-c",
-                f"CREATE DATABASE {CLONE} TEMPLATE {TEMPLATE} STRATEGY = FILE_COPY",
-            ],
+            psql(
+                [
+                    f"SET file_copy_method = {method}",
+                    f"CREATE DATABASE {CLONE} TEMPLATE {TEMPLATE} STRATEGY = FILE_COPY",
+                ]
+            ),
             f"clone-db-{method}",
         )
     except CommandFailed as exc:
@@ -204,7 +185,7 @@ def _create(ctx: RunContext, method: str) -> tuple[float | None, float | None, s
         return None, None, "not offered: " + (lines[0].strip() if lines else "server refused")
     os.sync()
     used = max(0, before - free_bytes(str(ctx.target.workdir)))
-    ctx.tool([*psql, "-c", f"DROP DATABASE {CLONE}"], f"clone-db-{method}-drop")
+    ctx.tool(psql([f"DROP DATABASE {CLONE}"]), f"clone-db-{method}-drop")
     return out.seconds, float(used), ""
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,10 +48,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from pgfsbench.errors import CommandFailed, UserError
+from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import pg_memory_bytes
 from pgfsbench.workloads.kind import EST_WRITE_RATE, MB, WorkloadBase, WorkloadKind
+from pgfsbench.workloads.scratch import drop_scratch, extension_state, psql
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -265,13 +265,8 @@ def scan_metrics(scan: str, cold: Sequence[ScanResult], warm: ScanResult | None)
 # --- running it ------------------------------------------------------------------------
 
 
-def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
-    """One psql session running ``commands`` in order; its output kept as an artifact."""
-    return ctx.tool(ctx.cluster.psql_argv(commands), stem).stdout
-
-
 def _load(ctx: RunContext, params: ColdScanWorkload) -> None:
-    _psql(
+    psql(
         ctx,
         [
             "SELECT setseed(0.25)",  # the same table every time
@@ -285,14 +280,6 @@ def _load(ctx: RunContext, params: ColdScanWorkload) -> None:
             f"VACUUM (FREEZE, ANALYZE) {TABLE}",
         ],
         "load",
-    )
-
-
-def _buffercache_state(ctx: RunContext) -> str:
-    """'' without the extension, '-' when available, else its installed version."""
-    return ctx.cluster.sql(
-        "SELECT coalesce(installed_version, '-') FROM "
-        "pg_available_extensions WHERE name = 'pg_buffercache'"
     )
 
 
@@ -333,7 +320,7 @@ def drop_from_page_cache(files: Iterable[Path]) -> int:
 
 
 def _evict(ctx: RunContext) -> None:
-    _psql(
+    psql(
         ctx,
         [
             f"SELECT * FROM pg_buffercache_evict_relation('{TABLE}')",
@@ -369,7 +356,7 @@ def _device_reads(devices: list[str]) -> int | None:
 def _timed(ctx: RunContext, params: ColdScanWorkload, scan: str, stem: str) -> ScanResult:
     devices = _devices(ctx)
     before = _device_reads(devices)
-    out = _psql(
+    out = psql(
         ctx,
         [
             "SET max_parallel_workers_per_gather = 0",
@@ -402,7 +389,7 @@ def _check_larger_than_buffers(ctx: RunContext, table_bytes: int) -> None:
 
 def run(ctx: RunContext, params: ColdScanWorkload) -> WorkloadResult:
     ctx.require_free(estimate_disk_bytes(params), "the cold-scan table")
-    state = _buffercache_state(ctx)
+    state = extension_state(ctx, "pg_buffercache")
     if not state:
         raise UserError(
             "cold-scan needs the pg_buffercache extension (PostgreSQL 18's, with "
@@ -412,7 +399,7 @@ def run(ctx: RunContext, params: ColdScanWorkload) -> WorkloadResult:
     ok = False
     try:
         if state == "-":
-            _psql(ctx, ["CREATE EXTENSION pg_buffercache"], "extension")
+            psql(ctx, ["CREATE EXTENSION pg_buffercache"], "extension")
         if ctx.cluster.sql(
             "SELECT count(*) FROM pg_proc WHERE proname = 'pg_buffercache_evict_relation'"
         ) in ("", "0"):
@@ -434,14 +421,7 @@ def run(ctx: RunContext, params: ColdScanWorkload) -> WorkloadResult:
             metrics += scan_metrics(scan, cold, warm)
         ok = True
     finally:
-        cleanup = [f"DROP TABLE IF EXISTS {TABLE}"]
-        if state == "-":  # we installed it
-            cleanup.append("DROP EXTENSION IF EXISTS pg_buffercache")
-        try:
-            _psql(ctx, cleanup, "drop")
-        except (CommandFailed, OSError, subprocess.TimeoutExpired):
-            if ok:
-                raise
+        drop_scratch(ctx, TABLE, "pg_buffercache", state, ok)
     metrics += [
         Metric("cold_scan.table_mb", table_bytes / MB, "MB", None, "informational: the table"),
         Metric("cold_scan.index_mb", index_bytes / MB, "MB", None, "informational: its index"),

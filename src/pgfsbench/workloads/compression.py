@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import TYPE_CHECKING, Literal
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.workloads.basebackup import regular_files
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -208,16 +208,11 @@ def tree_sizes(root: Path) -> tuple[int, int]:
     once (symlinks not followed)."""
     apparent = allocated = 0
     seen: set[int] = set()
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(dirpath, name))
-            except FileNotFoundError:
-                continue  # a running server removes temp files and recycles WAL as we walk
-            if stat.S_ISREG(st.st_mode) and st.st_ino not in seen:
-                seen.add(st.st_ino)
-                apparent += st.st_size
-                allocated += st.st_blocks * 512
+    for st in regular_files(root):
+        if st.st_ino not in seen:
+            seen.add(st.st_ino)
+            apparent += st.st_size
+            allocated += st.st_blocks * 512
     return apparent, allocated
 
 

@@ -22,12 +22,14 @@ from pydantic import Field
 
 from pgfsbench.errors import UserError
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pgfsbench.workloads.base import RunContext
 
 LAYOUT_BS = 2**20
@@ -100,6 +102,17 @@ def layout_argv(fio: str, filename: str, size: int) -> list[str]:
     ]
 
 
+def lay_out(ctx: RunContext, fio: str, test_file: Path, size: int, stem: str) -> None:
+    """Write the whole test file before the timed jobs (``layout_argv``)."""
+    run_fio(
+        ctx,
+        layout_argv(fio, str(test_file), size),
+        stem,
+        cwd=ctx.target.workdir,
+        timeout=120 + size / 5e6,
+    )  # even at 5 MB/s
+
+
 def cell_argv(fio: str, filename: str, cell: Cell, params: FileioWorkload) -> list[str]:
     # psync at depth 1: fio would cap a synchronous engine's depth at 1 anyway.
     engine = "libaio" if params.iodepth > 1 else "psync"
@@ -133,13 +146,7 @@ def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
     test_file = ctx.target.workdir / "fileio.fio"
     result = WorkloadResult()
     try:
-        run_fio(
-            ctx,
-            layout_argv(fio, str(test_file), size),
-            "fio-fileio-layout",
-            cwd=ctx.target.workdir,
-            timeout=120 + size / 5e6,
-        )  # even at 5 MB/s
+        lay_out(ctx, fio, test_file, size, "fio-fileio-layout")
         for cell in matrix:
             out = run_fio(
                 ctx,
@@ -148,10 +155,7 @@ def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
                 cwd=ctx.target.workdir,
                 timeout=(params.seconds + params.warmup) * 3 + 120,
             )
-            # The bare JSON beside the command record, so jq and fio's tools read it as is.
-            raw = ctx.artifacts_dir / f"fio-{cell.name}.json"
-            raw.write_text(out.stdout)
-            result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+            result.artifacts.append(keep_json(ctx, out, f"fio-{cell.name}"))
             result.metrics += cell_metrics(cell, out.stdout)
     finally:
         test_file.unlink(missing_ok=True)

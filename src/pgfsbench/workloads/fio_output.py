@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pgfsbench import proc
 from pgfsbench.errors import CommandFailed, UserError
+from pgfsbench.metrics import Artifact
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -45,6 +46,14 @@ def run_fio(ctx: RunContext, argv: list[str], stem: str, **kwargs) -> proc.Comma
         raise ValueError(
             f"fio exited {result.exit_code}: {failure_reason(result.stdout, result.stderr)}"
         ) from exc
+
+
+def keep_json(ctx: RunContext, out: proc.CommandResult, stem: str) -> Artifact:
+    """fio's bare JSON as ``stem``.json beside the command record, so jq and fio's tools
+    read it as is."""
+    raw = ctx.artifacts_dir / f"{stem}.json"
+    raw.write_text(out.stdout)
+    return Artifact("fio-json", raw, out.argv, out.exit_code)
 
 
 def failure_reason(stdout: str, stderr: str) -> str:

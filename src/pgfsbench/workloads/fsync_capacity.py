@@ -16,16 +16,16 @@ latency curve is kept as series for the report's chart.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, Series, WorkloadResult
+from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.capacity_search import Capacity, Probe, search
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
+from pgfsbench.workloads.fsync_latency import fdatasync_job
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -83,18 +83,16 @@ def fio_argv(
     fio: str, filename: str, params: FsyncCapacityWorkload, rate: float | None
 ) -> list[str]:
     return [
-        fio,
-        f"--name={JOB}",
-        f"--filename={filename}",
-        "--rw=write",
-        f"--bs={size_to_bytes(params.block_size)}",
-        f"--size={size_to_bytes(params.size)}",
-        "--overwrite=1",  # allocated blocks, as WAL's pre-zeroed segments (fsync-latency)
-        "--fdatasync=1",
-        "--ioengine=sync",
-        "--time_based",
-        f"--runtime={params.probe_seconds}",
-        *([f"--ramp_time={params.probe_warmup}"] if params.probe_warmup else []),
+        # fsync-latency's job (each write overwrites allocated blocks), rate-limited
+        *fdatasync_job(
+            fio,
+            JOB,
+            filename,
+            params.block_size,
+            params.size,
+            params.probe_seconds,
+            params.probe_warmup,
+        ),
         *([f"--rate_iops={round(rate)}"] if rate is not None else []),
         f"--percentile_list={params.percentile:g}",
         "--output-format=json",
@@ -118,7 +116,7 @@ def probe_result(
 
 def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
     target = f"p{params.percentile:g} fdatasync <= {params.latency_ms:g} ms"
-    m = cap.metrics(
+    return cap.metrics(
         "fsync_capacity",
         "syncs_per_s",
         "syncs/s",
@@ -132,31 +130,13 @@ def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
         resolution=f"bracket within {params.resolution:.0%} (or adjacent whole rates)",
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's rate",
+        latency=f"p{params.percentile:g} of fdatasync at the capacity",
     )
-    at = cap.at_capacity()
-    if at is not None:
-        m.append(
-            Metric(
-                "fsync_capacity.latency_ms",
-                at.latency_ms,
-                "ms",
-                None,
-                f"p{params.percentile:g} of fdatasync at the capacity",
-            )
-        )
-    return m
 
 
 def curve(cap: Capacity) -> list[Series]:
-    """The probes over the rate asked for (the unthrottled one at the rate it reached)."""
-    lat = Series(CURVE, "ms")
-    rate = Series(CURVE_RATE, "syncs/s")
-    for p in sorted(cap.probes, key=lambda p: p.rate if p.rate is not None else p.tps):
-        x = p.rate if p.rate is not None else p.tps
-        rate.points.append((x, p.tps))
-        if math.isfinite(p.latency_ms):
-            lat.points.append((x, p.latency_ms))
-    return [s for s in (lat, rate) if s.points]
+    """The probes' fdatasync latency and rate reached over the rate asked for."""
+    return cap.curves(CURVE, CURVE_RATE, "syncs/s")
 
 
 def run(ctx: RunContext, params: FsyncCapacityWorkload) -> WorkloadResult:
@@ -179,9 +159,7 @@ def run(ctx: RunContext, params: FsyncCapacityWorkload) -> WorkloadResult:
             # the first probe lays the file out at disk speed first
             timeout=(params.probe_seconds + params.probe_warmup) * 3 + 120 + size / 5e6,
         )
-        raw = ctx.artifacts_dir / f"{stem}.json"
-        raw.write_text(out.stdout)
-        result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+        result.artifacts.append(keep_json(ctx, out, stem))
         return probe_result(out.stdout, params, rate)[0]
 
     try:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -41,14 +41,19 @@ class FsyncLatencyWorkload(WorkloadBase):
     )
 
 
-def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]:
+def fdatasync_job(
+    fio: str, job: str, filename: str, block_size: str, size: str, seconds: int, warmup: int
+) -> list[str]:
+    """fio writing ``block_size`` blocks over a file of ``size``, each followed by
+    fdatasync, for ``seconds`` after ``warmup`` (left out of the stats); the options
+    that follow (a rate, percentiles, the output format) are the caller's."""
     return [
         fio,
-        f"--name={JOB}",
+        f"--name={job}",
         f"--filename={filename}",
         "--rw=write",
-        f"--bs={size_to_bytes(params.block_size)}",
-        f"--size={size_to_bytes(params.size)}",  # bytes: no doubt about fio's unit base
+        f"--bs={size_to_bytes(block_size)}",
+        f"--size={size_to_bytes(size)}",  # bytes: no doubt about fio's unit base
         # Lay the file out before the timed phase so every write overwrites
         # allocated blocks, as WAL does in its pre-zeroed segments (and as
         # pg_test_fsync does): an fdatasync is not also committing a file growth.
@@ -56,8 +61,16 @@ def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]
         "--fdatasync=1",
         "--ioengine=sync",
         "--time_based",
-        f"--runtime={params.seconds}",
-        *([f"--ramp_time={params.warmup}"] if params.warmup else []),  # not in the stats
+        f"--runtime={seconds}",
+        *([f"--ramp_time={warmup}"] if warmup else []),  # not in the stats
+    ]
+
+
+def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]:
+    return [
+        *fdatasync_job(
+            fio, JOB, filename, params.block_size, params.size, params.seconds, params.warmup
+        ),
         "--output-format=json",
     ]
 
@@ -79,10 +92,7 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
     finally:
         test_file.unlink(missing_ok=True)
     result = WorkloadResult()
-    # The bare JSON beside the command record, so jq and fio's tools read it as is.
-    raw = ctx.artifacts_dir / "fio-fsync-latency.json"
-    raw.write_text(out.stdout)
-    result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+    result.artifacts.append(keep_json(ctx, out, "fio-fsync-latency"))
     result.metrics = fsync_latency_metrics(out.stdout)
     result.metrics.append(
         Metric(

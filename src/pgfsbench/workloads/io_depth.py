@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator
 
 from pgfsbench.fields import Size
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fileio import layout_argv
-from pgfsbench.workloads.fio_output import IoStats, fio_binary, parse_fio_json, run_fio
+from pgfsbench.workloads.fileio import lay_out
+from pgfsbench.workloads.fio_output import IoStats, fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
@@ -93,13 +93,7 @@ def run(ctx: RunContext, params: IoDepthWorkload) -> WorkloadResult:
     result = WorkloadResult()
     outputs: dict[str, str] = {}
     try:
-        run_fio(
-            ctx,
-            layout_argv(fio, str(test_file), size),
-            "fio-iodepth-layout",
-            cwd=ctx.target.workdir,
-            timeout=120 + size / 5e6,
-        )
+        lay_out(ctx, fio, test_file, size, "fio-iodepth-layout")
         for name, rw, depth in points(params):
             out = run_fio(
                 ctx,
@@ -108,9 +102,7 @@ def run(ctx: RunContext, params: IoDepthWorkload) -> WorkloadResult:
                 cwd=ctx.target.workdir,
                 timeout=(params.seconds + params.warmup) * 3 + 120,
             )
-            raw = ctx.artifacts_dir / f"fio-iodepth-{name}.json"
-            raw.write_text(out.stdout)
-            result.artifacts.append(Artifact("fio-json", raw, out.argv, out.exit_code))
+            result.artifacts.append(keep_json(ctx, out, f"fio-iodepth-{name}"))
             outputs[name] = out.stdout
     finally:
         test_file.unlink(missing_ok=True)

@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from pgfsbench.errors import CommandFailed
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
+from pgfsbench.workloads.scratch import drop_scratch, extension_state, psql
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -202,14 +201,9 @@ def sweep_metrics(timings: Mapping[int, list[ScanTiming]]) -> list[Metric]:
 # --- running it ------------------------------------------------------------------------
 
 
-def _psql(ctx: RunContext, commands: list[str], stem: str) -> str:
-    """One psql session running ``commands`` in order; its output kept as an artifact."""
-    return ctx.tool(ctx.cluster.psql_argv(commands), stem).stdout
-
-
 def _load(ctx: RunContext, params: ParallelScanWorkload) -> None:
     most = max(params.workers)
-    _psql(
+    psql(
         ctx,
         [
             f"DROP TABLE IF EXISTS {TABLE}",
@@ -224,23 +218,15 @@ def _load(ctx: RunContext, params: ParallelScanWorkload) -> None:
     )
 
 
-def _prewarm_state(ctx: RunContext) -> str:
-    """'' without the extension (no contrib), '-' when available, else its installed version."""
-    return ctx.cluster.sql(
-        "SELECT coalesce(installed_version, '-') FROM "
-        "pg_available_extensions WHERE name = 'pg_prewarm'"
-    )
-
-
 def _warm(ctx: RunContext, prewarm: str) -> None:
     """Bring the table into memory, with pg_prewarm when the server has it."""
     if not prewarm:
-        _psql(ctx, [SCAN], "warm")  # a plain scan caches the table in the OS page cache
+        psql(ctx, [SCAN], "warm")  # a plain scan caches the table in the OS page cache
         return
     install = ["CREATE EXTENSION pg_prewarm"] if prewarm == "-" else []
     # 'read' fills the OS page cache with every block; 'buffer' then puts as many as
     # fit in shared buffers.
-    _psql(
+    psql(
         ctx,
         [
             *install,
@@ -254,7 +240,7 @@ def _warm(ctx: RunContext, prewarm: str) -> None:
 def _sweep(ctx: RunContext, params: ParallelScanWorkload) -> dict[int, list[ScanTiming]]:
     timings: dict[int, list[ScanTiming]] = {}
     for n in params.workers:
-        out = _psql(
+        out = psql(
             ctx,
             [
                 f"SET max_parallel_workers_per_gather = {n}",
@@ -287,7 +273,7 @@ def _check_rows(timings: Mapping[int, list[ScanTiming]], rows: int) -> None:
 
 def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
     ctx.require_free(params.rows * (EST_ROW_BYTES + EST_SPILL_BYTES), "the parallel-scan table")
-    prewarm = _prewarm_state(ctx)
+    prewarm = extension_state(ctx, "pg_prewarm")
     ok = False
     try:
         _load(ctx, params)
@@ -296,16 +282,7 @@ def run(ctx: RunContext, params: ParallelScanWorkload) -> WorkloadResult:
         timings = _sweep(ctx, params)
         ok = True
     finally:
-        # Leave the cluster as we found it for the workloads that follow.
-        cleanup = [f"DROP TABLE IF EXISTS {TABLE}"]
-        if prewarm == "-":  # we installed it
-            cleanup.append("DROP EXTENSION IF EXISTS pg_prewarm")
-        try:
-            _psql(ctx, cleanup, "drop")
-        except (CommandFailed, OSError, subprocess.TimeoutExpired):
-            if ok:
-                raise
-            # else: the server may be gone; the first error is the one to report
+        drop_scratch(ctx, TABLE, "pg_prewarm", prewarm, ok)
     _check_rows(timings, params.rows)
     result = WorkloadResult(metrics=sweep_metrics(timings))
     result.metrics.append(

@@ -10,7 +10,6 @@ curve is kept as series for the report's chart.
 
 from __future__ import annotations
 
-import math
 import shutil
 from typing import TYPE_CHECKING, Literal
 
@@ -140,46 +139,25 @@ def _metrics(params: PgbenchCapacityWorkload, cap: Capacity) -> list[Metric]:
         resolution=f"bracket within {params.resolution:.0%}",
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's throughput",
+        latency=f"p{params.percentile:g} at the capacity, schedule lag included",
     )
     at = cap.at_capacity()
-    if at is not None:
+    if at is not None and at.lag_ms is not None:
         m.append(
             Metric(
-                "pgbench_capacity.latency_ms",
-                at.latency_ms,
+                "pgbench_capacity.lag_ms",
+                at.lag_ms,
                 "ms",
                 None,
-                f"p{params.percentile:g} at the capacity, schedule lag included",
+                f"p{params.percentile:g} of the schedule lag alone at the capacity",
             )
         )
-        if at.lag_ms is not None:
-            m.append(
-                Metric(
-                    "pgbench_capacity.lag_ms",
-                    at.lag_ms,
-                    "ms",
-                    None,
-                    f"p{params.percentile:g} of the schedule lag alone at the capacity",
-                )
-            )
     return m
 
 
 def curve(cap: Capacity) -> list[Series]:
-    """The probes as curves over the rate asked for (the unthrottled one at the rate it
-    reached); a probe over the target by skips or failures (infinite percentile) has no
-    latency point."""
-    lat = Series(CURVE, "ms")
-    tps = Series(CURVE_TPS, "tx/s")
-    lag = Series(CURVE_LAG, "ms")
-    for p in sorted(cap.probes, key=lambda p: p.rate if p.rate is not None else p.tps):
-        x = p.rate if p.rate is not None else p.tps
-        tps.points.append((x, p.tps))
-        if math.isfinite(p.latency_ms):
-            lat.points.append((x, p.latency_ms))
-        if p.lag_ms is not None:
-            lag.points.append((x, p.lag_ms))
-    return [s for s in (lat, tps, lag) if s.points]
+    """The probes' latency, tps and schedule lag over the rate asked for."""
+    return cap.curves(CURVE, CURVE_TPS, "tx/s", CURVE_LAG)
 
 
 def run(ctx: RunContext, params: PgbenchCapacityWorkload) -> WorkloadResult:

@@ -1,0 +1,32 @@
+"""The verdict lines as the terminal shows them, for ``show`` (report/terminal.py) and
+``compare`` (export/text.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from pgfsbench.analysis.verdicts import VerdictLine
+
+
+def print_verdicts(verdicts: Sequence[VerdictLine], console: Console) -> None:
+    """Each verdict with its warning and caveats; a caveat every verdict shares is said
+    once, at the end."""
+    shared = [
+        c
+        for c in (verdicts[0].caveats if verdicts else [])
+        if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)
+    ]
+    for v in verdicts:
+        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
+        if v.warning:
+            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
+        for caveat in v.caveats:
+            if caveat not in shared:
+                console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    for caveat in shared:
+        console.print(Text(f"ⓘ every measurement: {caveat}", style="yellow"))
