@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pgfsbench.analysis.table import Table
+from pgfsbench.analysis.verdicts import VerdictLine
 from pgfsbench.cli import app
-from pgfsbench.export.markdown import _number, _plain
+from pgfsbench.export.markdown import _number, _plain, comparison_markdown
+from pgfsbench.render.verdict_text import shared_caveats
 from tests.unit.test_export import RUN_ERROR, SKIP_REASON, build_results
 from tests.unit.test_fail_if_worse import ROUNDS, _store
 
@@ -110,3 +113,21 @@ def test_what_each_filesystem_offers_as_advise_says_it(tmp_path) -> None:
     assert "Measured where the campaign ran it, else from each filesystem's facts." in md
     assert "- **ext4**: reflink clone: no (measured): fell back to copy" in md
     assert "- **xfs, not measured**: reflink clone, no snapshot, no compression" in md
+
+
+def test_a_caveat_every_verdict_shares_is_said_once(tmp_path) -> None:
+    """The loop device's and the virtual disk's caveats stand under every verdict of a
+    campaign on loop images: the document says each once, after the verdicts, as show
+    and compare do (a caveat of one verdict alone stays under it)."""
+
+    def line(title: str, caveats: list[str]) -> VerdictLine:
+        v = VerdictLine(title, "", "pgbench.tps", "tx/s", "winner", "a", f"{title}: a", {})
+        v.caveats = caveats
+        return v
+
+    verdicts = [line("pgbench", ["loop", "virtio", "cpu"]), line("fsync", ["loop", "virtio"])]
+    assert shared_caveats(verdicts) == ["loop", "virtio"]
+    assert shared_caveats(verdicts[:1]) == []  # one verdict: its caveats stay under it
+    md = comparison_markdown(Table(["a"], "a", []), [], verdicts)
+    assert md.count("loop") == 1 and md.count("virtio") == 1
+    assert "- ⓘ every measurement: loop" in md and "  - ⓘ cpu" in md

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pgfsbench.render.comparison import Comparison
 from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.render.verdict_text import shared_caveats
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
@@ -70,10 +71,12 @@ def comparison_markdown(
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |")
     if verdicts:
         out += ["", "**Verdicts**", ""]
+        shared = shared_caveats(verdicts)
         for v in verdicts:
             warning = f" ⚠ **{v.warning}**" if v.warning else ""
             out.append(f"- **{v.title}**: {v.text}{warning}")
-            out += [f"  - ⓘ {caveat}" for caveat in v.caveats]
+            out += [f"  - ⓘ {caveat}" for caveat in v.caveats if caveat not in shared]
+        out += [f"- ⓘ every measurement: {caveat}" for caveat in shared]
     out += ["", f"_{footer(table)}_", ""]
     return "\n".join(out)
 

@@ -1,5 +1,5 @@
 """The verdict lines as the terminal shows them, for ``show`` (report/terminal.py) and
-``compare`` (export/text.py)."""
+``compare`` (export/text.py); which caveats they all share, for the Markdown too."""
 
 from __future__ import annotations
 
@@ -13,14 +13,20 @@ if TYPE_CHECKING:
     from pgfsbench.analysis.verdicts import VerdictLine
 
 
-def print_verdicts(verdicts: Sequence[VerdictLine], console: Console) -> None:
-    """Each verdict with its warning and caveats; a caveat every verdict shares is said
-    once, at the end."""
-    shared = [
+def shared_caveats(verdicts: Sequence[VerdictLine]) -> list[str]:
+    """The caveats every one of several verdicts has (the loop device, the virtual disk):
+    said once after them, not under each."""
+    return [
         c
         for c in (verdicts[0].caveats if verdicts else [])
         if len(verdicts) > 1 and all(c in v.caveats for v in verdicts)
     ]
+
+
+def print_verdicts(verdicts: Sequence[VerdictLine], console: Console) -> None:
+    """Each verdict with its warning and caveats; a caveat every verdict shares is said
+    once, at the end."""
+    shared = shared_caveats(verdicts)
     for v in verdicts:
         console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
         if v.warning:
