@@ -194,16 +194,22 @@ def test_the_counted_bootstrap_gives_the_very_medians_of_the_sorting_one(n):
 def test_the_design_reads_the_descriptive_measurements_the_campaign_kept(demo):
     """design_for takes the stored schedule's descriptive measurements instead of
     validating the whole plan: the same set where both exist, the kept one otherwise.
-    (The fixture predates planned looks: given them here, as a current plan has.)"""
+    (The campaign kept its set; `without` is a schedule from before it did.)"""
     from pgfsbench.analysis.stored_design import descriptive_measurements, design_for
 
     campaign = load_campaign(demo, series=False)
-    plan = {**campaign.plan, "repetitions": {**campaign.plan["repetitions"], "looks": 3}}
+    plan = campaign.plan
+    assert "looks" in plan["repetitions"]  # planned looks: the path that reads the set
     found = descriptive_measurements(plan)
-    assert found == {("pgbench-init", ""), ("fsync", "")}
+    assert found == {("pgbench-init", "")}
     design = dict(campaign.schedule["design"])
+    assert design["descriptive"] == sorted(map(list, found))  # what the campaign kept
+    without = {
+        **campaign.schedule,
+        "design": {k: v for k, v in design.items() if k != "descriptive"},
+    }
     kept = {**campaign.schedule, "design": {**design, "descriptive": sorted(map(list, found))}}
-    assert design_for(plan, kept) == design_for(plan, campaign.schedule)
+    assert design_for(plan, kept) == design_for(plan, without)
     assert design_for(plan, kept).descriptive == found
     other = {**campaign.schedule, "design": {**design, "descriptive": [["pgbench", "clients=4"]]}}
     assert design_for(plan, other).descriptive == {("pgbench", "clients=4")}
