@@ -123,6 +123,23 @@ def test_compare_at_80_columns_breaks_no_word_and_states_shared_caveats_once(dem
     assert "btrfs vs base" in wide
 
 
+@pytest.mark.parametrize("width", [80, 50])
+def test_list_wraps_under_its_own_indent(demo, width):
+    """A campaign's lines wrap between words, each continuation under the line's indent:
+    the host's machine id or a long path never starts a line at column 0."""
+    from typer.testing import CliRunner
+
+    from pgfsbench.cli import app
+
+    out = CliRunner().invoke(app, ["list", str(demo)], env={"COLUMNS": str(width)}).output
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= width
+    assert lines[-1] == "1 campaign"
+    heads = [ln for ln in lines[:-1] if not ln.startswith(" ")]
+    assert heads == [lines[0]] and lines[0].startswith("20261127-")
+    assert "on vm (3d1219c7)" in " ".join(ln.strip() for ln in lines)  # the fixture's host
+
+
 @pytest.mark.parametrize("fmt", ["text", "conf"])
 def test_advise_holds_at_80_columns_with_comments_on_their_own_lines(demo, fmt):
     from typer.testing import CliRunner

@@ -24,8 +24,18 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{s:02d}s"
 
 
+def _print_hanging(console: Console, text: Text, indent: int) -> None:
+    """``text`` wrapped at the console's width between words, each continuation line
+    indented under the first (a long host or path never starts at column 0)."""
+    lines = text.wrap(console, max(20, console.width - indent))
+    for i, line in enumerate(lines):
+        line.rstrip()
+        console.print(Text(" " * indent) + line if i else line, soft_wrap=True)
+
+
 def list_text(summaries: list[Summary], console: Console) -> None:
-    """Three lines a campaign: what and where; its UUID and source; its verdicts."""
+    """Three lines a campaign (wrapped with a hanging indent where the terminal is
+    narrow): what and where; its UUID and source; its verdicts."""
     for s in summaries:
         host = s.host.get("hostname") or "?"
         if s.host.get("machine_id"):
@@ -35,13 +45,13 @@ def list_text(summaries: list[Summary], console: Console) -> None:
         head.append(s.status, style="green" if s.status == "ok" else "yellow")
         head.append(f"  {_when(s.started)}  took {_duration(s.duration_s)}  on {host}")
         # Text objects: names and paths may contain "[...]", which is markup to rich.
-        console.print(head)
+        _print_hanging(console, head, 2)
         where = s.results_dir + ("" if s.source == s.results_dir else "  (from the store)")
-        console.print(Text(f"  {s.uuid}  {where}", style="dim"))
+        _print_hanging(console, Text(f"  {s.uuid}  {where}", style="dim"), 4)
         verdicts = (campaign_answer(s.verdicts) if s.verdicts else "") or s.problem or "no verdicts"
         if any(v.warning for v in s.verdicts):
             verdicts += " (a leader is not crash-safe)"
-        console.print(Text(f"  {verdicts}"))
+        _print_hanging(console, Text(f"  {verdicts}"), 4)
     console.print(f"{len(summaries)} campaign{'s' if len(summaries) != 1 else ''}")
 
 
