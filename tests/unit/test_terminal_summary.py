@@ -90,6 +90,12 @@ def test_the_brief_summary_is_the_verdicts_alone(demo):
     assert len(lines) < 25 and not [ln for ln in lines if "─" in ln or "ⓘ" in ln]
 
 
+def test_the_full_table_states_a_caveat_every_verdict_shares_once(demo):
+    lines = shown(render_table, load_campaign(demo), width=200)
+    virtio = [ln for ln in lines if "on a virtual disk (virtio)" in ln]
+    assert len(virtio) == 1 and virtio[0].startswith("ⓘ every measurement: ")
+
+
 def test_the_full_table_heads_each_measurement(demo):
     lines = shown(render_table, load_campaign(demo), width=200)
     heads = [

@@ -143,12 +143,7 @@ def _full_footer(campaign: Campaign, table: Table, console: Console) -> None:
                 )
             )
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
-    for v in lines:
-        console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
-        if v.warning:
-            console.print(Text(f"  ⚠ {v.warning}", style="red bold"))
-        for caveat in v.caveats:
-            console.print(Text(f"  ⓘ {caveat}", style="yellow"))
+    print_verdicts(lines, console)  # a caveat every verdict shares said once
     # Measurements without a verdict (one target) still say what their runs measured.
     covered = {(v.workload, v.label) for v in lines}
     for workload, label in dict.fromkeys((r.workload, r.label) for r in campaign.runs):
