@@ -337,6 +337,15 @@ def test_io_method_another_value_only_when_decided_better_than_the_default(tmp_p
     assert "on cold bitmap heap scan time and worse on none" in s.why and len(s.figures) == 3
     assert by_name(a, "io_workers").value == "3"  # PostgreSQL 18's default, kept
     assert "every target ran them" in by_name(a, "io_workers").why
+    # a default kept is flagged (the report counts it apart), a value decided better is not
+    assert by_name(a, "io_workers").default and not s.default
+    from pgfsbench.report.html import render_report
+
+    shown = advise(load_campaign(results)).settings  # the report's own pick
+    n, kept = len(shown), sum(x.default for x in shown)
+    assert 0 < kept < n
+    html = render_report(load_campaign(results))
+    assert f"{n} settings recommended, {kept} of them defaults kept, with the" in html
 
 
 def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
@@ -350,7 +359,7 @@ def test_effective_io_concurrency_keeps_16_when_no_value_beats_it(tmp_path):
     )
     a = advise(load_campaign(results), "eic16")
     s = by_name(a, "effective_io_concurrency")
-    assert s.value == "16"
+    assert s.value == "16" and s.default
     assert s.why.startswith("PostgreSQL 18's default, kept: no other value was decided better")
     assert "worse on cold bitmap heap scan time (eic1)" in s.why
     assert "(eic64)" in s.why  # equivalent, or not told apart: either way no reason to move
@@ -606,3 +615,25 @@ def test_a_figure_leads_with_the_metrics_name_and_the_id_beside_it():
     assert seq.text() == "readcost.seq_8k_us: 100 µs (n=5)"  # no name: the id alone
     ratio = Figure("a", "io-depth", "", "readcost.rand_seq_ratio", "", 0.9, None, 1)
     assert ratio.value_text() == "0.9 (n=1)"
+
+
+def test_the_report_says_defaults_kept_are_not_recommendations(tmp_path):
+    """The demo campaign compares filesystems at PostgreSQL 18's defaults: its report's
+    advice panel says its settings were kept at their defaults, not "recommended"."""
+    import gzip
+    import shutil
+
+    from pgfsbench.report.html import render_report
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
+    results = tmp_path / "r"
+    results.mkdir()
+    with gzip.open(fixture) as packed, open(results / "results.db", "wb") as db:
+        shutil.copyfileobj(packed, db)
+    campaign = load_campaign(results)
+    settings = advise(campaign).settings
+    assert settings and all(s.default for s in settings)
+    html = render_report(campaign)
+    n = len(settings)
+    assert f"{n} settings kept at their defaults (nothing measured did better)" in html
+    assert "settings recommended" not in html

@@ -52,6 +52,7 @@ class Setting:
     why: str  # the rule that turned the figures into the value, or why it is omitted
     figures: list[Figure] = field(default_factory=list)
     note: str = ""  # a caveat about the value (a knee at the deepest depth measured)
+    default: bool = False  # the software's own default, kept: nothing measured beat it
 
 
 @dataclass

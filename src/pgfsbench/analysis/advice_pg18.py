@@ -123,7 +123,7 @@ def _kept(table: Table, names: list[str], how: str, twins: list[StoredTarget]) -
             said = _said(*_judge(table, ref, twins, heads), everyone=others)
             who = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
             why += f"; {who} against {ref.name}, at the same values: {said}"
-    return [Setting(POSTGRES, n, PG18_IO_DEFAULTS[n], why, figures) for n in names]
+    return [Setting(POSTGRES, n, PG18_IO_DEFAULTS[n], why, figures, default=True) for n in names]
 
 
 def _heads(table: Table, group: list[StoredTarget]) -> list[Row]:
@@ -215,6 +215,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             default,
             f"PostgreSQL 18's default, kept: none of the targets varying {name} ({values}) "
             "runs every I/O setting at its default, so nothing measured compares against it",
+            default=True,
         )
     heads = _heads(table, group)
     if not heads:
@@ -224,6 +225,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
             default,
             f"PostgreSQL 18's default, kept: the targets differing only in {name} "
             f"({values}) share no measured headline metric",
+            default=True,
         )
     better, worse, same, open_ = _judge(table, ref, group, heads)
     figures = [f for r in heads for t in group if (f := figure(r, t.name))]
@@ -248,6 +250,7 @@ def _compare_io(table: Table, group: list[StoredTarget], name: str, default: str
         f"PostgreSQL 18's default, kept: no other value was decided better than "
         f"{ref.name}'s ({values}): " + _said(better, worse, same, open_),
         figures,
+        default=True,
     )
 
 
