@@ -620,17 +620,10 @@ def test_a_figure_leads_with_the_metrics_name_and_the_id_beside_it():
 def test_the_report_says_defaults_kept_are_not_recommendations(tmp_path):
     """The demo campaign compares filesystems at PostgreSQL 18's defaults: its report's
     advice panel says its settings were kept at their defaults, not "recommended"."""
-    import gzip
-    import shutil
-
     from pgfsbench.report.html import render_report
+    from tests.unit.demo_campaign import unpack_demo
 
-    fixture = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
-    results = tmp_path / "r"
-    results.mkdir()
-    with gzip.open(fixture) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
-    campaign = load_campaign(results)
+    campaign = load_campaign(unpack_demo(tmp_path / "r"))
     settings = advise(campaign).settings
     assert settings and all(s.default for s in settings)
     html = render_report(campaign)

@@ -4,7 +4,6 @@ command shows the same numbers. Over the stored real `quick` campaign of the doc
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import shutil
@@ -19,17 +18,12 @@ from pgfsbench.analysis.table import comparison_table
 from pgfsbench.export.json import campaign_data
 from pgfsbench.report.terminal import render_summary, render_table
 from pgfsbench.store.read import load_campaign
-
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
+from tests.unit.demo_campaign import unpack_demo
 
 
 @pytest.fixture
 def demo(tmp_path):
-    results = tmp_path / "r"
-    results.mkdir()
-    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
-    return results
+    return unpack_demo(tmp_path / "r")
 
 
 @pytest.fixture(autouse=True)

@@ -3,11 +3,9 @@ written, shell completion, global --quiet/--verbose, doctor --json, a human plan
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +18,9 @@ from typer.testing import CliRunner
 from pgfsbench import __version__, doctor
 from pgfsbench.cli import app
 from pgfsbench.plan.load import builtin_names
+from tests.unit.demo_campaign import unpack_demo
 
 ROOT = Path(__file__).parents[2]
-FIXTURE = ROOT / "tests" / "fixtures" / "quick_demo_results.db.gz"
 
 
 def pgfsbench(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -48,11 +46,7 @@ ALL = list(commands(typer.main.get_command(app)))
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    results = tmp_path_factory.mktemp("demo") / "r"
-    results.mkdir()
-    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
-    return results
+    return unpack_demo(tmp_path_factory.mktemp("demo") / "r")
 
 
 def test_version():

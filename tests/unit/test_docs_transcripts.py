@@ -7,17 +7,15 @@ stderr alone. Each runs as a reader would run it, in a directory where
 ``results/quick`` is the stored campaign the unit tests keep (the default plan as
 `make demo` ran it: tests/fixtures/quick_demo_results.db.gz), at 80 columns in UTC; no
 PostgreSQL is needed. Only trailing blanks are normalised: a changed output fails here
-until the page shows it as printed (``python tests/unit/test_docs_transcripts.py``
+until the page shows it as printed (``python -m tests.unit.test_docs_transcripts``
 rewrites the blocks from what the commands print now).
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.demo_campaign import unpack_demo
+
 ROOT = Path(__file__).parents[2]
-FIXTURE = ROOT / "tests" / "fixtures" / "quick_demo_results.db.gz"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```console\n(\$ pgfsbench .*?)^```\n", re.M | re.S)
 
@@ -93,10 +92,7 @@ def run(command: str, cwd: Path) -> str:
 
 
 def campaign_directory(parent: Path) -> Path:
-    results = parent / "results" / "quick"
-    results.mkdir(parents=True)
-    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
+    unpack_demo(parent / "results" / "quick")
     return parent
 
 
@@ -123,7 +119,7 @@ def test_the_docs_show_transcripts():
 def test_a_transcript_shows_what_the_command_prints(printed, transcript):
     assert normalise(transcript.shown) == normalise(printed[transcript.id]), (
         f"{transcript.id}: `{transcript.command}` prints otherwise now; "
-        "python tests/unit/test_docs_transcripts.py rewrites the docs' blocks"
+        "python -m tests.unit.test_docs_transcripts rewrites the docs' blocks"
     )
 
 

@@ -3,27 +3,18 @@ headline rows exactly: the headline family is decided apart from the other rows.
 
 from __future__ import annotations
 
-import gzip
-import shutil
-from pathlib import Path
-
 import pytest
 
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
 from pgfsbench.store.read import load_campaign
-
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
+from tests.unit.demo_campaign import unpack_demo
 
 
 @pytest.fixture
 def demo(tmp_path):
-    results = tmp_path / "r"
-    results.mkdir()
-    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
-    return results
+    return unpack_demo(tmp_path / "r")
 
 
 def _facts(row: Row) -> list:

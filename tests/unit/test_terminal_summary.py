@@ -5,10 +5,7 @@ fixture small (the summary reads neither)."""
 
 from __future__ import annotations
 
-import gzip
 import io
-import shutil
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -16,17 +13,12 @@ from rich.console import Console
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.report.terminal import render_summary, render_table
 from pgfsbench.store.read import load_campaign
-
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "quick_demo_results.db.gz"
+from tests.unit.demo_campaign import unpack_demo
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    results = tmp_path_factory.mktemp("demo") / "r"
-    results.mkdir()
-    with gzip.open(FIXTURE) as packed, open(results / "results.db", "wb") as db:
-        shutil.copyfileobj(packed, db)
-    return results
+    return unpack_demo(tmp_path_factory.mktemp("demo") / "r")
 
 
 def shown(render, campaign, width=80, **kwargs) -> list[str]:
