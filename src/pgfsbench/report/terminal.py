@@ -36,6 +36,7 @@ from pgfsbench.render.values import (
     verdict_mark,
 )
 from pgfsbench.render.verdict_text import print_verdicts
+from pgfsbench.report import text_table
 from pgfsbench.store.read import Campaign
 
 
@@ -97,38 +98,48 @@ def notices(campaign: Campaign) -> list[Notice]:
 
 
 def render_table(campaign: Campaign, console: Console) -> None:
-    """Print the side-by-side table, then what was skipped or failed."""
+    """Print the side-by-side table (report/text_table.py: a box where it fits the
+    console, a line per target under each metric where it does not), then what was
+    skipped or failed."""
     table = comparison_table(campaign)
     if not table.measured:
         console.print(Text("No metrics recorded.", style="yellow"))
     else:
-        rt = RichTable(title=f"{campaign.plan_name} — {campaign.id}", title_justify="left")
-        rt.add_column("metric", overflow="fold")  # wrap long names, never cut them
-        rt.add_column("unit", style="dim")
-        rt.add_column("", justify="center")
-        for name in table.targets:
-            suffix = " (baseline)" if name == table.baseline else ""
-            rt.add_column(name + suffix, justify="right")
+        title = f"{campaign.plan_name} — {campaign.id}"
+        heads = [name + (" (baseline)" if name == table.baseline else "") for name in table.targets]
+        box_rows: list[text_table.Row] = []
+        stack_rows: list[tuple[Text, list[tuple[Text, Text, Text]]]] = []
         group = None
         for row in table.rows:
             if (row.workload, row.label) != group:  # a section per measurement: mon.* rows
                 if group is not None:  # belong to the workload above them
-                    rt.add_section()
+                    box_rows.append(text_table.SECTION)
+                    stack_rows.append((Text(), []))
                 group = (row.workload, row.label)
-                rt.add_row(Text(f"{row.workload} {row.label}".strip(), style="bold underline"))
+                heading = Text(f"{row.workload} {row.label}".strip(), style="bold underline")
+                box_rows.append([heading])
+                stack_rows.append((heading, []))
             scale = row_scale(row)
-            cells = [
-                _rich_cell(row.cells[t], scale, t == table.baseline, row.unit)
+            parts = [
+                _cell_parts(row.cells[t], scale, t == table.baseline, row.unit)
                 for t in table.targets
             ]
+            cells = [Text(" ").join(p for p in cell if p.plain) for cell in parts]
             # Text objects, not markup strings: names and errors may contain "[...]".
-            rt.add_row(
-                Text(f"{row.metric} [{row.label}]" if row.label else row.metric),
-                Text(row_unit(row)),
-                Text(direction_arrow(row.higher_is_better)),
-                *cells,
-            )
-        console.print(rt)
+            metric = f"{row.metric} [{row.label}]" if row.label else row.metric
+            unit, arrow = row_unit(row), direction_arrow(row.higher_is_better)
+            box_rows.append([Text(metric), Text(unit), Text(arrow), *cells])
+            stack_rows.append((Text(metric) + Text(f"  {unit} {arrow}", style="dim"), parts))
+        columns = [
+            text_table.Column("metric"),
+            text_table.Column("unit", style="dim"),
+            text_table.Column("", justify="center"),
+            *(text_table.Column(h, justify="right") for h in heads),
+        ]
+        laid = text_table.box_table(title, columns, box_rows, console.width)
+        if laid is None:
+            laid = text_table.stacked(title, heads, stack_rows)
+        console.print(laid, soft_wrap=True)
     _full_footer(campaign, table, console)
 
 
@@ -293,17 +304,20 @@ def _disagreeing_ratios(row: Row, table: Table) -> list[str]:
 _VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}
 
 
-def _rich_cell(cell: Cell, scale: float | None, is_baseline: bool, unit: str | None = None) -> Text:
-    """A cell in ``human_unit(unit, scale)``, with ★, spread, ratio and verdict mark."""
+def _cell_parts(
+    cell: Cell, scale: float | None, is_baseline: bool, unit: str | None = None
+) -> tuple[Text, Text, Text]:
+    """A cell in ``human_unit(unit, scale)``: its value (with ★), its spread and n, and
+    its ratio to the baseline with the verdict mark; a part it lacks is empty."""
     if cell.status != "ok":
-        return Text(cell_text(cell), style="dim")
-    text = Text(format_value(cell.value, scale, unit), style="bold green" if cell.best else "")
+        return Text(cell_text(cell), style="dim"), Text(), Text()
+    value = Text(format_value(cell.value, scale, unit), style="bold green" if cell.best else "")
     if cell.best:
-        text.append(f" {BEST_MARK}", style="bold green")
-    if spread := spread_text(cell):
-        text.append(f" {spread}", style="dim")
+        value.append(f" {BEST_MARK}", style="bold green")
+    spread = Text(spread_text(cell) or "", style="dim")
+    versus = Text()
     if cell.ratio is not None and not is_baseline:
-        text.append(f" {format_ratio(cell.ratio)}", style="cyan")
+        versus.append(format_ratio(cell.ratio), style="cyan")
         if mark := verdict_mark(cell):
-            text.append(f" {mark}", style="bold")
-    return text
+            versus.append(f" {mark}", style="bold")
+    return value, spread, versus
