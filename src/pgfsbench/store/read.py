@@ -4,8 +4,10 @@ directory or from a PostgreSQL store (``load_campaign(source)``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, Series
@@ -77,7 +79,7 @@ def _direction(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _artifact(r: dict) -> StoredArtifact:
+def _artifact(r: Mapping[str, Any]) -> StoredArtifact:
     return StoredArtifact(
         r["kind"],
         r["path"],
