@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/bench_startup.py RESULTS_DIR [--runs 5] [--cold]
 
-Each command runs as a whole process (what a person starts), `--runs` times, alternated
-with `--help` so that both see the same machine; the table gives each one's median wall
-time and its ratio to the median of the `--help` runs, and the peak RSS of its slowest
-run (from wait4). RESULTS_DIR is any stored campaign (`make demo` leaves one); the read
+Each command runs as a whole process (what a person starts), `--runs` rounds of every
+command, each run right after a `--help` run so that both see the same machine; the table
+gives each command's median wall time, the median of its runs' ratios to the `--help` run
+beside them, and the peak RSS of its largest run (from wait4). RESULTS_DIR is any stored campaign (`make demo` leaves one); the read
 commands keep their bootstrap intervals in RESULTS_DIR/analysis-cache.json, so give a
 copy of a campaign you may not write into. `--cold` deletes that cache before every
 timed run (what the first read of a campaign costs when nothing wrote it).
@@ -71,27 +71,35 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache = Path(args.results) / "analysis-cache.json"
+    todo = commands(args.results)
+    for argv in todo.values():  # untimed: the bytecode cache (and the analysis cache) filled
+        timed([*CLI, *argv])
     help_times: list[float] = []
-    rows = []
-    for name, argv in commands(args.results).items():
-        timed([*CLI, *argv])  # untimed: the bytecode cache (and the analysis cache) filled
-        times, rss = [], 0
-        for _ in range(args.runs):
-            help_times.append(timed([*CLI, "--help"])[0])
+    times: dict[str, list[float]] = {name: [] for name in todo}
+    ratios: dict[str, list[float]] = {name: [] for name in todo}
+    rss: dict[str, int] = dict.fromkeys(todo, 0)
+    # Round by round, every command beside its own --help run: a spell when the machine
+    # is slower (they last seconds here) falls on both, and on every command alike.
+    for _ in range(args.runs):
+        for name, argv in todo.items():
+            base = timed([*CLI, "--help"])[0]
             if args.cold:
                 cache.unlink(missing_ok=True)
             seconds, peak = timed([*CLI, *argv])
-            times.append(seconds)
-            rss = max(rss, peak)
-        rows.append((name, statistics.median(times), rss))
-    base = statistics.median(help_times)
+            help_times.append(base)
+            times[name].append(seconds)
+            ratios[name].append(seconds / base)
+            rss[name] = max(rss[name], peak)
     print(
-        f"--help: median {base:.3f} s over {len(help_times)} runs"
+        f"--help: median {statistics.median(help_times):.3f} s over {len(help_times)} runs"
         f"{' (analysis cache deleted before each command)' if args.cold else ''}"
     )
     print(f"{'command':<20} {'median s':>9} {'× --help':>9} {'peak RSS MB':>12}")
-    for name, median, rss in rows:
-        print(f"{name:<20} {median:>9.3f} {median / base:>9.1f} {rss / 1024:>12.0f}")
+    for name in todo:
+        print(
+            f"{name:<20} {statistics.median(times[name]):>9.3f} "
+            f"{statistics.median(ratios[name]):>9.1f} {rss[name] / 1024:>12.0f}"
+        )
 
 
 if __name__ == "__main__":

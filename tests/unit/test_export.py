@@ -138,7 +138,13 @@ def test_export_structure(tmp_path: Path) -> None:
 
 
 def test_export_metrics_and_series(tmp_path: Path) -> None:
-    data = campaign_data(load_campaign(build_results(tmp_path / "res")))
+    import io
+
+    from pgfsbench.export.json import write_campaign
+
+    out = io.StringIO()  # as written: the series' (t, value) pairs are JSON arrays
+    write_campaign(load_campaign(build_results(tmp_path / "res")), out)
+    data = json.loads(out.getvalue())
     metrics = {(r["target"], m["name"]): m for r in data["runs"] for m in r["metrics"]}
     assert metrics[("xfs", "pgbench.tps")] == {
         "name": "pgbench.tps",

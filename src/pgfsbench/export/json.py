@@ -296,15 +296,12 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
             for m in r.metrics
         ],
         "series": {
-            name: {"unit": s.unit, "points": _points(s.points)} for name, s in r.series.items()
+            # (t, value) pairs as they are: orjson writes a pair as an array, a
+            # non-finite value (rare) as null
+            name: {"unit": s.unit, "points": s.points}
+            for name, s in r.series.items()
         },
     }
-
-
-def _points(points: list[tuple[float, float]]) -> list[list[float | None]]:
-    """A series' points as JSON pairs; a non-finite value (rare) as null."""
-    fin = math.isfinite
-    return [[t, v] if fin(t) and fin(v) else [_num(t), _num(v)] for t, v in points]
 
 
 def _direction(higher_is_better: bool | None) -> str:
