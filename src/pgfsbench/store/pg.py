@@ -26,7 +26,7 @@ from psycopg.types.string import TextLoader
 from pgfsbench import __version__
 from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign, campaign_from_rows
-from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows
+from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows, group_series
 from pgfsbench.store.url import shown
 from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
 
@@ -289,7 +289,8 @@ class PgStore:
                 f"ORDER BY {ORDER[name]}",
                 (uuid,),
             ).fetchall()
-        return CampaignRows(campaign, **tables), results_dir
+        grouped = group_series(tables.pop("series"))
+        return CampaignRows(campaign, series=grouped, **tables), results_dir
 
     def load_campaign(self, name: str, series: bool = True) -> Campaign:
         rows, results_dir = self.rows(self.find(name), series)

@@ -124,13 +124,8 @@ def campaign_from_rows(rows: CampaignRows, results_dir: Path) -> Campaign:
         runs[r["run_id"]].metrics.append(
             Metric(r["name"], r["value"], r["unit"], _direction(r["higher_is_better"]), r["note"])
         )
-    series: Series | None = None
-    run_id = None
-    for r in rows.series:  # by run and name: a new Series only where one begins
-        if series is None or series.name != r["name"] or run_id != r["run_id"]:
-            run_id = r["run_id"]
-            series = runs[run_id].series.setdefault(r["name"], Series(r["name"], r["unit"]))
-        series.points.append((r["t"], r["value"]))
+    for s in rows.series:
+        runs[s.run_id].series[s.name] = Series(s.name, s.unit, s.points)
     by_target: dict[str, list[StoredArtifact]] = {}
     for r in rows.artifacts:
         if r["run_id"] is not None:

