@@ -155,3 +155,20 @@ def test_metrics_section_filter() -> None:
         "fsync.open_sync_16x1kB.ops_per_s",
         "fsync.write.ops_per_s",
     ]
+
+
+def test_every_wal_sync_method_row_has_a_human_label() -> None:
+    """advise lists every method it measured: each by a name, not only fdatasync."""
+    from pgfsbench.analysis.labels import metric_label
+
+    results = parse_pg_test_fsync(fixture("pg_test_fsync_pg15.txt"))
+    labels = {m.name: metric_label(m.name) for m in fsync_metrics(results, sections=None)}
+    assert labels["fsync.open_datasync_8k.ops_per_s"] == "pg_test_fsync open_datasync ops/s"
+    assert labels["fsync.fsync_writethrough_8k.ops_per_s"] == (
+        "pg_test_fsync fsync_writethrough ops/s"
+    )
+    assert labels["fsync.fdatasync_2x8k.ops_per_s"] == (
+        "pg_test_fsync fdatasync ops/s, two 8 kB writes"
+    )
+    methods = [n for n in labels if n.endswith("_8k.ops_per_s")]
+    assert len(methods) == 5 and all(labels[n].startswith("pg_test_fsync ") for n in methods)

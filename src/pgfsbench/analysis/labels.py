@@ -10,7 +10,6 @@ _EXACT = {
     "pgbench_capacity.tps": "tx/s held at the latency target",
     "fsync_capacity.syncs_per_s": "fdatasyncs/s held at the latency target",
     "fsync_latency.sync_p99_us": "fsync p99 latency",
-    "fsync.fdatasync_8k.ops_per_s": "pg_test_fsync fdatasync ops/s",
     "basebackup.mb_per_s": "base backup MB/s",
     "pgbench_init.elapsed_s": "pgbench load time",
     "clone_db.clone_s": "CREATE DATABASE time (file_copy_method=clone)",
@@ -22,6 +21,9 @@ _EXACT = {
     "cold_scan.bitmap.s": "cold bitmap heap scan time",
 }
 _PATTERNS = [
+    # pg_test_fsync's wal_sync_method rows: one 8 kB write, or two, then the sync
+    (re.compile(r"fsync\.(\w+?)_8k\.ops_per_s"), r"pg_test_fsync \1 ops/s"),
+    (re.compile(r"fsync\.(\w+?)_2x8k\.ops_per_s"), r"pg_test_fsync \1 ops/s, two 8 kB writes"),
     (re.compile(r"iodepth\.qd(\d+)\.iops"), r"IOPS at queue depth \1"),
     (re.compile(r"parallel_scan\.workers_(\d+)\.ms"), r"parallel scan time, \1 workers"),
     (re.compile(r"seqwrite\.(\w+)\.mb_per_s"), r"\1 sequential write MB/s"),
