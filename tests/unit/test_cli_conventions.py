@@ -213,3 +213,27 @@ def test_plan_check_shows_values_as_a_plan_writes_them():
         "budget: 12 rounds or 9 min" in result.output
         or "9 min" in invoke("plan", "check", "quick").output
     )
+
+
+def test_the_read_commands_run_without_the_collector_and_give_it_back():
+    import gc
+
+    from pgfsbench.cli import app
+    from pgfsbench.cli.shared import reads
+
+    seen = []
+
+    @reads
+    def fails():
+        seen.append(gc.isenabled())
+        raise ValueError
+
+    with pytest.raises(ValueError):
+        fails()
+    assert seen == [False] and gc.isenabled()
+    marked = {
+        c.name or c.callback.__name__
+        for c in app.registered_commands
+        if getattr(c.callback, "reads", False)
+    }
+    assert marked == {"report", "show", "export", "advise", "compare", "list", "history"}

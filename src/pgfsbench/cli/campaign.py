@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.cli import shared
-from pgfsbench.cli.shared import QUIET, app, console, err, plan_names, user_errors
+from pgfsbench.cli.shared import QUIET, app, console, err, plan_names, reads, user_errors
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 
@@ -275,6 +275,7 @@ def _write_report_quietly(results: Path) -> None:
 
 @app.command(short_help="(Re)write a results directory's report.html.")
 @user_errors
+@reads
 def report(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     output: Annotated[
@@ -315,6 +316,7 @@ def report(
 
 @app.command(short_help="Print a results directory's summary, or every metric.")
 @user_errors
+@reads
 def show(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     full: Annotated[

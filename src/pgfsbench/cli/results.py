@@ -10,12 +10,13 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, err, format_help, user_errors
+from pgfsbench.cli.shared import app, err, format_help, reads, user_errors
 from pgfsbench.errors import UserError
 
 
 @app.command(short_help="Print every run and the comparison (JSON, ...).")
 @user_errors
+@reads
 def export(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     format: Annotated[
@@ -35,6 +36,7 @@ def export(
 
 @app.command(short_help="What to apply: mkfs, fstab, OS and PostgreSQL settings.")
 @user_errors
+@reads
 def advise(
     results: Annotated[Path, typer.Argument(help="a results directory", metavar="RESULTS")],
     target: Annotated[
@@ -64,6 +66,7 @@ def advise(
 
 @app.command(short_help="Compare targets of a campaign, or a baseline campaign with a contender.")
 @user_errors
+@reads
 def compare(
     results: Annotated[
         list[str],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import signal
 from typing import Annotated
 
@@ -117,4 +118,26 @@ def user_errors(func):
             err.print("[yellow]interrupted[/]")
             raise typer.Exit(exits.for_signal(exc.signum)) from None
 
+    return wrapper
+
+
+def reads(func):
+    """A command that reads stored results and exits: no garbage collection while it
+    runs. Its heap is nearly all live (imported modules, the campaign's rows) and
+    reference counting frees the rest, so a collection only walks it: ~20-30 ms of
+    `export` over 105 runs, with the same peak RSS without (export; list and history of
+    16 campaigns). A campaign (run), hours long, keeps the collector. Restored on return:
+    the tests call the commands in their own process."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    wrapper.reads = True  # type: ignore[attr-defined]  # (user_errors' wraps keeps it)
     return wrapper

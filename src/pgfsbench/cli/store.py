@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, console, err, format_help, user_errors
+from pgfsbench.cli.shared import app, console, err, format_help, reads, user_errors
 from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
@@ -51,6 +51,7 @@ def import_(
 
 @app.command("list")
 @user_errors
+@reads
 def list_(
     results: ResultsDirs = None,
     store: StoreUrl = None,
@@ -86,6 +87,7 @@ def list_(
 
 @app.command(short_help="A metric of a target over campaigns, with regression marks.")
 @user_errors
+@reads
 def history(
     results: ResultsDirs = None,
     store: StoreUrl = None,
