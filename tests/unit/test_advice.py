@@ -455,7 +455,9 @@ def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path)
         )
     )
     assert a.target == "xfs", a.chosen_by
-    assert a.chosen_by.startswith("tied with xfs-twin (equivalent within ±10%): "), a.chosen_by
+    assert a.chosen_by.startswith(
+        "tied with xfs-twin (equivalent within ±10%; first in the plan): "
+    ), a.chosen_by
     assert "behind it: ext4 −50%" in a.chosen_by
     # without an equivalence margin the noise margin is the one named
     b = advise(
@@ -468,7 +470,9 @@ def test_tied_leaders_are_named_with_the_margin_they_were_shown_within(tmp_path)
             )
         )
     )
-    assert b.chosen_by.startswith("tied with xfs-twin (equivalent within ±3%): "), b.chosen_by
+    assert b.chosen_by.startswith(
+        "tied with xfs-twin (equivalent within ±3%; first in the plan): "
+    ), b.chosen_by
 
 
 def test_io_combine_limit_is_recommended_as_written_with_its_unit(tmp_path):

@@ -129,7 +129,7 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
         )
         return fallback, f"not established: {what}; {fallback} is shown as the baseline{window}"
     leaders = [t for t in table.targets if t in pool and len(tops[t]) == best]
-    picked = leaders[0]  # ties: plan order
+    picked = leaders[0]  # ties: plan order, said so (a reader asks why this one)
     on = " and ".join(metric_label(v.metric) for v, _ in tops[picked])
     why = (
         f"in the top tier on {on}"
@@ -138,7 +138,7 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
     )
     if len(leaders) > 1:
         tie = _tie(table, [v for v, _ in tops[picked]], leaders)
-        why = f"tied with {', '.join(leaders[1:])}{tie}: " + why
+        why = f"tied with {', '.join(leaders[1:])} ({tie}; first in the plan): " + why
     # What the crash-safe rest would cost (the unsafe ones have their own section).
     losers = [
         f"{t} {_cost(table, v, picked, t)}"
@@ -151,8 +151,8 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
 
 
 def _tie(table: Table, lines: list, leaders: list[str]) -> str:
-    """' (equivalent within ±10%)' where every pair of the tied leaders was shown
-    equivalent on every measurement they lead; else ' (not told apart)'."""
+    """'equivalent within ±10%' where every pair of the tied leaders was shown
+    equivalent on every measurement they lead; else 'not told apart'."""
     rows = [
         r
         for r in table.rows
@@ -165,7 +165,7 @@ def _tie(table: Table, lines: list, leaders: list[str]) -> str:
         for i, a in enumerate(leaders)
         for b in leaders[i + 1 :]
     )
-    return f" (equivalent within ±{table.equivalence * 100:g}%)" if shown else " (not told apart)"
+    return f"equivalent within ±{table.equivalence * 100:g}%" if shown else "not told apart"
 
 
 def _cost(table: Table, line, picked: str, target: str) -> str:
