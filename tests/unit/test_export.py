@@ -224,3 +224,15 @@ def test_export_carries_each_metrics_note(tmp_path: Path) -> None:
     assert "crash-consistent" in notes["fs_snapshot.offered"]
     assert "transparent to PostgreSQL" in notes["compression.ratio"]
     assert notes["x.plain"] is None  # no note: no key
+
+
+def test_free_form_values_are_cleaned_to_valid_json() -> None:
+    """Plan params and host facts may hold anything: a non-finite float (numpy's too)
+    becomes null, a key a string, a tuple a list; the rest stays as it is."""
+    import numpy as np
+
+    from pgfsbench.export.json import _clean
+
+    cleaned = _clean({"a": np.float64("nan"), 1: (float("inf"), True, 2, 0.5), "s": "x"})
+    assert cleaned == {"a": None, "1": [None, True, 2, 0.5], "s": "x"}
+    assert json.dumps(cleaned, allow_nan=False)

@@ -316,8 +316,19 @@ def _num(x: float | None) -> float | None:
 
 
 def _clean(value: Any) -> Any:
-    """Plan params and host facts are free-form: make sure they stay valid JSON."""
-    if isinstance(value, float):
+    """Plan params and host facts are free-form: make sure they stay valid JSON (a
+    non-finite float as null, keys as strings). The exact types first: this walks every
+    value of the document (~19,000 for a 100-run campaign)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {k if type(k) is str else str(k): _clean(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_clean(v) for v in value]
+    if isinstance(value, float):  # a subclass (numpy's float64)
         return _num(value)
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
