@@ -118,6 +118,9 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
 
 
 def campaign_data(campaign: Campaign) -> dict[str, Any]:
+    """What ``export`` writes, as Python data for ``_dump``: cleaned to valid JSON but
+    for the series, whose points are the stored (t, value) tuples (orjson writes each
+    as an array and a non-finite value as null)."""
     fs_of = {t.name: t.fs for t in campaign.targets}
     return {
         **_header(EXPORT),
