@@ -5,10 +5,11 @@
 Each command runs as a whole process (what a person starts), `--runs` rounds of every
 command, each run right after a `--help` run so that both see the same machine; the table
 gives each command's median wall time, the median of its runs' ratios to the `--help` run
-beside them, and the peak RSS of its largest run (from wait4). RESULTS_DIR is any stored campaign (`make demo` leaves one); the read
-commands keep their bootstrap intervals in RESULTS_DIR/analysis-cache.json, so give a
-copy of a campaign you may not write into. `--cold` deletes that cache before every
-timed run (what the first read of a campaign costs when nothing wrote it).
+beside them, and the peak RSS of its largest run (from wait4). RESULTS_DIR is any
+stored campaign (`make demo` leaves one); the read commands keep their bootstrap
+intervals in RESULTS_DIR/analysis-cache.json, so give a copy of a campaign you may not
+write into. `--cold` deletes that cache before every timed run (what the first read of
+a campaign costs when nothing wrote it).
 """
 
 from __future__ import annotations
