@@ -91,5 +91,9 @@ def test_show_full_at_80_columns_puts_a_line_per_target_under_each_metric(tmp_pa
     block = lines[at + 1 : at + 4]
     assert len({len(ln.split(" ±")[0].split()[-1]) for ln in block}) == 2  # two widths
     assert len({ln.index(" ±") for ln in block}) == 1, block
-    wide = shown(render_table, campaign, width=250)
-    assert sum("│" in ln for ln in wide) > len(table.rows)  # the box, where it fits
+    # the second line says how wide the box would be; at that width, the box
+    need = int(lines[1].removeprefix("a line per target: side by side takes ").split()[0])
+    wide = shown(render_table, campaign, width=need)
+    assert sum("│" in ln for ln in wide) > len(table.rows)
+    assert max(len(ln) for ln in wide) == need
+    assert "│" not in "".join(shown(render_table, campaign, width=need - 1))

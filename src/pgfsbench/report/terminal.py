@@ -138,7 +138,9 @@ def render_table(campaign: Campaign, console: Console) -> None:
         ]
         laid = text_table.box_table(title, columns, box_rows, console.width)
         if laid is None:
-            laid = text_table.stacked(title, heads, stack_rows)
+            need = text_table.box_width(columns, box_rows)
+            note = f"a line per target: side by side takes {need} columns"
+            laid = text_table.stacked(title, heads, stack_rows, note)
         console.print(laid, soft_wrap=True)
     _full_footer(campaign, table, console)
 

@@ -42,15 +42,25 @@ def _pad(text: Text, width: int, justify: str) -> Text:
     return text + Text(" " * room)
 
 
-def box_table(
-    title: str, columns: Sequence[Column], rows: Sequence[Row], width: int
-) -> Text | None:
-    """The table as rich draws it, or None when it is wider than ``width``."""
+def _widths(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
     widths = [cell_len(c.header) for c in columns]
     for row in rows:
         for i, cell in enumerate(row or ()):
             widths[i] = max(widths[i], cell_len(cell.plain))
-    total = sum(w + 3 for w in widths) + 1
+    return widths
+
+
+def box_width(columns: Sequence[Column], rows: Sequence[Row]) -> int:
+    """The box's width: each column's widest cell, padded, and the rules between."""
+    return sum(w + 3 for w in _widths(columns, rows)) + 1
+
+
+def box_table(
+    title: str, columns: Sequence[Column], rows: Sequence[Row], width: int
+) -> Text | None:
+    """The table as rich draws it, or None when it is wider than ``width``."""
+    widths = _widths(columns, rows)
+    total = box_width(columns, rows)
     if total > width:
         return None
 
@@ -83,13 +93,17 @@ def box_table(
 
 
 def stacked(
-    title: str, heads: Sequence[str], rows: Sequence[tuple[Text, Sequence[Sequence[Text]]]]
+    title: str,
+    heads: Sequence[str],
+    rows: Sequence[tuple[Text, Sequence[Sequence[Text]]]],
+    note: str = "",
 ) -> Text:
     """The narrow layout: each row's name line, then a line per target (``heads``) with
     the row's parts (value, spread, ratio) in columns: the first right-aligned, the
-    others left. A row without parts is a heading; an empty one, a blank line."""
+    others left. A row without parts is a heading; an empty one, a blank line. ``note``,
+    under the title, says why this layout."""
     name_w = max((cell_len(h) for h in heads), default=0)
-    lines = [Text(title, style="italic")]
+    lines = [Text(title, style="italic")] + ([Text(note, style="dim")] if note else [])
     for name, cells in rows:
         lines.append(name)
         if not cells:
