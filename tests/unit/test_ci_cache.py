@@ -227,3 +227,7 @@ def test_a_second_read_imports_no_scipy(demo, command):
     # np.median and np.unique import numpy.ma (~30 ms) on first use: the analysis
     # computes the same numbers without them (stats._median, arrays.distinct).
     assert [line for line in second.stderr.splitlines() if line.endswith(" numpy.ma")] == []
+    # The workload kinds are read for their headline and params; their output parsers
+    # (pgbench's, fio's, pg_test_fsync's) are imported only where a run parses output.
+    parsers = ("_output", "pgfsbench.proc")
+    assert [ln for ln in second.stderr.splitlines() if ln.endswith(parsers)] == []

@@ -58,14 +58,15 @@ def measurement_caveats(
         and r.status == "ok"
         and (targets is None or r.target in targets)
     ]
+    bounds = [(r.target, run_bound(r)) for r in runs]  # once a run, not once a class
     out = []
     for cls in NOT_STORAGE:
         hit: dict[str, list[Bound]] = {}
         total: dict[str, int] = {}
-        for r in runs:
-            total[r.target] = total.get(r.target, 0) + 1
-            if (b := run_bound(r)) is not None and cls in b.classes:
-                hit.setdefault(r.target, []).append(b)
+        for target, b in bounds:
+            total[target] = total.get(target, 0) + 1
+            if b is not None and cls in b.classes:
+                hit.setdefault(target, []).append(b)
         if hit:
             where = ", ".join(f"{t} {len(bs)}/{total[t]} runs" for t, bs in hit.items())
             example = next(iter(hit.values()))[0].reasons[cls]

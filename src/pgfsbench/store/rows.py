@@ -178,15 +178,16 @@ def _series(conn: sqlite3.Connection) -> list[SeriesRows]:
     the 23,000 points of a 100-run campaign in ~20 ms where a row each with its run,
     name and unit, grouped in Python, took ~30. Both reads go by (run, name), in one
     transaction (read_rows)."""
+    # unit a bare column (any row's): a series has one unit, store/db.py writes it so
     heads = conn.execute(
-        "SELECT run_id, name, min(unit), count(*) FROM series GROUP BY run_id, name "
+        "SELECT run_id, name, unit, count(*) FROM series GROUP BY run_id, name "
         "ORDER BY run_id, name"
     ).fetchall()
     plain = conn.cursor()
     plain.row_factory = None  # (t, value) tuples, the Series' points as they are
     points = plain.execute("SELECT t, value FROM series ORDER BY run_id, name, t, rowid").fetchall()
     out, at = [], 0
-    for run_id, name, unit, count in heads:  # a series' unit is one (store/db.py writes it)
+    for run_id, name, unit, count in heads:
         out.append(SeriesRows(run_id, name, unit, points[at : at + count]))
         at += count
     return out

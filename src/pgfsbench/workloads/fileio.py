@@ -24,7 +24,6 @@ from pgfsbench.errors import UserError
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -104,6 +103,8 @@ def layout_argv(fio: str, filename: str, size: int) -> list[str]:
 
 def lay_out(ctx: RunContext, fio: str, test_file: Path, size: int, stem: str) -> None:
     """Write the whole test file before the timed jobs (``layout_argv``)."""
+    from pgfsbench.workloads.fio_output import run_fio
+
     run_fio(
         ctx,
         layout_argv(fio, str(test_file), size),
@@ -134,6 +135,8 @@ def cell_argv(fio: str, filename: str, cell: Cell, params: FileioWorkload) -> li
 
 
 def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.fio_output import fio_binary, keep_json, run_fio
+
     size = size_to_bytes(params.size)
     matrix = cells(params)
     if too_big := [c for c in matrix if c.block_bytes > size]:
@@ -163,6 +166,8 @@ def run(ctx: RunContext, params: FileioWorkload) -> WorkloadResult:
 
 
 def cell_metrics(cell: Cell, stdout: str) -> list[Metric]:
+    from pgfsbench.workloads.fio_output import parse_fio_json
+
     stats = parse_fio_json(stdout).job(cell.name).direction(cell.pattern)
     if stats.total_ios == 0:
         raise ValueError(f"fio did no I/O in the fileio cell {cell.name}")

@@ -8,7 +8,6 @@ from pydantic import Field
 
 from pgfsbench.metrics import WorkloadResult
 from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
-from pgfsbench.workloads.pg_test_fsync_output import fsync_metrics, parse_pg_test_fsync
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -25,6 +24,8 @@ class FsyncWorkload(WorkloadBase):
 
 
 def run(ctx: RunContext, params: FsyncWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.pg_test_fsync_output import fsync_metrics, parse_pg_test_fsync
+
     result = WorkloadResult()
     test_file = ctx.target.workdir / "pg_test_fsync.out"
     ctx.require_free(FILE_BYTES, "pg_test_fsync")

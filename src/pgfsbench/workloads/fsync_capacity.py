@@ -24,7 +24,6 @@ from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.capacity_search import Capacity, Probe, search
-from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.fsync_latency import fdatasync_job
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
@@ -104,6 +103,8 @@ def probe_result(
 ) -> tuple[Probe, float]:
     """One probe from fio's JSON: the rate it reached, its sync latency percentile, and
     whether it passed; and the share of the rate asked it delivered (1 unthrottled)."""
+    from pgfsbench.workloads.fio_output import parse_fio_json
+
     job = parse_fio_json(stdout).job(JOB)
     if job.sync is None or job.write.runtime_ms <= 0:
         raise ValueError("fio reported no fdatasync calls: nothing was measured")
@@ -140,6 +141,8 @@ def curve(cap: Capacity) -> list[Series]:
 
 
 def run(ctx: RunContext, params: FsyncCapacityWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.fio_output import fio_binary, keep_json, run_fio
+
     size = size_to_bytes(params.size)
     ctx.require_free(size, f"fsync-capacity (a {params.size} test file)")
     fio = fio_binary()

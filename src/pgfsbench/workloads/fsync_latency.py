@@ -16,7 +16,6 @@ from pydantic import Field
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
-from pgfsbench.workloads.fio_output import fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -76,6 +75,8 @@ def fio_argv(fio: str, filename: str, params: FsyncLatencyWorkload) -> list[str]
 
 
 def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.fio_output import fio_binary, keep_json, run_fio
+
     size = size_to_bytes(params.size)
     ctx.require_free(size, f"fsync-latency (a {params.size} test file)")
     fio = fio_binary()
@@ -107,6 +108,8 @@ def run(ctx: RunContext, params: FsyncLatencyWorkload) -> WorkloadResult:
 
 
 def fsync_latency_metrics(stdout: str) -> list[Metric]:
+    from pgfsbench.workloads.fio_output import parse_fio_json
+
     job = parse_fio_json(stdout).job(JOB)
     if job.sync is None or job.write.runtime_ms <= 0:
         raise ValueError("fio reported no fdatasync calls: nothing was measured")

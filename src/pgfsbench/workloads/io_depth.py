@@ -21,11 +21,11 @@ from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.fileio import lay_out
-from pgfsbench.workloads.fio_output import IoStats, fio_binary, keep_json, parse_fio_json, run_fio
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.fio_output import IoStats
 
 BLOCK = 8192  # PostgreSQL's page
 
@@ -84,6 +84,8 @@ def points(params: IoDepthWorkload) -> list[tuple[str, str, int]]:
 
 
 def run(ctx: RunContext, params: IoDepthWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.fio_output import fio_binary, keep_json, run_fio
+
     size = size_to_bytes(params.size)
     if size < 2 * BLOCK:
         raise ValueError(f"io-depth: the file ({params.size}) must hold at least two 8 kB blocks")
@@ -111,6 +113,8 @@ def run(ctx: RunContext, params: IoDepthWorkload) -> WorkloadResult:
 
 
 def _reads(name: str, stdout: str) -> IoStats:
+    from pgfsbench.workloads.fio_output import parse_fio_json
+
     stats = parse_fio_json(stdout).job(name).read
     if stats.total_ios == 0:
         raise ValueError(f"fio did no reads in the io-depth point {name}")

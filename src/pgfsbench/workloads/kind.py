@@ -6,8 +6,9 @@ point of the ``pgfsbench.workloads`` group (pyproject.toml; extensions.py). The 
 model, the estimate, the headline metric and the efficiency ratios all read that
 declaration, so nothing else names the type.
 The read side (plan, analysis, report) imports kind modules too: a kind module imports
-RunContext only for type checking, and anything heavy (monitors, PostgreSQL) inside
-``run``.
+RunContext only for type checking, and anything heavy (monitors, PostgreSQL, the output
+parser of the tool it runs) inside the function that uses it, so that reading a campaign
+imports no parser (tests/unit/test_ci_cache.py checks it over the demo campaign).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from pydantic import Field
 
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
-from pgfsbench.workloads.pgbench_output import parse_init_output
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
@@ -26,6 +25,8 @@ class PgbenchInitWorkload(WorkloadBase):
 
 
 def run(ctx: RunContext, params: PgbenchInitWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.pgbench_output import parse_init_output
+
     result = WorkloadResult()
     # Without the WAL: this only refuses what cannot possibly fit.
     ctx.require_free(params.scale * BYTES_PER_SCALE, f"pgbench -i -s {params.scale}")

@@ -28,15 +28,10 @@ from pgfsbench.errors import UserError
 from pgfsbench.metrics import Artifact, Metric, WorkloadResult
 from pgfsbench.workloads import pgbench_prepare
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
-from pgfsbench.workloads.pgbench_output import (
-    RunSummary,
-    TxLogSummary,
-    parse_run_summary,
-    summarize_transaction_logs,
-)
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.pgbench_output import RunSummary, TxLogSummary
 
 LOG_PREFIX = "pgbench_log"
 BUILTIN = {"tpcb": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
@@ -239,6 +234,8 @@ def prepare(ctx: RunContext, params: PgbenchWorkload) -> list[Metric]:
 
 
 def run(ctx: RunContext, params: PgbenchWorkload) -> WorkloadResult:
+    from pgfsbench.workloads.pgbench_output import parse_run_summary, summarize_transaction_logs
+
     result = WorkloadResult()
     user = ctx.cluster.user
     with ctx.scratch() as scratch:

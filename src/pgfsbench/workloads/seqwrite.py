@@ -23,7 +23,6 @@ from pgfsbench.fields import Size
 from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL, Metric, Series, WorkloadResult
 from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.dd_output import parse_dd_output
-from pgfsbench.workloads.fio_output import fio_binary, parse_fio_json
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
@@ -91,6 +90,8 @@ def run(ctx: RunContext, params: SeqwriteWorkload) -> WorkloadResult:
 
 
 def _binary(tool: str) -> str:
+    from pgfsbench.workloads.fio_output import fio_binary
+
     if tool == "fio":
         return fio_binary()
     path = proc.which(tool)
@@ -147,6 +148,8 @@ def _fio(ctx: RunContext, fio: str, path: Path, size: int, block: int) -> list[M
     # because fio would otherwise preallocate the file (a different allocation
     # path, CoW behaviour on btrfs). end_fsync=1 is dd's conv=fdatasync, and
     # fio counts it in the job's runtime.
+    from pgfsbench.workloads.fio_output import parse_fio_json
+
     argv = [
         fio,
         "--name=seqwrite",
