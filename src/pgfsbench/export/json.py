@@ -69,8 +69,15 @@ def _dump(data: dict[str, Any], out: TextIO) -> None:
     json.dumps with an indent encodes in Python, token by token: a 100-run campaign's
     metrics and series (~300,000 numbers) took 1.4 s of `export`'s ~2 s; the standard
     encoder in C, without an indent, still ~0.1 s (the floats' repr). Below
-    ``_INDENTED`` levels orjson encodes the values (~10 ms), compact."""
-    out.write(_indented(data, 0) + "\n")
+    ``_INDENTED`` levels orjson encodes the values, compact; the document is put
+    together as UTF-8 bytes, as orjson gives them (~12 ms in all, ~18 as text)."""
+    document = _indented(data, 0) + b"\n"
+    raw = getattr(out, "buffer", None)
+    if raw is None:  # a text-only stream (StringIO)
+        out.write(document.decode())
+    else:
+        out.flush()  # what the text layer holds goes first
+        raw.write(document)
 
 
 _INDENTED = 4  # levels laid out one item per line: document, list, item, field, entry
@@ -80,20 +87,20 @@ _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 @functools.lru_cache(maxsize=1024)  # the same few field names, thousands of times
-def _key(k: Any) -> str:
+def _key(k: Any) -> bytes:
     """A dict key as json writes it: a string, or a number or constant as a string."""
-    return json.dumps(k if isinstance(k, str) else json.dumps(k))
+    return json.dumps(k if isinstance(k, str) else json.dumps(k)).encode()
 
 
-def _indented(value: Any, level: int) -> str:
+def _indented(value: Any, level: int) -> bytes:
     if level >= _INDENTED or not isinstance(value, dict | list) or not value:
-        return orjson.dumps(value, option=_ORJSON).decode()
-    pad, end = "  " * (level + 1), "  " * level
+        return orjson.dumps(value, option=_ORJSON)
+    pad, end = b"  " * (level + 1), b"  " * level
     if isinstance(value, dict):
-        items = [f"{pad}{_key(k)}: {_indented(v, level + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+        items = [pad + _key(k) + b": " + _indented(v, level + 1) for k, v in value.items()]
+        return b"{\n" + b",\n".join(items) + b"\n" + end + b"}"
     items = [pad + _indented(v, level + 1) for v in value]
-    return "[\n" + ",\n".join(items) + "\n" + end + "]"
+    return b"[\n" + b",\n".join(items) + b"\n" + end + b"]"
 
 
 def _header(kind: str) -> dict[str, Any]:
