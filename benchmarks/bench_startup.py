@@ -99,7 +99,7 @@ def main() -> None:
     for name in todo:
         print(
             f"{name:<20} {statistics.median(times[name]):>9.3f} "
-            f"{statistics.median(ratios[name]):>9.1f} {rss[name] / 1024:>12.0f}"
+            f"{statistics.median(ratios[name]):>9.2f} {rss[name] / 1024:>12.0f}"
         )
 
 
