@@ -61,17 +61,16 @@ def _rich(title: str) -> RichTable:
 
 def test_where_it_fits_the_box_is_riches_own_line_for_line():
     for title in ("quick — 20261126-194137-026e0d", "t"):
-        laid = text_table.box_table(title, COLUMNS, ROWS, 200)
+        laid, _ = text_table.box_table(title, COLUMNS, ROWS, 200)
         assert laid is not None
         assert _plain(laid, 200) == _plain(_rich(title), 200)
 
 
 def test_where_it_does_not_fit_there_is_no_box():
-    laid = text_table.box_table("t", COLUMNS, ROWS, 200)
-    assert laid is not None
-    width = max(len(ln) for ln in laid.plain.splitlines())
-    assert text_table.box_table("t", COLUMNS, ROWS, width) is not None
-    assert text_table.box_table("t", COLUMNS, ROWS, width - 1) is None
+    laid, width = text_table.box_table("t", COLUMNS, ROWS, 200)
+    assert laid is not None and width == max(len(ln) for ln in laid.plain.splitlines())
+    assert text_table.box_table("t", COLUMNS, ROWS, width)[0] is not None
+    assert text_table.box_table("t", COLUMNS, ROWS, width - 1) == (None, width)
 
 
 def test_show_full_at_80_columns_puts_a_line_per_target_under_each_metric(tmp_path):

@@ -136,9 +136,8 @@ def render_table(campaign: Campaign, console: Console) -> None:
             text_table.Column("", justify="center"),
             *(text_table.Column(h, justify="right") for h in heads),
         ]
-        laid = text_table.box_table(title, columns, box_rows, console.width)
+        laid, need = text_table.box_table(title, columns, box_rows, console.width)
         if laid is None:
-            need = text_table.box_width(columns, box_rows)
             note = f"a line per target: side by side takes {need} columns"
             laid = text_table.stacked(title, heads, stack_rows, note)
         console.print(laid, soft_wrap=True)

@@ -50,19 +50,20 @@ def _widths(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
     return widths
 
 
-def box_width(columns: Sequence[Column], rows: Sequence[Row]) -> int:
+def box_width(widths: Sequence[int]) -> int:
     """The box's width: each column's widest cell, padded, and the rules between."""
-    return sum(w + 3 for w in _widths(columns, rows)) + 1
+    return sum(w + 3 for w in widths) + 1
 
 
 def box_table(
     title: str, columns: Sequence[Column], rows: Sequence[Row], width: int
-) -> Text | None:
-    """The table as rich draws it, or None when it is wider than ``width``."""
+) -> tuple[Text | None, int]:
+    """The table as rich draws it, or None when it is wider than ``width``; and the
+    width it takes."""
     widths = _widths(columns, rows)
-    total = box_width(columns, rows)
+    total = box_width(widths)
     if total > width:
-        return None
+        return None, total
 
     def rule(left: str, fill: str, cross: str, right: str) -> Text:
         return Text(left + cross.join(fill * (w + 2) for w in widths) + right)
@@ -89,7 +90,7 @@ def box_table(
     for row in rows:
         lines.append(rule("├", "─", "┼", "┤") if row is SECTION else line(row, "│"))
     lines.append(rule("└", "─", "┴", "┘"))
-    return Text("\n").join(lines)
+    return Text("\n").join(lines), total
 
 
 def stacked(
