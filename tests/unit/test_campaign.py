@@ -85,6 +85,9 @@ class FakeCluster:
     def changed_settings(self) -> dict[str, str]:
         return {"shared_buffers": "32MB"}
 
+    def io_settings(self) -> dict[str, str]:
+        return {"fsync": "on", "shared_buffers": "32MB"}
+
     def data_checksums(self) -> bool:
         return True
 

@@ -481,6 +481,9 @@ class Campaign:
                 "postgres_version": cluster.version(),
                 "postgres_bindir": str(self.options.bins_for(spec.name).bindir),
                 "postgres_settings": cluster.changed_settings(),
+                # defaults included: what a commit costs (fsync, synchronous_commit,
+                # wal_sync_method...) and how the server does its I/O (io_method...)
+                "postgres_io_settings": cluster.io_settings(),
                 # on by default from PostgreSQL 18: a PG 15 vs 18 comparison
                 # must show it
                 "data_checksums": cluster.data_checksums(),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.ledger import Ledger, releaser
+from pgfsbench.pgsettings import CLIENT_SOURCES, IO_SETTING_NAMES
 from pgfsbench.postgres.binaries import PgBinaries
 from pgfsbench.postgres.checksums import initdb_flags
 from pgfsbench.postgres.config import conf_text
@@ -108,12 +109,25 @@ class Cluster:
         return self.sql("SHOW data_checksums") == "on"
 
     def changed_settings(self) -> dict[str, str]:
+        """The server's settings not at their default. Not those the reading client set
+        for its own session (psql's application_name): they are not the server's."""
         # current_setting() renders with the unit as a DBA writes it (128MB, not 16384 8kB).
+        excluded = ", ".join(f"'{s}'" for s in ("default", "override", *CLIENT_SOURCES))
         out = self.sql(
             "SELECT name || '=' || current_setting(name) FROM pg_settings "
-            "WHERE source NOT IN ('default', 'override') ORDER BY name"
+            f"WHERE source NOT IN ({excluded}) ORDER BY name"
         )
         return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    def io_settings(self) -> dict[str, str]:
+        """Every durability and I/O setting the server runs with (pgsettings.IO_SETTINGS),
+        defaults included, in that list's order; those this version lacks are absent."""
+        names = ", ".join(f"'{name}'" for name in IO_SETTING_NAMES)
+        out = self.sql(
+            f"SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN ({names})"
+        )
+        found = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        return {name: found[name] for name in IO_SETTING_NAMES if name in found}
 
 
 @contextlib.contextmanager
