@@ -94,14 +94,31 @@ def run_plan(
 
 
 def export(results: Path) -> dict:
-    """The JSON export of ``results``, checked against the schema shipped in the package."""
+    """The JSON export of ``results``, checked against the schema generated from the
+    export's types; each run's commands are the ones its kept outputs say ran."""
     import jsonschema
 
     from pgfsbench.export.json import schema
 
     doc = json.loads(cli("export", str(results), "--format", "json").stdout)
-    jsonschema.validate(doc, schema(), cls=jsonschema.Draft202012Validator)
+    jsonschema.validate(doc, schema("export"), cls=jsonschema.Draft202012Validator)
+    for run in doc["runs"]:
+        for command in run["commands"]:
+            if command["kind"] == "command":  # its output file starts with what ran
+                head = (results / command["output"]).read_text().split("\n", 1)[0]
+                assert head == "$ " + " ".join(command["argv"]), (run["workload"], command)
     return doc
+
+
+def ran(doc: dict, workload: str) -> dict[str, list[str]]:
+    """The argv of each tool the export says the runs of ``workload`` ran, by tool name
+    (the last of a tool's commands)."""
+    return {
+        Path(c["argv"][0]).name: c["argv"]
+        for r in doc["runs"]
+        if r["workload"] == workload
+        for c in r["commands"]
+    }
 
 
 def loops_backed_by(image: Path) -> list[str]:

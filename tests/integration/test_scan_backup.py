@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.scaling import best_workers, knee_workers, speedup
-from tests.integration.conftest import export, ledgers, run_plan
+from tests.integration.conftest import export, ledgers, ran, run_plan
 
 PLAN = """
 name = "scan-backup"
@@ -52,7 +52,10 @@ EXECUTION_TIME = re.compile(r'"Execution Time": ([0-9.]+)')
 def campaign(tmp_path_factory, state_dir):
     results, run = run_plan(tmp_path_factory.mktemp("scan_backup"), PLAN)
     metrics: dict[str, dict[str, float]] = {}
-    for r in export(results)["runs"]:
+    doc = export(results)
+    backup = ran(doc, "basebackup")["pg_basebackup"]  # as it ran, in the export (issue 35)
+    assert {"-Fp", "-Xstream", "fast"} <= set(backup) and "-D" in backup
+    for r in doc["runs"]:
         assert r["status"] == "ok", r
         for m in r["metrics"]:
             metrics.setdefault(r["target"], {})[m["name"]] = m["value"]

@@ -17,7 +17,7 @@ import pytest
 from pgfsbench.metrics import SEQWRITE_SAMPLE_INTERVAL
 from pgfsbench.report.chart_seqwrite import cpu_chart, throughput_chart
 from pgfsbench.store.read import load_campaign
-from tests.integration.conftest import command_artifact, export, ledgers, run_plan
+from tests.integration.conftest import command_artifact, export, ledgers, ran, run_plan
 from tests.integration.plans import ext4, loop, plan_toml
 
 SIZE = 64 * 2**20
@@ -65,6 +65,15 @@ def _series(results: Path, run_id: int, name: str) -> list[tuple[float, float]]:
 def test_both_targets_measured_dd_and_fio(seqwrite_run):
     results, _ = seqwrite_run
     data = export(results)
+    tools = ran(data, "seqwrite")  # the exact command lines, in the export (issue 35)
+    assert tools["dd"][1:] == [
+        "if=/dev/zero",
+        tools["dd"][2],
+        "bs=4096",
+        "count=16384",
+        "conv=fdatasync",
+    ]
+    assert {"--rw=write", "--bs=4096", "--end_fsync=1"} <= set(tools["fio"])
     assert sorted((r["target"], r["status"]) for r in data["runs"]) == [
         ("ext4", "ok"),
         ("xfs", "ok"),

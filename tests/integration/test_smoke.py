@@ -10,12 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import cli, command_artifact, export, ledgers, leftovers
+from tests.integration.conftest import cli, command_artifact, export, ledgers, leftovers, ran
 
 
 def test_every_target_has_fsync_init_and_tps(smoke):
     results, run, _ = smoke
-    data = export(results)
+    data = export(results)  # each run's commands checked against its kept outputs
+    # the exact command lines a reviewer reruns (issue 35): the tools and their flags
+    fsync, init, tpcb = (ran(data, w) for w in ("fsync", "pgbench-init", "pgbench"))
+    assert fsync["pg_test_fsync"][fsync["pg_test_fsync"].index("-s") + 1] == "1"
+    assert "-i" in init["pgbench"] and init["pgbench"][init["pgbench"].index("-s") + 1] == "2"
+    flags = " ".join(tpcb["pgbench"])
+    assert all(f in flags for f in ("-c 2", "-j 2", "-T 5", "-P 1", "-l")), flags
+    for t in data["targets"]:  # and how each target was made
+        made = [Path(c["argv"][0]).name for c in t["commands"]]
+        assert f"mkfs.{t['fs']}" in made and "mount" in made, made
     by_target: dict[str, dict[str, float]] = {}
     for r in data["runs"]:
         assert r["status"] == "ok", r

@@ -1,4 +1,5 @@
-"""The JSON documents follow the JSON Schema shipped in the package (export/schema.json)."""
+"""The JSON documents follow the JSON Schema generated from their writers' typed
+dictionaries (export/document.py, export/comparison_document.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ VALIDATOR = jsonschema.Draft202012Validator(schema())
 
 def test_the_schema_is_a_valid_json_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(schema())
-    assert schema()["$defs"]["header"]["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    for doc in ("ExportDocument", "ComparisonDocument"):
+        assert schema()["$defs"][doc]["properties"]["schema_version"]["const"] == SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +248,7 @@ def test_an_export_carries_every_provenance_fact_the_report_shows(tmp_path) -> N
     VALIDATOR.validate(doc)
     target = doc["targets"][0]
     # every field the schema names is there and holds what was recorded
-    assert set(target) == set(schema()["$defs"]["target"]["properties"])
+    assert set(target) == set(schema()["$defs"]["Target"]["properties"])
     empty = [
         k for k, v in target.items() if v in (None, [], {}, "") and k not in ("reason", "caveats")
     ]
@@ -265,7 +267,7 @@ def test_an_export_carries_every_provenance_fact_the_report_shows(tmp_path) -> N
         True,
         "128MB",
     )
-    postgres = schema()["$defs"]["postgres"]
+    postgres = schema()["$defs"]["Postgres"]
     assert set(pg) == set(postgres["properties"]) == set(postgres["required"])
     assert doc["campaign"]["host"]["memory_mb"] == 24105
     assert doc["campaign"]["plan_recorded"]["name"] == "p"
@@ -273,3 +275,145 @@ def test_an_export_carries_every_provenance_fact_the_report_shows(tmp_path) -> N
     bad = copy.deepcopy(doc)
     bad["targets"][0]["sysctls"]["vm.dirty_ratio"]["during"] = 40
     assert not VALIDATOR.is_valid(bad)
+
+
+# What a PostgreSQL 18 and a 15 server report for pgsettings.IO_SETTINGS (a few of them;
+# a real campaign records every one its version has): the integration test
+# test_provenance_export.py reads them from real servers.
+IO_18 = {
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+    "wal_sync_method": "fdatasync",
+    "wal_level": "replica",
+    "data_checksums": "on",
+    "debug_io_direct": "",
+    "io_method": "worker",
+}
+IO_15 = {**{k: v for k, v in IO_18.items() if k not in ("io_method", "debug_io_direct")}}
+IO_15.update(fsync="off", data_checksums="off")
+
+
+def recorded_campaign(results: Path) -> Path:
+    """Two targets (PostgreSQL 18 and 15) whose durability and I/O settings were read
+    from the server, a pgbench measurement of a settling and a counted round whose runs
+    kept their commands (as the campaign records them: an artifact with its argv)."""
+    from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+    from pgfsbench.store.db import Store
+
+    store = Store.create(results)
+    store.start_campaign("c-cmd", "p", {"name": "p"}, {"hostname": "db1"}, "0.2.0")
+    servers = (("pg18", "18.6", IO_18), ("pg15", "15.14", IO_15))
+    for pos, (name, version, settings) in enumerate(servers):
+        tid = store.add_target(name, pos, "loop", "ext4", {"fs": "ext4"})
+        mkfs = ["/usr/sbin/mkfs.ext4", "-F", "/dev/loop0"]
+        provenance = {
+            "device": "/dev/loop0",
+            "commands": [{"argv": mkfs, "exit_code": 0, "stdout": "", "stderr": ""}],
+            "postgres_version": version,
+            "postgres_settings": {"fsync": "off"} if settings["fsync"] == "off" else {},
+            "postgres_io_settings": settings,
+            "data_checksums": settings["data_checksums"] == "on",
+            "postgres_commands": [["initdb", "-D", "/x/pgdata"]],
+        }
+        store.set_target(tid, "ok", provenance=provenance)
+        for repetition in (0, 1):
+            run = store.start_run(tid, "pgbench", {"clients": 4}, "clients=4", repetition)
+            kept = []
+            for stem, argv in (
+                ("checkpoint", ["psql", "-X", "-c", "CHECKPOINT"]),
+                ("pgbench", ["pgbench", "-n", "-M", "prepared", "-c", "4", "-j", "4"]),
+            ):
+                out = results / f"runs/{run}/{stem}.txt"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(f"$ {' '.join(argv)}\n")
+                if stem == "pgbench":
+                    argv = [*argv, "-T", "8", "-P", "1", "-l", f"--log-prefix=/r{repetition}/x"]
+                kept.append(Artifact("command", out, tuple(argv), 0))
+            kept.append(Artifact("pgbench-log", results / f"runs/{run}/pgbench_log.1.gz"))
+            result = WorkloadResult([Metric("pgbench.tps", 900.0 + pos, "tx/s", True)], [], kept)
+            store.add_result(run, tid, result)
+    store.end_campaign("ok")
+    store.close()
+    return results
+
+
+def test_every_run_carries_its_commands_and_every_server_its_settings(tmp_path) -> None:
+    results = recorded_campaign(tmp_path / "r")
+    doc = _cli_json("export", str(results), "--format", "json")
+    VALIDATOR.validate(doc)
+    for run in doc["runs"]:
+        psql, pgbench = run["commands"]  # the pgbench log, with no command, is no command
+        assert psql == {
+            "argv": ["psql", "-X", "-c", "CHECKPOINT"],
+            "exit_code": 0,
+            "kind": "command",
+            "output": f"runs/{psql['output'].split('/')[1]}/checkpoint.txt",
+        }
+        assert pgbench["argv"][:2] == ["pgbench", "-n"] and "-T" in pgbench["argv"]
+        assert (results / pgbench["output"]).read_text().startswith("$ pgbench -n")
+    servers = {t["name"]: t["postgres"] for t in doc["targets"]}
+    assert servers["pg18"]["io_settings"] == IO_18 and servers["pg15"]["io_settings"] == IO_15
+    assert all(s["io_settings_recorded"] for s in servers.values())
+    assert servers["pg15"]["settings"] == {"fsync": "off"}
+
+
+def test_an_older_campaign_says_which_settings_it_did_not_record(tmp_path) -> None:
+    """Recorded before the full set was kept: what it did record (a setting not at its
+    default, data checksums) and null for the rest its version has; the psql session's
+    application_name it recorded among the server's settings is left out."""
+    from pgfsbench.export.provenance import postgres_of
+    from pgfsbench.pgsettings import io_settings_of
+
+    older = {
+        "postgres_version": "15.14",
+        "postgres_settings": {"application_name": "psql", "synchronous_commit": "off"},
+        "data_checksums": False,
+    }
+    pg = postgres_of(older)
+    assert pg is not None and not pg["io_settings_recorded"]
+    assert pg["settings"] == {"synchronous_commit": "off"}
+    known = pg["io_settings"]
+    assert list(known) == list(io_settings_of(15)) and "io_method" not in known
+    assert (known["synchronous_commit"], known["data_checksums"], known["fsync"]) == (
+        "off",
+        "off",
+        None,
+    )
+    assert "io_method" in postgres_of({**older, "postgres_version": "18.1"})["io_settings"]
+
+
+def test_list_and_history_documents_follow_their_schemas(tmp_path) -> None:
+    from pgfsbench.report.documents import document_schema
+    from tests.unit.test_pairing import stored
+
+    for n in range(2):  # two campaigns: a history with a comparison
+        stored(tmp_path / f"c{n}", {"ext4": 1.0 - 0.1 * n}, started=1.7e9 + n)
+    listed = _cli_json("list", str(tmp_path), "--format", "json")
+    jsonschema.validate(listed, document_schema("list"), cls=jsonschema.Draft202012Validator)
+    assert [c["db_layout_version"] for c in listed] == [c["schema_version"] for c in listed]
+    history = _cli_json("history", str(tmp_path), "--format", "json")
+    jsonschema.validate(history, document_schema("history"), cls=jsonschema.Draft202012Validator)
+    assert history["series"][0]["points"][1]["vs_previous"]["ratio"] < 1
+    bad = copy.deepcopy(history)
+    bad["series"][0]["points"][0]["n"] = -1
+    assert not jsonschema.Draft202012Validator(document_schema("history")).is_valid(bad)
+
+
+@pytest.mark.parametrize("kind", ["export", "compare", "list", "history", "plan"])
+def test_the_schema_command_prints_each_schema(kind) -> None:
+    printed = _cli_json("schema", kind)
+    jsonschema.Draft202012Validator.check_schema(printed)
+    assert printed["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    if kind != "plan":  # every field described, no title made from its name
+        text = json.dumps(printed)
+        assert '"title": "' not in text.replace(f'"title": "{printed["title"]}"', "")
+        assert printed["description"].startswith("What 'pgfsbench ")
+
+
+def test_the_schema_command_refuses_an_unknown_kind() -> None:
+    result = CliRunner().invoke(app, ["schema", "report"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: no schema for 'report' (kinds: export, compare, list, history, plan)"
+    )

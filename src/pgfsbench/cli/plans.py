@@ -132,3 +132,43 @@ def _layout_notes(plan, info: dict) -> list[str]:
         if reason := unavailable_reason(t.volume):
             notes.append(f"target '{t.name}' is valid but this machine would skip it: {reason}")
     return notes
+
+
+# What `pgfsbench schema` prints: the command whose JSON it describes.
+SCHEMA_KINDS = ("export", "compare", "list", "history", "plan")
+
+
+def _schema_kinds(incomplete: str) -> list[str]:
+    return [k for k in SCHEMA_KINDS if k.startswith(incomplete)]
+
+
+@app.command(short_help="Print the JSON Schema of what a command writes as JSON.")
+@user_errors
+def schema(
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help=f"whose: {', '.join(SCHEMA_KINDS[:-1])} (their --format json output) or "
+            "plan (a plan file)",
+            metavar="KIND",
+            autocompletion=_schema_kinds,
+        ),
+    ],
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of what 'export', 'compare', 'list' or 'history' write with --format json, or of a plan file ('plan', as 'plan schema' prints it): generated from the types their writers are annotated with, every field described. A reader validates what it reads with it, and learns what each field means."""
+    if kind not in SCHEMA_KINDS:
+        raise UserError(f"no schema for '{kind}' (kinds: {', '.join(SCHEMA_KINDS)})")
+    if kind == "plan":
+        from pgfsbench.plan.schema import plan_schema
+
+        document = plan_schema()
+    elif kind in ("export", "compare"):
+        from pgfsbench.export.json import schema as export_schema
+
+        document = export_schema("export" if kind == "export" else "comparison")
+    else:
+        from pgfsbench.report.documents import document_schema
+
+        document = document_schema(kind)
+    json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")

@@ -1,13 +1,16 @@
 """The JSON format: a stored campaign, or a comparison, as plain machine-readable data.
 
 Every document starts with ``schema_version``, ``pgfsbench_version`` (of the program
-that wrote it) and ``kind`` ("export" or "comparison"); its layout is the JSON Schema
-``export/schema.json`` shipped in the package (``schema()``), checked by the tests.
+that wrote it) and ``kind`` ("export" or "comparison"); its layout is the typed
+dictionaries the writers below are annotated with (export/document.py,
+export/comparison_document.py), from which ``schema()`` generates the JSON Schema that
+``pgfsbench schema export`` prints and the tests validate against.
 ``SCHEMA_VERSION`` goes up when a field is removed or changes meaning; new fields
 do not change it.
 
 A target carries its whole provenance (export/provenance.py): what the report's
-Targets section shows, in the stored values; the host is in the campaign part.
+Targets section shows, in the stored values; the host is in the campaign part. A run
+carries every command it ran, with its exact argv, from its kept artifacts.
 
 Times are epoch seconds as stored (lossless; convert where shown). Values that
 are unsupported or not finite become null: JSON has no NaN, and unsupported
@@ -19,8 +22,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, TypeVar, cast
 
 import orjson
 
@@ -31,18 +34,63 @@ from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Cell, Row, Table
     from pgfsbench.analysis.verdicts import VerdictLine
-    from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
+    from pgfsbench.export.comparison_document import ComparisonData, ComparisonDocument
+    from pgfsbench.export.document import (
+        ExportDocument,
+        Host,
+        Level,
+        Run,
+        RunCommand,
+        RunMetric,
+        RunStatus,
+        Schedule,
+        Target,
+        TargetStatus,
+    )
+    from pgfsbench.metrics import Metric
+    from pgfsbench.store.read import Campaign, StoredArtifact, StoredRun, StoredTarget
 
 
 # 2: compare of several campaigns pairs targets (columns are the campaigns, row labels
 # start with the target pair) instead of one column per directory/target.
-SCHEMA_VERSION = 3  # 3: answer, tiers; 'inconclusive' only when no pair is decided
-SCHEMA_FILE = Path(__file__).with_name("schema.json")
+SCHEMA_VERSION: Final = 3  # 3: answer, tiers; 'inconclusive' only when no pair is decided
+_SCHEMA_NOTE = (
+    "Times are epoch seconds. null means unsupported, not finite or not applicable (never "
+    "zero). schema_version goes up when a field is removed or changes meaning; new fields "
+    "may appear without it."
+)
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) every document this format writes follows."""
-    return json.loads(SCHEMA_FILE.read_text())
+def schema(kind: str | None = None) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of what this format writes: ``kind`` "export" or
+    "comparison", or None for either (what a reader of both validates against)."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    from pgfsbench.export.comparison_document import ComparisonDocument
+    from pgfsbench.export.document import ExportDocument
+    from pgfsbench.render.json_schema import json_schema
+
+    what = {
+        EXPORT: "'pgfsbench export --format json' writes: one stored campaign",
+        COMPARISON: "'pgfsbench compare --format json' writes",
+        None: "'pgfsbench export --format json' (kind 'export': one stored campaign) and "
+        "'pgfsbench compare --format json' (kind 'comparison') write",
+    }
+    if kind not in what:
+        raise ValueError(f"no JSON document of kind {kind!r}")
+    model: Any = {EXPORT: ExportDocument, COMPARISON: ComparisonDocument}.get(kind or "")
+    if model is None:
+        model = Annotated[ExportDocument | ComparisonDocument, Field(discriminator="kind")]
+    return json_schema(
+        model,
+        id=f"urn:pgfsbench:{kind or 'json'}:{SCHEMA_VERSION}",
+        title=f"pgfsbench JSON output{f' ({kind})' if kind else ''}, schema version "
+        f"{SCHEMA_VERSION}",
+        description=f"What {what[kind]}.",
+        note=_SCHEMA_NOTE,
+    )
 
 
 def write_campaign(campaign: Campaign, out: TextIO) -> None:
@@ -62,7 +110,7 @@ FORMAT = OutputFormat(
 )
 
 
-def _dump(data: dict[str, Any], out: TextIO) -> None:
+def _dump(data: Mapping[str, Any], out: TextIO) -> None:
     """The document indented to the depth a person reads it at, each deeper value on
     one line (a metric, a series, a provenance fact), in one write.
 
@@ -107,7 +155,7 @@ def _header(kind: str) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "pgfsbench_version": __version__, "kind": kind}
 
 
-def comparison_document(comparison: Comparison) -> dict[str, Any]:
+def comparison_document(comparison: Comparison) -> ComparisonDocument:
     """What ``compare --format json`` writes."""
     doc = {
         **_header(COMPARISON),
@@ -121,31 +169,33 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
         ]
     doc["warnings"] = list(comparison.warnings)
     doc["notes"] = list(comparison.notes)
-    return doc
+    return cast("ComparisonDocument", doc)
 
 
-def campaign_data(campaign: Campaign) -> dict[str, Any]:
+def campaign_data(campaign: Campaign) -> ExportDocument:
     """What ``export`` writes, as Python data for ``_dump``: cleaned to valid JSON but
     for the series, whose points are the stored (t, value) tuples (orjson writes each
     as an array and a non-finite value as null)."""
     fs_of = {t.name: t.fs for t in campaign.targets}
     return {
-        **_header(EXPORT),
+        "schema_version": SCHEMA_VERSION,
+        "pgfsbench_version": __version__,
+        "kind": "export",
         "campaign": {
             "id": campaign.id,
             "plan": campaign.plan_name,
             "status": campaign.status,
             "started": _num(campaign.started),
             "ended": _num(campaign.ended),
-            "host": _clean(campaign.host),
+            "host": cast("Host", _clean(campaign.host)),  # as recorded
             "pgfsbench_version": campaign.version,
             "plan_recorded": _clean(campaign.plan),
         },
-        "schedule": _clean(campaign.schedule),
+        "schedule": cast("Schedule", _clean(campaign.schedule)),  # as recorded
         "targets": [_target(t) for t in campaign.targets],
         "runs": [_run(r, fs_of.get(r.target)) for r in campaign.runs],
         # Medians, CIs and verdicts per cell: the same numbers as the report.
-        "comparison": _clean(_comparison(campaign)),
+        "comparison": cast("ComparisonData", _clean(_comparison(campaign))),
     }
 
 
@@ -246,7 +296,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
     }
 
 
-def _target(t: StoredTarget) -> dict[str, Any]:
+def _target(t: StoredTarget) -> Target:
     # Imported here, not at the top: every command's --format help loads this module.
     from pgfsbench.analysis.caveats import target_caveats
     from pgfsbench.analysis.durability import target_durability
@@ -256,11 +306,11 @@ def _target(t: StoredTarget) -> dict[str, Any]:
         "name": t.name,
         "kind": t.kind,
         "fs": t.fs,
-        "status": t.status,
+        "status": cast("TargetStatus", t.status),
         "reason": t.reason,
         "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
         "durability": (
-            {"level": d.level, "reasons": d.reasons}
+            {"level": cast("Level", d.level), "reasons": list(d.reasons)}
             if (d := target_durability(t.provenance, t.fs))
             else None
         ),
@@ -272,7 +322,7 @@ def _target(t: StoredTarget) -> dict[str, Any]:
     }
 
 
-def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
+def _run(r: StoredRun, fs: str | None) -> Run:
     from pgfsbench.analysis.caveats import run_bound
 
     return {
@@ -282,10 +332,11 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         "label": r.label,
         "repetition": r.repetition,
         "params": _clean(r.params),
-        "status": r.status,
+        "status": cast("RunStatus", r.status),
         "error": r.error,
         "started": _num(r.started),
         "ended": _num(r.ended),
+        "commands": [_run_command(a) for a in r.artifacts if a.command],
         # What limited it: None without bound.* metrics (older results, no monitor).
         "bound": (
             {"classes": b.classes, "storage_bound": b.storage_bound, "reasons": b.reasons}
@@ -295,16 +346,7 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
         # A metric's note, where it has one: what it is, how it was read, and for what a
         # filesystem offers PostgreSQL (clone-db, fs-snapshot, compression) its
         # crash-safety and restore notes.
-        "metrics": [
-            {
-                "name": m.name,
-                "value": _num(m.value),
-                "unit": m.unit,
-                "direction": _direction(m.higher_is_better),
-                **({"note": m.note} if m.note else {}),
-            }
-            for m in r.metrics
-        ],
+        "metrics": [_metric(m) for m in r.metrics],
         "series": {
             # (t, value) pairs as they are: orjson writes a pair as an array, a
             # non-finite value (rare) as null
@@ -314,7 +356,28 @@ def _run(r: StoredRun, fs: str | None) -> dict[str, Any]:
     }
 
 
-def _direction(higher_is_better: bool | None) -> str:
+def _metric(m: Metric) -> RunMetric:
+    out: RunMetric = {
+        "name": m.name,
+        "value": _num(m.value),
+        "unit": m.unit,
+        "direction": _direction(m.higher_is_better),
+    }
+    if m.note:
+        out["note"] = m.note
+    return out
+
+
+def _run_command(a: StoredArtifact) -> RunCommand:
+    return {
+        "argv": [str(arg) for arg in a.command or ()],
+        "exit_code": a.exit_code,
+        "kind": a.kind,
+        "output": a.path,
+    }
+
+
+def _direction(higher_is_better: bool | None) -> Literal["higher", "lower", "none"]:
     """'higher' or 'lower' is better; 'none' for informational figures (a count, a size)."""
     if higher_is_better is None:
         return "none"
@@ -325,23 +388,31 @@ def _num(x: float | None) -> float | None:
     return x if x is None or math.isfinite(x) else None
 
 
-def _clean(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _clean(value: _T) -> _T:
     """Plan params and host facts are free-form: make sure they stay valid JSON (a
-    non-finite float as null, keys as strings). The exact types first: this walks every
-    value of the document (~19,000 for a 100-run campaign)."""
+    non-finite float as null, keys as strings, a tuple as a list): the same shape."""
+    return cast("_T", _cleaned(value))
+
+
+def _cleaned(value: Any) -> Any:
+    """_clean's walk. The exact types first: this walks every value of the document
+    (~19,000 for a 100-run campaign)."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is float:
         return value if math.isfinite(value) else None
     if kind is dict:
-        return {k if type(k) is str else str(k): _clean(v) for k, v in value.items()}
+        return {k if type(k) is str else str(k): _cleaned(v) for k, v in value.items()}
     if kind is list or kind is tuple:
-        return [_clean(v) for v in value]
+        return [_cleaned(v) for v in value]
     if isinstance(value, float):  # a subclass (numpy's float64)
         return _num(value)
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): _cleaned(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [_cleaned(v) for v in value]
     return value

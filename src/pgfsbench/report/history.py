@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -21,6 +21,14 @@ from pgfsbench import __version__
 from pgfsbench.analysis.history import Point, Series
 from pgfsbench.render.compare import diff_text
 from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value
+
+if TYPE_CHECKING:
+    from pgfsbench.report.documents import (
+        Direction,
+        HistoryDocument,
+        HistoryPoint,
+        HistorySeries,
+    )
 
 CSV_COLUMNS = [
     "target",
@@ -128,7 +136,7 @@ def _value(p: Point, scale: float) -> str:
     return text
 
 
-def point_data(p: Point) -> dict[str, Any]:
+def point_data(p: Point) -> HistoryPoint:
     c = p.against.comparison if p.against is not None else None
     v = p.against.verdict if p.against is not None else None
     return {
@@ -141,7 +149,8 @@ def point_data(p: Point) -> dict[str, Any]:
         "ci95": list(p.cell.ci) if p.cell.ci else None,
         "n": p.cell.n,
         "previous": p.previous.campaign.id if p.previous is not None else None,
-        "vs_previous": None
+        # ratio_ci95's items are typed float | None: both are set together
+        "vs_previous": None  # type: ignore[typeddict-item]
         if c is None
         else {
             "ratio": c.ratio,
@@ -156,7 +165,7 @@ def point_data(p: Point) -> dict[str, Any]:
     }
 
 
-def series_data(s: Series) -> dict[str, Any]:
+def series_data(s: Series) -> HistorySeries:
     return {
         "target": s.target,
         "host": s.host,
@@ -164,18 +173,21 @@ def series_data(s: Series) -> dict[str, Any]:
         "label": s.label,
         "metric": s.metric,
         "unit": s.unit,
-        "direction": {True: "higher", False: "lower", None: "none"}[s.higher_is_better],
+        "direction": cast(
+            "Direction", {True: "higher", False: "lower", None: "none"}[s.higher_is_better]
+        ),
         "points": [point_data(p) for p in s.points],
     }
 
 
 def write_json(series: list[Series], out: TextIO) -> None:
+    document: HistoryDocument = {
+        "pgfsbench_version": __version__,
+        "kind": "history",
+        "series": [series_data(s) for s in series],
+    }
     json.dump(
-        {
-            "pgfsbench_version": __version__,
-            "kind": "history",
-            "series": [series_data(s) for s in series],
-        },
+        document,
         out,
         indent=2,
         default=_plain,
@@ -196,8 +208,8 @@ def write_csv(series: list[Series], out: TextIO) -> None:
         direction = series_data(s)["direction"]
         for p in s.points:
             d = point_data(p)
-            vs = d["vs_previous"] or {}
-            ci = d["ci95"] or [None, None]
+            vs: dict[str, Any] = dict(d["vs_previous"] or {})
+            ci: list[Any] = d["ci95"] or [None, None]
             rci = vs.get("ratio_ci95") or [None, None]
             w.writerow(
                 csv_cell(v)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from rich.console import Console
 from rich.text import Text
 
 from pgfsbench.analysis.answer import campaign_answer
 from pgfsbench.analysis.summary import Summary
+
+if TYPE_CHECKING:
+    from pgfsbench.report.documents import HostIdentity, ListedCampaign
 
 
 def _when(seconds: float) -> str:
@@ -55,7 +58,7 @@ def list_text(summaries: list[Summary], console: Console) -> None:
     console.print(f"{len(summaries)} campaign{'s' if len(summaries) != 1 else ''}")
 
 
-def summary_data(s: Summary) -> dict:
+def summary_data(s: Summary) -> ListedCampaign:
     return {
         "uuid": s.uuid,
         "id": s.id,
@@ -66,8 +69,10 @@ def summary_data(s: Summary) -> dict:
         "ended": s.ended,
         "duration_s": s.duration_s,
         "status": s.status,
+        # the results database's layout; its old name kept for older readers
+        "db_layout_version": s.schema_version,
         "schema_version": s.schema_version,
-        "host": s.host,
+        "host": cast("HostIdentity", s.host),
         "targets": s.targets,
         "answer": campaign_answer(s.verdicts) if s.verdicts else None,
         "verdicts": [
