@@ -136,9 +136,9 @@ def test_comparison_csv_round_trips_the_table(repeated) -> None:
             assert out["design"] == "paired"
             assert out["headline"] == ("yes" if row.headline else "no")
             assert (out["mark"], out["decision"], out["reason"]) == (
-                c.verdict.mark,
+                c.verdict.mark.replace("\u2212", "-"),  # an ASCII minus in every CSV
                 c.verdict.kind,
-                c.verdict.reason,
+                c.verdict.reason.replace("\u2212", "-"),
             )
     tps = {r["contender"]: r["decision"] for r in rows if r["metric"] == "pgbench.tps"}
     assert tps == {"slow": "worse", "same": "equivalent", "fast": "better"}
@@ -187,3 +187,45 @@ def test_numpy_scalars_are_plain_numbers() -> None:
 
     assert cell(np.float64(0.5)) == "0.5" and cell(np.int64(3)) == "3"
     assert cell(np.bool_(True)) == "yes"
+
+
+def test_a_spreadsheet_opens_every_csv_cleanly(tmp_path) -> None:
+    """Issue 35: µs in UTF-8 without a BOM reads as 'Âµs' in Excel, and the compare mark
+    was U+2212. A minus is ASCII in every CSV; --bom adds the byte order mark; --ascii
+    writes units and marks in ASCII."""
+    from pgfsbench.render.csv_text import ASCII
+    from tests.unit.demo_campaign import unpack_demo
+
+    demo = str(unpack_demo(tmp_path / "demo"))
+
+    def out(*args: str) -> str:
+        result = CliRunner().invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    for command in (["export", demo], ["compare", demo, "--metric", "*"]):
+        plain = out(*command, "--format", "csv")
+        assert "\u2212" not in plain and "µs" in plain
+        assert out(*command, "--format", "csv", "--bom") == "\ufeff" + plain
+        ascii = out(*command, "--format", "csv", "--ascii")
+        assert ascii == plain.translate(ASCII) and ",us," in ascii and "µ" not in ascii
+    rows = list(csv.DictReader(io.StringIO(out("compare", demo, "--format", "csv", "--ascii"))))
+    assert {r["mark"] for r in rows} == {"-", "?", ""}  # worse, inconclusive, not tested
+    assert {r["unit"] for r in rows} == {"us", "tx/s", "s"}
+    refused = CliRunner().invoke(app, ["export", demo, "--format", "json", "--bom"])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (
+        "error: --bom is not an option of the json format (it applies to --format csv)"
+    )
+
+
+def test_history_csv_takes_the_same_options(tmp_path) -> None:
+    from tests.unit.test_pairing import stored
+
+    for n, factor in enumerate((1.0, 0.8)):  # the second 20% slower: a worse mark
+        stored(tmp_path / f"c{n}", {"ext4": factor}, started=1.7e9 + n)
+    result = CliRunner().invoke(app, ["history", str(tmp_path), "--format", "csv", "--bom"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("\ufefftarget,")
+    [_, worse] = csv.DictReader(io.StringIO(result.stdout.removeprefix("\ufeff")))
+    assert (worse["decision"], worse["mark"]) == ("worse", "-")

@@ -61,7 +61,10 @@ def _filesystem(name: str, family: tuple[Recipe, ...]) -> None:
 def _format(name: str, fmt: formats.OutputFormat) -> None:
     kind = name.partition(".")[0]
     assert fmt.extension and "/" in fmt.media_type
-    assert len(inspect.signature(fmt.writers[kind]).parameters) == 2  # (subject, out)
+    # (subject, out), then options the format declares, each a keyword that defaults to off
+    subject, out, *options = inspect.signature(fmt.writers[kind]).parameters.values()
+    for option in options:
+        assert option.name in fmt.options and option.default is False, (name, option)
     assert formats.pick(fmt.name, kind) is fmt
 
 

@@ -13,14 +13,15 @@ from pgfsbench.analysis.verdicts import VerdictLine
 from pgfsbench.cli import app
 from pgfsbench.export.markdown import _number, _plain, comparison_markdown
 from pgfsbench.render.verdict_text import shared_caveats
+from pgfsbench.store.read import load_campaign
 from tests.unit.test_export import RUN_ERROR, SKIP_REASON, build_results
 from tests.unit.test_fail_if_worse import ROUNDS, _store
 
 REPRS = re.compile(r"\b(None|True|False|nan|inf)\b|\{\}|\[\]|\[['\"]|np\.")
 
 
-def _markdown(path: Path) -> str:
-    result = CliRunner().invoke(app, ["export", str(path), "--format", "markdown"])
+def _markdown(path: Path, *options: str) -> str:
+    result = CliRunner().invoke(app, ["export", str(path), "--format", "markdown", *options])
     assert result.exit_code == 0, result.output
     assert not REPRS.search(result.stdout), REPRS.search(result.stdout)
     return result.stdout
@@ -35,27 +36,89 @@ def test_a_campaign_with_failures_reads_as_a_document(tmp_path) -> None:
     assert f"| zfs | dir | zfs | skipped |  |  | {SKIP_REASON} |" in md
     assert "| xfs | loop | xfs | ok | rw, noatime | safe |  |" in md
     assert f"- btrfs round 1: failed: {RUN_ERROR}" in md
-    assert "| `pgbench.tps` | tx/s | higher | r1 900 | r1 901 |  |" in md  # btrfs failed
-    assert "| `pgbench.transactions` | tx |  | r1 4,500 |" in md  # no direction: empty
+    # each metric: its median per target, as compare shows it (btrfs failed)
+    assert "| `pgbench.tps` | tx/s | higher | 900.0 (n=1) | 901.0 (n=1) | failed |" in md
+    assert "| `pgbench.transactions` | tx |  | 4,500 (n=1) | 4,501 (n=1) | failed |" in md
     # unsupported and infinite: n/a, never a number or a repr
-    assert "| `fsync.fsync_writethrough_8k.ops_per_s` | ops/s | higher | r1 n/a |" in md
-    assert "| `pgbench_init.vacuum_s` | s | lower | r1 n/a |" in md
+    assert "| `fsync.fsync_writethrough_8k.ops_per_s` | ops/s | higher | n/a | n/a | n/a |" in md
+    assert "| `pgbench_init.vacuum_s` | s | lower | n/a | n/a | n/a |" in md
     assert "Parameters: clients=8, rate=n/a" in md
-    # every table row has as many cells as its header
+    _tables_are_square(md)
+
+
+def _tables_are_square(md: str) -> None:
+    """Every table row has as many cells as its header."""
     for block in md.split("\n\n"):
         lines = [ln for ln in block.splitlines() if ln.startswith("|")]
         if lines:
             assert len({ln.count(" | ") for ln in lines if not ln.startswith("|--")}) == 1, block
 
 
-def test_every_round_of_every_target_is_there(tmp_path) -> None:
+def test_every_round_of_every_target_is_there_with_full(tmp_path) -> None:
+    """--full: a row per metric and round, each target's value in its own column; by
+    default only the medians (a list of every round's values made 900-character lines)."""
     path = _store(tmp_path / "rep", "c-rep", {"base": 1.0, "slow": 0.85}, ROUNDS)
-    md = _markdown(path)
-    [row] = [ln for ln in md.splitlines() if ln.startswith("| `pgbench.tps`")]
-    base, slow = row.strip("| ").split(" | ")[3:5]
-    assert [v.split()[0] for v in base.split(" · ")] == [f"r{r}" for r in range(1, ROUNDS + 1)]
-    assert slow.split(" · ")[0] == "r1 852.55"
-    assert "slow" in md.split("## Verdicts")[1].split("## Targets")[0]
+    md = _markdown(path, "--full")
+    rounds = md.split("<details><summary>Each round's values</summary>")[1]
+    rounds = rounds.split("</details>")[0]
+    tps = rounds.split("| `pgbench.tps` |")[1].split("\n| `")[0]
+    rows = [ln[2:-2].split(" | ") for ln in ("| `pgbench.tps` |" + tps).splitlines() if ln]
+    assert [r[1] for r in rows] == [f"r{n}" for n in range(1, ROUNDS + 1)]
+    assert rows[0][3] == "852.55"  # slow, round 1
+    assert all(len(r) == 4 for r in rows)
+    _tables_are_square(md)
+    default = _markdown(path)
+    assert "<summary>Each round's values" not in default and "| r1 |" not in default
+    assert "`export --format markdown --full`" in default
+    assert "slow" in default.split("## Verdicts")[1].split("## Targets")[0]
+
+
+def test_the_default_demo_fits_a_github_comment(tmp_path) -> None:
+    """Issue 35: the default demo's export was 67,118 characters with lines up to 952
+    (every round's value in one cell, the ratio twice) and published the host's
+    identifiers. GitHub takes 65,536 characters in a comment."""
+    from tests.unit.demo_campaign import unpack_demo
+
+    results = unpack_demo(tmp_path / "demo")
+    md = _markdown(results)
+    assert len(md) < 65_536 // 2, len(md)  # room for a longer plan
+    assert max(map(len, md.splitlines())) < 900
+    host = load_campaign(results, series=False).host
+    for key in ("hostname", "machine_id", "kernel_cmdline"):
+        assert str(host[key]) not in md, key
+        assert str(host[key]) in _markdown(results, "--host-ids"), key
+    assert "| host identifiers | left out (hostname, machine_id, kernel_cmdline)" in md
+    assert md.count("<details>") == md.count("</details>") > 0
+    # a contender's cell: its ratio once, its mark short; the reason folded below
+    [table] = [b for b in md.split("\n\n") if b.startswith("| measurement |")]
+    for line in table.splitlines()[2:]:
+        assert line.count("×") <= 2, line  # one ratio per contender column
+    assert "<details><summary>Why each mark</summary>" in md
+    # the PostgreSQL settings it recorded, and what it did not (recorded before)
+    assert "| `data_checksums` | on | on | on |" in md
+    assert "| `fsync` | default, not recorded | default, not recorded |" in md
+    assert "/usr/sbin/mkfs.ext4 -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/loop" in md
+    full = _markdown(results, "--full")
+    assert max(map(len, full.splitlines())) < 900 and len(full) > len(md)
+
+
+def test_settings_and_commands_of_a_recorded_campaign(tmp_path) -> None:
+    """The settings read from the server, defaults included, each target in its column
+    (n/a: not in its version); each measurement's commands of its first counted round."""
+    from tests.unit.test_json_schema import recorded_campaign
+
+    md = _markdown(recorded_campaign(tmp_path / "r"))
+    assert "| version | 18.6 | 15.14 |" in md
+    assert "| `fsync` | on | off |" in md
+    assert "| `io_method` | worker | n/a |" in md
+    assert "| `debug_io_direct` | '' | n/a |" in md
+    assert "recorded before pgfsbench kept them all" not in md
+    commands = md.split("<details><summary>The commands a round ran</summary>")[1]
+    commands = commands.split("</details>")[0]
+    assert "**pg18**, round 1" in commands and "**pg15**, round 1" in commands
+    assert "pgbench -n -M prepared -c 4 -j 4 -T 8 -P 1 -l" in commands
+    assert "round 0" not in commands  # the settling round's paths are not the ones shown
+    _tables_are_square(md)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, err, format_help, reads, user_errors
+from pgfsbench.cli.shared import Ascii, Bom, app, err, format_help, reads, user_errors
 from pgfsbench.errors import UserError
 
 
@@ -22,16 +22,36 @@ def export(
     format: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help=format_help("export"))
     ] = "json",
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="markdown: also each round's values, a row per metric and round (the "
+            "default fits a GitHub comment: medians, CIs and n per target)",
+        ),
+    ] = False,
+    host_ids: Annotated[
+        bool,
+        typer.Option(
+            "--host-ids",
+            help="markdown: also the host's identifiers (hostname, machine id, kernel "
+            "command line), left out by default; the JSON export always has them",
+        ),
+    ] = False,
+    bom: Bom = False,
+    ascii: Ascii = False,
 ) -> None:
-    """Print every run with its target, workload, parameters and metrics."""
+    """Print every run with its target, workload, parameters and metrics: as JSON (also each run's commands, the targets' provenance and PostgreSQL settings, the series and the comparison), CSV or a Markdown document."""
     from pgfsbench.analysis.ci_cache import kept_in
-    from pgfsbench.render.formats import EXPORT, pick
+    from pgfsbench.render.formats import EXPORT, check_options, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, EXPORT)
+    options = {"full": full, "host_ids": host_ids, "bom": bom, "ascii": ascii}
+    check_options(output, **options)
     campaign = load_campaign(results, series=output.series)
     with kept_in(results):
-        output.write(EXPORT, campaign, sys.stdout)
+        output.write(EXPORT, campaign, sys.stdout, **options)
 
 
 @app.command(short_help="What to apply: mkfs, fstab, OS and PostgreSQL settings.")
@@ -144,16 +164,19 @@ def compare(
             "fail. The rows checked are the ones shown (--metric)",
         ),
     ] = None,
+    bom: Bom = False,
+    ascii: Ascii = False,
 ) -> None:
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
     from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.analysis.regressions import gate, parse_threshold
     from pgfsbench.plan.design import Verdicts
-    from pgfsbench.render.formats import COMPARISON, pick
+    from pgfsbench.render.formats import COMPARISON, check_options, pick
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url
 
     output = pick(format, COMPARISON)
+    check_options(output, bom=bom, ascii=ascii)
     threshold = None if fail_if_worse is None else parse_threshold(fail_if_worse)
     if alpha is not None and not 0 < alpha < 0.5:
         raise UserError(f"--alpha must be between 0 and 0.5, not {alpha}")
@@ -186,7 +209,7 @@ def compare(
                 err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         if not comparison.rows:
             raise UserError(f"no metric matches '{metric}'" if metric else "no results to compare")
-        output.write(COMPARISON, comparison, sys.stdout)
+        output.write(COMPARISON, comparison, sys.stdout, bom=bom, ascii=ascii)
     if threshold is not None:  # after the comparison: the job's log shows the evidence
         sys.stdout.flush()
         verdict = gate(comparison.table, comparison.rows, threshold)

@@ -56,6 +56,25 @@ def format_help(kind: str, lead: str = "output format: ", last: str = ", ") -> s
     return lead + (", ".join(names[:-1]) + last if len(names) > 1 else "") + names[-1]
 
 
+# The CSV options, the same for every command that writes CSV (export, compare, history).
+Bom = Annotated[
+    bool,
+    typer.Option(
+        "--bom",
+        help="csv: start with a UTF-8 byte order mark, so that a spreadsheet (Excel) reads "
+        "the file as UTF-8 (µs, not Âµs)",
+    ),
+]
+Ascii = Annotated[
+    bool,
+    typer.Option(
+        "--ascii",
+        help="csv: units and marks in ASCII (us for µs, ~ for ≈, != for ≠, x for ×, +/- "
+        "for ±); a minus is ASCII in every CSV",
+    ),
+]
+
+
 def _version(value: bool) -> None:
     if value:
         console.print(f"{PROG} {__version__}")

@@ -11,7 +11,16 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, console, err, format_help, reads, user_errors
+from pgfsbench.cli.shared import (
+    Ascii,
+    Bom,
+    app,
+    console,
+    err,
+    format_help,
+    reads,
+    user_errors,
+)
 from pgfsbench.errors import UserError
 
 STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
@@ -118,14 +127,17 @@ def history(
             "of each metric over the campaigns",
         ),
     ] = None,
+    bom: Bom = False,
+    ascii: Ascii = False,
 ) -> None:
     """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""
     from pgfsbench.analysis.history import history as build_history
-    from pgfsbench.render.formats import HISTORY, pick
+    from pgfsbench.render.formats import HISTORY, check_options, pick
     from pgfsbench.store.sources import campaigns
     from pgfsbench.store.url import check_store_url
 
     output = pick(format, HISTORY)
+    check_options(output, bom=bom, ascii=ascii)
     if not results and not store:
         raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
     if html is not None and not html.parent.is_dir():
@@ -138,7 +150,7 @@ def history(
         )
     )
     series = build_history(found, target, metric, plan)
-    output.write(HISTORY, series, sys.stdout)
+    output.write(HISTORY, series, sys.stdout, bom=bom, ascii=ascii)
     if html is not None:
         from pgfsbench.report.chart_history import write_history_page
 

@@ -12,6 +12,9 @@ none): a spreadsheet cannot miss them.
 Cells hold plain values: numbers as Python writes them back losslessly (``float(cell)``
 is the stored value), a unit in its own column, yes/no for flags, and an empty cell
 for nothing (unsupported, not finite, not applicable), never ``None`` or ``nan``.
+
+A minus is ASCII, whatever the analysis writes (the ``mark``, a reason); ``bom`` and
+``ascii`` are for a spreadsheet (render/csv_text.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import csv
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pgfsbench.render.csv_text import csv_out
 from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
 from pgfsbench.render.values import csv_cell
 
@@ -76,9 +80,9 @@ COMPARISON_COLUMNS = [
 ]
 
 
-def write_campaign(campaign: Campaign, out: TextIO) -> None:
+def write_campaign(campaign: Campaign, out: TextIO, bom: bool = False, ascii: bool = False) -> None:
     params = _param_columns(campaign)
-    w = csv.writer(out, lineterminator="\n")
+    w = csv.writer(csv_out(out, bom, ascii), lineterminator="\n")
     w.writerow(EXPORT_COLUMNS + [f"param.{p}" for p in params] + METRIC_COLUMNS)
     fs_of = {t.name: t.fs for t in campaign.targets}
     for r in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
@@ -105,9 +109,11 @@ def write_campaign(campaign: Campaign, out: TextIO) -> None:
             )
 
 
-def write_comparison(comparison: Comparison, out: TextIO) -> None:
+def write_comparison(
+    comparison: Comparison, out: TextIO, bom: bool = False, ascii: bool = False
+) -> None:
     table = comparison.table
-    w = csv.writer(out, lineterminator="\n")
+    w = csv.writer(csv_out(out, bom, ascii), lineterminator="\n")
     w.writerow(COMPARISON_COLUMNS)
     contenders = [t for t in table.targets if t != table.baseline]
     warnings = "; ".join(comparison.warnings)
@@ -137,6 +143,7 @@ FORMAT = OutputFormat(
     {EXPORT: write_campaign, COMPARISON: write_comparison},
     order=40,
     series=False,  # one row per metric of a run: no per-second series
+    options=("bom", "ascii"),
 )
 
 

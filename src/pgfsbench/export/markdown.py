@@ -1,7 +1,14 @@
 """The Markdown format (GitHub-flavoured): a comparison as a table with its verdicts and
-footer; a stored campaign as a document to paste in an issue or a wiki: what ran where,
-the verdicts and headline comparison, the targets, then every measurement's metrics with
-each round's value per target (``r3 1,234``), and the runs that failed.
+footer; a stored campaign as a document to paste in an issue, a pull request or a wiki:
+what ran where, the verdicts and headline comparison, the targets with the PostgreSQL
+durability and I/O settings they ran with and the commands that made them, then each
+measurement's metrics (median, CI, n per target) with the commands of a round.
+
+By default the document fits a GitHub comment (65,536 characters; the default demo's is
+about a third of that): what would not (the reason of every mark, every setting, every
+command) folds into ``<details>`` blocks, each round's values are left to ``--full`` (one
+row per metric and round), and the host's identifiers (hostname, machine id, kernel
+command line) to ``--host-ids``. No line holds a list of every round's values.
 
 No Python reprs: nothing is an empty cell, flags are yes/no, numbers are grouped.
 """
@@ -9,6 +16,7 @@ No Python reprs: nothing is an empty cell, flags are yes/no, numbers are grouped
 from __future__ import annotations
 
 import math
+import shlex
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -19,7 +27,20 @@ from pgfsbench.render.verdict_text import shared_caveats
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
     from pgfsbench.analysis.verdicts import VerdictLine
-    from pgfsbench.store.read import Campaign, StoredRun
+    from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
+
+# The host facts that say which machine it was: published only when asked (--host-ids).
+HOST_IDENTIFIERS = ("hostname", "machine_id", "kernel_cmdline")
+# The durability settings shown in the open; the rest of pgsettings.IO_SETTINGS fold.
+KEY_SETTINGS = (
+    "fsync",
+    "synchronous_commit",
+    "full_page_writes",
+    "wal_sync_method",
+    "wal_level",
+    "data_checksums",
+    "io_method",
+)
 
 
 def write_comparison(comparison: Comparison, out: TextIO) -> None:
@@ -31,8 +52,10 @@ def write_comparison(comparison: Comparison, out: TextIO) -> None:
         out.write("\n".join(f"- ⓘ {n}" for n in comparison.notes) + "\n")
 
 
-def write_campaign(campaign: Campaign, out: TextIO) -> None:
-    out.write(campaign_markdown(campaign))
+def write_campaign(
+    campaign: Campaign, out: TextIO, full: bool = False, host_ids: bool = False
+) -> None:
+    out.write(campaign_markdown(campaign, full=full, host_ids=host_ids))
 
 
 FORMAT = OutputFormat(
@@ -42,6 +65,7 @@ FORMAT = OutputFormat(
     {EXPORT: write_campaign, COMPARISON: write_comparison},
     order=20,
     series=False,  # the summary and the tables: no per-second series
+    options=("full", "host_ids"),
 )
 
 
@@ -61,14 +85,20 @@ def comparison_markdown(
         if t != table.baseline:
             head.append(f"{t} vs base")
     out = [*lead, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    reasons = []  # each contender's mark with its reason, folded under the table
     for row in rows:
         scale = row_scale(row)
-        cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row.unit]
+        title = f"{row.workload} {row.label}".strip()
+        cols = [title, f"`{row.metric}`", row.unit]
         for t in table.targets:
             cols.append(value_text(row.cells[t], scale))
             if t != table.baseline:
-                cols.append(" ".join(diff_text(row.cells[t])).strip())
+                cols.append(" ".join(diff_text(row.cells[t], short=True)).strip())
+                if why := diff_text(row.cells[t])[1]:
+                    reasons.append(f"- {title}, {t} vs {table.baseline}: {why}")
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |")
+    if reasons:
+        out += ["", *_details("Why each mark", reasons)]
     if verdicts:
         out += ["", "**Verdicts**", ""]
         shared = shared_caveats(verdicts)
@@ -81,7 +111,8 @@ def comparison_markdown(
     return "\n".join(out)
 
 
-def campaign_markdown(campaign: Campaign) -> str:
+def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = False) -> str:
+    """``full``: each round's values too; ``host_ids``: the host's identifiers too."""
     from pgfsbench.analysis.answer import campaign_answer
     from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.durability import durabilities
@@ -107,7 +138,13 @@ def campaign_markdown(campaign: Campaign) -> str:
     from pgfsbench.render.resumes import resumed_text
 
     out += [_tr("resumed", resumed_text(r)) for r in c.schedule.get("resumes", [])]
-    out += [_tr(f"host {k}", _plain(v)) for k, v in c.host.items() if v not in (None, "", {})]
+    shown = {k: v for k, v in c.host.items() if v not in (None, "", {})}
+    hidden = [] if host_ids else [k for k in HOST_IDENTIFIERS if k in shown]
+    out += [_tr(f"host {k}", _plain(v)) for k, v in shown.items() if k not in hidden]
+    if hidden:
+        out.append(
+            _tr("host identifiers", f"left out ({', '.join(hidden)}): --host-ids shows them")
+        )
     rows = select_rows(table, None)
     out += [
         "",
@@ -140,20 +177,116 @@ def campaign_markdown(campaign: Campaign) -> str:
                 ]
             )
         )
+    out += _settings(c.targets)
+    out += _target_commands(c.targets)
     out += _offers(c)
     out += [
         "",
         "## Measurements",
         "",
-        "Each cell: the value of every counted round (`r3 1,234`); a settling round "
-        "(`r0`) runs first and is never counted; n/a: unsupported here.",
+        "Each cell: the median of the counted rounds ± the half-width of its 95% CI, n and "
+        "the coefficient of variation, as `compare --metric '*'` shows them; a settling "
+        "round (`r0`) runs first and is never counted; n/a: unsupported here."
+        + ("" if full else " Each round's values: `export --format markdown --full`."),
         "",
     ]
     if not c.runs:
         out += ["No run was recorded.", ""]
+    by_measurement: dict[tuple[str, str], list[Row]] = {}
+    for row in table.rows:
+        by_measurement.setdefault((row.workload, row.label), []).append(row)
     for (workload, label), runs in _measurements(c.runs).items():
-        out += _measurement(workload, label, runs, [t.name for t in c.targets])
+        out += _measurement(
+            workload,
+            label,
+            runs,
+            [t.name for t in c.targets],
+            by_measurement.get((workload, label), []),
+            full,
+        )
     return "\n".join(out) + "\n"
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    """``body`` folded under ``summary`` (GitHub renders Markdown inside once a blank
+    line follows the summary)."""
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+def _settings(targets: list[StoredTarget]) -> list[str]:
+    """The PostgreSQL durability and I/O settings each target's server ran with, the key
+    ones in the open, the rest folded. A campaign recorded before they were all kept says
+    which it did not record (at the server's default)."""
+    from pgfsbench.export.provenance import postgres_of
+
+    servers = {t.name: pg for t in targets if (pg := postgres_of(t.provenance or {}))}
+    if not servers:
+        return []
+    names: dict[str, None] = {}  # in pgsettings.IO_SETTINGS' order
+    for pg in servers.values():
+        names.update(dict.fromkeys(pg["io_settings"]))
+
+    def table(settings: list[str], version: bool = False) -> list[str]:
+        rows = [_row(["setting", *servers]), "|---|" + "---|" * len(servers)]
+        if version:
+            rows.append(_row(["version", *(pg["version"] for pg in servers.values())]))
+        for name in settings:
+            cells = [
+                _setting(pg["io_settings"][name]) if name in pg["io_settings"] else "n/a"
+                for pg in servers.values()
+            ]
+            rows.append(_row([f"`{name}`", *cells]))
+        return rows
+
+    older = [n for n, pg in servers.items() if not pg["io_settings_recorded"]]
+    note = (
+        f" {', '.join(older)}: recorded before pgfsbench kept them all; 'default, not "
+        "recorded' is a setting at the server's default whose value was not recorded."
+        if older
+        else ""
+    )
+    rest = [n for n in names if n not in KEY_SETTINGS]
+    out = [
+        "",
+        "### PostgreSQL",
+        "",
+        "The durability and I/O settings each target's server ran with, defaults included "
+        f"(n/a: not in its version).{note}",
+        "",
+        *table([n for n in KEY_SETTINGS if n in names], version=True),
+    ]
+    if rest:
+        out += ["", *_details(f"{len(rest)} more durability and I/O settings", table(rest))]
+    return out
+
+
+def _setting(value: str | None) -> str:
+    """A setting's value as the server shows it, '' for empty (n/a: its version has none)."""
+    if value is None:
+        return "default, not recorded"
+    return value if value else "''"
+
+
+def _target_commands(targets: list[StoredTarget]) -> list[str]:
+    """How each target was made and its server started, as commands to run again."""
+    from pgfsbench.export.provenance import postgres_of
+
+    body = []
+    for t in targets:
+        p = t.provenance or {}
+        made = [c["argv"] for c in p.get("commands") or [] if isinstance(c, dict)]
+        pg = postgres_of(p)
+        started = pg["commands"] if pg else []
+        if made or started:
+            body += [f"**{t.name}**", "", *_commands([*made, *started]), ""]
+    if not body:
+        return []
+    return ["", *_details("The commands that made each target and started its server", body)]
+
+
+def _commands(argvs: list[list[str]]) -> list[str]:
+    """Commands as a shell would take them, one a line, in a code block."""
+    return ["```", *(shlex.join(str(a) for a in argv) for argv in argvs), "```"]
 
 
 def _offers(campaign: Campaign) -> list[str]:
@@ -191,7 +324,20 @@ def _measurements(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun
     return out
 
 
-def _measurement(workload: str, label: str, runs: list[StoredRun], targets: list[str]) -> list[str]:
+def _measurement(
+    workload: str,
+    label: str,
+    runs: list[StoredRun],
+    targets: list[str],
+    rows: list[Row],
+    full: bool,
+) -> list[str]:
+    """A measurement: its parameters, each metric's median per target (the comparison
+    table's cells), the commands of one round, each round's values (``full``), the runs
+    that failed."""
+    from pgfsbench.render.compare import value_text
+    from pgfsbench.render.values import row_scale
+
     targets = [t for t in targets if any(r.target == t for r in runs)]
     params = ", ".join(
         f"{k}={_plain(v)}" for k, v in runs[0].params.items() if v not in (None, "") and k != "type"
@@ -199,27 +345,24 @@ def _measurement(workload: str, label: str, runs: list[StoredRun], targets: list
     out = [f"### {workload} {label}".rstrip(), ""]
     if params:
         out += [f"Parameters: {params}", ""]
-    metrics: dict[str, tuple[str, bool | None]] = {}  # name → unit, direction
-    values: dict[tuple[str, str], list[str]] = {}  # (metric, target) → "r1 123"
-    for r in runs:
-        if r.status == "superseded":  # run again on resume: listed below, not a value
-            continue
-        for m in r.metrics:
-            metrics.setdefault(m.name, (m.unit, m.higher_is_better))
-            values.setdefault((m.name, r.target), []).append(f"r{r.repetition} {_number(m.value)}")
-    if metrics:
+    rows = [r for r in rows if any(r.cells[t].status != "missing" for t in targets)]
+    if rows:
         out += [
-            "| metric | unit | better | " + " | ".join(targets) + " |",
+            _row(["metric", "unit", "better", *targets]),
             "|---|---|---|" + "---|" * len(targets),
         ]
-        for name, (unit, higher) in metrics.items():
+        for row in rows:
+            scale = row_scale(row)
             out.append(
                 _row(
-                    [f"`{name}`", unit, _better(higher)]
-                    + [" · ".join(values.get((name, t), [])) for t in targets]
+                    [f"`{row.metric}`", row.unit, _better(row.higher_is_better)]
+                    + [value_text(row.cells[t], scale) for t in targets]
                 )
             )
         out.append("")
+    out += _run_commands(runs, targets)
+    if full:
+        out += _rounds(runs, targets)
     failed = [r for r in runs if r.status != "ok"]
     if failed:
         out += [
@@ -227,6 +370,48 @@ def _measurement(workload: str, label: str, runs: list[StoredRun], targets: list
             for r in failed
         ] + [""]
     return out
+
+
+def _run_commands(runs: list[StoredRun], targets: list[str]) -> list[str]:
+    """The commands each target's run of the first counted round ran (the other rounds
+    differ in their paths; the JSON export has every run's)."""
+    body = []
+    for t in targets:
+        mine = [r for r in runs if r.target == t and any(a.command for a in r.artifacts)]
+        counted = [r for r in mine if r.repetition > 0] or mine
+        if counted:
+            r = counted[0]
+            body += [
+                f"**{t}**, round {r.repetition}",
+                "",
+                *_commands([list(a.command or ()) for a in r.artifacts if a.command]),
+                "",
+            ]
+    if not body:
+        return []
+    return [*_details("The commands a round ran", body[:-1]), ""]
+
+
+def _rounds(runs: list[StoredRun], targets: list[str]) -> list[str]:
+    """Each round's value of every metric per target, a row per metric and round."""
+    values: dict[str, dict[int, dict[str, str]]] = {}  # metric → round → target → text
+    for r in runs:
+        if r.status == "superseded":  # run again on resume: listed below, not a value
+            continue
+        for m in r.metrics:
+            values.setdefault(m.name, {}).setdefault(r.repetition, {})[r.target] = _number(m.value)
+    if not values:
+        return []
+    body = [_row(["metric", "round", *targets]), "|---|---|" + "---|" * len(targets)]
+    for name, rounds in values.items():
+        for i, (round_no, cells) in enumerate(sorted(rounds.items())):
+            body.append(
+                _row(
+                    [f"`{name}`" if i == 0 else "", f"r{round_no}"]
+                    + [cells.get(t, "") for t in targets]
+                )
+            )
+    return [*_details("Each round's values", body), ""]
 
 
 def _tr(key: str, value: str) -> str:

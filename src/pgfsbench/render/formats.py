@@ -8,6 +8,10 @@ it writes. The formats are the entry points of the ``pgfsbench.formats`` group
 names a kind offers are known without importing a writer; a test adds a toy with
 ``registered(fmt)``. The CLI builds its help from this table, so a format module keeps
 its top-level imports light (no analysis, no scipy): its writers import what they need.
+
+A format may take options (markdown's ``full``, csv's ``bom``): it names them in
+``options`` and its writers take each as a keyword; the CLI refuses an option the
+chosen format does not take (``check_options``).
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ _NOUNS = {
 
 # Writes one output (a store.read.Campaign for EXPORT, a render.comparison.Comparison for
 # COMPARISON, an analysis.advice_model.Advice, a list of analysis.summary.Summary, a list
-# of analysis.history.Series).
-Writer = Callable[[Any, TextIO], None]
+# of analysis.history.Series), with the format's options as keywords.
+Writer = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class OutputFormat:
     # Whether its export writer reads the runs' per-second series: a format that does not
     # is given the campaign without them (reading them is most of a small export's time).
     series: bool = True
+    # The options its writers take as keywords (each a flag, False by default).
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if unknown := set(self.writers) - set(KINDS):
@@ -60,8 +66,26 @@ class OutputFormat:
     def writes(self, kind: str) -> bool:
         return kind in self.writers
 
-    def write(self, kind: str, subject: Any, out: TextIO) -> None:
-        self.writers[kind](subject, out)
+    def write(self, kind: str, subject: Any, out: TextIO, **options: bool) -> None:
+        """Write ``subject``; ``options`` that are set must be among ``self.options``."""
+        given = {k: v for k, v in options.items() if v}
+        if unknown := set(given) - set(self.options):
+            raise ValueError(f"format {self.name!r} takes no option {sorted(unknown)}")
+        self.writers[kind](subject, out, **given)
+
+
+def check_options(fmt: OutputFormat, **options: bool) -> None:
+    """A UserError (exit 2) naming each option given that ``fmt`` does not take, and the
+    formats of its kinds that do."""
+    for name, value in options.items():
+        if value and name not in fmt.options:
+            takers = sorted(
+                {f.name for kind in fmt.writers for f in formats(kind) if name in f.options}
+            )
+            where = f" (it applies to --format {' or '.join(takers)})" if takers else ""
+            raise UserError(
+                f"--{name.replace('_', '-')} is not an option of the {fmt.name} format{where}"
+            )
 
 
 def contract(name: str, obj: object) -> str | None:

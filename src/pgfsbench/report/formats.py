@@ -50,10 +50,11 @@ def _history_json(series: Any, out: TextIO) -> None:
     write_json(series, out)
 
 
-def _history_csv(series: Any, out: TextIO) -> None:
+def _history_csv(series: Any, out: TextIO, bom: bool = False, ascii: bool = False) -> None:
+    from pgfsbench.render.csv_text import csv_out
     from pgfsbench.report.history import write_csv
 
-    write_csv(series, out)
+    write_csv(series, csv_out(out, bom, ascii))
 
 
 TEXT = OutputFormat(
@@ -78,4 +79,6 @@ JSON = OutputFormat(
     {ADVICE: _advice("advice_json"), LIST: _list_json, HISTORY: _history_json},
     order=30,
 )
-CSV = OutputFormat("csv", "csv", "text/csv", {HISTORY: _history_csv}, order=40)
+CSV = OutputFormat(
+    "csv", "csv", "text/csv", {HISTORY: _history_csv}, order=40, options=("bom", "ascii")
+)
