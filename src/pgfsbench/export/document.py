@@ -115,19 +115,28 @@ class Schedule(TypedDict, total=False):
     stopped, the headline decisions (empty in results from before it was recorded)."""
 
     count: int | str
-    """rounds asked: a number, or 'auto' (until decided or the budget is spent)"""
+    """rounds asked: a number, or 'auto' (until decided or the time budget is spent)"""
     order: str
     """the order of the targets within a round"""
-    seed: int
-    """of the random order"""
-    rounds: int
-    """rounds that ran, the settling round not counted"""
-    design: dict[str, Any]
-    """the sequential design: alpha, noise, equivalence, the looks, the time budget"""
+    seed: int | None
+    """of the random order; null: not random"""
+    fresh: bool
+    """a fresh filesystem and cluster for each round"""
+    settle: bool
+    """a settling round (0) ran first, never counted"""
+    design: dict[str, Any] | None
+    """the sequential design of an 'auto' count: alpha, noise, equivalence, the looks, the
+    time budget; null: a fixed count"""
+    rounds: int | None
+    """the last counted round that ended"""
     visits: list[tuple[int, str]]
     """[round, target] in the order they ran"""
     plan_sha256: str
     """SHA-256 of the recorded (composed) plan; a resume checks it"""
+    measurements: list[dict[str, Any]]
+    """why each measurement stopped: its reason, round, comparisons left undecided"""
+    stops: list[dict[str, Any]]
+    """why each cell (target × measurement) stopped"""
     resumes: list[Resume]
     """each time the campaign was resumed (run --resume)"""
     decisions: list[Decision]
