@@ -93,6 +93,11 @@ def _provenance(name: str, loop: int) -> dict:
             "max_connections": "14",
             "shared_buffers": "16384 8kB",
         },
+        "postgres_io_settings": {
+            "fsync": "on",
+            "wal_sync_method": "fdatasync",
+            "io_method": "worker",
+        },
     }
 
 
@@ -190,6 +195,10 @@ def test_each_target_shows_geometry_device_sysctls_and_postgres(tmp_path: Path) 
     assert "<dt>version</dt><dd>18.6</dd>" in a
     assert a.count("<dt>data checksums</dt><dd>yes</dd>") == 1  # in the PostgreSQL part only
     assert "<td><code>shared_buffers</code></td><td>16384 8kB</td>" in a
+    # every durability and I/O setting, defaults included, in their own folded table
+    io = a.split("Durability and I/O settings (defaults included)</summary>")[1]
+    assert "<td><code>wal_sync_method</code></td><td>fdatasync</td>" in io.split("</details>")[0]
+    assert "<dt>postgres io settings</dt>" not in a.lower()  # not dumped as an unknown fact
     # Not dumped as raw JSON (the inlined plotly.js and chart specs are scripts of their own).
     text = re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)
     assert '"geometry"' not in text and "tool&#34;" not in text
