@@ -50,11 +50,12 @@ def comparison_markdown(
 ) -> str:
     """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
-    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.answer import campaign_answer, glossary
     from pgfsbench.render.compare import diff_text, footer, value_text
-    from pgfsbench.render.values import row_scale
+    from pgfsbench.render.values import row_scale, row_unit
 
     lead = [f"**Answer:** {campaign_answer(verdicts)}", ""] if answer and verdicts else []
+    lead += [f"_{term}_" for term in glossary(table)] + ([""] if verdicts else [])
     head = ["measurement", "metric", "unit"]
     for t in table.targets:
         head.append(t + (" (baseline)" if t == table.baseline else ""))
@@ -63,9 +64,9 @@ def comparison_markdown(
     out = [*lead, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         scale = row_scale(row)
-        cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row.unit]
+        cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row_unit(row)]
         for t in table.targets:
-            cols.append(value_text(row.cells[t], scale))
+            cols.append(value_text(row.cells[t], scale, row.unit))
             if t != table.baseline:
                 cols.append(" ".join(diff_text(row.cells[t])).strip())
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |")
