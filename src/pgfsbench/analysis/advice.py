@@ -145,7 +145,7 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
     behind = _behind(table, rows, pool, candidates)
     if len(candidates) == 1:
         picked = candidates[0]
-        won = [r for r in rows if any(beats(picked, o) for o in pool if o != picked)]
+        won = [r for r in rows if any(r in beats(picked, o) for o in pool if o != picked)]
         if not won:
             return picked, f"the only {kind} target with results{window}"
         on = " and ".join(dict.fromkeys(metric_label(r.metric) for r in won))
