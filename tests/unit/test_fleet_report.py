@@ -5,6 +5,8 @@ the header's cells. (A delimiter row one cell short and renderers show no table.
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,40 @@ def test_the_hosts_table_renders_with_a_host_that_collected_nothing():
 def test_a_row_of_another_width_is_refused():
     with pytest.raises(AssertionError):
         fleet_report.table(["a", "b"], [["only one"]])
+
+
+def report_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_the_preview_says_what_the_report_would_hold_and_writes_nothing(tmp_path):
+    # (--check: nothing is collected by a dry run; a host collected earlier is listed
+    # with its campaign, read by `pgfsbench list`: tests/integration/test_fleet.py.)
+    done = report_script(
+        "--store",
+        "postgresql://bench@db/results",
+        "--results",
+        str(tmp_path),
+        "--preview",
+        "a",
+        "b",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "fleet report (--check: nothing written) for 2 host(s):",
+        f"  a: nothing collected yet; a run collects it to {tmp_path / 'a'}",
+        f"  b: nothing collected yet; a run collects it to {tmp_path / 'b'}",
+        f"fleet report: would write {tmp_path / 'fleet-report.md'} and fleet-list.txt",
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_store_is_one_line_without_its_password():
+    # Port 1 on the loopback: refused at once, no server needed.
+    done = report_script("--check-store", "--store", "postgresql://bench:s3cret@127.0.0.1:1/r")
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: cannot reach the results store "), line
+    assert "s3cret" not in done.stdout + done.stderr
