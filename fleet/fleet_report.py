@@ -14,10 +14,11 @@ are collected and where the report would go. ``--check-store`` connects to the s
 2 with pgfsbench's one-line reason. The store URL goes to pgfsbench in its environment
 (PGFSBENCH_STORE), not its arguments, and no message shows it.
 
-Across hosts the figures are shown side by side with the ratio of medians to the first
-host's, then as `pgfsbench compare FIRST OTHER...` prints them: the same target paired
-across campaigns, the first host the baseline, each other host a contender, with CIs,
-marks and verdicts (unpaired: campaigns on different hosts share no rounds).
+Across hosts each target's headline figure is shown side by side (its geometric mean,
+as `pgfsbench show` gives it), then the comparison exactly as `pgfsbench compare FIRST
+OTHER...` makes it: the same target paired across campaigns, the first host the
+baseline, each other host a contender, each pair's ratio with its interval and mark
+(unpaired: campaigns on different hosts share no rounds). No figure is computed here.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def pgfsbench(*args: str, store: str | None = None) -> str:
 
 
 def headline_cells(export: dict) -> dict[tuple[str, str, str], dict]:
-    """(measurement, metric, target) -> the comparison's cell (median, CI, n) and unit."""
+    """(measurement, metric, target) -> the comparison's cell (centre, CI, n) and unit."""
     cells = {}
     for row in export["comparison"]["rows"]:
         if not row["headline"]:
@@ -59,19 +60,13 @@ def headline_cells(export: dict) -> dict[tuple[str, str, str], dict]:
 
 
 def shown(cell: dict | None) -> str:
-    if not cell or cell.get("median") is None:
+    if not cell or cell.get("centre") is None:
         return "—"
-    text = f"{cell['median']:.4g} {cell['unit']}"
+    text = f"{cell['centre']:.4g} {cell['unit']}"
     if cell.get("ci95"):
         low, high = cell["ci95"]
         text += f" [{low:.4g}, {high:.4g}]"
     return text + f" (n={cell['n']})"
-
-
-def ratio(cell: dict | None, base: dict | None) -> str:
-    if not cell or not base or not cell.get("median") or not base.get("median"):
-        return "—"
-    return f"×{cell['median'] / base['median']:.2f}"
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -86,8 +81,7 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def headline_table(cells: dict[str, dict], compared: list[str]) -> list[str]:
-    """Each host's headline cells side by side, then each other host's ratio to the
-    first host's (one host: no ratio column)."""
+    """Each host's headline cells side by side (the ratios are compare's, below)."""
     keys = sorted({k for per_host in cells.values() for k in per_host})
     if not keys:
         return ["No headline metric to compare (no collected campaign)."]
@@ -95,21 +89,12 @@ def headline_table(cells: dict[str, dict], compared: list[str]) -> list[str]:
     rows = []
     for key in keys:
         row = [cells[h].get(key) for h in compared]
-        rows.append([*key, *(shown(c) for c in row), *(ratio(c, row[0]) for c in row[1:])])
+        rows.append([*key, *(shown(c) for c in row)])
+    ratios = f"; each host against {base} in the comparison below" if len(compared) > 1 else ""
     return [
-        f"Median [95% CI] over the rounds of each host's campaign; ratio of medians "
-        f"to {base} (unpaired: the hosts share no rounds).",
+        f"Geometric mean [95% CI] over the rounds of each host's campaign{ratios}.",
         "",
-        *table(
-            [
-                "measurement",
-                "metric",
-                "target",
-                *compared,
-                *(f"{h} vs {base}" for h in compared[1:]),
-            ],
-            rows,
-        ),
+        *table(["measurement", "metric", "target", *compared], rows),
     ]
 
 

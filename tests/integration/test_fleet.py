@@ -272,7 +272,7 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     [tps] = [line for line in report.splitlines() if "| pgbench.tps | ext4 |" in line]
     cells = [c.strip() for c in tps.strip("|").split("|")]
     assert cells[3].endswith("tx/s (n=1)") and cells[4].endswith("tx/s (n=1)"), tps
-    assert cells[5].startswith("×"), tps
+    assert len(cells) == 5, tps  # the ratios are compare's, below
     # ... and as the pairing compare prints them: the same target across hosts
     assert "## Compared with alpha (`pgfsbench compare`)" in report, report
     [paired] = [
