@@ -167,10 +167,10 @@ def _writable(directory: Path) -> bool:
 def test_the_same_table_with_and_without_the_cache(demo):
     campaign = load_campaign(demo, series=False)
     table = comparison_table(campaign)
-    cells = [(r.metric, t, c.ci, c.verdict) for r in table.rows for t, c in r.cells.items()]
+    cells = [(r.metric, t, c.ci, c.finding) for r in table.rows for t, c in r.cells.items()]
     remembered.values.clear()
     again = comparison_table(load_campaign(demo, series=False))
-    assert [(r.metric, t, c.ci, c.verdict) for r in again.rows for t, c in r.cells.items()] == cells
+    assert [(r.metric, t, c.ci, c.finding) for r in again.rows for t, c in r.cells.items()] == cells
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 15, 16, 17, 31, 64, 65])

@@ -119,26 +119,26 @@ def test_comparison_csv_round_trips_the_table(repeated) -> None:
         base = row.cells[table.baseline]
         for t in contenders:
             out, c = got[(row.metric, t)], row.cells[t]
-            assert out["baseline"] == "base" and _number(out["baseline_median"]) == base.value
+            assert out["baseline"] == "base" and _number(out["baseline_centre"]) == base.value
             assert (_number(out["baseline_ci_low"]), _number(out["baseline_ci_high"])) == tuple(
                 base.ci
             )
             assert int(out["baseline_n"]) == base.n and int(out["contender_n"]) == c.n
-            assert _number(out["contender_median"]) == c.value
-            cmp = c.comparison
+            assert _number(out["contender_centre"]) == c.value
+            f = c.finding
             assert (
                 _number(out["ratio"]),
                 _number(out["ratio_ci_low"]),
                 _number(out["ratio_ci_high"]),
-            ) == (cmp.ratio, cmp.ci_low, cmp.ci_high)
-            assert _number(out["p_value"]) == cmp.p_value
-            assert _number(out["p_adjusted"]) == c.p_adjusted
+                _number(out["confidence"]),
+            ) == (f.ratio, f.low, f.high, f.level.confidence if f.level else None)
+            assert _number(out["p_value"]) == f.p
             assert out["design"] == "paired"
             assert out["headline"] == ("yes" if row.headline else "no")
             assert (out["mark"], out["decision"], out["reason"]) == (
-                c.verdict.mark.replace("\u2212", "-"),  # an ASCII minus in every CSV
-                c.verdict.kind,
-                c.verdict.reason.replace("\u2212", "-"),
+                f.mark.replace("\u2212", "-"),  # an ASCII minus in every CSV
+                f.outcome,
+                f.sentence().replace("\u2212", "-"),
             )
     tps = {r["contender"]: r["decision"] for r in rows if r["metric"] == "pgbench.tps"}
     assert tps == {"slow": "worse", "same": "equivalent", "fast": "better"}
@@ -152,8 +152,9 @@ def test_comparison_csv_of_single_runs_and_failures(results) -> None:
         ("xfs", "ok"),
         ("btrfs", "failed"),
     ]
-    assert _number(tps[0]["ratio"]) == 901.0 / 900.0 and tps[0]["decision"] == ""
-    assert tps[0]["baseline_ci_low"] == "" and tps[1]["contender_median"] == ""
+    assert _number(tps[0]["ratio"]) == pytest.approx(901.0 / 900.0)
+    assert tps[0]["decision"] == "na" and tps[0]["ratio_ci_low"] == ""
+    assert tps[0]["baseline_ci_low"] == "" and tps[1]["contender_centre"] == ""
 
 
 def test_one_column_gives_a_row_per_metric(tmp_path) -> None:

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from pgfsbench.analysis.outcome import Judged, verdict_of
-from pgfsbench.analysis.paired import compare_paired, planned_effects, rounds_to_decide
+from pgfsbench.analysis.cells import CellKey, Samples
+from pgfsbench.analysis.paired import compare_paired
 from pgfsbench.analysis.sequential import EQUIVALENT, INCONCLUSIVE, LOWER, Design, decide
-from pgfsbench.analysis.stats import from_paired
+from pgfsbench.analysis.table import Source, build_table
 from pgfsbench.plan.design import Verdicts
 
 
@@ -58,24 +58,24 @@ def test_a_real_difference_is_still_decided_with_the_noise_threshold() -> None:
     assert d.paired.p_equivalent > 0.05
 
 
-def test_between_threshold_and_margin_both_routes_are_planned_and_the_quicker_wins() -> None:
+def test_between_threshold_and_margin_the_claim_needs_only_the_threshold() -> None:
     rng = np.random.default_rng(5)
     pairs = [(1000.0, 1000 * math.exp(0.05 + e)) for e in rng.normal(0, 0.08, 6)]
     c = compare_paired(pairs, 0.10, 0.03)
     assert c.claim == 0.03 and c.margin == 0.10
     assert math.log1p(0.03) <= abs(c.mean_log) < math.log1p(0.10), c.ratio  # between them
-    assert [r for r, _ in planned_effects(c)] == ["equivalent", "different"]
-    n = rounds_to_decide(c, lambda n: 0.05)
-    alone = [
-        rounds_to_decide(compare_paired(pairs, m, t), lambda n: 0.05)
-        for m, t in ((0.10, 0.10), (0.03, 0.03))
-    ]
-    assert n == min(x for x in alone if x is not None)
 
 
-def test_the_verdict_names_the_margin_it_was_shown_within() -> None:
+def test_the_finding_names_the_margin_it_was_shown_within() -> None:
     a, b = _aa_pair()
-    c = compare_paired([(a[r], b[r]) for r in a], 0.10, 0.03)
-    j = Judged(EQUIVALENT, from_paired(c), c.p_equivalent, 0.05)
-    assert "within ±10%" in verdict_of(j, True, 0.03, None, 0.10).reason
-    assert "within ±3%" in verdict_of(j, True, 0.03, None).reason
+    cells = {
+        CellKey(t, "pgbench", "", "pgbench.tps"): Samples(
+            "tx/s", True, values=list(v.values()), rounds=list(v), block="c1", params={}
+        )
+        for t, v in (("a", a), ("b", b))
+    }
+    design = Design(0.05, 0.03, 14, 14, (14,), margin=0.10)
+    table = build_table(Source(["a", "b"], cells, design=design), None, 0.05, 0.03, 0.10)
+    f = table.rows[0].cells["b"].finding
+    assert f.outcome == "equivalent" and f.outcome_words() == "equivalent within ±10%"
+    assert 1 / 1.1 < f.low and f.high < 1.1

@@ -89,14 +89,14 @@ def test_a_bad_threshold_is_a_user_error(text) -> None:
 def test_paired_gate_sorts_each_contender_by_its_decision(paired) -> None:
     table = comparison_table(load_campaign(paired), "base")
     rows = [r for r in table.rows if r.metric == "pgbench.tps"]
-    verdicts = {t: c.verdict.kind for t, c in rows[0].cells.items() if c.verdict}
+    verdicts = {t: c.finding.outcome for t, c in rows[0].cells.items() if c.finding}
     assert verdicts == {
         "slow": "worse",
         "slightly": "worse",
         "same": "equivalent",
         "fast": "better",
     }
-    assert all(c.comparison.paired is not None for t, c in rows[0].cells.items() if t != "base")
+    assert all(c.finding.paired for t, c in rows[0].cells.items() if t != "base")
 
     at5 = gate(table, rows, 0.05)
     assert [f.target for f in at5.failed] == ["slow"]  # CI about [0.84, 0.86]
@@ -113,9 +113,9 @@ def test_the_threshold_follows_the_metric_direction(paired) -> None:
     table = comparison_table(load_campaign(paired), "base")
     [latency] = [r for r in table.rows if r.metric == "pgbench.latency_avg_ms"]
     slow = latency.cells["slow"]
-    assert slow.verdict.kind == "worse" and slow.comparison.ratio > 1.15  # latency is higher
-    assert beyond(slow, False, 0.05) and not beyond(slow, False, 0.25)
-    assert latency.cells["fast"].verdict.kind == "better"
+    assert slow.finding.outcome == "worse" and slow.finding.ratio > 1.15  # latency is higher
+    assert beyond(slow.finding, False, 0.05) and not beyond(slow.finding, False, 0.25)
+    assert latency.cells["fast"].finding.outcome == "better"
     assert [f.target for f in gate(table, [latency], 0.05).failed] == ["slow"]
     # No direction (a count): "different" at most, never worse.
     [count] = [r for r in table.rows if r.metric == "pgbench.transactions"]
@@ -127,7 +127,7 @@ def test_the_cli_exits_4_naming_what_failed(paired) -> None:
     assert result.exit_code == exits.WORSE == 4, result.output
     assert "pgbench.tps" in result.stdout  # the comparison is written in full first
     assert "--fail-if-worse 5%: 1 significantly worse than the baseline base" in result.stderr
-    assert "pgbench pgbench.tps: slow ×0.85" in result.stderr
+    assert "pgbench pgbench.tps: slow vs base: −15% [" in result.stderr
     assert "not failing: 1 worse but not shown to be beyond 5%" in result.stderr
     assert "slightly" in result.stderr and "Traceback" not in result.output
 
@@ -205,7 +205,7 @@ def test_unpaired_across_directories(tmp_path) -> None:
     after = _store(tmp_path / "after", "c-after", {"ext4": 0.8}, ROUNDS)
     result = cli("compare", str(before), str(after), "--fail-if-worse", "5%")
     assert result.exit_code == exits.WORSE, result.output
-    assert "pgbench ext4 pgbench.tps: after ×0.80" in result.stderr
-    assert "unpaired, 8 and 8 runs" in result.stderr
+    assert "pgbench ext4 pgbench.tps: after vs before: −20% [" in result.stderr
+    assert "worse (8 and 8 runs)" in result.stderr
     # The other way round it is better: nothing fails.
     assert cli("compare", str(after), str(before), "--fail-if-worse", "5%").exit_code == 0

@@ -20,10 +20,7 @@ def demo(tmp_path):
 def _facts(row: Row) -> list:
     return [
         (row.workload, row.label, row.metric, row.headline),
-        *(
-            (t, c.value, c.ci, c.n, c.best, c.ratio, c.p_adjusted, c.verdict, c.judged)
-            for t, c in row.cells.items()
-        ),
+        *((t, c.value, c.ci, c.n, c.best, c.finding) for t, c in row.cells.items()),
     ]
 
 

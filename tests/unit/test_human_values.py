@@ -59,11 +59,11 @@ def test_quantities_ratios_and_spreads_read_as_people_write_them() -> None:
     assert format_quantity(0.83, "fraction") == "83%"
     assert format_quantity(None, "s") == "n/a"
     assert format_ratio(None) == "" and format_ratio(float("nan")) == ""
-    assert format_ratio(1.19) == "×1.19"
-    cell = Cell(1.0, None, False, "ok", n=5, half_width=0.001)
+    assert format_ratio(1.19) == "+19%" and format_ratio(2.5) == "×2.5"
+    cell = Cell(1.0, False, "ok", n=5, half_width=0.001)
     assert spread_text(cell) == "±<1% n=5"
-    assert cell_text(Cell(None, None, False, "unsupported")) == "n/a"
-    assert cell_text(Cell(0.0, None, False, "ok"), 0.5, "s") == "0"
+    assert cell_text(Cell(None, False, "unsupported")) == "n/a"
+    assert cell_text(Cell(0.0, False, "ok"), 0.5, "s") == "0"
 
 
 def test_provenance_facts_and_params_never_show_reprs() -> None:

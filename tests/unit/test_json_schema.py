@@ -72,7 +72,7 @@ def test_comparison_documents_follow_the_schema(request, which) -> None:
     VALIDATOR.validate(doc)
     if which == "repeated":  # the optional parts are there, and checked
         cells = [c for r in doc["rows"] for c in r["cells"].values() if "vs_baseline" in c]
-        assert {c["vs_baseline"]["verdict"] for c in cells} >= {"worse", "equivalent"}
+        assert {c["vs_baseline"]["outcome"] for c in cells} >= {"worse", "equivalent"}
 
 
 def test_the_schema_rejects_what_it_does_not_describe(results) -> None:

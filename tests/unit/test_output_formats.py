@@ -134,8 +134,8 @@ def _toy_export(campaign, out) -> None:
 
 def _toy_comparison(comparison, out) -> None:
     for row in comparison.rows:
-        ratio = row.cells[comparison.table.targets[1]].ratio
-        out.write(f"toy {row.metric}: ×{ratio:.2f} vs {comparison.table.baseline}\n")
+        f = row.cells[comparison.table.targets[1]].finding  # against the baseline
+        out.write(f"toy {row.metric}: ×{f.ratio:.2f} vs {f.reference}\n")
 
 
 TOY = OutputFormat("toy", "toy", "text/x-toy", {EXPORT: _toy_export, COMPARISON: _toy_comparison})

@@ -119,11 +119,11 @@ def test_the_same_target_is_paired_and_the_slowdown_marked(before_after) -> None
     table = paired_table(p, 0.05, 0.02)
     assert table.targets == ["before", "after"] and table.baseline == "before"
     ext4 = _tps(table, "ext4").cells["after"]
-    assert ext4.verdict.kind == "worse" and ext4.comparison.paired is None
-    assert ext4.comparison.ratio == pytest.approx(0.8, abs=0.01)
-    assert "unpaired, 6 and 6 runs" in ext4.verdict.reason
+    assert ext4.finding.outcome == "worse" and not ext4.finding.paired
+    assert ext4.finding.ratio == pytest.approx(0.8, abs=0.01)
+    assert ext4.finding.rests_on() == "6 and 6 runs"
     xfs = _tps(table, "xfs").cells["after"]
-    assert xfs.verdict.kind == "equivalent" and xfs.comparison.ratio == pytest.approx(1.0)
+    assert xfs.finding.outcome == "equivalent" and xfs.finding.ratio == pytest.approx(1.0)
     assert table.unpaired and not table.paired  # rounds of two campaigns never pair
 
 
@@ -133,7 +133,7 @@ def test_a_mapping_pairs_other_names(tmp_path, before_after) -> None:
     p = pairing(before, renamed, parse_pairs(["ext4=ext4-new"]))
     assert p.pairs == [("ext4", "ext4-new"), ("xfs", "xfs")]
     row = _tps(paired_table(p, 0.05, 0.02), "ext4→ext4-new")
-    assert row.cells["new"].verdict.kind == "worse"
+    assert row.cells["new"].finding.outcome == "worse"
     with pytest.raises(UserError, match="the contender has no target 'nope'"):
         pairing(before, renamed, {"ext4": "nope"})
     with pytest.raises(UserError, match="--pair takes BASELINE_TARGET=CONTENDER_TARGET"):
@@ -237,11 +237,11 @@ def test_a_faster_contender_that_is_not_crash_safe_is_said_to_be(tmp_path, befor
     verdicts = {v["label"]: v for v in doc["verdicts"] if v["metric"] == "pgbench.tps"}
     assert verdicts["ext4"]["winner"] == "risky"
     assert verdicts["ext4"]["durability"] == {"before": "safe", "risky": "not crash-safe"}
-    assert verdicts["ext4"]["warning"].startswith("risky is NOT CRASH-SAFE: mount option nobarrier")
+    assert verdicts["ext4"]["warning"].startswith("risky is not crash-safe: mount option nobarrier")
     assert verdicts["xfs"]["warning"] is None  # the other pair is safe on both sides
     assert verdicts["xfs"]["durability"] == {"before": "safe", "risky": "safe"}
-    assert "⚠ risky is NOT CRASH-SAFE" in cli(*args).stdout
-    assert "⚠ **risky is NOT CRASH-SAFE" in cli(*args, "--format", "markdown").stdout
+    assert "⚠ risky is not crash-safe" in cli(*args).stdout
+    assert "⚠ **risky is not crash-safe" in cli(*args, "--format", "markdown").stdout
     rows = csv.DictReader(io.StringIO(cli(*args, "--format", "csv", "--metric", "*").stdout))
     safety = {
         (r["label"], r["metric"]): (r["baseline_crash_safety"], r["contender_crash_safety"])
@@ -277,7 +277,7 @@ def test_every_format_and_the_gate_across_campaigns(before_after) -> None:
     )
     gate = cli("compare", before, after, "--fail-if-worse", "10%")
     assert gate.exit_code == exits.WORSE
-    assert "pgbench ext4 pgbench.tps: after ×0.80" in gate.stderr
+    assert "pgbench ext4 pgbench.tps: after vs before: −20.0% [" in gate.stderr
     assert cli("compare", after, before, "--fail-if-worse", "10%").exit_code == 0
 
 
@@ -303,11 +303,14 @@ def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> 
     assert [c["role"] for c in doc["campaigns"]] == ["baseline", "contender", "contender"]
     assert {p["column"] for p in doc["pairs"]} == {"after", "db3"}
     [tps] = [r for r in doc["rows"] if r["label"] == "ext4" and r["metric"] == "pgbench.tps"]
-    assert tps["cells"]["after"]["vs_baseline"]["verdict"] == "worse"
-    assert tps["cells"]["db3"]["vs_baseline"]["verdict"] == "equivalent"
+    assert tps["cells"]["after"]["vs_baseline"]["outcome"] == "worse"
+    assert tps["cells"]["db3"]["vs_baseline"]["outcome"] == "equivalent"
     assert any(n.startswith("db3: differs: host hostname: db1") for n in doc["notes"])
     gate = cli("compare", str(before), str(third), str(after), "--fail-if-worse", "10%")
-    assert gate.exit_code == exits.WORSE and "ext4 pgbench.tps: after ×0.80" in gate.stderr
+    assert (
+        gate.exit_code == exits.WORSE
+        and "ext4 pgbench.tps: after vs before: −20.0% [" in gate.stderr
+    )
     # one contender whose recipe differs refuses the whole comparison
     odd = stored(tmp_path / "odd", {"ext4": 1.0, "xfs": 1.2}, specs={"xfs": {"fs": "btrfs"}})
     refused = cli("compare", str(before), str(after), str(odd))

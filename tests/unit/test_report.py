@@ -176,11 +176,11 @@ def test_report_is_written_with_table_marks_and_ratios(tmp_path: Path) -> None:
 
     tps = _row(page, "pgbench.tps")
     assert _best_targets(tps) == [] and "★" not in tps  # one run each: nothing decided
-    assert "×1.19" in tps
+    assert "+19%" in tps
     assert 'data-target="btrfs">failed' in tps
     init = _row(page, "pgbench_init.elapsed_s")
     assert _best_targets(init) == []
-    assert "×1.13" in init and "×1.46" in init and "↓" in init
+    assert "+13%" in init and "+46%" in init and "↓" in init
     assert "35.50" in init and "52.00" in init  # seconds stay seconds above 1 s
     wt = _row(page, "fsync.fsync_writethrough_8k.ops_per_s")
     assert wt.count(">n/a") == 3 and "★" not in wt
@@ -273,11 +273,11 @@ def test_terminal_table(tmp_path: Path) -> None:
     render_table(load_campaign(build_results(tmp_path / "res")), console)
     text = console.export_text()
     lines = {ln.split("│")[1].strip(): ln for ln in text.splitlines() if ln.count("│") > 3}
-    assert "1,190 ×1.19" in lines["pgbench.tps [clients=8]"]  # one run each: no ★
+    assert "1,190 +19%" in lines["pgbench.tps [clients=8]"]  # one run each: no ★
     assert "★" not in text
     assert "1,000.00" not in text and "1,000" in lines["pgbench.tps [clients=8]"]
     assert "35.50" in lines["pgbench_init.elapsed_s"]
-    assert "52.00 ×1.46" in lines["pgbench_init.elapsed_s"]
+    assert "52.00 +46%" in lines["pgbench_init.elapsed_s"]
     assert lines["fsync.fsync_writethrough_8k.ops_per_s"].count("n/a") == 3
     assert "failed" in lines["pgbench.tps [clients=8]"]
     assert SKIP_REASON in text and "<no response>" in text

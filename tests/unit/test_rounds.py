@@ -51,8 +51,8 @@ def test_the_settling_round_is_counted_but_never_a_sample(tmp_path: Path) -> Non
     table = comparison_table(campaign)
     fsync = table.rows[0].cells["fsync"]
     assert fsync.n == 8 and fsync.settling == 1
-    assert fsync.comparison.paired is not None and fsync.verdict.kind == "worse"
-    assert fsync.verdict.reason.startswith("p<0.001 (paired, 8 rounds), 4.")
+    f = fsync.finding
+    assert f.paired and f.outcome == "worse" and f.rests_on() == "8 rounds" and f.p < 0.001
     [line] = verdict_lines(table, {})
     assert line.kind == WINNER and line.winner == "fdatasync"
     page = write_report(tmp_path / "r", campaign).read_text()
@@ -65,15 +65,13 @@ def test_rounds_of_different_campaigns_are_not_paired(tmp_path: Path) -> None:
     two = load_campaign(_campaign(tmp_path / "two", "c2", fresh=True))
     table = paired_table(pairing(one, two), 0.05, 0.02)
     assert table.targets == ["one", "two"] and table.design.first_look == 1
-    other = table.rows[0].cells["two"].comparison
-    assert other.paired is None and other.n_base == 8  # another campaign: independent
+    other = table.rows[0].cells["two"].finding
+    assert not other.paired and other.rounds == 8  # another campaign: independent
     assert table.unpaired and not table.paired
     # the same campaign given twice: two sides, never paired by round either
     again = paired_table(pairing(one, load_campaign(tmp_path / "one")), 0.05, 0.02)
     assert all(
-        c.comparison is None or c.comparison.paired is None
-        for r in again.rows
-        for c in r.cells.values()
+        c.finding is None or not c.finding.paired for r in again.rows for c in r.cells.values()
     )
 
 
@@ -83,5 +81,5 @@ def test_a_campaign_cut_short_is_judged_at_its_last_round(tmp_path: Path) -> Non
     campaign = load_campaign(results)
     campaign.plan["repetitions"] = {"count": 20}
     table = comparison_table(campaign)
-    assert table.rows[0].cells["fsync"].verdict.kind == "worse"
-    assert np.isclose(table.rows[0].cells["fsync"].ratio, np.exp(np.mean(np.log(SLOW))))
+    assert table.rows[0].cells["fsync"].finding.outcome == "worse"
+    assert np.isclose(table.rows[0].cells["fsync"].finding.ratio, np.exp(np.mean(np.log(SLOW))))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from pgfsbench.analysis.outcome import judge_unpaired, verdict_of
+from pgfsbench.analysis.findings import MARKS, _outcome
+from pgfsbench.analysis.outcome import judge_unpaired
 from pgfsbench.analysis.stats import (
     CONFIDENCE,
     Comparison,
@@ -16,10 +18,12 @@ from pgfsbench.analysis.stats import (
     benjamini_hochberg,
     can_be_significant,
     compare,
+    compare_medians,
     holm,
     min_n_per_side,
     smallest_p,
     summarize,
+    summarize_geometric,
 )
 
 
@@ -32,8 +36,10 @@ def classify(
     noise: float = 0.02,
     comparisons: int = 1,
 ):
-    """The unpaired fallback's verdict (independent samples), as the table gives it."""
-    return verdict_of(judge_unpaired(comp, p, alpha, noise, comparisons), higher_is_better, noise)
+    """The unpaired outcome (independent samples), as a finding names it."""
+    j = judge_unpaired(comp, p, alpha, noise, comparisons)
+    kind = _outcome(j.outcome, higher_is_better)
+    return SimpleNamespace(kind=kind, mark=MARKS[kind], note=j.note, judged=j)
 
 
 # --- summarize -------------------------------------------------------------------
@@ -43,22 +49,22 @@ def test_summarize_known_sample() -> None:
     data = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]  # mean 5, sum of squares 32
     s = summarize(data)
     assert s.n == 8 and s.dropped == 0
-    assert s.median == pytest.approx(4.5)
+    assert s.centre == pytest.approx(4.5)
     assert s.cv == pytest.approx(math.sqrt(32 / 7) / 5)
     assert s.ci_low is not None and s.ci_high is not None
-    assert s.ci_low <= s.median <= s.ci_high
+    assert s.ci_low <= s.centre <= s.ci_high
     assert 2.0 <= s.ci_low and s.ci_high <= 9.0
     assert s.half_width == pytest.approx((s.ci_high - s.ci_low) / 2 / 4.5)
     # Fixed seed: the same data always gives the same report.
     assert summarize(data) == s
-    assert summarize(list(reversed(data))).median == s.median
+    assert summarize(list(reversed(data))).centre == s.centre
     assert CONFIDENCE == 0.95
 
 
 def test_summarize_drops_failed_runs() -> None:
     s = summarize([10.0, None, 11.0, float("nan"), 12.0, float("inf")])
     assert s.n == 3 and s.dropped == 3
-    assert s.median == 11.0
+    assert s.centre == 11.0
     assert s.ci_low is not None and s.cv is not None
 
 
@@ -66,7 +72,7 @@ def test_summarize_small_and_empty() -> None:
     assert summarize([]) == Summary(0, None, None, None, None, 0)
     assert summarize([None]) == Summary(0, None, None, None, None, 1)
     one = summarize([42.0])
-    assert (one.n, one.median, one.ci_low, one.ci_high, one.cv) == (1, 42.0, None, None, None)
+    assert (one.n, one.centre, one.ci_low, one.ci_high, one.cv) == (1, 42.0, None, None, None)
     assert one.half_width is None
     two = summarize([1.0, 3.0])
     # With n=2 the bootstrap median can only be 1, 2 or 3: bounded by the sample range.
@@ -75,9 +81,9 @@ def test_summarize_small_and_empty() -> None:
 
 def test_summarize_zero_variance_and_zero_mean() -> None:
     s = summarize([5.0] * 6)
-    assert (s.median, s.ci_low, s.ci_high, s.cv, s.half_width) == (5.0, 5.0, 5.0, 0.0, 0.0)
+    assert (s.centre, s.ci_low, s.ci_high, s.cv, s.half_width) == (5.0, 5.0, 5.0, 0.0, 0.0)
     z = summarize([-1.0, 0.0, 1.0])
-    assert z.median == 0.0 and z.cv is None and z.half_width is None
+    assert z.centre == 0.0 and z.cv is None and z.half_width is None
 
 
 # --- min_n_per_side ---------------------------------------------------------------
@@ -103,9 +109,9 @@ def test_smallest_p_for_unequal_sizes() -> None:
 
 
 def test_compare_unequal_sizes_gets_a_p_value_when_one_could_be_significant() -> None:
-    c = compare([1.0, 2.0, 3.0], [float(v) for v in range(10, 20)])
+    c = compare_medians([1.0, 2.0, 3.0], [float(v) for v in range(10, 20)])
     assert c.p_value == pytest.approx(2 / 286)
-    assert compare([1.0, 2.0], [5.0, 6.0, 7.0, 8.0, 9.0]).p_value is None
+    assert compare_medians([1.0, 2.0], [5.0, 6.0, 7.0, 8.0, 9.0]).p_value is None
     v = classify(c, c.p_value, higher_is_better=True)
     assert v.kind == "better"
 
@@ -114,17 +120,36 @@ def test_compare_unequal_sizes_gets_a_p_value_when_one_could_be_significant() ->
 
 
 def test_compare_complete_separation_gives_smallest_exact_p() -> None:
-    c = compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0])
+    c = compare_medians([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0])
     assert c.p_value == pytest.approx(2 / 70)
     assert c.ratio == pytest.approx(6.5 / 2.5)
     assert c.ci_low is not None and c.ci_low > 1
     assert (c.n_base, c.n_other) == (4, 4)
-    assert compare([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]) == c  # deterministic
+    assert compare_medians([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]) == c  # deterministic
 
 
 def test_compare_below_min_n_withholds_p() -> None:
-    c = compare([1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0])
+    c = compare_medians([1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0])
     assert c.p_value is None and c.ratio is not None and c.ci_low is not None
+
+
+def test_positive_values_are_compared_by_welch_on_their_logs() -> None:
+    # The ratio of the two geometric means, Welch's t on the logs: the figure compare and
+    # history print is exactly the ratio of the two values beside it.
+    from scipy import stats as sps
+
+    base, other = [90.0, 100, 110, 105], [180.0, 210, 190, 200, 205]
+    c = compare(base, other)
+    assert c.independent is not None
+    gm = lambda xs: math.exp(np.mean(np.log(xs)))  # noqa: E731
+    assert c.ratio == pytest.approx(gm(other) / gm(base))
+    welch = sps.ttest_ind(np.log(other), np.log(base), equal_var=False)
+    assert c.p_value == pytest.approx(welch.pvalue)
+    assert c.ci_low < c.ratio < c.ci_high
+    g = summarize_geometric(other)
+    assert g.centre == pytest.approx(gm(other)) and g.ci_low < g.centre < g.ci_high
+    # a value at zero has no logarithm: the median route
+    assert compare([0.0, 1.0, 2.0], [1.0, 2.0, 3.0]).independent is None
 
 
 def test_compare_edge_cases() -> None:
@@ -142,8 +167,10 @@ def test_compare_edge_cases() -> None:
 def test_compare_constant_sides_no_warnings() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        same = compare([7.0] * 5, [7.0] * 5)
-        diff = compare([7.0] * 5, [8.0] * 5)
+        same = compare_medians([7.0] * 5, [7.0] * 5)
+        diff = compare_medians([7.0] * 5, [8.0] * 5)
+        flat = compare([7.0] * 5, [8.0] * 5)  # Welch: no spread, no p, no claim
+    assert flat.no_spread and flat.p_value is None and flat.ratio == pytest.approx(8 / 7)
     assert same.p_value == 1.0 and same.ratio == 1.0
     assert (same.ci_low, same.ci_high) == (1.0, 1.0)
     assert diff.p_value is not None and diff.p_value < 0.05
@@ -206,7 +233,7 @@ def test_directionless_metric_is_different() -> None:
     comp = compare([100.0, 101, 99, 100, 102, 98], [120.0, 121, 119, 120, 122, 118])
     v = classify(comp, comp.p_value, higher_is_better=None)
     assert (v.kind, v.mark) == ("different", "≠")
-    assert "20.0% higher" in v.reason and "(unpaired, 6 and 6 runs)" in v.reason
+    assert comp.ratio == pytest.approx(1.2, rel=1e-3)
     down = classify(
         compare([120.0, 121, 119, 120, 122, 118], [100.0, 101, 99, 100, 102, 98]),
         0.004,
@@ -214,7 +241,7 @@ def test_directionless_metric_is_different() -> None:
         comparisons=3,
     )
     assert (down.kind, down.mark) == ("worse", "\u2212")
-    assert down.reason.startswith("p=0.0040 (unpaired, 6 and 6 runs), ") and "lower" in down.reason
+    assert down.judged.level == pytest.approx(0.05 / 3)
 
 
 def test_classify_n1_is_inconclusive() -> None:
@@ -222,35 +249,37 @@ def test_classify_n1_is_inconclusive() -> None:
     assert comp.p_value is None and comp.ci_low is None and comp.ratio == pytest.approx(1.2)
     v = classify(comp, None, higher_is_better=True)
     assert (v.kind, v.mark) == ("inconclusive", "?")
-    assert v.reason.startswith("inconclusive: need n ≥ 4 per side (have 1 and 1); more runs")
+    assert v.note == "need 2 runs or more a side"
 
 
 def test_classify_inconclusive_for_family_size() -> None:
     # n=5 can reach p < 0.05 alone, but never p < 0.05 after adjusting over 10 metrics.
-    comp = compare([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15])
+    comp = compare_medians([1.0, 2, 3, 4, 5], [11.0, 12, 13, 14, 15])
     v = classify(comp, min(1.0, comp.p_value * 10), higher_is_better=True, comparisons=10)
-    assert v.kind == "inconclusive" and "need n ≥ 6 per side" in v.reason
+    assert v.kind == "inconclusive" and "need n ≥ 6 per side" in v.note
 
 
 def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
-    # Every run the same value on both sides: no spread to judge by, never equivalent
-    # (the bootstrap CI collapses to 1.000–1.000, which is no evidence).
+    # Every run the same value on both sides: no spread to judge by, never equivalent.
     flat = compare([5.0] * 6, [5.0] * 6)
     assert flat.no_spread and flat.p_equivalent_unpaired(0.02) is None
     v = classify(flat, flat.p_value, higher_is_better=True)
     assert (v.kind, v.mark) == ("inconclusive", "?")
-    assert v.reason.startswith("inconclusive: no spread to judge by")
-    # Six a side that vary within ±0.3%: shown equivalent, at the 90% CI of a TOST at 5%.
+    assert v.note.startswith("no spread to judge by")
+    # Six a side that vary within ±0.3%: shown equivalent, TOST at 5% (its 90% interval
+    # inside ±2%).
     rng = np.random.default_rng(9)
     near = compare(
         list(5 * (1 + rng.uniform(-0.003, 0.003, 6))), list(5 * (1 + rng.uniform(-0.003, 0.003, 6)))
     )
     v = classify(near, near.p_value, higher_is_better=True)
-    assert v.kind == "equivalent" and v.reason.startswith("equivalent within ±2%: 90% CI 0.99")
-    # below 6 runs a side the bootstrap CI is too narrow to show equivalence by
+    assert v.kind == "equivalent"
+    low, high = v.judged.interval()
+    assert 1 / 1.02 < low < 1 < high < 1.02 and v.judged.confidence() == pytest.approx(0.90)
+    # The median route: below 6 runs a side the bootstrap CI is too narrow to show it by.
     assert (
         classify(
-            compare([5.0, 5.01, 4.99, 5.0, 5.0], [5.0, 4.99, 5.01, 5.0, 5.0]),
+            compare_medians([5.0, 5.01, 4.99, 5.0, 5.0], [5.0, 4.99, 5.01, 5.0, 5.0]),
             1.0,
             higher_is_better=True,
         ).kind
@@ -263,7 +292,6 @@ def test_classify_equivalent_only_when_shown_else_inconclusive() -> None:
     wide = Comparison(1.05, 0.99, 1.10, 0.01, 10, 10)
     v = classify(wide, 0.01, higher_is_better=True)
     assert (v.kind, v.mark) == ("inconclusive", "?")
-    assert v.reason.startswith("inconclusive: ×1.050 [0.990, 1.100] (unpaired, 10 and 10 runs)")
     # Not significant is not equivalence.
     assert (
         classify(Comparison(1.05, 1.01, 1.10, 0.2, 10, 10), 0.2, higher_is_better=True).kind
@@ -278,7 +306,7 @@ def test_classify_failed_run_dropped_and_empty_is_na() -> None:
     assert (comp.n_base, comp.n_other) == (4, 4)
     assert classify(comp, comp.p_value, higher_is_better=True).kind == "better"
     empty = classify(compare([], []), None, higher_is_better=True)
-    assert (empty.kind, empty.mark, empty.reason) == ("na", "", "no data")
+    assert (empty.kind, empty.mark, empty.note) == ("na", "", "no data")
     zero = classify(compare([0.0] * 4, [1.0] * 4), None, higher_is_better=True)
     assert zero.kind == "na"
 
@@ -303,7 +331,7 @@ def test_small_tied_samples_get_the_exact_permutation_p() -> None:
 
 
 def test_one_run_against_many_is_no_verdict() -> None:
-    c = compare([1000.0 + i for i in range(40)], [2000.0])
+    c = compare_medians([1000.0 + i for i in range(40)], [2000.0])
     assert c.p_value is not None and c.p_value < 0.05  # the test alone would say so
     assert classify(c, c.p_value, higher_is_better=True).kind == "inconclusive"
 
@@ -353,20 +381,15 @@ def test_unpaired_decision_ci_is_at_the_level_of_the_decision() -> None:
     c = compare(list(base), list(other))
     j = judge_unpaired(c, c.p_value * 3, 0.05, 0.02, comparisons=3)
     assert j.outcome == "higher" and j.level == pytest.approx(0.05 / 3)
-    dci = j.decision_ci()
-    assert dci.confidence == pytest.approx(1 - 0.05 / 3) and dci.low > 1 and dci.decision
-    assert dci.label == "98.3% CI, the level of the decision"
-    assert dci.low < c.ci_low and dci.high > c.ci_high  # wider than the plain 95% CI
-    plain = j.plain_ci()
-    assert (plain.low, plain.high, plain.label) == (c.ci_low, c.ci_high, "95% CI, all runs")
-    # read the other way round, the interval is the reciprocal
-    back = j.flipped().decision_ci()
-    assert (back.low, back.high) == pytest.approx((1 / dci.high, 1 / dci.low))
+    low, high = j.interval()
+    assert j.confidence() == pytest.approx(1 - 0.05 / 3) and low > 1
+    assert low < c.ci_low and high > c.ci_high  # wider than the plain 95% CI
+    assert low < c.ratio < high
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_the_plain_median_and_distinct_are_numpys_own_numbers(seed):
-    """stats._median and arrays.distinct stand in for np.median and np.unique (which
+    """stats._median and arrays.distinct stand in for np.centre and np.unique (which
     import numpy.ma): the same floats, bit for bit, ties and odd or even sizes alike."""
     from pgfsbench.analysis import arrays
     from pgfsbench.analysis.stats import _median

@@ -27,7 +27,9 @@ def test_each_contender_cell_is_stored_as_the_export_decides_it(tmp_path: Path) 
     for d in rows:
         vs = expected[(d["workload"], d["label"], d["metric"], d["target"])]
         assert set(d) == set(DECISIONS)
-        assert d["verdict"] == (vs["verdict"] or "na") and d["baseline"] == "ext4"
+        assert d["verdict"] == vs["outcome"] and d["baseline"] == "ext4"
+        assert d["reason"] == vs["text"]  # the finding, word for word
+        assert (d["ratio_low"], d["ratio_high"]) == tuple(vs["interval"] or (None, None))
         assert d["ratio"] == vs["ratio"] and d["direction"] in ("higher", "lower", "none")
         assert all(not isinstance(v, float) or math.isfinite(v) for v in d.values())
     assert {d["target"] for d in rows} == {"xfs", "btrfs"}

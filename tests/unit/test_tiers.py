@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pgfsbench.analysis.answer import change, percent
 from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, rank
+from pgfsbench.ratios import change_text, percent
 
 
 def _relation(decided: dict[tuple[str, str], str]):
@@ -69,40 +69,42 @@ def test_nothing_decided_is_one_open_tier() -> None:
 
 def test_changes_read_as_a_dba_writes_them() -> None:
     assert percent(0.49) == "−51%" and percent(1.04) == "+4.0%"
-    assert change(0.49, (0.47, 0.52), "TPC-B tps") == "−51% TPC-B tps [−53%, −48%]"
-    assert change(3.646, (3.263, 4.074)) == "3.6× [3.3×, 4.1×]"
+    assert change_text(0.51, (0.49, 0.53), "TPC-B tps") == "×0.51 TPC-B tps [×0.49, ×0.53]"
+    assert change_text(0.8, (0.7, 0.9), "TPC-B tps") == "−20% TPC-B tps [−30%, −10%]"
+    assert change_text(3.646, (3.263, 4.074)) == "×3.6 [×3.3, ×4.1]"
 
 
 def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the_tier():
     from pgfsbench.analysis.answer import measurement_answer, relation_of
+    from pgfsbench.analysis.findings import Level, finding_of
     from pgfsbench.analysis.outcome import Judged
     from pgfsbench.analysis.paired import compare_paired
     from pgfsbench.analysis.sequential import INCONCLUSIVE, LOWER
     from pgfsbench.analysis.stats import from_paired
     from pgfsbench.analysis.table import Cell, Row, Table
 
-    def judged(outcome: str, ratio: float) -> Judged:
-        rounds = [(1000.0, 1000.0 * ratio * (1 + 0.01 * (-1) ** i)) for i in range(6)]
-        return Judged(outcome, from_paired(compare_paired(rounds, 0.03)))
-
+    levels = {"a": 1100.0, "b": 1050.0, "c": 1000.0}
     cells = {
-        t: Cell(v, None, False, "ok", n=6)
-        for t, v in {"a": 1100.0, "b": 1050.0, "c": 1000.0}.items()
+        t: Cell(v, False, "ok", n=6, values=[v] * 6, rounds=list(range(1, 7)))
+        for t, v in levels.items()
     }
     row = Row("pgbench", "", "pgbench.tps", "tx/s", True, cells, headline=True)
-    table = Table(
-        ["a", "b", "c"],
-        "a",
-        [row],
-        noise=0.03,
-        pairs={
-            ("pgbench", "", "a", "c"): judged(LOWER, 0.9),  # c decided behind a
-            ("pgbench", "", "a", "b"): judged(INCONCLUSIVE, 0.95),
-            ("pgbench", "", "b", "c"): judged(INCONCLUSIVE, 0.95),
-        },
-    )
+    table = Table(["a", "b", "c"], "a", [row], noise=0.03)
+
+    def found(a: str, b: str, outcome: str, ratio: float):
+        rounds = [(1000.0, 1000.0 * ratio * (1 + 0.01 * (-1) ** i)) for i in range(6)]
+        j = Judged(outcome, from_paired(compare_paired(rounds, 0.03)), level=0.05 / 3)
+        return finding_of(table, row, a, b, j, Level(1 - 0.05 / 3, 0.05, 3))
+
+    table.pairs = {
+        ("pgbench", "", "a", "c"): found("a", "c", LOWER, 0.9),  # c decided behind a
+        ("pgbench", "", "a", "b"): found("a", "b", INCONCLUSIVE, 0.95),
+        ("pgbench", "", "b", "c"): found("b", "c", INCONCLUSIVE, 0.95),
+    }
     tiers = rank(["a", "b", "c"], relation_of(table, row))
     assert tiers.tiers == [["a", "b", "c"]]
     text = measurement_answer(row, table, tiers)
-    assert text.startswith("a, b, c: a ahead of c: c −10% TPC-B tps [")
-    assert "not told apart in 6 rounds (95% CIs): b vs a " in text and "c vs b " in text
+    # every target against the baseline a; then what the tier hides between b and c
+    assert text.startswith("a, b, c: against a, b −5.0% TPC-B tps [")
+    assert "c −10% [" in text and "worse" in text
+    assert "c vs b " in text and "not told apart" in text

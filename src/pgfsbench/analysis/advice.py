@@ -13,22 +13,21 @@ import shlex
 from pathlib import Path
 
 from pgfsbench.analysis import advice_pg, advice_pg18
-from pgfsbench.analysis.advice_model import (
-    QUEUE,
-    SYSCTL,
-    Advice,
-    Setting,
-    Unsafe,
-    metric_what,
-    ratio_text,
-)
-from pgfsbench.analysis.answer import decided_change
+from pgfsbench.analysis.advice_model import QUEUE, SYSCTL, Advice, Setting, Unsafe, metric_what
+from pgfsbench.analysis.answer import figure, relation_of
 from pgfsbench.analysis.capabilities import capabilities
-from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, Durability, durabilities
+from pgfsbench.analysis.durability import (
+    MAY_LOSE_COMMITS,
+    SAFE,
+    UNSAFE,
+    Durability,
+    durabilities,
+    stated,
+)
+from pgfsbench.analysis.findings import BETTER, EQUIVALENT, WORSE
 from pgfsbench.analysis.labels import metric_label
-from pgfsbench.analysis.sequential import EQUIVALENT
-from pgfsbench.analysis.table import Table, comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.table import Row, Table, comparison_table
+from pgfsbench.analysis.tiers import rank
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import find as find_recipe
 from pgfsbench.store.read import Campaign, StoredTarget
@@ -43,6 +42,7 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     durability = durabilities(campaign)
     safe = [t for t in table.targets if _level(durability.get(t)) == SAFE]
     picked, chosen_by = _choose(table, durability, safe)
+    best_safe = picked
     if target is not None:
         if target not in table.targets:
             raise UserError(
@@ -66,10 +66,8 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     advice = Advice(picked, chosen_by, source, capabilities=offered)
     if not is_safe:
         advice.warning = (
-            f"{picked} is {_level(d).upper()}"
-            + (f": {d.reasons[0]}" if d and d.reasons else "")
-            + "; this is not a recommendation to run it"
-        )
+            stated(picked, d) if d is not None else f"{picked}: it was never mounted"
+        ) + "; this is not a recommendation to run it"
     advice.mkfs, advice.fstab, advice.build_notes = _build(stored)
     # synchronous_commit=off still flushes, later: only a class below that voids every method.
     unsafe = (
@@ -91,8 +89,7 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     ]
     advice.settings = [s for s in settings if s.value is not None]
     advice.omitted = [s for s in settings if s.value is None]
-    best_safe = picked if is_safe else _choose(table, durability, safe)[0]
-    advice.unsafe = _unsafe(table, durability, best_safe)
+    advice.unsafe = _unsafe(table, durability, picked if is_safe else best_safe)
     return advice
 
 
@@ -100,86 +97,144 @@ def _level(d: Durability | None) -> str:
     return d.level if d else "unknown"
 
 
+def _tested_rows(table: Table) -> list[Row]:
+    """The headline rows a verdict decides (a direction, not described)."""
+    described = table.design.descriptive if table.design is not None else frozenset()
+    return [
+        r
+        for r in table.rows
+        if r.headline
+        and r.higher_is_better is not None
+        and (r.workload, r.label) not in described
+        and any(k[:2] == (r.workload, r.label) for k in table.pairs)
+    ]
+
+
 def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None, str]:
-    """The target the tiers favour, and why, in words that lead with whether its lead is
-    established: the crash-safe target in the top tier of the most decided measurements
-    (tied ones named, with what the rest cost); where no target is crash-safe but some
-    may only lose recent commits (synchronous_commit=off), among those, with that window
-    stated; where nothing was told apart, the baseline, said to rest on no evidence."""
-    # Each line with its tiers: (line, tiers).
-    lines = [(v, tiers) for v in verdict_lines(table, durability) if (tiers := v.tiers) is not None]
-    pool, window = safe, ""
+    """The target to run, and why, in words that lead with whether its lead is
+    established. The crash-safe targets are ranked among themselves, from the same pair
+    decisions every output shows (an unsafe target, however fast, takes no place from
+    them: it gets its own line); where none is crash-safe but some may only lose recent
+    commits (synchronous_commit=off), among those, with that window stated.
+
+    A target behind another on some measurement and ahead of it on none is out. Of those
+    left, one alone is the pick; several mean a trade-off (decided both ways, said with
+    both figures) or a tie (not told apart): the plan's baseline is kept where it is one
+    of them (nothing measured says a change is better), else the one in the top tier of
+    the most measurements; the rule that picked is always said."""
+    pool, window, kind = safe, "", "crash-safe"
     if not pool:
         pool = [t for t in table.targets if _level(durability.get(t)) == MAY_LOSE_COMMITS]
         if not pool:
             return None, "no crash-safe target has results"
         window = (
-            " (every target may lose its last commits on a crash: "
+            " (every candidate may lose its most recent commits on a crash: "
             "synchronous_commit=off; the database stays consistent)"
         )
-    decided = [(v, tiers) for v, tiers in lines if tiers.decided_any]
-    tops = {t: [(v, tiers) for v, tiers in decided if t in tiers.tiers[0]] for t in pool}
-    best = max((len(v) for v in tops.values()), default=0)
-    if not decided or best == 0:
-        fallback = table.baseline if table.baseline in pool else pool[0]
-        what = (
-            "no measurement told the targets apart"
-            if not decided
-            else "no such target is in the top tier of any measurement"
+        kind = "candidate"
+    rows = _tested_rows(table)
+    present = {r.metric + r.label: [t for t in pool if r.cells[t].value is not None] for r in rows}
+    pool = [t for t in pool if any(t in p for p in present.values())] or pool
+
+    def beats(a: str, b: str) -> list[Row]:
+        return [r for r in rows if (f := table.pair(r, a, b)) is not None and f.outcome == WORSE]
+
+    candidates = [
+        t for t in pool if not any(beats(u, t) and not beats(t, u) for u in pool if u != t)
+    ]
+    behind = _behind(table, rows, pool, candidates)
+    if len(candidates) == 1:
+        picked = candidates[0]
+        won = [r for r in rows if any(r in beats(picked, o) for o in pool if o != picked)]
+        if not won:
+            return picked, f"the only {kind} target with results{window}"
+        on = " and ".join(dict.fromkeys(metric_label(r.metric) for r in won))
+        why = f"decided ahead of the other {kind} targets on {on}"
+        return picked, why + _listed(behind(picked)) + window
+    tops = {t: sum(t in _pool_top(table, r, pool) for r in rows) for t in candidates}
+    if table.baseline in candidates:
+        picked = table.baseline
+        rule = "kept as the plan's baseline: nothing measured says another is better overall"
+    else:
+        best = max(tops.values())
+        picked = next(t for t in candidates if tops[t] == best)
+        rule = (
+            f"in the top tier of the most measurements ({best} of {len(rows)})"
+            if list(tops.values()).count(best) == 1
+            else "first in the plan of those: nothing measured puts one ahead"
         )
-        return fallback, f"not established: {what}; {fallback} is shown as the baseline{window}"
-    leaders = [t for t in table.targets if t in pool and len(tops[t]) == best]
-    picked = leaders[0]  # ties: plan order, said so (a reader asks why this one)
-    on = " and ".join(metric_label(v.metric) for v, _ in tops[picked])
-    why = (
-        f"in the top tier on {on}"
-        if best == len(decided)
-        else f"in the top tier on {on} ({best} of {len(decided)} decided measurements)"
-    )
-    if len(leaders) > 1:
-        tie = _tie(table, [v for v, _ in tops[picked]], leaders)
-        why = f"tied with {', '.join(leaders[1:])} ({tie}; first in the plan): " + why
-    # What the crash-safe rest would cost (the unsafe ones have their own section).
-    losers = [
-        f"{t} {_cost(table, v, picked, t)}"
-        for v, tiers in tops[picked]
-        for tier in tiers.tiers[1:]
-        for t in tier
-        if t in pool
+    others = [t for t in candidates if t != picked]
+    trades = {o: _tradeoff(table, rows, picked, o) for o in others}
+    parts = [f"a trade-off with {o}: {t}" for o, t in trades.items() if t]
+    parts += [f"tied with {_tie_text(table, rows, picked, o)}" for o, t in trades.items() if not t]
+    if not any(beats(a, b) for a in pool for b in pool if a != b):
+        lead = f"not established: no measurement told the {kind} targets apart"
+        return picked, f"{lead} ({'; '.join(parts)}); {rule}{window}"
+    return picked, f"{'; '.join(parts)}; {rule}" + _listed(behind(picked)) + window
+
+
+def _pool_top(table: Table, row: Row, pool: list[str]) -> list[str]:
+    """The top tier of ``row`` among the pool alone."""
+    values = {t: v for t in pool if (v := row.cells[t].value) is not None}
+    order = sorted(values, key=lambda t: values[t], reverse=bool(row.higher_is_better))
+    if not order:
+        return []
+    return rank(order, relation_of(table, row)).tiers[0]
+
+
+def _behind(table: Table, rows: list[Row], pool: list[str], candidates: list[str]):
+    """What each crash-safe target the pick beat costs against it, decided."""
+
+    def behind(picked: str) -> list[str]:
+        out = []
+        for t in pool:
+            if t == picked or t in candidates:
+                continue
+            for r in rows:
+                f = table.pair(r, picked, t)
+                if f is not None and f.outcome == WORSE:
+                    out.append(f"{t} {f.change(metric_label(r.metric))}")
+        return out
+
+    return behind
+
+
+def _listed(items: list[str]) -> str:
+    return f"; behind it: {'; '.join(items)}" if items else ""
+
+
+def _tradeoff(table: Table, rows: list[Row], a: str, b: str) -> str:
+    """'ext4: fsync p99 latency −52% [−60%, −41%] against xfs; xfs: IOPS +45% [...] against
+    ext4' where each was decided ahead of the other on some measurement; '' otherwise."""
+    ahead_a = [
+        (r, f) for r in rows if (f := table.pair(r, b, a)) is not None and f.outcome == BETTER
     ]
-    return picked, why + (f"; behind it: {'; '.join(losers)}" if losers else "") + window
-
-
-def _tie(table: Table, lines: list, leaders: list[str]) -> str:
-    """'equivalent within ±10%' where every pair of the tied leaders was shown
-    equivalent on every measurement they lead; else 'not told apart'."""
-    rows = [
-        r
-        for r in table.rows
-        if r.headline
-        and any((r.workload, r.label, r.metric) == (v.workload, v.label, v.metric) for v in lines)
+    ahead_b = [
+        (r, f) for r in rows if (f := table.pair(r, a, b)) is not None and f.outcome == BETTER
     ]
-    shown = all(
-        (j := table.pair(r, a, b)) is not None and j.outcome == EQUIVALENT
-        for r in rows
-        for i, a in enumerate(leaders)
-        for b in leaders[i + 1 :]
-    )
-    return f"equivalent within ±{table.equivalence * 100:g}%" if shown else "not told apart"
+    if not ahead_a or not ahead_b:
+        return ""
+
+    def side(who: str, wins: list, other: str) -> str:
+        return f"{who}: " + ", ".join(
+            f"{f.change(metric_label(r.metric))} against {other}" for r, f in wins
+        )
+
+    return f"{side(a, ahead_a, b)}; {side(b, ahead_b, a)}"
 
 
-def _cost(table: Table, line, picked: str, target: str) -> str:
-    """'−47% TPC-B tps [−56%, −36%]': what a lower tier's target costs against ``picked``."""
-    row = next(
-        r
-        for r in table.rows
-        if r.headline
-        and (r.workload, r.label, r.metric) == (line.workload, line.label, line.metric)
-    )
-    j = table.pair(row, picked, target)
-    if j is None:
-        return f"below on {metric_label(line.metric)}"
-    return decided_change(j, metric_label(line.metric))
+def _tie_text(table: Table, rows: list[Row], a: str, b: str) -> str:
+    """'xfs-twin: equivalent within ±10% on pg_test_fsync fdatasync ops/s (+1.4%..+1.5%)',
+    'xfs: not told apart on TPC-B tps (−18%..+75%)': b against a on each measurement,
+    none decided apart."""
+    said: dict[str, list[str]] = {}
+    for r in rows:
+        f = table.pair(r, a, b)
+        if f is not None and f.ratio is not None:
+            words = f.outcome_words() if f.outcome == EQUIVALENT else "not told apart"
+            said.setdefault(words, []).append(f"{metric_label(r.metric)} ({f.span()})")
+    text = "; ".join(f"{words} on {', '.join(on)}" for words, on in said.items())
+    return f"{b}: {text}" if text else b
 
 
 def _build(t: StoredTarget) -> tuple[str | None, str | None, list[str]]:
@@ -281,21 +336,19 @@ def _sysctls_during(t: StoredTarget) -> dict[str, object]:
 
 
 def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
-    """Each target that is not crash-safe, with what it would buy over ``best``."""
+    """Each target that is not crash-safe, with what it buys over ``best`` on every
+    tested measurement (its finding against ``best``: decided or not) and what it risks."""
     out = []
     for name in table.targets:
         d = durability.get(name)
         if d is None or d.level == SAFE:
             continue
         u = Unsafe(name, d.level, "; ".join(d.reasons))
-        if best is not None:
-            for row in table.rows:
-                if not row.headline or row.higher_is_better is None:
-                    continue
-                ratio = ratio_text(row.cells[best], row.cells[name])
-                if ratio:
-                    word = "higher" if row.higher_is_better else "lower"
+        if best is not None and best != name:
+            for row in _tested_rows(table):
+                f = table.pair(row, best, name)
+                if f is not None and f.ratio is not None:
                     what = metric_what(row.metric, row.label)
-                    u.gains.append(f"{what}: {ratio} of {best}'s ({word} is better)")
+                    u.gains.append(f"{what}: {figure(f)} against {best}")
         out.append(u)
     return out

@@ -8,27 +8,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from pgfsbench.analysis.capabilities import TargetCapabilities
+from pgfsbench.analysis.durability import phrase
 from pgfsbench.analysis.labels import metric_label
-from pgfsbench.analysis.table import Cell, Row, Table
+from pgfsbench.analysis.table import Row, Table
 
 POSTGRES, SYSCTL, QUEUE = "postgresql.conf", "sysctl", "queue"
-_RESAMPLES = 4000
-_SEED = 20261124  # a fixed seed: the same results always give the same advice
 
 
 @dataclass
 class Figure:
-    """One cell of the comparison table: a target's median of a metric, its 95% CI, n."""
+    """One cell of the comparison table: a target's centre of a metric (its geometric
+    mean, or its median where the row has a value at or below zero), its 95% CI, n."""
 
     target: str
     workload: str
     label: str
     metric: str
     unit: str
-    median: float
+    centre: float
     ci: tuple[float, float] | None
     n: int
 
@@ -36,9 +34,9 @@ class Figure:
         return metric_what(self.metric, self.label)
 
     def value_text(self) -> str:
-        """'176 µs [138, 268] (n=16)': the median, its 95% CI and n."""
+        """'176 µs [138, 268] (n=16)': the centre, its 95% CI and n."""
         ci = f" [{num(self.ci[0])}, {num(self.ci[1])}]" if self.ci else ""
-        return f"{num(self.median)} {self.unit}{ci} (n={self.n})".replace("  ", " ")
+        return f"{num(self.centre)} {self.unit}{ci} (n={self.n})".replace("  ", " ")
 
     def text(self) -> str:
         return f"{self.what()}: {self.value_text()}"
@@ -62,7 +60,14 @@ class Unsafe:
     target: str
     level: str
     warning: str
-    gains: list[str] = field(default_factory=list)  # one line per headline measurement
+    # One line per tested headline measurement: its finding against the recommended
+    # target (decided or not), as every output quotes that pair.
+    gains: list[str] = field(default_factory=list)
+
+    @property
+    def phrase(self) -> str:
+        """'is not crash-safe', 'may lose its most recent commits on a crash'."""
+        return phrase(self.level)
 
 
 @dataclass
@@ -138,21 +143,3 @@ def figure(row: Row, target: str) -> Figure | None:
 
 def rows_of(table: Table, workload: str, metric_prefix: str = "") -> list[Row]:
     return [r for r in table.rows if r.workload == workload and r.metric.startswith(metric_prefix)]
-
-
-def ratio_text(base: Cell, other: Cell) -> str | None:
-    """'×1.32 [1.20, 1.45]': other's median over base's, with a bootstrap 95% CI of that
-    ratio of medians when both sides have two runs or more."""
-    if base.value is None or other.value is None or base.value <= 0:
-        return None
-    ratio = other.value / base.value
-    if min(len(base.values), len(other.values)) < 2:
-        return f"×{ratio:.2f} (one run: no CI)"
-    rng = np.random.default_rng(_SEED)
-    b = np.median(rng.choice(base.values, (_RESAMPLES, len(base.values))), axis=1)
-    o = np.median(rng.choice(other.values, (_RESAMPLES, len(other.values))), axis=1)
-    ok = b > 0
-    if not ok.any():
-        return f"×{ratio:.2f} (no CI: the resampled medians are zero)"
-    low, high = np.percentile(o[ok] / b[ok], [2.5, 97.5])
-    return f"×{ratio:.2f} [{low:.2f}, {high:.2f}]"

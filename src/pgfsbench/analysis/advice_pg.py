@@ -52,7 +52,7 @@ def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
         )
     candidates = sorted(
         ((f, m) for f, m in measured if m in SAFE_SYNC_METHODS),
-        key=lambda fm: fm[0].median,
+        key=lambda fm: fm[0].centre,
         reverse=True,
     )
     if not candidates:
@@ -124,13 +124,13 @@ def io_concurrency(table: Table, target: str) -> list[Setting]:
             else "the io-depth run measured one queue depth: no curve to find the knee on"
         )
         return [Setting(POSTGRES, n, None, why) for n in names]
-    best_depth, best = max(curve, key=lambda df: df[1].median)
-    knee, at = next((d, f) for d, f in curve if f.median >= KNEE * best.median)
+    best_depth, best = max(curve, key=lambda df: df[1].centre)
+    knee, at = next((d, f) for d, f in curve if f.centre >= KNEE * best.centre)
     value = str(min(knee, MAX_IO_CONCURRENCY))
     why = (
         f"the smallest queue depth whose 8 kB random-read IOPS reach {KNEE:.0%} of the "
-        f"best measured ({num(best.median)} IO/s at depth {best_depth}): depth {knee} "
-        f"gives {num(at.median)} IO/s"
+        f"best measured ({num(best.centre)} IO/s at depth {best_depth}): depth {knee} "
+        f"gives {num(at.centre)} IO/s"
     )
     note = (
         "IOPS were still growing at the deepest depth measured: the knee may be deeper; "
@@ -150,7 +150,7 @@ def random_page_cost(table: Table, target: str) -> Setting:
     }
     rand, seq = cells.get("readcost.rand_8k_us"), cells.get("readcost.seq_8k_us")
     name = "random_page_cost"
-    if rand is None or seq is None or seq.median <= 0:
+    if rand is None or seq is None or seq.centre <= 0:
         return Setting(
             POSTGRES,
             name,
@@ -158,7 +158,7 @@ def random_page_cost(table: Table, target: str) -> Setting:
             f"no io-depth run on {target} (random vs sequential 8 kB read cost)",
         )
     per_run = cells.get("readcost.rand_seq_ratio")
-    ratio = per_run.median if per_run else rand.median / seq.median
+    ratio = per_run.centre if per_run else rand.centre / seq.centre
     low, high = PAGE_COST_RANGE
     value = min(max(ratio, low), high)
     why = (
@@ -198,7 +198,7 @@ def stall_settings(table: Table, target: str, ran_with: dict[str, object]) -> li
             Setting(s, n, None, f"no pgbench run on {target}: stalls not measured")
             for s, n in names
         ]
-    seen = [f for f in stalls if f.median > 0]
+    seen = [f for f in stalls if f.centre > 0]
     if not seen:
         return [
             Setting(
@@ -271,14 +271,14 @@ def _max_wal_size(table: Table, target: str, seen: list[Figure]) -> Setting:
             seen,
         )
     tps, per_tx = rate
-    need = tps.median * per_tx.median * CHECKPOINT_TIMEOUT_S * 2
+    need = tps.centre * per_tx.centre * CHECKPOINT_TIMEOUT_S * 2
     gb = max(1, math.ceil(need / 2**30))
     return Setting(
         POSTGRES,
         "max_wal_size",
         f"{gb}GB",
-        f"two checkpoint_timeouts of WAL at the measured rate: {num(tps.median)} "
-        f"tx/s × {num(per_tx.median)} B/tx × {CHECKPOINT_TIMEOUT_S} s × 2 = "
+        f"two checkpoint_timeouts of WAL at the measured rate: {num(tps.centre)} "
+        f"tx/s × {num(per_tx.centre)} B/tx × {CHECKPOINT_TIMEOUT_S} s × 2 = "
         f"{need / 2**30:.1f} GB, rounded up to whole GB (at least 1GB)",
         [*seen, tps, per_tx],
     )

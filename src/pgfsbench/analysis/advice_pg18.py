@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 
 from pgfsbench.analysis.advice_model import POSTGRES, Figure, Setting, figure
+from pgfsbench.analysis.findings import BETTER, EQUIVALENT
 from pgfsbench.analysis.labels import metric_label
-from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER
 from pgfsbench.analysis.table import Row, Table
 from pgfsbench.store.read import StoredTarget
 
@@ -156,7 +156,7 @@ def _judge(table: Table, ref: StoredTarget, group: list[StoredTarget], heads: li
                 open_.setdefault(metric_words(r), []).append(t.name)
             elif j.outcome == EQUIVALENT:
                 same.setdefault(metric_words(r), []).append(t.name)
-            elif (j.outcome == HIGHER) == r.higher_is_better:
+            elif j.outcome == BETTER:
                 better.setdefault(t.name, []).append(metric_words(r))
             else:
                 worse.setdefault(t.name, []).append(metric_words(r))

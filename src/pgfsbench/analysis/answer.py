@@ -1,157 +1,179 @@
-"""The answer in plain words: tiers first, then by how much, then what is still open.
+"""The answer in plain words: tiers first, then every target against the baseline, then
+what is still open and what this campaign could have decided.
 
-``ext4 ≈ xfs > btrfs: btrfs −51% TPC-B tps [−53%, −48%]; xfs vs ext4 within −11%..+4%,
-not told apart in 10 rounds``. Changes are percentages (a multiple, ``3.6×``, where
-one side is more than twice the other), each with its confidence interval; no nested
-parentheses; the rounds are the ones that ran.
+``xfs, ext4 > btrfs: against ext4, btrfs −47% TPC-B tps [−63%, −25%] worse; xfs +9.5%
+[−17%, +20%] not told apart (16 rounds); a difference of 25% or more would likely have
+been decided here``. Every figure is a finding's (``findings.py``), quoted against the
+plan's baseline as in every other output; the levels of the intervals are said once, in
+the glossary (``glossary``), not on every line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from pgfsbench.analysis.findings import (
+    BETTER,
+    EQUIVALENT,
+    INCONCLUSIVE,
+    NA,
+    WORSE,
+    Finding,
+)
 from pgfsbench.analysis.labels import metric_label
-from pgfsbench.analysis.outcome import Judged, percent_text, settle_text
-from pgfsbench.analysis.sequential import EQUIVALENT, HIGHER, LOWER
+from pgfsbench.analysis.paired import Paired, rounds_for
 from pgfsbench.analysis.table import Row, Table
-from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, Tiers
-
-MINUS = "\u2212"
+from pgfsbench.analysis.tiers import BETTER as AHEAD
+from pgfsbench.analysis.tiers import OPEN, SAME, Tiers
 
 
 def relation_of(table: Table, row: Row) -> Callable[[str, str], str]:
-    """relation(a, b) on a headline row: BETTER (a decided better), SAME or OPEN."""
-    better = bool(row.higher_is_better)
+    """relation(a, b) on a headline row: AHEAD (a decided better), SAME or OPEN."""
 
     def relation(a: str, b: str) -> str:
-        j = table.pair(row, a, b)  # b judged against a
-        if j is None:
+        f = table.pair(row, a, b)  # b against a
+        if f is None:
             return OPEN
-        if j.outcome == (LOWER if better else HIGHER):
-            return BETTER
-        return SAME if j.outcome == EQUIVALENT else OPEN
+        if f.outcome == WORSE:
+            return AHEAD
+        return SAME if f.outcome == EQUIVALENT else OPEN
 
     return relation
 
 
-def percent(ratio: float) -> str:
-    x = (ratio - 1) * 100
-    text = f"{x:+.0f}%" if abs(x) >= 9.95 else f"{x:+.1f}%"
-    return text.replace("-", MINUS)
-
-
-def change(
-    ratio: float | None, ci: tuple[float, float] | None = None, what: str = "", label: str = ""
-) -> str:
-    """'−51% [−53%, −48%]', or '3.6× [3.3×, 4.1×]' where the ratio is 2 or more;
-    ``what`` goes between the figure and its CI ('−51% TPC-B tps [−53%, −48%]'), ``label``
-    inside the brackets ('[97.9% CI −53%, −48%]')."""
-    if ratio is None:
-        return "no ratio"
-    if ratio >= 2 or (ratio > 0 and ratio <= 0.05):
-        fmt = (lambda r: f"{r:.2g}×") if ratio >= 2 else (lambda r: f"×{r:.2g}")
-    else:
-        fmt = percent
-    what = f" {what}" if what else ""
-    if ci is None:
-        return f"{fmt(ratio)}{what}"
-    label = f"{label} " if label else ""
-    return f"{fmt(ratio)}{what} [{label}{fmt(ci[0])}, {fmt(ci[1])}]"
-
-
-def decided_change(j: Judged, what: str = "") -> str:
-    """A decided pair's change with the CI at the level of its decision, labelled: the
-    interval agrees with the decision (a plain 95% CI need not after an early stop)."""
-    ci = j.decision_ci()
-    if ci is None:
-        return change(j.comparison.ratio, _ci(j), what)
-    return change(ci.ratio, (ci.low, ci.high), what, f"{percent_text(ci.confidence)} CI")
-
-
-def _ci(j: Judged) -> tuple[float, float] | None:
-    c = j.comparison
-    return (c.ci_low, c.ci_high) if c.ci_low is not None and c.ci_high is not None else None
-
-
-def _span(j: Judged, bare: bool = False) -> str:
-    """'within −11%..+4%' (the CI; ``bare``: '−11%..+4%'), or the ratio without one."""
-    ci = _ci(j)
-    if ci is None:
-        return f"at {change(j.comparison.ratio)}"
-    return ("" if bare else "within ") + f"{percent(ci[0])}..{percent(ci[1])}"
-
-
-def _runs(j: Judged) -> str:
-    c = j.comparison
-    if c.paired is not None:
-        return f"{c.paired.n} round{'s' if c.paired.n != 1 else ''}"
-    return f"{c.n_base} and {c.n_other} runs"
+def figure(f: Finding, what: str = "") -> str:
+    """'btrfs −47% TPC-B tps [−63%, −25%] worse': a target's finding against the
+    baseline as the verdict lines say it (the round of an early decision with it)."""
+    words = {BETTER: "better", WORSE: "worse", EQUIVALENT: f.outcome_words()}
+    said = words.get(f.outcome, "not told apart" if f.outcome == INCONCLUSIVE else "")
+    early = f" (decided at round {f.through})" if f.early else ""
+    note = f" ({f.note})" if f.note and f.outcome in (INCONCLUSIVE, NA) else ""
+    return f"{f.target} {f.change(what)}" + (f" {said}" if said else "") + early + note
 
 
 def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True) -> str:
-    """One measurement's answer: ``label`` names the metric after each change."""
+    """One measurement's answer: ``label`` names the metric after the first change."""
     name = metric_label(row.metric) if label else ""
+    base = table.baseline or ""
+    order = [t for tier in tiers.tiers for t in tier]
     facts: list[str] = []
-    top = tiers.tiers[0][0]
-    # Against whom, where it is not plain: several on top, or more than two tiers.
-    against = f" vs {top}" if len(tiers.tiers[0]) > 1 or len(tiers.tiers) > 2 else ""
-    for tier in tiers.tiers[1:]:
-        for t in tier:
-            j = table.pair(row, top, t)
-            assert j is not None  # a lower tier is decided against the top one
-            facts.append(f"{t} {decided_change(j, name)}{against}")
-    open_: list[tuple[str, str, Judged]] = []
+    against = [f for t in order if t != base and (f := table.pair(row, base, t)) is not None]
+    if against:
+        said = [figure(f, name if i == 0 else "") for i, f in enumerate(against)]
+        facts.append(f"against {base}, " + "; ".join(said))
+    elif base not in order:
+        facts.append(f"no data for the baseline {base}")
+    # What the tiers do not show between two other targets: not told apart inside a
+    # tier, shown equivalent, or decided without a cut holding it.
     for a, b, rel in tiers.inside:
-        j = table.pair(row, a, b)
-        if j is None:
+        if base in (a, b):
+            continue
+        f = table.pair(row, a, b)
+        if f is None:
             facts.append(f"{b} vs {a}: no rounds in common")
-        elif rel == SAME:
-            ci = j.decision_ci()
-            span = (
-                f"{percent(ci.low)}..{percent(ci.high)} ({percent_text(ci.confidence)} CI)"
-                if ci
-                else _span(j, bare=True)
-            )
-            facts.append(f"{b} vs {a} {span}, equivalent within ±{table.equivalence * 100:g}%")
-        elif rel == BETTER:  # decided, yet no cut holds it (decisions not transitive)
-            facts.append(f"{a} ahead of {b}: {b} {decided_change(j, name)}")
+        elif rel == AHEAD:
+            facts.append(f"{a} ahead of {b}: {figure(f)}")
         else:
-            open_.append((a, b, j))
-    if open_:
-        # One clause for the pairs not told apart, grouped by the rounds behind them.
-        by_runs: dict[str, list[str]] = {}
-        for a, b, j in open_:
-            why = f" ({j.note})" if j.note else ""
-            by_runs.setdefault(_runs(j), []).append(f"{b} vs {a} {_span(j, bare=True)}{why}")
-        facts += [
-            f"not told apart in {runs} (95% CIs): {', '.join(pairs)}"
-            for runs, pairs in by_runs.items()
-        ]
-    # Nothing decided: say so first, so the ranking-shaped list is not read as one.
-    lead = tiers.text() if tiers.decided_any else "inconclusive"
+            facts.append(f"{b} vs {a} {f.span()}, {f.outcome_words()}")
+    lead = tiers.text() if tiers.decided_any else "not told apart"
     text = lead + (": " + "; ".join(facts) if facts else "")
-    if open_:
-        text += "; " + _settle([j for *_, j in open_], table)
+    rounds = _rounds(row, table)
+    if rounds:
+        text += f" ({rounds})"
+    if reach := reach_text(row, table):
+        text += f"; {reach}"
     return text
 
 
-def _settle(open_: list[Judged], table: Table) -> str:
-    """The largest rounds estimate among the pairs not told apart: a planning figure."""
-    paired = [(j, p) for j in open_ if (p := j.comparison.paired) is not None]
-    if not paired:
-        return settle_text(open_[0], table.budget)
-    ran = max(p.n for _, p in paired)
-    estimated = [(n, p) for j, p in paired if (n := j.rounds_needed) is not None]
-    if not estimated:  # the first pair's reason: no spread, fixed rounds, too many
-        return f"{settle_text(paired[0][0])} ({ran} ran)"
-    need = max(max(n, p.n + 1) for n, p in estimated)
-    rest = "" if len(estimated) == len(paired) else ", where an estimate can be made"
-    return f"about {need} rounds in all would likely settle it{rest} ({ran} ran)"
+def _rounds(row: Row, table: Table) -> str:
+    """'16 rounds' (paired: the most any pair rests on), or the runs of each side."""
+    found = [f for f in _all_pairs(row, table)]
+    paired = [f.last_round or f.rounds for f in found if f.paired]
+    if paired:
+        n = max(paired)
+        return f"{n} round{'s' if n != 1 else ''}"
+    return ""
+
+
+def _all_pairs(row: Row, table: Table) -> list[Finding]:
+    return [f for k, f in table.pairs.items() if k[:2] == (row.workload, row.label)]
+
+
+def reach_text(row: Row, table: Table) -> str:
+    """What the open pairs of a measurement are worth: the smallest difference these
+    rounds would likely (80%) have decided, and what deciding the margin would take."""
+    open_ = [f for f in _all_pairs(row, table) if f.outcome == INCONCLUSIVE and f.paired]
+    if not open_:
+        return ""
+    found = [f.detectable for f in open_ if f.detectable is not None]
+    widest = max(open_, key=lambda f: f.spread or 0.0)
+    spread = widest.spread
+    if not found:
+        if spread is None:
+            return ""
+        return (
+            f"its rounds vary by ±{_pct(spread)} (each pair's per-round spread): no "
+            "practical number of rounds would decide a difference here"
+        )
+    reach = max(found)
+    size = f"{reach * 100:.0f}%" if reach < 1 else f"{1 + reach:.2g} times"
+    text = f"a difference of {size} or more would likely have been decided here"
+    if reach > table.equivalence and spread is not None:
+        # the pair's rounds as Paired needs them: only spread, n and the claim matter
+        need = rounds_for(
+            Paired(
+                widest.rounds,
+                None,
+                None,
+                spread,
+                None,
+                None,
+                widest.margin,
+                None,
+                threshold=widest.threshold,
+            ),
+            table.equivalence,
+            _open_level(widest),
+        )
+        goal = f"{table.equivalence * 100:g}%"
+        text += (
+            f"; deciding {goal} would take about {need} rounds"
+            if need is not None
+            else f"; {goal} is out of reach of rounds that vary by ±{_pct(spread)}"
+        )
+    return text
+
+
+def _open_level(f: Finding) -> float:
+    """The per-comparison level an open finding's interval is at."""
+    return 1 - f.level.confidence if f.level is not None else 0.05
+
+
+def _pct(log_sd: float) -> str:
+    import math
+
+    return f"{math.expm1(log_sd) * 100:.0f}%"
+
+
+def glossary(table: Table) -> list[str]:
+    """The terms of the answer, said once: the intervals' levels (the decisions'), what
+    a round and a tier are."""
+    levels = dict.fromkeys(f.level.words() for f in table.pairs.values() if f.level is not None)
+    out = []
+    if levels:
+        out.append("[…]: " + "; ".join(levels))
+    if any(f.paired for f in table.pairs.values()):
+        out.append("a round: every target measured once, in turn; pairs compared within rounds")
+    if len(table.targets) > 2 and table.pairs:
+        out.append("'a, b > c': c decided worse than a and b, which are not told apart")
+    return [" · ".join(out)] if out else []
 
 
 def campaign_answer(lines: list) -> str:
     """The whole campaign in one line (``VerdictLine``s): one ranking when every decided
-    measurement ranks the targets the same, else each one's; then what is not decided."""
+    measurement ranks the targets the same, else each one's; then what is not decided.
+    A metric measured several times (a sweep's clients, a pair of campaigns' targets) is
+    named with its label, each once."""
     ranked = [v for v in lines if v.tiers is not None]  # not single runs, not described
     if not ranked:
         return (
@@ -162,15 +184,21 @@ def campaign_answer(lines: list) -> str:
             if lines
             else ""
         )
+    shared = {m for m in (metric_label(v.metric) for v in ranked)}
+    counts = {m: sum(metric_label(v.metric) == m for v in ranked) for m in shared}
+
+    def name(v) -> str:
+        label = metric_label(v.metric)
+        return f"{label} ({v.label})" if counts[label] > 1 and v.label else label
+
     decided = [v for v in ranked if v.tiers.decided_any]
-    open_ = [metric_label(v.metric) for v in ranked if not v.tiers.decided_any]
+    open_ = list(dict.fromkeys(name(v) for v in ranked if not v.tiers.decided_any))
     parts = []
     if decided and len({v.ranking for v in decided}) == 1:
-        parts.append(
-            f"{decided[0].ranking} on " + " and ".join(metric_label(v.metric) for v in decided)
-        )
+        on = list(dict.fromkeys(name(v) for v in decided))
+        parts.append(f"{decided[0].ranking} on " + " and ".join(on))
     else:
-        parts += [f"{metric_label(v.metric)}: {v.ranking}" for v in decided]
+        parts += [f"{name(v)}: {v.ranking}" for v in decided]
     if open_:
         parts.append(
             ("nothing told apart on " if not decided else "not told apart on ") + ", ".join(open_)

@@ -24,42 +24,41 @@ def _num(x: float | None) -> float | None:
 
 
 def decisions(campaign: Campaign) -> list[dict]:
-    """One row per contender cell of the campaign's comparison table (its plan's
-    baseline, alpha and noise): the report's verdict and its figures, a value for each
-    of ``store.rows.DECISIONS``."""
+    """One row per finding of the campaign's comparison table (its plan's baseline,
+    alpha and noise): every contender against the baseline on every metric, as every
+    output quotes it; a value for each of ``store.rows.DECISIONS``."""
     from pgfsbench.analysis.table import comparison_table  # heavy: only when importing
 
     table = comparison_table(campaign)
     rows = []
-    for row in table.rows:
-        base = row.cells.get(table.baseline) if table.baseline else None
-        for target, cell in row.cells.items():
-            c = cell.comparison
-            if c is None or base is None:  # the baseline itself, or nothing to compare
-                continue
-            rows.append(
-                {
-                    "workload": row.workload,
-                    "label": row.label,
-                    "metric": row.metric,
-                    "unit": row.unit,
-                    "direction": DIRECTION[row.higher_is_better],
-                    "headline": row.headline,
-                    "target": target,
-                    "baseline": table.baseline,
-                    "verdict": cell.verdict.kind if cell.verdict else "na",
-                    "reason": cell.verdict.reason if cell.verdict else "",
-                    "median": _num(cell.value),
-                    "baseline_median": _num(base.value),
-                    "n": cell.n,
-                    "baseline_n": base.n,
-                    "ratio": _num(c.ratio),
-                    "ratio_low": _num(c.ci_low),
-                    "ratio_high": _num(c.ci_high),
-                    "p_value": _num(cell.p_adjusted if cell.p_adjusted is not None else c.p_value),
-                    "paired": c.paired is not None,
-                    "decided_at_round": cell.judged.at_round if cell.judged else None,
-                    "rounds_needed": cell.judged.rounds_needed if cell.judged else None,
-                }
-            )
+    by_key = {(r.workload, r.label, r.metric): r for r in table.rows}
+    found = [c.finding for r in table.rows for c in r.cells.values() if c.finding is not None]
+    for f in found:
+        row = by_key[(f.workload, f.label, f.metric)]
+        base, cell = row.cells[f.reference], row.cells[f.target]
+        rows.append(
+            {
+                "workload": f.workload,
+                "label": f.label,
+                "metric": f.metric,
+                "unit": f.unit,
+                "direction": DIRECTION[f.higher_is_better],
+                "headline": row.headline,
+                "target": f.target,
+                "baseline": f.reference,
+                "verdict": f.outcome,
+                "reason": f.sentence(),
+                "median": _num(cell.value),
+                "baseline_median": _num(base.value),
+                "n": cell.n,
+                "baseline_n": base.n,
+                "ratio": _num(f.ratio),
+                "ratio_low": _num(f.low),
+                "ratio_high": _num(f.high),
+                "p_value": _num(f.p),
+                "paired": f.paired,
+                "decided_at_round": f.through,
+                "rounds_needed": None,
+            }
+        )
     return rows

@@ -32,6 +32,26 @@ class Durability:
             self.level = level
 
 
+# The class in a sentence about a target: "ext4-nobarrier is not crash-safe".
+_PHRASE = {
+    SAFE: "is crash-safe",
+    MAY_LOSE_COMMITS: "may lose its most recent commits on a crash",
+    UNSAFE: "is not crash-safe",
+}
+
+
+def phrase(level: str) -> str:
+    """'is not crash-safe', 'may lose its most recent commits on a crash'."""
+    return _PHRASE.get(level, f"is {level}")
+
+
+def stated(target: str, d: Durability) -> str:
+    """'ext4-seed may lose its most recent commits on a crash: synchronous_commit=off:
+    ...': the class and its first reason, in English."""
+    reason = f": {d.reasons[0]}" if d.reasons else ""
+    return f"{target} {_PHRASE[d.level]}{reason}"
+
+
 def _off(value: str | None) -> bool:
     return value is not None and value.lower() in ("off", "false", "0", "no")
 

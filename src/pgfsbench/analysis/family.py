@@ -23,12 +23,19 @@ one at the level, and on the data, the decision was made at.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from pgfsbench.analysis.findings import Level
 from pgfsbench.analysis.outcome import Judged, from_decision, judge_unpaired
-from pgfsbench.analysis.paired import compare_paired, pair_by_round
-from pgfsbench.analysis.sequential import INCONCLUSIVE, Design, Key, decide, headline_family
-from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, from_paired, holm
+from pgfsbench.analysis.sequential import (
+    EQUIVALENT,
+    INCONCLUSIVE,
+    Design,
+    Key,
+    decide,
+    headline_family,
+)
+from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, holm
 
 
 def rounds_of(cell) -> dict[int, float]:
@@ -60,7 +67,39 @@ def compare_cells(
     return compare(base.values, other.values, alpha)
 
 
-def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key, Judged]:
+@dataclass(frozen=True)
+class Headlines:
+    """The headline family decided: each pair's outcome, and what its levels are made
+    of (how many comparisons share alpha, over how many looks), for the words."""
+
+    judged: dict[Key, Judged]
+    alpha: float
+    family: int  # comparisons sharing alpha (paired and unpaired)
+    looks: tuple[int, ...] = ()  # the rounds of the paired design's looks
+
+    def level(self, key: Key) -> Level | None:
+        j = self.judged[key]
+        conf = j.confidence()
+        if conf is None:
+            return None
+        paired = j.comparison.paired is not None
+        looks = self.looks if paired else ()
+        look = (
+            looks.index(j.at_round) + 1
+            if j.at_round in looks
+            else sum(r <= (j.last_round or 0) for r in looks) or 1
+        )
+        return Level(
+            conf,
+            self.alpha,
+            self.family,
+            max(1, len(looks)),
+            look,
+            tost=j.outcome == EQUIVALENT,
+        )
+
+
+def decide_headlines(rows: list, columns: list[str], design: Design) -> Headlines:
     """Every pair of targets (a before b in column order): b judged against a."""
     # Cells without rounds (not paired with anything) are in the family all the same.
     values = {
@@ -87,6 +126,7 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
     live = sum(c.p_value is not None for c in unpaired.values())
     share = len(paired) / max(1, len(paired) + live)
     out: dict[Key, Judged] = {}
+    looks: tuple[int, ...] = ()
     if paired:
         if design.first_look == design.last_look:
             # A fixed count is one look: at the last round the data has (a workload's own
@@ -98,8 +138,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
                 margin=design.margin,
             )
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
+        looks = tuple(design.levels())
         out |= {
-            k: from_decision(d, from_paired(d.paired), _at_look(paired[k], d.at_round, design))
+            k: from_decision(d, max(paired[k][0].keys() & paired[k][1].keys(), default=None))
             for k, d in decisions.items()
         }
         if design.first_look != design.last_look:
@@ -112,7 +153,7 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> dict[Key
             out[k] = judge_unpaired(
                 c, p, alpha, design.noise, comparisons=max(1, live), margin=design.margin
             )
-    return out
+    return Headlines(out, design.alpha, len(paired) + live, looks)
 
 
 FIXED_ROUNDS = (
@@ -124,28 +165,11 @@ FIXED_ROUNDS = (
 def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
     """Undecided pairs whose rounds ended two or more rounds before the campaign's
     last (pg_test_fsync with its own 3 repetitions in an 'auto' plan): more rounds of
-    the campaign add none to them, so no rounds estimate (sequential.decide cannot
-    tell: it plans every comparison as if its rounds went on)."""
+    the campaign add none to them, which their note says."""
     last = {k: max(base.keys() & other.keys(), default=0) for k, (base, other) in paired.items()}
     ran = max(last.values(), default=0)
     return {
-        k: replace(j, rounds_needed=None, why_open=FIXED_ROUNDS.format(last=last[k], ran=ran))
+        k: replace(j, note=FIXED_ROUNDS.format(last=last[k], ran=ran))
         for k, j in judged.items()
         if j.outcome == INCONCLUSIVE and last[k] <= ran - 2
     }
-
-
-def _at_look(pair: tuple[dict[int, float], dict[int, float]], at_round: int | None, design: Design):
-    """The paired comparison on the rounds up to the look that decided it (None: not
-    decided)."""
-    if at_round is None:
-        return None
-    base, other = pair
-    return compare_paired(
-        pair_by_round(
-            {r: v for r, v in base.items() if r <= at_round},
-            {r: v for r, v in other.items() if r <= at_round},
-        ),
-        design.equivalence,
-        design.noise,
-    )

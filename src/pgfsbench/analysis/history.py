@@ -14,10 +14,9 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from pgfsbench.analysis.outcome import Verdict
+from pgfsbench.analysis.findings import Finding
 from pgfsbench.analysis.pairing import pair_label, paired_table, pairing
 from pgfsbench.analysis.provenance_check import differences
-from pgfsbench.analysis.stats import DEFAULT
 from pgfsbench.analysis.table import Cell, Table, comparison_table
 from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign
@@ -27,26 +26,20 @@ from pgfsbench.store.read import Campaign
 class Point:
     campaign: Campaign
     source: str  # where it was read from (a directory, or the store)
-    cell: Cell  # its median, CI, n in that campaign
-    value: float  # the cell's median: a point is made of a cell with a value
-    against: Cell | None = None  # the contender cell of the comparison with the previous
+    cell: Cell  # its centre, CI, n in that campaign
+    value: float  # the cell's centre: a point is made of a cell with a value
+    # Against the previous point: the finding ``compare PREVIOUS THIS`` makes of the pair.
+    finding: Finding | None = None
     previous: Point | None = None
     note: str = ""  # why it is not compared with the previous point, if it is not
 
     @property
-    def verdict(self) -> Verdict | None:
-        """The verdict of its comparison with the previous point, when it has one."""
-        return self.against.verdict if self.against is not None else None
-
-    @property
     def mark(self) -> str:
-        v = self.verdict
-        return v.mark if v is not None else ""
+        return self.finding.mark if self.finding is not None else ""
 
     @property
     def kind(self) -> str | None:
-        v = self.verdict
-        return v.kind if v is not None else None
+        return self.finding.outcome if self.finding is not None else None
 
 
 @dataclass
@@ -108,7 +101,7 @@ def history(
             f"no values of {metric or 'the headline metrics'} for {what} in "
             f"{len(chosen)} campaign(s)"
         )
-    tables: dict[tuple[int, int, str], Table | str] = {}
+    tables: dict[tuple[int, int], Table] = {}
     for s in series.values():
         for prev, point in zip(s.points, s.points[1:]):
             point.previous = prev
@@ -120,34 +113,34 @@ def _mark(
     s: Series,
     prev: Point,
     point: Point,
-    tables: dict[tuple[int, int, str], Table | str],
+    tables: dict[tuple[int, int], Table],
     headline_only: bool,
 ) -> None:
+    """The point's finding against the previous one: from the table ``compare PREVIOUS
+    THIS`` makes (every target of the same name in both, one family), so both give the
+    same figure and mark; not where the pair's key provenance differs (compare refuses)."""
     if prev.campaign.plan_name != point.campaign.plan_name:
         point.note = f"another plan than the previous ({prev.campaign.plan_name})"
         return
-    key = (id(prev.campaign), id(point.campaign), s.target)
-    if key not in tables:
-        pair = [(s.target, s.target)]
-        refused = [d for d in differences(prev.campaign, point.campaign, pair) if d.key]
-        if refused:
-            tables[key] = "not compared: " + "; ".join(d.text() for d in refused)
-        else:
-            verdicts = point.campaign.plan.get("verdicts") or {}
-            tables[key] = paired_table(
-                pairing(prev.campaign, point.campaign, {s.target: s.target}, by_name=False),
-                verdicts.get("alpha", DEFAULT.alpha),
-                verdicts.get("noise", DEFAULT.noise),
-                headline_only,  # the default series are the headline rows
-            )
-    table = tables[key]
-    if isinstance(table, str):
-        point.note = table
+    pair = [(s.target, s.target)]
+    refused = [d for d in differences(prev.campaign, point.campaign, pair) if d.key]
+    if refused:
+        point.note = "not compared: " + "; ".join(d.text() for d in refused)
         return
+    key = (id(prev.campaign), id(point.campaign))
+    if key not in tables:
+        # Key differences of other targets do not keep this one from its mark; the
+        # family is compare's all the same (its --allow-different), and so are its
+        # settings (the baseline campaign's [verdicts]).
+        tables[key] = paired_table(
+            pairing(prev.campaign, point.campaign, allow_different=True),
+            headline_only=headline_only,  # the default series are the headline rows
+        )
+    table = tables[key]
     label = f"{pair_label((s.target, s.target))} {s.label}".strip()
     row = next(
         (r for r in table.rows if (r.workload, r.label, r.metric) == (s.workload, label, s.metric)),
         None,
     )
     if row is not None:
-        point.against = row.cells[table.targets[1]]
+        point.finding = row.cells[table.targets[1]].finding

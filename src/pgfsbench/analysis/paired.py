@@ -55,7 +55,6 @@ The method, and why:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -68,6 +67,7 @@ from pgfsbench.analysis.remembered import remembered, special
 
 POWER = 0.80  # of the "more rounds" estimate
 MAX_ROUNDS_ESTIMATE = 1000  # beyond this the estimate says "many"
+MAX_CHANGE = 1000.0  # beyond ×1000 a detectable change is no figure at all
 # A log-ratio sd below this is float error on identical ratios (10/11 vs 20/22), not spread.
 _NO_SPREAD = 1e-9
 # No parentheses: the answer line puts a note in them.
@@ -195,150 +195,57 @@ def compare_paired(
     return replace(c, p_value=p, p_equivalent=max(p_low, p_high))
 
 
-def planned_effects(c: Paired) -> list[tuple[str, float]]:
-    """The routes that can decide this comparison, each with the effect it is planned for.
-
-    ("equivalent", 0.0) inside the equivalence margin: TOST can decide there, planned
-    for a true ratio of 1. ("different", delta) at or beyond the claim threshold: the
-    difference test can, planned for delta = max(2 * threshold, the nearer end of the
-    current 95% CI) on the log scale: twice the threshold because the estimate must
-    also clear it (at the threshold itself power cannot pass 50%); the CI's nearer end
-    because the data already rule out smaller effects with 95% confidence, and it is
-    still the least of the effects they allow, not the observed one. With one margin
-    for both (the default) exactly one route applies; a wider equivalence margin than
-    the threshold leaves both open between them. Empty: no spread to plan with, or a
-    zero threshold with a CI reaching 1 (no effect to aim at).
-    """
-    sd = c.spread
-    if c.n < 2 or sd is None or c.mean_log is None:
-        return []
-    routes = []
-    if abs(c.mean_log) < math.log1p(c.margin):
-        routes.append(("equivalent", 0.0))
-    claim = math.log1p(c.claim)
-    if abs(c.mean_log) >= claim:
-        nearer = abs(c.mean_log) - special("stdtrit", c.n - 1, 0.975) * sd / math.sqrt(c.n)
-        delta = max(2 * claim, nearer)
-        if delta > 0:
-            routes.append(("different", float(delta)))
-    return routes
-
-
-def planned_effect(c: Paired) -> tuple[str, float] | None:
-    """The first route of ``planned_effects`` (the only one under a single margin)."""
-    routes = planned_effects(c)
-    return routes[0] if routes else None
-
-
-def power(
-    route: str, effect: float, sd: float, margin: float, ns: np.ndarray, levels: np.ndarray
-) -> np.ndarray:
-    """Power of the decision at each n (with its level), for a true mean log-ratio
-    ``effect`` and per-round sd ``sd``: noncentral t.
-
-    "different": the two-sided t at ``level`` rejects in the effect's direction and
-    the estimate clears the margin (taken as independent: a lower bound, since the
-    two go together). "equivalent": both one-sided t's of TOST reject
-    (1 - P(one fails) - P(other fails): a lower bound).
-    """
+def power(effect: float, sd: float, threshold: float, ns: np.ndarray, level: float) -> np.ndarray:
+    """Power of "different" at each n: the two-sided paired t at ``level`` rejects in the
+    effect's direction and the estimate clears ``threshold`` (taken as independent: a
+    lower bound, since the two go together), for a true mean log ratio ``effect`` and a
+    per-round sd ``sd``: the noncentral t."""
     from scipy.special import nctdtr, ndtr, stdtrit
 
     df = ns - 1
     se = sd / np.sqrt(ns)
-    bound = math.log1p(margin)  # "different": the claim threshold; else the margin
-    if route == "different":
-        reject = 1 - nctdtr(df, effect / se, stdtrit(df, 1 - levels / 2))
-        return reject * ndtr((effect - bound) / se)
-    crit = stdtrit(df, 1 - levels)
-    fail_low = nctdtr(df, (effect + bound) / se, crit)
-    fail_high = nctdtr(df, (bound - effect) / se, crit)
-    return np.clip(1 - fail_low - fail_high, 0.0, 1.0)
+    reject = 1 - nctdtr(df, effect / se, stdtrit(df, 1 - level / 2))
+    return reject * ndtr((effect - math.log1p(threshold)) / se)
 
 
-def rounds_to_decide(c: Paired, alpha: Callable[[int], float]) -> int | None:
-    """Rounds (in total) at which this comparison would likely be decided: 80% power
-    for the route that can decide it, at the effect planned for it (``planned_effect``),
-    with the observed per-round spread.
-
-    ``alpha(n)`` is the level its tests would be held to with n rounds (a
-    sequential design spends alpha across rounds; 0 where no look would test it).
-    None when there is nothing to plan with (fewer than 2 rounds, no spread), no
-    further look would test it, or more than MAX_ROUNDS_ESTIMATE would be needed:
-    ``why_unsettled`` says which.
-    """
-    found = [
-        n
-        for route, effect in planned_effects(c)
-        if (n := _rounds_for(c, route, effect, alpha)) is not None
-    ]
-    return min(found) if found else None
-
-
-def _rounds_for(c: Paired, route: str, effect: float, alpha: Callable[[int], float]) -> int | None:
-    bound = c.claim if route == "different" else c.margin
+def detectable(c: Paired, level: float) -> float | None:
+    """The smallest change (relative: 0.12 for 12%) this comparison's rounds would likely
+    (POWER) have decided at ``level``, with its observed spread: what an open pair's
+    "not told apart" is worth. None without spread, or beyond ×MAX_CHANGE."""
     sd = c.spread
-    if sd is None:  # no route without spread (planned_effects): nothing to plan with
+    if c.n < 2 or sd is None or not level > 0:
         return None
 
-    def first_hit(ns: np.ndarray) -> int | None:
-        """The first n of ``ns`` whose power reaches POWER (scipy's quantiles are
-        vectorised over them; the answer is remembered by its inputs)."""
-        levels = np.array([alpha(int(n)) for n in ns], dtype=float)
-        ok = levels > 0
-        ns, levels = ns[ok], levels[ok]
-        if len(ns) == 0:
+    def compute() -> float | None:
+        low, high = 0.0, math.log(MAX_CHANGE)
+        if power(high, sd, c.claim, np.array([c.n]), level)[0] < POWER:
             return None
+        for _ in range(40):  # bisection on the log scale: 2^-40 of ×1000
+            mid = (low + high) / 2
+            if power(mid, sd, c.claim, np.array([c.n]), level)[0] >= POWER:
+                high = mid
+            else:
+                low = mid
+        return math.expm1(high)
 
-        def compute() -> int | None:
-            hit = power(route, effect, sd, bound, ns, levels) >= POWER
-            return int(ns[np.argmax(hit)]) if hit.any() else None
+    found = remembered("detectable", (np.array([sd, c.n, level, c.claim]),), compute)
+    assert found is None or isinstance(found, float)
+    return found
 
-        found = remembered(
-            f"first-hit.{route}", (np.array([effect, sd, bound]), ns, levels), compute
-        )
-        assert found is None or isinstance(found, int)
-        return found
 
-    # Power grows with n: a coarse geometric grid finds the span, the rounds inside it
-    # the first n (every n from 3 to 1000 cost a read command ~0.25 s per campaign).
-    start = max(c.n, 3)
-    grid = arrays.distinct(np.geomspace(start, MAX_ROUNDS_ESTIMATE, 40).astype(int))
-    coarse = first_hit(grid)
-    if coarse is None:
+def rounds_for(c: Paired, change: float, level: float) -> int | None:
+    """Rounds in all at which a true ``change`` (relative) would likely (POWER) be decided
+    at ``level``, with this comparison's spread; None beyond MAX_ROUNDS_ESTIMATE."""
+    sd = c.spread
+    if sd is None or not level > 0:
         return None
-    below = grid[grid < coarse]
-    return first_hit(np.arange(int(below[-1]) + 1 if len(below) else start, coarse + 1))
+    effect = math.log1p(change)
 
+    def compute() -> int | None:
+        ns = np.arange(max(c.n, 3), MAX_ROUNDS_ESTIMATE + 1)
+        hit = power(effect, sd, c.claim, ns, level) >= POWER
+        return int(ns[np.argmax(hit)]) if hit.any() else None
 
-def why_unsettled(c: Paired, alpha: Callable[[int], float] | None = None) -> str:
-    """Why ``rounds_to_decide`` gives no estimate, in words that are true of this case.
-
-    Without ``alpha`` (the caller no longer has it), a level far below any family's
-    (0.05%) stands in: if even that would settle it, what kept the real levels from
-    doing so is that no further look tests it (a measurement with its own fixed
-    repetitions).
-    """
-    if c.n < 2 or c.mean_log is None:
-        return "fewer than 2 rounds with a value on both sides"
-    if c.spread is None:
-        return NO_SPREAD_NOTE
-    plan = planned_effect(c)
-    if plan is None:
-        return "no difference to plan for: the margin is 0 and the CI reaches ×1"
-    route, _ = plan
-    if alpha is None:
-        fixed = rounds_to_decide(c, lambda n: 0.0005) is not None
-    else:
-        fixed = not any(alpha(n) > 0 for n in range(c.n + 1, MAX_ROUNDS_ESTIMATE + 1))
-    if fixed:
-        return "its rounds are fixed, so no further look would test it (raise its repetitions)"
-    sd = f"±{math.expm1(c.spread) * 100:.0f}% a round"
-    if route == "equivalent":
-        return (
-            f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
-            f"against the ±{c.margin * 100:g}% margin"
-        )
-    return (
-        f"more than {MAX_ROUNDS_ESTIMATE} rounds: its spread ({sd}) is wide "
-        f"against the difference it would have to show"
-    )
+    found = remembered("rounds-for", (np.array([sd, c.n, level, c.claim, effect]),), compute)
+    assert found is None or isinstance(found, int)
+    return found

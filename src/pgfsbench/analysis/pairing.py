@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from pgfsbench.analysis.cells import CellKey, collect, failed_measurements
 from pgfsbench.analysis.provenance_check import Difference, differences
+from pgfsbench.analysis.stats import DEFAULT
 from pgfsbench.analysis.table import Source, Table, build_table
 from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign
@@ -190,9 +191,23 @@ def paired_source(p: Pairing | list[Pairing]) -> Source:
 
 
 def paired_table(
-    p: Pairing | list[Pairing], alpha: float, noise: float, headline_only: bool = False
+    p: Pairing | list[Pairing],
+    alpha: float | None = None,
+    noise: float | None = None,
+    headline_only: bool = False,
 ) -> Table:
     """Baseline column first; each contender cell judged against it (unpaired route).
-    ``headline_only``: the headline rows alone, as the whole table has them."""
+    The baseline campaign's [verdicts] (alpha, noise, equivalence margin) unless
+    ``alpha`` or ``noise`` override them: ``compare`` and ``history`` read two campaigns
+    alike. ``headline_only``: the headline rows alone, as the whole table has them."""
+    group = p if isinstance(p, list) else [p]
+    settings = group[0].baseline.plan.get("verdicts") or {}
     source = paired_source(p)
-    return build_table(source, source.columns[0], alpha, noise, headline_only=headline_only)
+    return build_table(
+        source,
+        source.columns[0],
+        alpha if alpha is not None else settings.get("alpha", DEFAULT.alpha),
+        noise if noise is not None else settings.get("noise", DEFAULT.noise),
+        settings.get("equivalence"),
+        headline_only=headline_only,
+    )

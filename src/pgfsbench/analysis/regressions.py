@@ -6,9 +6,9 @@ a raw point estimate. A contender cell fails when
 * its mark is **worse** (``outcome.py``: the test is significant at the table's
   corrected level, paired within rounds or unpaired across directories, and the change
   is beyond the noise margin), and
-* its whole 95% CI of the ratio lies beyond the threshold in the metric's bad
-  direction: "worse by more than 5%" is shown, not just estimated. With a threshold
-  of 0 the mark alone decides.
+* its whole interval (the finding's, at the level of the decision) lies beyond the
+  threshold in the metric's bad direction: "worse by more than 5%" is shown, not just
+  estimated. With a threshold of 0 the mark alone decides.
 
 Inconclusive, equivalent, better, "different" (no direction) and single runs never
 fail; the gate says how many it could not decide, so a green CI job that decided
@@ -25,7 +25,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from pgfsbench.analysis.table import Cell, Row, Table
+from pgfsbench.analysis.findings import INCONCLUSIVE, NA, WORSE, Finding
+from pgfsbench.analysis.table import Row, Table
 from pgfsbench.errors import UserError
 
 _THRESHOLD = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*")
@@ -43,32 +44,30 @@ def parse_threshold(text: str) -> float:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One contender cell the gate looked at."""
+class Gated:
+    """One contender cell the gate looked at, with its finding against the baseline."""
 
     row: Row
     target: str
-    cell: Cell
+    finding: Finding
 
     @property
     def title(self) -> str:
         return f"{self.row.workload} {self.row.label} {self.row.metric}".replace("  ", " ")
 
     def describe(self) -> str:
-        c = self.cell.comparison
-        assert c is not None  # a regression is a compared cell
-        ci = f" [{c.ci_low:.3f}, {c.ci_high:.3f}]" if c.ci_low is not None else ""
-        reason = f": {self.cell.verdict.reason}" if self.cell.verdict else ""
-        return f"{self.title}: {self.target} ×{c.ratio:.3f}{ci} vs baseline{reason}"
+        """'pgbench clients=4 pgbench.tps: btrfs vs ext4: −47% [−63%, −25%], worse (16
+        rounds)': the finding as every output says it."""
+        return f"{self.title}: {self.finding.sentence()}"
 
 
 @dataclass
 class Gate:
     threshold: float
     baseline: str | None
-    failed: list[Finding] = field(default_factory=list)  # worse beyond the threshold
-    within: list[Finding] = field(default_factory=list)  # worse, not shown beyond it
-    inconclusive: list[Finding] = field(default_factory=list)
+    failed: list[Gated] = field(default_factory=list)  # worse beyond the threshold
+    within: list[Gated] = field(default_factory=list)  # worse, not shown beyond it
+    inconclusive: list[Gated] = field(default_factory=list)
     undecided: int = 0  # contender cells without a verdict (one run each, no data)
     checked: int = 0  # contender cells with a verdict
 
@@ -108,16 +107,16 @@ class Gate:
         return "\n".join(lines)
 
 
-def beyond(cell: Cell, higher_is_better: bool, threshold: float) -> bool:
-    """The ratio's whole 95% CI is worse than the threshold (the mark alone at 0)."""
+def beyond(f: Finding, higher_is_better: bool, threshold: float) -> bool:
+    """The finding's whole interval (at the level of its decision) is worse than the
+    threshold (the mark alone at 0)."""
     if threshold == 0:
         return True
-    c = cell.comparison
-    if c is None or c.ci_low is None or c.ci_high is None:
+    if f.low is None or f.high is None:
         return False  # nothing shows the size of the change
     if higher_is_better:
-        return c.ci_high < 1 - threshold
-    return c.ci_low > 1 + threshold
+        return f.high < 1 - threshold
+    return f.low > 1 + threshold
 
 
 def gate(table: Table, rows: list[Row], threshold: float) -> Gate:
@@ -125,19 +124,19 @@ def gate(table: Table, rows: list[Row], threshold: float) -> Gate:
     out = Gate(threshold, table.baseline)
     for row in rows:
         for target, cell in row.cells.items():
-            if target == table.baseline or cell.comparison is None:
+            f = cell.finding
+            if target == table.baseline or f is None:
                 continue
-            kind = cell.verdict.kind if cell.verdict else "na"
-            if kind == "na":
+            if f.outcome == NA:
                 out.undecided += 1
                 continue
             out.checked += 1
-            finding = Finding(row, target, cell)
-            if kind == "worse":
+            gated = Gated(row, target, f)
+            if f.outcome == WORSE:
                 assert row.higher_is_better is not None  # "worse" needs a direction
-                (
-                    out.failed if beyond(cell, row.higher_is_better, threshold) else out.within
-                ).append(finding)
-            elif kind == "inconclusive":
-                out.inconclusive.append(finding)
+                (out.failed if beyond(f, row.higher_is_better, threshold) else out.within).append(
+                    gated
+                )
+            elif f.outcome == INCONCLUSIVE:
+                out.inconclusive.append(gated)
     return out

@@ -205,8 +205,15 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
 
     Comparisons of ``design.descriptive`` measurements (keys ``(workload, label, a,
     b)``) are left out, whoever built the family: they get no decision.
+
+    One family for every kind of claim (module docstring): at a look spending
+    ``alpha_n``, each open comparison is tested at ``alpha_n / m`` (``m`` the family's
+    size): "different" by the two-sided paired t, "equivalent" by TOST at the same
+    level. Any false claim of a comparison makes the (1 - 2·level) interval miss its
+    true ratio on one side, so each comparison errs with probability at most its level
+    and the family, over every look, at most alpha.
     """
-    from pgfsbench.analysis.paired import compare_paired, pair_by_round, rounds_to_decide
+    from pgfsbench.analysis.paired import compare_paired, pair_by_round
 
     if design.descriptive:
         comparisons = {
@@ -216,60 +223,44 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
         }
     rounds = sorted({r for base, other in comparisons.values() for r in base.keys() & other.keys()})
     last = rounds[-1] if rounds else 0
+    m = max(1, len(comparisons))
     decided: dict[K, Decision] = {}
-    for n, level in design.levels().items():
+    looked: list[tuple[int, float]] = []  # (round, level) of every look made
+    bound = math.log1p(design.noise)
+    for n, spend in design.levels().items():
         if n > last:
             break
-        open_keys = [k for k in comparisons if k not in decided]
-        at_n = {
-            k: compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
-            for k in open_keys
-        }
-        differs = _holm({k: c.p_value for k, c in at_n.items()}, level)
-        same = _holm({k: c.p_equivalent for k, c in at_n.items()}, level)
-        bound = math.log1p(design.noise)
-        for k, c in at_n.items():
-            # A p value (k in differs) comes with a mean.
-            if k in differs and c.mean_log is not None and abs(c.mean_log) >= bound:
-                decided[k] = Decision(
-                    HIGHER if c.mean_log > 0 else LOWER, c, n, differs[k], c.p_value, None
-                )
-            elif k in same:
-                decided[k] = Decision(EQUIVALENT, c, n, same[k], c.p_equivalent, None)
+        level = spend / m
+        looked.append((n, level))
+        for k in comparisons:
+            if k in decided:
+                continue
+            c = compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
+            p, p_eq = c.p_value, c.p_equivalent
+            # A p value comes with a mean.
+            if p is not None and p <= level and c.mean_log is not None and abs(c.mean_log) >= bound:
+                decided[k] = Decision(HIGHER if c.mean_log > 0 else LOWER, c, n, level, p, None)
+            elif p_eq is not None and p_eq <= level:
+                decided[k] = Decision(EQUIVALENT, c, n, level, p_eq, None)
+    # An open comparison is shown at the level of the last look made (or the first
+    # planned one, before any): the interval it was last tested with.
+    open_level = looked[-1][1] if looked else _first_level(design) / m
     out: dict[K, Decision] = {}
-    m = max(1, len(comparisons))
     for k, (base, other) in comparisons.items():
-        everything = compare_paired(pair_by_round(base, other), design.equivalence, design.noise)
         if k in decided:
-            d = decided[k]
-            out[k] = Decision(d.outcome, everything, d.at_round, d.level, d.p, None)
-        elif everything.n < 2:
+            out[k] = decided[k]
+            continue
+        everything = compare_paired(pair_by_round(base, other), design.equivalence, design.noise)
+        if everything.n < 2:
             out[k] = Decision(NA, everything, None, None, None, None)
         else:
-            # The level a further look would give it, had the design more rounds: the
-            # same spending stretched (a fixed count re-planned as a larger count).
-            # Planned looks: the plan's looks spread over n rounds; its last look spends
-            # the same share of alpha whatever n (the spending scales with n / max).
-            def alpha_at(n: int) -> float:
-                if design.first_look == design.last_look:
-                    return design.alpha / m
-                if not design.every_round:
-                    looks = design.planned_looks()
-                    before = looks[-2] / looks[-1] if len(looks) > 1 else 0.0
-                    return design.alpha * (1 - before**RHO) / m
-                stretched = Design(
-                    design.alpha,
-                    design.noise,
-                    design.first_look,
-                    max(design.last_look, n),
-                    margin=design.margin,
-                )
-                return stretched.look_alpha(n) / m
-
-            out[k] = Decision(
-                INCONCLUSIVE, everything, None, None, None, rounds_to_decide(everything, alpha_at)
-            )
+            out[k] = Decision(INCONCLUSIVE, everything, None, open_level, None, None)
     return out
+
+
+def _first_level(design: Design) -> float:
+    levels = design.levels()
+    return next(iter(levels.values())) if levels else design.alpha
 
 
 def _upto(pair: Pair, n: int) -> list[tuple[float, float]]:

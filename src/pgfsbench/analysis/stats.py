@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pgfsbench.analysis import arrays
+from pgfsbench.analysis.independent import Independent, compare_independent
 
 # The normal distribution from scipy.special through remembered.special: scipy is
 # imported only for a value not yet computed; the rank tests import scipy.stats (~0.7 s)
@@ -98,18 +99,18 @@ def _interval(kind: str, arrays: tuple[np.ndarray, ...], compute) -> tuple[float
 @dataclass(frozen=True)
 class Summary:
     n: int  # finite samples used
-    median: float | None  # None when n == 0
-    ci_low: float | None  # 95% CI of the median; None when n < 2
+    centre: float | None  # the median (``summarize``) or the geometric mean; None: n == 0
+    ci_low: float | None  # its 95% CI; None when n < 2
     ci_high: float | None
     cv: float | None  # sample stdev (ddof=1) / |mean|; None when n < 2 or mean == 0
     dropped: int  # None/NaN/inf samples left out (a failed run)
 
     @property
     def half_width(self) -> float | None:
-        """Half the CI width relative to the median (0.03 means ±3%)."""
-        if self.ci_low is None or self.ci_high is None or not self.median:
+        """Half the CI width relative to the centre (0.03 means ±3%)."""
+        if self.ci_low is None or self.ci_high is None or not self.centre:
             return None
-        return (self.ci_high - self.ci_low) / 2 / abs(self.median)
+        return (self.ci_high - self.ci_low) / 2 / abs(self.centre)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ class Comparison:
     # Unpaired: every value the same on each side (identical or quantized values): the
     # bootstrap CI collapses to a point, which is no evidence of equivalence.
     no_spread: bool = False
+    # Unpaired with positive values: Welch on the logs (independent.py), the ratio of
+    # geometric means; None: the median route (a value at or below zero).
+    independent: Independent | None = None
 
     @property
     def p_equivalent(self) -> float | None:
@@ -145,6 +149,8 @@ class Comparison:
         """
         if self.paired is not None:
             return self.paired.ci(confidence)
+        if self.independent is not None:
+            return self.independent.ci(confidence)
         if self.ratio is None or self.ci_low is None or self.ci_high is None:
             return None
         if self.ci_high <= 0:  # a side at zero in every resample: a point at zero
@@ -161,6 +167,8 @@ class Comparison:
         """Unpaired TOST p: the smallest ``level`` at which the (1 - 2·level) interval of
         ``ci_at`` lies inside the margin (so p ≤ level exactly when it does). None where
         no interval can be given, or without spread on either side."""
+        if self.independent is not None:
+            return None if self.no_spread else self.independent.p_equivalent(noise)
         if (
             self.paired is not None
             or self.no_spread
@@ -196,8 +204,17 @@ class Comparison:
             else (None, None)
         )
         back = None if self.paired is None else self.paired.flipped()
+        ind = None if self.independent is None else self.independent.flipped()
         return Comparison(
-            1 / self.ratio, lo, hi, self.p_value, self.n_other, self.n_base, back, self.no_spread
+            1 / self.ratio,
+            lo,
+            hi,
+            self.p_value,
+            self.n_other,
+            self.n_base,
+            back,
+            self.no_spread,
+            ind,
         )
 
 
@@ -292,6 +309,29 @@ def summarize(values: Iterable[float | None]) -> Summary:
     return Summary(n, median, lo, hi, cv, dropped)
 
 
+def summarize_geometric(values: Iterable[float | None]) -> Summary | None:
+    """The geometric mean and its 95% t interval on the log scale, the centre that goes
+    with a paired comparison (its ratio is the geometric mean of per-round ratios, so
+    over the same rounds it is the ratio of the two sides' geometric means). None when
+    a value is zero or negative: no geometric mean (``summarize`` then)."""
+    x, dropped = _clean(values)
+    n = len(x)
+    if n == 0 or bool(np.any(x <= 0)):
+        return None
+    logs = np.log(x)
+    centre = math.exp(float(logs.mean()))
+    if n < 2:
+        return Summary(n, centre, None, None, None, dropped)
+    mean = float(np.mean(x))
+    cv = float(np.std(x, ddof=1)) / mean
+    sd = float(logs.std(ddof=1))
+    if sd <= 1e-12:  # every value the same: a point
+        return Summary(n, centre, centre, centre, cv, dropped)
+    half = special("stdtrit", n - 1, 0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
+    lo, hi = math.exp(float(logs.mean()) - half), math.exp(float(logs.mean()) + half)
+    return Summary(n, centre, lo, hi, cv, dropped)
+
+
 def smallest_p(n1: int, n2: int) -> float:
     """The smallest two-sided p exact Mann-Whitney can give for samples of n1 and n2.
 
@@ -384,7 +424,29 @@ def compare(
     contender: Iterable[float | None],
     alpha: float = DEFAULT.alpha,
 ) -> Comparison:
-    """Contender against baseline: ratio of medians, its bootstrap CI, Mann-Whitney p.
+    """Contender against baseline as independent samples: Welch on the logs where every
+    value is positive (the ratio of geometric means, ``independent.py``), else the
+    median route (``compare_medians``)."""
+    base, _ = _clean(baseline)
+    other, _ = _clean(contender)
+    nb, no = len(base), len(other)
+    if nb == 0 or no == 0:
+        return Comparison(None, None, None, None, nb, no)
+    if (ind := compare_independent(base, other)) is not None:
+        ci = ind.ci(CONFIDENCE) if nb >= 2 and no >= 2 else None
+        lo, hi = ci if ci is not None else (None, None)
+        flat = nb >= 2 and no >= 2 and ind.se is None
+        return Comparison(ind.ratio, lo, hi, ind.p_value, nb, no, no_spread=flat, independent=ind)
+    return compare_medians(base, other, alpha)
+
+
+def compare_medians(
+    baseline: Iterable[float | None],
+    contender: Iterable[float | None],
+    alpha: float = DEFAULT.alpha,
+) -> Comparison:
+    """Contender against baseline: ratio of medians, its bootstrap CI, Mann-Whitney p:
+    the route of rows with a value at or below zero (no logarithm).
 
     p is withheld when no data of these sizes could reach alpha
     (can_be_significant): 3 runs against 10 can (smallest p 0.007), 3 against 3

@@ -23,6 +23,7 @@ equivalent, or inconclusive (``outcome.py``). Two families of tests:
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from weakref import WeakKeyDictionary
@@ -30,32 +31,45 @@ from weakref import WeakKeyDictionary
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
 from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.family import compare_cells, decide_headlines
+from pgfsbench.analysis.findings import BETTER, EQUIVALENT, WORSE, Finding, Level, finding_of
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.outcome import Judged, Verdict, judge_paired, judge_unpaired, verdict_of
-from pgfsbench.analysis.sequential import HIGHER, LOWER, Design, Key
-from pgfsbench.analysis.stats import DEFAULT, Comparison, benjamini_hochberg, summarize
+from pgfsbench.analysis.outcome import Judged, judge_paired, judge_unpaired
+from pgfsbench.analysis.sequential import EQUIVALENT as SAME
+from pgfsbench.analysis.sequential import NA, Design, Key
+from pgfsbench.analysis.stats import (
+    DEFAULT,
+    Comparison,
+    benjamini_hochberg,
+    summarize,
+    summarize_geometric,
+)
 from pgfsbench.analysis.stored_design import design_for
 from pgfsbench.store.read import Campaign
+
+# What a cell's value is: the centre that goes with the row's comparisons.
+GEOMETRIC, MEDIAN = "geometric mean", "median"
 
 
 @dataclass
 class Cell:
-    value: float | None  # median over repetitions; None: unsupported, or every run failed
-    ratio: float | None  # median ratio to the baseline target's median
+    value: float | None  # the centre over repetitions (``centre``); None: unsupported,
+    # or every run failed
     best: bool
     status: str  # "ok", "unsupported", "failed", "missing"
     n: int = 0
-    ci: tuple[float, float] | None = None  # 95% CI of the median (n >= 2)
-    half_width: float | None = None  # of that CI, relative to the median
+    ci: tuple[float, float] | None = None  # 95% CI of the centre (n >= 2)
+    half_width: float | None = None  # of that CI, relative to the centre
     cv: float | None = None
     values: list[float] = field(default_factory=list)
-    comparison: Comparison | None = None  # against the baseline; None for the baseline
-    p_adjusted: float | None = None  # the deciding p as tested (corrected, or at its look)
-    verdict: Verdict | None = None
-    judged: Judged | None = None  # the outcome behind the verdict, with its figures
+    # Against the baseline (None for the baseline itself, or nothing to compare): the
+    # one comparison every output quotes (findings.py).
+    finding: Finding | None = None
     rounds: list[int] = field(default_factory=list)  # the round of each value
     block: str = ""  # the campaign those rounds belong to
     settling: int = 0  # settling-round runs left out of every statistic
+    # GEOMETRIC (the comparisons' ratios are ratios of geometric means, within rounds or
+    # across campaigns), MEDIAN where a value of the row is at or below zero.
+    centre: str = MEDIAN
 
 
 @dataclass
@@ -68,6 +82,9 @@ class Row:
     cells: dict[str, Cell]  # by column name
     note: str = ""  # what the metric is, when its name cannot say (a statement's SQL)
     headline: bool = False  # the metric this measurement's verdict is about
+    # The largest value of this metric in the whole table (every row of it): its unit
+    # and precision are chosen from it, so a metric reads alike on every row.
+    scale: float | None = None
 
 
 @dataclass
@@ -80,7 +97,8 @@ class Table:
     headline_tests: int = 0  # pairs of targets the headline verdicts decide
     repeated: bool = False  # some cell has n >= 2: CIs and verdicts are possible
     design: Design | None = None  # of the headline decisions
-    pairs: dict[Key, Judged] = field(default_factory=dict)  # headline: b against a
+    # Headline rows: every pair of targets, b against a (a first in column order).
+    pairs: dict[Key, Finding] = field(default_factory=dict)
     paired: bool = False  # some comparison is within rounds
     unpaired: bool = False  # some comparison is between independent samples
     margin: float | None = None  # the plan's equivalence margin, when not the noise
@@ -91,12 +109,16 @@ class Table:
         """The margin "equivalent" means within."""
         return self.noise if self.margin is None else self.margin
 
-    def pair(self, row: Row, a: str, b: str) -> Judged | None:
-        """b judged against a on a headline row, whichever order the family holds them in."""
-        if (j := self.pairs.get((row.workload, row.label, a, b))) is not None:
-            return j
-        j = self.pairs.get((row.workload, row.label, b, a))
-        return None if j is None else j.flipped()
+    def pair(self, row: Row, a: str, b: str) -> Finding | None:
+        """b against a on a headline row, whichever order the family holds them in."""
+        if (f := self.pairs.get((row.workload, row.label, a, b))) is not None:
+            return f
+        f = self.pairs.get((row.workload, row.label, b, a))
+        return None if f is None else f.flipped()
+
+    def findings(self, row: Row) -> list[Finding]:
+        """Every target's finding against the baseline on ``row``, in column order."""
+        return [c.finding for c in row.cells.values() if c.finding is not None]
 
     @property
     def budget(self) -> int | None:
@@ -205,11 +227,25 @@ def _build_table(
         row.cells[key.target] = _cell(samples)
     failed = source.failed
     for row in rows.values():
+        if any(c.centre == MEDIAN for c in row.cells.values() if c.value is not None):
+            # A value at or below zero has no logarithm: the whole row by its medians,
+            # as its comparisons then are (stats.compare).
+            row.cells = {
+                t: _cell(shown[CellKey(t, row.workload, row.label, row.metric)], geometric=False)
+                for t in row.cells
+            }
         for t in columns:
             if t not in row.cells:
                 status = "failed" if (t, row.workload, row.label) in failed else "missing"
-                row.cells[t] = Cell(None, None, False, status)
+                row.cells[t] = Cell(None, False, status)
         row.cells = {t: row.cells[t] for t in columns}
+    scales: dict[str, float] = {}
+    for row in rows.values():
+        for c in row.cells.values():
+            if c.value is not None and math.isfinite(c.value):
+                scales[row.metric] = max(scales.get(row.metric, 0.0), abs(c.value))
+    for row in rows.values():
+        row.scale = scales.get(row.metric)
     table = Table(columns, baseline, list(rows.values()), alpha, noise, margin=margin)
     # Of every row, shown or not: a headline-only table decides as the whole one does.
     table.repeated = any(len(samples.values) >= 2 for samples in shown.values())
@@ -244,14 +280,17 @@ def _headline_rows(
     }
 
 
-def _cell(samples: Samples) -> Cell:
+def _cell(samples: Samples, geometric: bool = True) -> Cell:
+    """The cell's centre: the geometric mean (its comparisons are ratios of geometric
+    means, within rounds or across campaigns), or the median (``geometric`` False, or a
+    value at or below zero)."""
     if not samples.values:
-        return Cell(None, None, False, "unsupported" if samples.unsupported else "failed")
-    s = summarize(samples.values)
+        return Cell(None, False, "unsupported" if samples.unsupported else "failed")
+    by_logs = summarize_geometric(samples.values) if geometric else None
+    s = by_logs or summarize(samples.values)
     ci = (s.ci_low, s.ci_high) if s.ci_low is not None and s.ci_high is not None else None
     return Cell(
-        s.median,
-        None,
+        s.centre,
         False,
         "ok",
         s.n,
@@ -262,13 +301,14 @@ def _cell(samples: Samples) -> Cell:
         rounds=list(samples.rounds),
         block=samples.block,
         settling=samples.settling,
+        centre=GEOMETRIC if by_logs is not None else MEDIAN,
     )
 
 
 def _best(table: Table, row: Row) -> str | None:
     """The target a decided verdict says is best in this row, or None.
 
-    The highest median alone is not "best": a tie, a zero, or a difference within
+    The highest centre alone is not "best": a tie, a zero, or a difference within
     the noise would earn it too. Headline rows: the target decided better than every
     other (the verdict's winner). Other rows, where only contender-vs-baseline is
     tested: the baseline when every contender is decided worse; a contender decided
@@ -281,13 +321,12 @@ def _best(table: Table, row: Row) -> str | None:
     if len(present) < 2:
         return None
     if row.headline and table.pairs:
-        worse = LOWER if row.higher_is_better else HIGHER  # the other, against the best
         best = next(
             (
                 t
                 for t in present
                 if all(
-                    (j := table.pair(row, t, o)) is not None and j.outcome == worse
+                    (f := table.pair(row, t, o)) is not None and f.outcome == WORSE
                     for o in present
                     if o != t
                 )
@@ -296,19 +335,19 @@ def _best(table: Table, row: Row) -> str | None:
         )
     else:
         kinds = {
-            t: (c.verdict.kind if c.verdict else None)
+            t: (c.finding.outcome if c.finding else None)
             for t, c in row.cells.items()
             if t in present and t != table.baseline
         }
-        if table.baseline in present and all(k == "worse" for k in kinds.values()):
+        if table.baseline in present and all(k == WORSE for k in kinds.values()):
             best = table.baseline
         else:
             best = next(
                 (
                     t
                     for t, k in kinds.items()
-                    if k == "better"
-                    and all(o == "worse" or o == "equivalent" for u, o in kinds.items() if u != t)
+                    if k == BETTER
+                    and all(o in (WORSE, EQUIVALENT) for u, o in kinds.items() if u != t)
                 ),
                 None,
             )
@@ -318,50 +357,69 @@ def _best(table: Table, row: Row) -> str | None:
 
 
 def _compare_with_baseline(table: Table, design: Design) -> None:
-    """Every contender cell against the baseline's: the headline rows decided by
-    ``design`` (the table's), the others at alpha."""
+    """Every pair of targets on the headline rows decided by ``design`` (the table's),
+    every contender against the baseline on the others at alpha: one finding each."""
     if table.baseline is None:
         return
-    pairs: list[tuple[Row, str, Cell]] = []
+    compared: list[tuple[Row, str, Comparison]] = []
     for row in table.rows:
         base = row.cells[table.baseline]
         for t in table.targets[1:]:
             cell = row.cells[t]
             if base.value is not None and cell.value is not None:
-                cell.comparison = compare_cells(base, cell, table.alpha, table.noise, table.margin)
-                cell.ratio = cell.comparison.ratio
-                pairs.append((row, t, cell))
-                table.paired |= cell.comparison.paired is not None
-                table.unpaired |= cell.comparison.paired is None
+                c = compare_cells(base, cell, table.alpha, table.noise, table.margin)
+                compared.append((row, t, c))
+                table.paired |= c.paired is not None
+                table.unpaired |= c.paired is None
     if not table.repeated:  # one run per cell: ratios only; a "?" on every cell says nothing
+        for row, t, c in compared:
+            one = Judged(NA, c, note="one run each: no test")
+            row.cells[t].finding = finding_of(table, row, table.baseline, t, one, None)
         return
     headline = [r for r in table.rows if r.headline]
-    table.pairs = decide_headlines(headline, table.targets, design)
-    table.headline_tests = len(table.pairs)
-    for row, t, cell in pairs:
-        if row.headline:
-            cell.judged = table.pair(row, table.baseline, t)
-    _judge_others([(r, c) for r, _, c in pairs if not r.headline], table)
-    for row, _, cell in pairs:
-        if cell.judged is None or max(cell.n, row.cells[table.baseline].n) < 2:
-            continue  # one run on each side (repetitions = 1): a ratio, no verdict
-        cell.p_adjusted = cell.judged.p
-        cell.verdict = verdict_of(
-            cell.judged, row.higher_is_better, table.noise, table.budget, table.margin
-        )
+    decided = decide_headlines(headline, table.targets, design)
+    by_measurement = {(r.workload, r.label): r for r in headline}
+    table.pairs = {
+        k: finding_of(table, by_measurement[k[:2]], k[2], k[3], j, decided.level(k))
+        for k, j in decided.judged.items()
+    }
+    table.headline_tests = len(decided.judged)
+    described = design.descriptive
+    untested = {(r.workload, r.label, t): c for r, t, c in compared if r.headline}
+    for row in headline:
+        for t in table.targets[1:]:
+            row.cells[t].finding = table.pair(row, table.baseline, t)
+            untested_one = untested.get((row.workload, row.label, t))
+            if untested_one is not None and (row.workload, row.label) in described:
+                # For the advice, not tested: its ratio, no interval, no outcome.
+                one = Judged(NA, untested_one, note="not tested: described for the advice")
+                row.cells[t].finding = finding_of(table, row, table.baseline, t, one, None)
+    _judge_others([(r, t, c) for r, t, c in compared if not r.headline], table)
+    for row, t, _ in compared:  # one run on each side (repetitions = 1): a ratio, no test
+        cell, base = row.cells[t], row.cells[table.baseline]
+        if cell.finding is not None and max(cell.n, base.n) < 2:
+            cell.finding = replace(
+                cell.finding, outcome=NA, low=None, high=None, level=None, note="one run each"
+            )
 
 
-def _judge_others(family: list[tuple[Row, Cell]], table: Table) -> None:
+def _judge_others(family: list[tuple[Row, str, Comparison]], table: Table) -> None:
     """Every non-headline contender cell at alpha, Benjamini-Hochberg over the rows."""
-    # Every cell of the family was compared (_compare_with_baseline).
-    compared = [(cell, c) for _, cell in family if (c := cell.comparison) is not None]
-    p = benjamini_hochberg([c.p_value for _, c in compared])
-    p_eq = benjamini_hochberg([c.p_equivalent for _, c in compared])
-    for (cell, c), q, q_eq in zip(compared, p, p_eq):
+    assert table.baseline is not None  # the family is made against it
+    p = benjamini_hochberg([c.p_value for _, _, c in family])
+    p_eq = benjamini_hochberg([c.p_equivalent for _, _, c in family])
+    for (row, t, c), q, q_eq in zip(family, p, p_eq):
         if c.paired is not None:
-            cell.judged = judge_paired(c, q, q_eq, table.alpha, table.noise)
+            j = judge_paired(c, q, q_eq, table.alpha, table.noise)
         else:
-            cell.judged = judge_unpaired(c, q, table.alpha, table.noise, margin=table.margin)
+            j = judge_unpaired(c, q, table.alpha, table.noise, margin=table.margin)
+        conf = j.confidence()
+        level = (
+            None
+            if conf is None
+            else Level(conf, table.alpha, tost=j.outcome == SAME, adjusted=False)
+        )
+        row.cells[t].finding = finding_of(table, row, table.baseline, t, j, level, False)
 
 
 def params_key(params: dict) -> str:

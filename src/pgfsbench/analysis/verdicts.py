@@ -25,9 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.answer import measurement_answer, relation_of
-from pgfsbench.analysis.durability import SAFE, Durability
-from pgfsbench.analysis.outcome import Judged, change_text, design_text, interval_text
-from pgfsbench.analysis.sequential import EQUIVALENT as SAME
+from pgfsbench.analysis.durability import SAFE, Durability, stated
+from pgfsbench.analysis.findings import Finding
 from pgfsbench.analysis.stats import fmt_p
 from pgfsbench.analysis.table import Row, Table
 from pgfsbench.analysis.tiers import Tiers, rank
@@ -126,10 +125,8 @@ def _line(row: Row, order: list[str], table: Table, durability: Durabilities) ->
     ]
     if unsafe_leaders:
         first = unsafe_leaders[0]
-        reasons = d.reasons if (d := durability.get(first)) else []
-        line.warning = f"{first} is {classes[first].upper()}" + (
-            f": {reasons[0]}" if reasons else ""
-        )
+        d = durability.get(first)
+        line.warning = stated(first, d) if d is not None else f"{first}: crash safety unknown"
     return line
 
 
@@ -150,7 +147,7 @@ def _described(line: VerdictLine, row: Row, order: list[str]) -> None:
     line.text = (
         f"for the advice, not tested (its own {rounds} round"
         + ("s" if rounds != 1 else "")
-        + "): medians "
+        + "): "
         # ``order`` holds the targets with a value (_ranked)
         + " · ".join(f"{t} {_number(v)}" for t in order if (v := row.cells[t].value) is not None)
         + f" {row.unit}"
@@ -180,30 +177,22 @@ def _single(line: VerdictLine, row: Row, order: list[str]) -> None:
 
 
 def _details(row: Row, table: Table, tiers: Tiers) -> list[str]:
-    """Each pair's test, for readers who want the statistics: b against a, a ahead."""
+    """Each pair's finding, for readers who want the statistics: b against a, a ahead."""
     ordered = [t for tier in tiers.tiers for t in tier]
     out = []
     for i, a in enumerate(ordered):
         for b in ordered[i + 1 :]:
-            j = table.pair(row, a, b)
-            if j is not None:
-                out.append(f"{b} vs {a}: {_figure(j)}")
+            f = table.pair(row, a, b)
+            if f is not None:
+                out.append(_figure(f))
     return out
 
 
-def _figure(j: Judged) -> str:
-    """'×0.49 [0.47, 0.52], p<0.001, paired, 10 rounds, decided at round 6'."""
-    c = j.comparison
-    parts = [interval_text(c)]
-    if j.outcome == SAME:
-        parts.append(f"equivalent within ±{c.paired.margin * 100:g}%" if c.paired else "equivalent")
-    elif j.decided and j.p is not None:
-        parts.append(fmt_p(j.p))
-    parts.append(design_text(c))
-    if j.decided and j.at_round is not None and c.paired and j.at_round < c.paired.n:
-        parts.append(f"decided at round {j.at_round}")
-    if j.decided and j.outcome != SAME:
-        parts.append(change_text(c.ratio))
-    if j.note:
-        parts.append(j.note)
+def _figure(f: Finding) -> str:
+    """'btrfs vs xfs: −47% [−63%, −25%], worse (16 rounds), p<0.001, 99.2% CI'."""
+    parts = [f.sentence()]
+    if f.decided and f.p is not None:
+        parts.append(fmt_p(f.p))
+    if f.level is not None:
+        parts.append(f.level.label)
     return ", ".join(parts)

@@ -27,7 +27,7 @@ def export(
         typer.Option(
             "--full",
             help="markdown: also each round's values, a row per metric and round (the "
-            "default fits a GitHub comment: medians, CIs and n per target)",
+            "default fits a GitHub comment: each metric's value, CI and n per target)",
         ),
     ] = False,
     host_ids: Annotated[
@@ -170,7 +170,6 @@ def compare(
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
     from pgfsbench.analysis.ci_cache import kept_in
     from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.plan.design import Verdicts
     from pgfsbench.render.formats import COMPARISON, check_options, pick
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url
@@ -183,9 +182,6 @@ def compare(
     if noise is not None and not 0 <= noise < 1:
         raise UserError(f"--noise must be between 0 and 1, not {noise}")
     campaigns = load_named(results, check_store_url(store) if store else None)
-    settings = campaigns[0].plan.get("verdicts") or {}
-    alpha = alpha if alpha is not None else settings.get("alpha", Verdicts().alpha)
-    noise = noise if noise is not None else settings.get("noise", Verdicts().noise)
     # One campaign: its analysis' values kept beside it (a second read imports no scipy).
     with kept_in(campaigns[0].results_dir if len(campaigns) == 1 else None):
         if len(campaigns) == 1:
@@ -218,11 +214,14 @@ def compare(
             raise typer.Exit(exits.WORSE)
 
 
-def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float, metric: str | None):
-    """One campaign's targets compared within its rounds."""
+def _one_campaign(
+    campaign, baseline: str | None, alpha: float | None, noise: float | None, metric: str | None
+):
+    """One campaign's targets compared within its rounds: the very table ``show`` reads
+    (its plan's [verdicts], unless --alpha or --noise override them)."""
     from pgfsbench.analysis.caveats import fill_verdict_caveats
     from pgfsbench.analysis.durability import durabilities
-    from pgfsbench.analysis.table import build_table, campaign_source
+    from pgfsbench.analysis.table import campaign_source, comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
     from pgfsbench.render.compare import select_rows
     from pgfsbench.render.comparison import Comparison
@@ -232,10 +231,7 @@ def _one_campaign(campaign, baseline: str | None, alpha: float, noise: float, me
         raise UserError(
             f"--baseline '{baseline}' is not a column (columns: {', '.join(source.columns)})"
         )
-    settings = campaign.plan.get("verdicts") or {}
-    if baseline is None and settings.get("baseline") in source.columns:
-        baseline = settings["baseline"]
-    table = build_table(source, baseline, alpha, noise)
+    table = comparison_table(campaign, baseline, alpha, noise)
     classes = durabilities(campaign)
     lines = fill_verdict_caveats(verdict_lines(table, classes), campaign)
     return Comparison(

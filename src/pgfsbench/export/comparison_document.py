@@ -1,4 +1,5 @@
-"""The comparison part of the JSON documents, as typed dictionaries: what
+"""The comparison part of the JSON documents, as typed dictionaries (schema version 4:
+one finding per pair, centres): what
 ``comparison_data`` (export/json.py) writes into an export's ``comparison`` and a
 ``compare --format json`` document. The writers are annotated with these types (mypy
 checks every key they write) and ``pgfsbench schema`` generates the JSON Schema from
@@ -26,39 +27,45 @@ Interval = Annotated[list[float], Field(min_length=2, max_length=2)]
 
 
 @with_config(CLOSED)
-class DecisionInterval(TypedDict):
-    """Decided only: the CI at the level the decision was made at, on the rounds it was
-    made on ((1 - level) for a difference: it excludes 1; (1 - 2 level) for an
-    equivalence: inside the margin); ratio_ci95 is the plain 95% CI over all rounds and
-    need not agree with a sequential decision."""
+class Finding(TypedDict):
+    """One comparison, computed once: target against reference on one metric, the figure
+    the decision tested with its interval at the level of the decision."""
 
+    workload: NotRequired[str]
+    """in the list of findings: the measurement and metric it is about"""
+    label: NotRequired[str]
+    metric: NotRequired[str]
+    reference: str
+    target: str
+    outcome: Literal["better", "worse", "different", "equivalent", "inconclusive", "na"]
+    mark: str
     ratio: float | None
-    low: float
-    high: float
-    confidence: float
-    rounds: int | None
-    """paired: the rounds it rests on"""
-
-
-@with_config(CLOSED)
-class VsBaseline(TypedDict):
-    """A contender's cell compared with the baseline's."""
-
-    ratio: float | None
-    """contender / baseline"""
-    ratio_ci95: Interval | None
-    """[low, high] of the 95% CI of the ratio; null: fewer than 2 values"""
-    decision_ci: DecisionInterval | None
-    p_value: float | None
-    p_adjusted: float | None
-    """the deciding p as tested (corrected)"""
+    """target / reference: the ratio of the two centres over the same rounds (paired: the
+    geometric mean of the per-round ratios)"""
+    interval: Interval | None
+    """the ratio's interval at the level of the decision; it always holds the ratio"""
+    confidence: float | None
+    level: str | None
+    """how that confidence came about, in words"""
     paired: bool
     """compared within rounds (else as independent samples)"""
-    p_equivalent: float | None
-    rounds_needed: int | None
+    rounds: int | None
+    """paired: the rounds it rests on"""
+    runs: list[int] | None
+    """unpaired: the reference's and the target's runs"""
     decided_at_round: int | None
-    verdict: Literal["better", "worse", "different", "equivalent", "inconclusive", "na"] | None
-    reason: str | None
+    """paired and decided: the look that decided it (the figure rests on rounds 1 to
+    this)"""
+    centres: list[float | None]
+    """the reference's and the target's centre over the rounds the figure rests on"""
+    p_value: float | None
+    """the deciding test's p (difference or equivalence), as tested"""
+    detectable_change: float | None
+    """open headline pairs: the smallest change (0.12 = 12%) these rounds would likely
+    (80%) have decided"""
+    note: str | None
+    text: str
+    """the finding in one line, as every output says it"""
 
 
 @with_config(CLOSED)
@@ -66,19 +73,23 @@ class Cell(TypedDict):
     """One column's values of a row."""
 
     status: Literal["ok", "unsupported", "failed", "missing"]
-    median: float | None
-    """null: unsupported, not finite, or not applicable"""
+    centre: float | None
+    """the geometric mean of the values (the median where the row holds a value at or
+    below zero): the centre the comparisons' ratios are ratios of; null: unsupported, not
+    finite, or not applicable"""
+    centre_kind: Literal["geometric mean", "median"]
     n: Annotated[int, Field(ge=0)]
     ci95: Interval | None
-    """[low, high] of the 95% CI of the median (bootstrap); null: fewer than 2 values"""
+    """[low, high] of the 95% CI of the centre (t on the logs; bootstrap for a median);
+    null: fewer than 2 values"""
     cv: float | None
     values: list[float]
     rounds: list[int]
     """the round of each value"""
     settling_runs: NotRequired[int]
     """settling-round runs left out of every statistic"""
-    vs_baseline: NotRequired[VsBaseline]
-    """contenders only"""
+    vs_baseline: NotRequired[Finding]
+    """contenders only: the finding against the baseline, as every output quotes it"""
 
 
 @with_config(CLOSED)
@@ -152,6 +163,11 @@ class ComparisonData(TypedDict):
     """the equivalence margin: equivalent means shown within ±this (the noise margin
     unless the plan gives [verdicts] equivalence)"""
     rows: list[Row]
+    findings: list[Finding]
+    """every pair of targets on every headline measurement (b against a, a first in column
+    order): what the tiers rest on"""
+    glossary: list[str]
+    """the terms of the answer: the intervals' levels, a round, a tier"""
     verdicts: list[Verdict]
 
 
@@ -184,7 +200,7 @@ class Pair(TypedDict):
 class ComparisonDocument(ComparisonData):
     """The selected rows, the verdicts, and a title naming the plans compared."""
 
-    schema_version: Literal[3]
+    schema_version: Literal[4]
     """the layout this document follows: it goes up when a field is removed or changes
     meaning; new fields may appear without it"""
     pgfsbench_version: str

@@ -55,22 +55,22 @@ COMPARISON_COLUMNS = [
     "headline",
     "baseline",
     "baseline_status",
-    "baseline_median",
+    "baseline_centre",
     "baseline_ci_low",
     "baseline_ci_high",
     "baseline_n",
     "contender",
     "contender_status",
-    "contender_median",
+    "contender_centre",
     "contender_ci_low",
     "contender_ci_high",
     "contender_n",
     "ratio",
     "ratio_ci_low",
     "ratio_ci_high",
+    "confidence",
     "design",
     "p_value",
-    "p_adjusted",
     "mark",
     "decision",
     "reason",
@@ -151,8 +151,7 @@ def comparison_row(
     row: Row, baseline: str | None, base: Cell | None, target: str | None
 ) -> list[Any]:
     other = row.cells[target] if target is not None else None
-    c = other.comparison if other is not None else None
-    v = other.verdict if other is not None else None
+    f = other.finding if other is not None else None
     return [
         row.workload,
         row.label,
@@ -164,20 +163,20 @@ def comparison_row(
         *_side(base),
         target,
         *_side(other),
-        c.ratio if c else None,
-        c.ci_low if c else None,
-        c.ci_high if c else None,
-        ("paired" if c.paired is not None else "unpaired") if c else None,
-        c.p_value if c else None,
-        other.p_adjusted if other is not None else None,
-        v.mark if v else None,
-        v.kind if v else None,
-        v.reason if v else None,
+        f.ratio if f else None,
+        f.low if f else None,
+        f.high if f else None,
+        f.level.confidence if f and f.level else None,
+        ("paired" if f.paired else "unpaired") if f else None,
+        f.p if f else None,
+        f.mark if f else None,
+        f.outcome if f else None,
+        f.sentence() if f else None,
     ]
 
 
 def _side(c: Cell | None) -> list[Any]:
-    """status, median, CI low and high, n of one column's cell."""
+    """status, centre (geometric mean, or median), CI low and high, n of one column's cell."""
     if c is None:
         return [None] * 5
     low, high = c.ci if c.ci else (None, None)

@@ -400,7 +400,7 @@ class ExportDocument(TypedDict):
     what the kernel and PostgreSQL ran with) and every run with its exact commands,
     metrics and series, the host, the schedule, and the comparison the report shows."""
 
-    schema_version: Literal[3]
+    schema_version: Literal[4]
     """the layout this document follows: it goes up when a field is removed or changes
     meaning; new fields may appear without it"""
     pgfsbench_version: str

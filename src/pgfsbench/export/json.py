@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slo
 
 # 2: compare of several campaigns pairs targets (columns are the campaigns, row labels
 # start with the target pair) instead of one column per directory/target.
-SCHEMA_VERSION: Final = 3  # 3: answer, tiers; 'inconclusive' only when no pair is decided
+SCHEMA_VERSION: Final = 4  # 4: one finding per pair (vs_baseline, findings); centres, not medians
 _SCHEMA_NOTE = (
     "Times are epoch seconds. null means unsupported, not finite or not applicable (never "
     "zero). schema_version goes up when a field is removed or changes meaning; new fields "
@@ -211,51 +211,28 @@ def _comparison(campaign: Campaign) -> dict[str, Any]:
     return comparison_data(table, table.rows, lines)
 
 
-def _interval(ci) -> dict | None:
-    if ci is None:
-        return None
-    return {
-        "ratio": ci.ratio,
-        "low": ci.low,
-        "high": ci.high,
-        "confidence": ci.confidence,
-        "rounds": ci.rounds,
-    }
-
-
 def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) -> dict:
-    """The comparison table (medians, CIs, ratios, verdicts) as plain JSON data."""
+    """The comparison table (centres, CIs, findings, verdicts) as plain JSON data: every
+    figure a finding's (analysis/findings.py), as every other output shows it."""
 
     def cell(c: Cell) -> dict:
         d: dict[str, Any] = {
             "status": c.status,
-            "median": c.value,
+            "centre": c.value,
+            "centre_kind": c.centre,
             "n": c.n,
             "ci95": list(c.ci) if c.ci else None,
             "cv": c.cv,
             "values": c.values,
             "rounds": c.rounds,
         }
-        if c.comparison is not None:
-            cmp = c.comparison
-            d["vs_baseline"] = {
-                "ratio": cmp.ratio,
-                "ratio_ci95": [cmp.ci_low, cmp.ci_high] if cmp.ci_low is not None else None,
-                "decision_ci": _interval(c.judged.decision_ci() if c.judged else None),
-                "p_value": cmp.p_value,
-                "p_adjusted": c.p_adjusted,
-                "paired": cmp.paired is not None,
-                "p_equivalent": cmp.p_equivalent,
-                "rounds_needed": c.judged.rounds_needed if c.judged else None,
-                "decided_at_round": c.judged.at_round if c.judged else None,
-                "verdict": c.verdict.kind if c.verdict else None,
-                "reason": c.verdict.reason if c.verdict else None,
-            }
+        if c.finding is not None:
+            d["vs_baseline"] = c.finding.data()
         if c.settling:
             d["settling_runs"] = c.settling
         return d
 
-    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.answer import campaign_answer, glossary
 
     return {
         "answer": campaign_answer(verdicts),
@@ -276,6 +253,11 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
             }
             for r in rows
         ],
+        "findings": [
+            {"workload": f.workload, "label": f.label, "metric": f.metric, **f.data()}
+            for f in table.pairs.values()
+        ],
+        "glossary": glossary(table),
         "verdicts": [
             {
                 "workload": v.workload,

@@ -2,11 +2,11 @@
 footer; a stored campaign as a document to paste in an issue, a pull request or a wiki:
 what ran where, the verdicts and headline comparison, the targets with the PostgreSQL
 durability and I/O settings they ran with and the commands that made them, then each
-measurement's metrics (median, CI, n per target) with the commands of a round.
+measurement's metrics (value, CI, n per target) with the commands of a round.
 
 By default the document fits a GitHub comment (65,536 characters; the default demo's is
-about a third of that): what would not (the reason of every mark, every setting, every
-command) folds into ``<details>`` blocks, each round's values are left to ``--full`` (one
+about 40% of that): what is long (the legend, every setting, every command) folds into
+``<details>`` blocks, each round's values are left to ``--full`` (one
 row per metric and round), and the host's identifiers (hostname, machine id, kernel
 command line) to ``--host-ids``. No line holds a list of every round's values.
 
@@ -16,6 +16,7 @@ No Python reprs: nothing is an empty cell, flags are yes/no, numbers are grouped
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
@@ -74,31 +75,26 @@ def comparison_markdown(
 ) -> str:
     """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
-    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.answer import campaign_answer, glossary
     from pgfsbench.render.compare import diff_text, footer, value_text
-    from pgfsbench.render.values import row_scale
+    from pgfsbench.render.values import row_scale, row_unit
 
     lead = [f"**Answer:** {campaign_answer(verdicts)}", ""] if answer and verdicts else []
+    lead += [f"_{term}_" for term in glossary(table)] + ([""] if verdicts else [])
     head = ["measurement", "metric", "unit"]
     for t in table.targets:
         head.append(t + (" (baseline)" if t == table.baseline else ""))
         if t != table.baseline:
             head.append(f"{t} vs base")
     out = [*lead, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    reasons = []  # each contender's mark with its reason, folded under the table
     for row in rows:
         scale = row_scale(row)
-        title = f"{row.workload} {row.label}".strip()
-        cols = [title, f"`{row.metric}`", row.unit]
+        cols = [f"{row.workload} {row.label}".strip(), f"`{row.metric}`", row_unit(row)]
         for t in table.targets:
-            cols.append(value_text(row.cells[t], scale))
+            cols.append(value_text(row.cells[t], scale, row.unit))
             if t != table.baseline:
-                cols.append(" ".join(diff_text(row.cells[t], short=True)).strip())
-                if why := diff_text(row.cells[t])[1]:
-                    reasons.append(f"- {title}, {t} vs {table.baseline}: {why}")
+                cols.append(" ".join(diff_text(row.cells[t])).strip())
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |")
-    if reasons:
-        out += ["", *_details("Why each mark", reasons)]
     if verdicts:
         out += ["", "**Verdicts**", ""]
         shared = shared_caveats(verdicts)
@@ -107,8 +103,15 @@ def comparison_markdown(
             out.append(f"- **{v.title}**: {v.text}{warning}")
             out += [f"  - ⓘ {caveat}" for caveat in v.caveats if caveat not in shared]
         out += [f"- ⓘ every measurement: {caveat}" for caveat in shared]
-    out += ["", f"_{footer(table)}_", ""]
+    out += ["", *_details("How to read the figures", _sentences(footer(table))), ""]
     return "\n".join(out)
+
+
+def _sentences(text: str) -> list[str]:
+    """A paragraph a sentence a line, in italics: the legend runs to a thousand
+    characters, and no line of the document is to be that long (a renderer joins them;
+    a GitHub comment breaks the lines where they are)."""
+    return [f"_{s}_" for s in re.split(r"(?<=[.)]) (?=[A-Z])", text.strip())]
 
 
 def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = False) -> str:
@@ -184,9 +187,9 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
         "",
         "## Measurements",
         "",
-        "Each cell: the median of the counted rounds ± the half-width of its 95% CI, n and "
-        "the coefficient of variation, as `compare --metric '*'` shows them; a settling "
-        "round (`r0`) runs first and is never counted; n/a: unsupported here."
+        "Each cell: a target's value over the counted rounds, as `compare --metric '*'` "
+        "shows it (how to read it: under the headline comparison); a settling round "
+        "(`r0`) runs first and is never counted; n/a: unsupported here."
         + ("" if full else " Each round's values: `export --format markdown --full`."),
         "",
     ]
@@ -332,11 +335,11 @@ def _measurement(
     rows: list[Row],
     full: bool,
 ) -> list[str]:
-    """A measurement: its parameters, each metric's median per target (the comparison
+    """A measurement: its parameters, each metric's value per target (the comparison
     table's cells), the commands of one round, each round's values (``full``), the runs
     that failed."""
     from pgfsbench.render.compare import value_text
-    from pgfsbench.render.values import row_scale
+    from pgfsbench.render.values import row_scale, row_unit
 
     targets = [t for t in targets if any(r.target == t for r in runs)]
     params = ", ".join(
@@ -355,8 +358,8 @@ def _measurement(
             scale = row_scale(row)
             out.append(
                 _row(
-                    [f"`{row.metric}`", row.unit, _better(row.higher_is_better)]
-                    + [value_text(row.cells[t], scale) for t in targets]
+                    [f"`{row.metric}`", row_unit(row), _better(row.higher_is_better)]
+                    + [value_text(row.cells[t], scale, row.unit) for t in targets]
                 )
             )
         out.append("")

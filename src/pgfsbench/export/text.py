@@ -23,10 +23,12 @@ FORMAT = OutputFormat("text", "txt", "text/plain", {COMPARISON: write_comparison
 
 def print_comparison(comparison: Comparison, console: Console) -> None:
     # Here, not at the top: the CLI loads this module to list the formats in its help.
-    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.answer import campaign_answer, glossary
+    from pgfsbench.render.verdict_text import print_glossary
 
-    if comparison.verdicts:  # the answer first
+    if comparison.verdicts:  # the answer first, then its terms
         console.print(Text("answer: ", style="bold") + Text(campaign_answer(comparison.verdicts)))
+        print_glossary(glossary(comparison.table), console)
     for warning in comparison.warnings:  # before the numbers they qualify
         console.print(Text(f"⚠ {warning}", style="red bold"))
     # Side by side where it fits; a block per measurement on a narrow terminal, where a
@@ -38,7 +40,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
 
 def _grid(comparison: Comparison, console: Console) -> None:
     from pgfsbench.render.compare import diff_text, row_title, value_text
-    from pgfsbench.render.values import direction_arrow, row_scale
+    from pgfsbench.render.values import direction_arrow, row_scale, row_unit
 
     table, title = comparison.table, comparison.title
     rt = RichTable(title=title or None, title_justify="left")
@@ -52,13 +54,13 @@ def _grid(comparison: Comparison, console: Console) -> None:
         scale = row_scale(row)
         cells: list[Text] = []
         for t in table.targets:
-            cells.append(Text(value_text(row.cells[t], scale)))
+            cells.append(Text(value_text(row.cells[t], scale, row.unit)))
             if t != table.baseline:
                 ratio, mark = diff_text(row.cells[t], short=True)
                 style = MARK_STYLE.get(mark[:1], "")
                 cells.append(Text(f"{ratio} {mark}".strip(), style=style))
         rt.add_row(
-            Text(f"{row_title(row)} [{row.unit}]"),
+            Text(f"{row_title(row)} [{row_unit(row)}]"),
             Text(direction_arrow(row.higher_is_better)),
             *cells,
         )
@@ -69,7 +71,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
     """A measurement a block: its title, then a line per target (value, ratio, mark)."""
     from pgfsbench.analysis.labels import metric_label
     from pgfsbench.render.compare import diff_text, value_text
-    from pgfsbench.render.values import direction_arrow, row_scale
+    from pgfsbench.render.values import direction_arrow, row_scale, row_unit
 
     table = comparison.table
     if comparison.title:
@@ -80,7 +82,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
         console.print(
             Text(
                 f"{row.workload} {row.label}".strip()
-                + f" · {name} [{row.unit}] "
+                + f" · {name} [{row_unit(row)}] "
                 + direction_arrow(row.higher_is_better),
                 style="bold",
             )
@@ -96,7 +98,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
             else:
                 ratio, mark = diff_text(row.cells[t], short=True)
                 versus = Text(f"{ratio} {mark}".strip(), style=MARK_STYLE.get(mark[:1], ""))
-            rt.add_row(Text(f"  {t}"), Text(value_text(row.cells[t], scale)), versus)
+            rt.add_row(Text(f"  {t}"), Text(value_text(row.cells[t], scale, row.unit)), versus)
         console.print(rt)
 
 

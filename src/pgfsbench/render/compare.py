@@ -10,8 +10,13 @@ Here: which rows, and the texts of their cells and footer; the output formats
 from __future__ import annotations
 
 import fnmatch
+from typing import TYPE_CHECKING
 
 from pgfsbench.analysis.table import Cell, Row, Table
+
+if TYPE_CHECKING:
+    from pgfsbench.analysis.findings import Finding
+from pgfsbench.ratios import change_text
 from pgfsbench.render.values import cell_text
 
 
@@ -22,8 +27,10 @@ def select_rows(table: Table, metric: str | None) -> list[Row]:
     return [r for r in table.rows if fnmatch.fnmatchcase(r.metric, metric)]
 
 
-def value_text(cell: Cell, scale: float | None) -> str:
-    text = cell_text(cell, scale)
+def value_text(cell: Cell, scale: float | None, unit: str | None = None) -> str:
+    """'1.09 ±131% (n=15, cv 136%)': the centre (in ``human_unit(unit, scale)`` with a
+    unit, as every command shows the row), its CI half-width, n and cv."""
+    text = cell_text(cell, scale, unit)
     if cell.status != "ok":
         return text
     if cell.half_width is not None:
@@ -33,20 +40,22 @@ def value_text(cell: Cell, scale: float | None) -> str:
 
 
 def diff_text(cell: Cell, short: bool = False) -> tuple[str, str]:
-    """(ratio with CI, mark with its reason) of a contender's cell; ``short`` keeps only
-    the adjusted p-value of the reason (the terminal is narrow, the footer explains)."""
-    c = cell.comparison
-    if c is None or c.ratio is None:
+    """(the finding's ratio with its interval, its mark with what it is) of a contender's
+    cell; ``short``: the mark and the outcome in words alone (the footer explains)."""
+    return finding_diff(cell.finding, short)
+
+
+def finding_diff(f: Finding | None, short: bool = False) -> tuple[str, str]:
+    """``diff_text`` of a finding (a history point's against the previous one)."""
+    if f is None or f.ratio is None:
         return "", ""
-    ratio = f"×{c.ratio:.3f}"
-    if c.ci_low is not None:
-        ratio += f" [{c.ci_low:.3f}, {c.ci_high:.3f}]"
-    v = cell.verdict
-    if v is None:
-        return ratio, ""
+    ratio = change_text(f.ratio, f.interval)
+    if f.outcome == "na":
+        return ratio, f"({f.note})" if f.note and not short else ""
     if short:
-        return ratio, v.mark + (f" p={cell.p_adjusted:.2g}" if cell.p_adjusted is not None else "")
-    return ratio, f"{v.mark} {v.reason}"
+        return ratio, f"{f.mark} {f.outcome_words()}"
+    when = f", decided at round {f.through}" if f.early else ""
+    return ratio, f"{f.mark} {f.outcome_words()} ({f.rests_on()}{when})"
 
 
 def row_title(row: Row) -> str:
@@ -78,22 +87,27 @@ def footer(table: Table) -> str:
     if table.paired:
         how.append(
             "paired: targets measured in the same rounds are compared within rounds "
-            "(ratio = geometric mean of the per-round ratios, paired t on their logs)"
+            "(the ratio is the geometric mean of the per-round ratios, a paired t on their "
+            "logs)"
         )
     if table.unpaired:
         how.append(
-            "unpaired: runs whose rounds do not correspond are compared as independent "
-            "samples (ratio of medians, bootstrap CI, Mann-Whitney U)"
+            "unpaired: runs whose rounds do not correspond (two campaigns) are compared as "
+            "independent samples (the ratio of the two geometric means, Welch's t on the "
+            "logs)"
         )
-    design = f"decided {looks_text(table.design)}, Holm-corrected at alpha {table.alpha}"
+    design = f"decided {looks_text(table.design)}, alpha {table.alpha} shared by all of them"
     how_text = "; ".join(how)
     return (
-        "Medians ± 95% CI half-width (bootstrap), n and the coefficient of variation; "
-        "ratios are contender/baseline with 95% CIs. "
+        "Values: each target's geometric mean (the median where a row holds a value at or "
+        "below zero) ± its 95% CI half-width, n and the coefficient of variation; each "
+        f"contender against the baseline ({table.baseline}): the ratio of the two values "
+        "with its interval at the level of the decision. "
         + (how_text[:1].upper() + how_text[1:] + ". " if how else "")
-        + f"Marks: + better, − worse (significant and beyond ±{table.noise:.0%}), "
-        f"≈ equivalent (two one-sided tests show the ratio within ±{table.equivalence:.0%}), "
-        "? inconclusive (neither shown; the reason says about how many rounds would settle "
-        f"it). Headline rows: all {table.headline_tests} pair(s) of targets {design}; "
-        "other rows: Benjamini-Hochberg."
+        + f"Marks: + better, − worse (its interval excludes 1 and the change is beyond "
+        f"±{table.noise:.0%}), ≈ equivalent (its interval lies within "
+        f"±{table.equivalence:.0%}), ? not told apart. Headline rows: all "
+        f"{table.headline_tests} pair(s) of targets {design}, so one false claim of any "
+        "kind stays below alpha; other rows: each at alpha with Benjamini-Hochberg (95% "
+        "intervals, unadjusted)."
     )

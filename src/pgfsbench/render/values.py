@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from pgfsbench.ratios import change_text, ratio_text
+
 if TYPE_CHECKING:
     from pgfsbench.analysis.table import Cell, Row
 
@@ -123,7 +125,17 @@ def format_quantity(value: float | None, unit: str, scale: float | None = None) 
 
 
 def format_ratio(ratio: float | None) -> str:
-    return "" if ratio is None or not math.isfinite(ratio) else f"×{ratio:.2f}"
+    """A ratio as every output words it ('−47%', '3.2×'; analysis/wording.py)."""
+    return "" if ratio is None or not math.isfinite(ratio) else ratio_text(ratio)
+
+
+def finding_text(cell: Cell, interval: bool = True) -> str:
+    """A contender cell's finding against the baseline: '−47% [−63%, −25%]' (the
+    interval at the level of its decision), '' for the baseline or nothing compared."""
+    f = cell.finding
+    if f is None or f.ratio is None:
+        return ""
+    return change_text(f.ratio, f.interval if interval else None)
 
 
 NO_DIRECTION_MARK = "·"
@@ -144,7 +156,11 @@ def direction_title(higher_is_better: bool | None) -> str:
 
 
 def row_scale(row: Row) -> float | None:
-    """The largest magnitude in a row, for ``format_value`` and ``human_unit``."""
+    """The largest magnitude of the row's metric in its table (of the row alone where
+    the table did not say), for ``format_value`` and ``human_unit``: every row of a
+    metric in one unit."""
+    if row.scale is not None:
+        return row.scale
     return max(
         (
             abs(c.value)
@@ -153,6 +169,13 @@ def row_scale(row: Row) -> float | None:
         ),
         default=None,
     )
+
+
+def centre_name(row: Row) -> str:
+    """What a row's cells show: 'geo. mean' (the centre whose ratios the comparisons
+    are) or 'median' (a row with a value at or below zero)."""
+    geometric = all(c.centre == "geometric mean" for c in row.cells.values() if c.value is not None)
+    return "geo. mean" if geometric else "median"
 
 
 def row_unit(row: Row) -> str:
@@ -180,7 +203,13 @@ MARK_STYLE = {"+": "green", "−": "red", "≠": "yellow", "~": "dim", "?": "yel
 
 
 def verdict_mark(cell: Cell) -> str:
-    return cell.verdict.mark if cell.verdict else ""
+    return cell.finding.mark if cell.finding is not None else ""
+
+
+def verdict_kind(cell: Cell) -> str:
+    """'worse', 'not told apart', 'equivalent within ±10%' ('' where nothing was tested)."""
+    f = cell.finding
+    return "" if f is None or f.outcome == "na" else f.outcome_words()
 
 
 def csv_cell(value: Any) -> str:

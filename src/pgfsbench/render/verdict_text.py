@@ -23,6 +23,12 @@ def shared_caveats(verdicts: Sequence[VerdictLine]) -> list[str]:
     ]
 
 
+def print_glossary(terms: Sequence[str], console: Console) -> None:
+    """The terms the verdicts use (the intervals' levels, a round, a tier), once."""
+    for term in terms:
+        console.print(Text(f"  {term}", style="dim"))
+
+
 def print_verdicts(verdicts: Sequence[VerdictLine], console: Console) -> None:
     """Each verdict with its warning and caveats; a caveat every verdict shares is said
     once, at the end."""

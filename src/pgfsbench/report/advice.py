@@ -144,8 +144,8 @@ def _left_out(a: Advice, lead: str, flag: str, sub: str) -> list[str]:
         for ln in _wrap(f"not set: {names}: {why}", lead, sub)
     ]
     for u in a.unsafe:
-        lines += _wrap(f"{flag}: {u.target} is {u.level.upper()}: {u.warning}", lead, sub)
-        lines += [ln for g in u.gains for ln in _wrap(f"measured: {g}", sub, sub + "  ")]
+        lines += _wrap(f"{flag}: {u.target} {u.phrase}: {u.warning}", lead, sub)
+        lines += [ln for g in u.gains for ln in _wrap(f"what it buys: {g}", sub, sub + "  ")]
     return lines
 
 

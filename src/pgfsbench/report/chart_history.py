@@ -49,8 +49,8 @@ def history_charts(series: list[Series]) -> list[Chart]:
             hover = [
                 f"{p.campaign.id} ({p.campaign.plan_name})<br>{describe(e, s.unit)}"
                 + (
-                    f"<br>vs previous: {v.mark} {v.reason}"
-                    if (v := p.verdict) is not None and v.kind
+                    f"<br>vs previous: {f.mark} {f.sentence()}"
+                    if (f := p.finding) is not None
                     else (f"<br>{p.note}" if p.note else "")
                 )
                 for p, e in zip(s.points, est)

@@ -97,9 +97,9 @@ class Estimate(NamedTuple):
 def estimate(values: Iterable[float | None]) -> Estimate | None:
     """Median and CI of one cell's values (stats.summarize); None without any value."""
     s = summarize(values)
-    if s.median is None:
+    if s.centre is None:
         return None
-    return Estimate(s.median, s.ci_low, s.ci_high, s.n)
+    return Estimate(s.centre, s.ci_low, s.ci_high, s.n)
 
 
 def whiskers(estimates: Sequence[Estimate], horizontal: bool = False) -> dict | None:

@@ -61,7 +61,7 @@ def row_durability(group: list[Pairing]) -> Callable[[Row], Durabilities]:
 
 
 def cross_comparison(
-    group: list[Pairing], alpha: float, noise: float, metric: str | None
+    group: list[Pairing], alpha: float | None, noise: float | None, metric: str | None
 ) -> Comparison:
     table = paired_table(group, alpha, noise)
     rows = select_rows(table, metric)

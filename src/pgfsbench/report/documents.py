@@ -111,24 +111,27 @@ class ListedCampaign(TypedDict):
 
 @with_config(CLOSED)
 class VsPrevious(TypedDict):
-    """A campaign's median against the previous campaign's of the same plan, as compare
-    does across two campaigns (independent samples)."""
+    """A campaign against the previous campaign of the same plan: the finding compare
+    PREVIOUS THIS makes (independent samples)."""
 
     ratio: float | None
-    """this / previous"""
-    ratio_ci95: Interval | None
+    """this / previous: the ratio of the two centres"""
+    interval: Interval | None
+    """the ratio's interval at the level of the decision"""
+    confidence: float | None
     p_value: float | None
-    p_adjusted: float | None
-    verdict: str | None
+    """the deciding test's p, as tested"""
+    verdict: str
     """better, worse, different, equivalent, inconclusive, na"""
-    mark: str | None
+    mark: str
     """as compare prints it: + better, − worse, ≈ equivalent, ? inconclusive"""
-    reason: str | None
+    reason: str
+    """the finding in one line, as every output says it"""
 
 
 @with_config(CLOSED)
 class HistoryPoint(TypedDict):
-    """A metric's median in one campaign."""
+    """A metric's centre in one campaign."""
 
     campaign: str
     """the campaign's id"""
@@ -138,9 +141,13 @@ class HistoryPoint(TypedDict):
     """epoch seconds"""
     source: str
     """the results directory it was read from, or the store"""
-    median: float | None
+    centre: float | None
+    """the geometric mean over the campaign's rounds (the median where a value is at or
+    below zero)"""
+    centre_kind: str
+    """geometric mean, or median"""
     ci95: Interval | None
-    """[low, high] of the 95% CI of the median (bootstrap); null: fewer than 2 values"""
+    """[low, high] of the 95% CI of the centre; null: fewer than 2 values"""
     n: Annotated[int, Field(ge=0)]
     previous: str | None
     """the id of the campaign it is compared with"""

@@ -1,8 +1,9 @@
 """``pgfsbench history``: each series as a table (text), or as JSON or CSV data.
 
-One line per campaign: when it started, its campaign id, host, median ± 95% CI, n,
-and against the previous campaign of the same plan the ratio with its CI and the
-mark ``compare`` would print (``+`` better, ``−`` worse, ``≈`` equivalent,
+One line per campaign: when it started, its campaign id, host, its geometric mean with
+its 95% CI (the median where a value is at or below zero), n, and against the previous
+campaign of the same plan the finding ``compare PREVIOUS THIS`` makes (the ratio of the
+two values, its interval at the level of the decision, the mark (``+`` better, ``−`` worse, ``≈`` equivalent,
 ``?`` inconclusive), or why it was not compared.
 """
 
@@ -19,8 +20,8 @@ from rich.text import Text
 
 from pgfsbench import __version__
 from pgfsbench.analysis.history import Point, Series
-from pgfsbench.render.compare import diff_text
-from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value
+from pgfsbench.render.compare import finding_diff
+from pgfsbench.render.values import MARK_STYLE, csv_cell, format_value, human_unit
 
 if TYPE_CHECKING:
     from pgfsbench.report.documents import (
@@ -43,7 +44,7 @@ CSV_COLUMNS = [
     "plan",
     "started",
     "source",
-    "median",
+    "centre",
     "ci_low",
     "ci_high",
     "n",
@@ -51,7 +52,7 @@ CSV_COLUMNS = [
     "ratio",
     "ratio_ci_low",
     "ratio_ci_high",
-    "p_adjusted",
+    "p_value",
     "mark",
     "decision",
     "reason",
@@ -74,14 +75,16 @@ def write_text(series: list[Series], console: Console) -> None:
             )
         )
         return
+    scales = _scales(series)
     for s in series:
-        scale = max(p.value for p in s.points)
+        scale = scales[s.metric]
         plans = {p.campaign.plan_name for p in s.points}
+        unit = human_unit(s.unit, scale)[0]  # as show prints it: 3.46 ms, not 3,460 µs
         # Holds at 80 columns: no box, ids and dates never broken, the plan in the title
-        # when there is one.
-        title = f"{s.title} [{s.unit}]" + (f", plan {next(iter(plans))}" if len(plans) == 1 else "")
+        # when there is one. A Text: "[tx/s]" is no markup.
+        title = f"{s.title} [{unit}]" + (f", plan {next(iter(plans))}" if len(plans) == 1 else "")
         rt = RichTable(
-            title=title,
+            title=Text(title, style="italic"),
             title_justify="left",
             box=None,
             padding=(0, 1),
@@ -92,7 +95,7 @@ def write_text(series: list[Series], console: Console) -> None:
             "started",
             "campaign",
             *(["plan"] if len(plans) > 1 else []),
-            "median [95% CI]",
+            _centre_name(s) + " [95% CI]",
             "n",
             "vs previous",
         ]
@@ -104,62 +107,77 @@ def write_text(series: list[Series], console: Console) -> None:
                 overflow="fold",
             )
         for p in s.points:
-            ratio, mark = diff_text(p.against, short=True) if p.against is not None else ("", "")
+            ratio, mark = finding_diff(p.finding, short=True)
             versus = f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—")
             plan = [p.campaign.plan_name] if len(plans) > 1 else []
             rt.add_row(
                 when(p.campaign.started),
                 p.campaign.id,
                 *plan,
-                _value(p, scale),
+                _value(p, scale, s.unit),
                 str(p.cell.n),
                 Text(versus, style=MARK_STYLE.get(mark[:1], "")),
             )
         console.print(rt)
     console.print(
         Text(
-            "Medians over each campaign's rounds with the 95% CI of the median "
-            "(bootstrap). Each campaign is compared with the previous one of the "
-            "same plan as compare does across two campaigns: independent samples "
-            "(rounds of two campaigns do not correspond), ratio of medians with a "
-            "bootstrap CI, Mann-Whitney U; + better, − worse, ≈ equivalent, "
-            "? inconclusive.",
+            "Each campaign's geometric mean over its rounds with its 95% CI. Each "
+            "campaign is compared with the previous one of the same plan exactly as "
+            "compare PREVIOUS THIS does (every target of the same name in one family): "
+            "independent samples (rounds of two campaigns do not correspond), the ratio "
+            "of the two geometric means with its interval at the level of the decision "
+            "(Welch's t on the logs); + better, − worse, ≈ equivalent, ? not told apart.",
             style="dim",
         )
     )
 
 
-def _value(p: Point, scale: float) -> str:
-    text = format_value(p.value, scale)
+def _scales(series: list[Series]) -> dict[str, float]:
+    """Each metric's largest value over every series: its unit and precision, alike on
+    every series of it (as a campaign's table chooses them)."""
+    out: dict[str, float] = {}
+    for s in series:
+        out[s.metric] = max(out.get(s.metric, 0.0), *(abs(p.value) for p in s.points))
+    return out
+
+
+def _centre_name(s: Series) -> str:
+    geometric = all(p.cell.centre == "geometric mean" for p in s.points)
+    return "geo. mean" if geometric else "median"
+
+
+def _value(p: Point, scale: float, unit: str) -> str:
+    text = format_value(p.value, scale, unit)
     if p.cell.ci is not None:
-        text += f" [{format_value(p.cell.ci[0], scale)}, {format_value(p.cell.ci[1], scale)}]"
+        low, high = (format_value(v, scale, unit) for v in p.cell.ci)
+        text += f" [{low}, {high}]"
     return text
 
 
 def point_data(p: Point) -> HistoryPoint:
-    c = p.against.comparison if p.against is not None else None
-    v = p.against.verdict if p.against is not None else None
+    f = p.finding
     return {
         "campaign": p.campaign.id,
         "uuid": p.campaign.uuid,
         "plan": p.campaign.plan_name,
         "started": p.campaign.started,
         "source": p.source,
-        "median": p.cell.value,
+        "centre": p.cell.value,
+        "centre_kind": p.cell.centre,
         "ci95": list(p.cell.ci) if p.cell.ci else None,
         "n": p.cell.n,
         "previous": p.previous.campaign.id if p.previous is not None else None,
-        # ratio_ci95's items are typed float | None: both are set together
+        # interval's items are typed float | None: both are set together
         "vs_previous": None  # type: ignore[typeddict-item]
-        if c is None
+        if f is None
         else {
-            "ratio": c.ratio,
-            "ratio_ci95": [c.ci_low, c.ci_high] if c.ci_low is not None else None,
-            "p_value": c.p_value,
-            "p_adjusted": p.against.p_adjusted if p.against is not None else None,
-            "verdict": v.kind if v else None,
-            "mark": v.mark if v else None,
-            "reason": v.reason if v else None,
+            "ratio": f.ratio,
+            "interval": [f.low, f.high] if f.interval is not None else None,
+            "confidence": f.level.confidence if f.level is not None else None,
+            "p_value": f.p,
+            "verdict": f.outcome,
+            "mark": f.mark,
+            "reason": f.sentence(),
         },
         "note": p.note or None,
     }
@@ -210,7 +228,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
             d = point_data(p)
             vs: dict[str, Any] = dict(d["vs_previous"] or {})
             ci: list[Any] = d["ci95"] or [None, None]
-            rci = vs.get("ratio_ci95") or [None, None]
+            rci = vs.get("interval") or [None, None]
             w.writerow(
                 csv_cell(v)
                 for v in [
@@ -226,7 +244,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
                     d["plan"],
                     d["started"],
                     d["source"],
-                    d["median"],
+                    d["centre"],
                     ci[0],
                     ci[1],
                     d["n"],
@@ -234,7 +252,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
                     vs.get("ratio"),
                     rci[0],
                     rci[1],
-                    vs.get("p_adjusted"),
+                    vs.get("p_value"),
                     vs.get("mark"),
                     vs.get("verdict"),
                     vs.get("reason"),
@@ -243,17 +261,17 @@ def write_csv(series: list[Series], out: TextIO) -> None:
             )
 
 
-def point_texts(s: Series) -> list[dict[str, str]]:
+def point_texts(s: Series, scale: float | None = None) -> list[dict[str, str]]:
     """Each point's cells as the text table shows them (the report's history section)."""
-    scale = max(p.value for p in s.points)
+    scale = scale if scale is not None else max(abs(p.value) for p in s.points)
     out = []
     for p in s.points:
-        ratio, mark = diff_text(p.against) if p.against is not None else ("", "")
+        ratio, mark = finding_diff(p.finding)
         out.append(
             {
                 "started": when(p.campaign.started),
                 "campaign": p.campaign.id,
-                "value": _value(p, scale),
+                "value": _value(p, scale, s.unit),
                 "n": str(p.cell.n),
                 "versus": f"{ratio} {mark}".strip() or p.note or ("" if p.previous else "—"),
                 "mark": mark[:1],

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from pgfsbench.analysis.advice import advise
 from pgfsbench.analysis.advice_model import stated_together
-from pgfsbench.analysis.answer import campaign_answer
+from pgfsbench.analysis.answer import campaign_answer, glossary
 from pgfsbench.analysis.bound import legend as bound_legend
 from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
@@ -154,6 +154,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         durability=durabilities(campaign),
         verdicts=verdicts,
         answer=campaign_answer(verdicts),
+        glossary=glossary(shared),
         bounds={r.id: run_bound(r) for r in campaign.runs},
         bound_legend=bound_legend(),
         target_caveats={t.name: target_caveats(t) for t in campaign.targets},

@@ -17,9 +17,9 @@ from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.analysis.answer import campaign_answer
+from pgfsbench.analysis.answer import campaign_answer, glossary
 from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
-from pgfsbench.analysis.durability import SAFE, durabilities, target_durability
+from pgfsbench.analysis.durability import SAFE, durabilities, phrase, target_durability
 from pgfsbench.analysis.labels import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
@@ -27,15 +27,17 @@ from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.render.values import (
     BEST_MARK,
     cell_text,
+    centre_name,
     direction_arrow,
-    format_ratio,
+    finding_text,
     format_value,
     row_scale,
     row_unit,
     spread_text,
+    verdict_kind,
     verdict_mark,
 )
-from pgfsbench.render.verdict_text import print_verdicts
+from pgfsbench.render.verdict_text import print_glossary, print_verdicts
 from pgfsbench.report import text_table
 from pgfsbench.store.read import Campaign
 
@@ -65,7 +67,7 @@ def notices(campaign: Campaign) -> list[Notice]:
         d = target_durability(t.provenance, t.fs)
         if d is not None and d.level != SAFE:
             out.append(
-                Notice("warning", f"target {t.name}: {d.level.upper()}", "\n".join(d.reasons))
+                Notice("warning", f"target {t.name} {phrase(d.level)}", "\n".join(d.reasons))
             )
         if bad := problems(changes_for(t.provenance, t.spec, t.fs)):
             out.append(
@@ -179,6 +181,7 @@ def render_summary(
         lines = verdict_lines(table, durabilities(campaign))
         if lines:
             console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
+            print_glossary(glossary(table), console)
         for v in lines:
             console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
             if v.warning:
@@ -193,6 +196,7 @@ def render_summary(
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
     if lines:
         console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
+        print_glossary(glossary(table), console)
         console.print(Rule("verdicts", align="left", style="dim"))
     print_verdicts(lines, console)
     stops = {
@@ -228,8 +232,9 @@ def _shape(campaign: Campaign, table: Table) -> str:
 
 def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     """One headline row: its measurement, metric and direction, why it stopped, and a
-    small table with a line per target (median, CI and n, ratio to the baseline and its
-    verdict)."""
+    small table with a line per target (its centre, that centre's CI and n, and its
+    finding against the baseline: the ratio, its interval at the decision's level and
+    the outcome, as the verdict line says it)."""
     label = f"{row.label} · " if row.label else ""
     directions: dict[bool | None, str] = {True: "higher is better", False: "lower is better"}
     direction = directions.get(row.higher_is_better, "no direction")
@@ -242,7 +247,7 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     )
     rt = RichTable(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     rt.add_column("  target", no_wrap=True)
-    rt.add_column("median", justify="right", no_wrap=True)
+    rt.add_column(centre_name(row), justify="right", no_wrap=True)
     rt.add_column("95% CI, n", no_wrap=True, style="dim")
     rt.add_column(f"vs {table.baseline}" if table.baseline else "", no_wrap=True)
     scale = row_scale(row)
@@ -259,47 +264,14 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
         versus = Text()
         if name == table.baseline:
             versus.append("baseline", style="dim")
-        elif cell.ratio is not None:
-            versus.append(format_ratio(cell.ratio), style="cyan")
-            if cell.verdict is not None and cell.verdict.kind != "na":
-                versus.append(
-                    f" {cell.verdict.kind}", style=_VERDICT_STYLE.get(cell.verdict.kind, "")
-                )
+        elif (f := cell.finding) is not None and (text := finding_text(cell)):
+            versus.append(text, style="cyan")
+            if kind := verdict_kind(cell):
+                versus.append(f" {kind}", style=_VERDICT_STYLE.get(f.outcome, ""))
+            if f.early:
+                versus.append(f" (rounds 1–{f.through})", style="dim")
         rt.add_row(Text(f"  {name}"), value, spread_text(cell), versus)
-    return (
-        [title]
-        + ([Text(f"  {stop}", style="dim")] if stop else [])
-        + [rt]
-        + [Text(f"  {n}", style="dim") for n in _disagreeing_ratios(row, table)]
-    )
-
-
-def _disagreeing_ratios(row: Row, table: Table) -> list[str]:
-    """Where the paired ratio and the medians point different ways, why: the ratio is
-    each round's pair averaged, the medians are each target's middle run."""
-    base = row.cells.get(table.baseline) if table.baseline else None
-    out = []
-    for name in table.targets:
-        cell = row.cells[name]
-        if (
-            base is None
-            or name == table.baseline
-            or cell.comparison is None
-            or cell.comparison.paired is None
-            or cell.ratio is None
-            or not base.value
-            or cell.value is None
-        ):
-            continue
-        medians = cell.value / base.value
-        if (cell.ratio - 1) * (medians - 1) < 0:
-            out.append(
-                f"{name}: {format_ratio(cell.ratio)} is within rounds (each round's "
-                f"{name} over {table.baseline}, averaged); its median run is "
-                f"{format_ratio(medians)} of {table.baseline}'s: the rounds' levels "
-                "differ more than the pair does"
-            )
-    return out
+    return [title] + ([Text(f"  {stop}", style="dim")] if stop else []) + [rt]
 
 
 _VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold"}
@@ -317,8 +289,8 @@ def _cell_parts(
         value.append(f" {BEST_MARK}", style="bold green")
     spread = Text(spread_text(cell) or "", style="dim")
     versus = Text()
-    if cell.ratio is not None and not is_baseline:
-        versus.append(format_ratio(cell.ratio), style="cyan")
+    if not is_baseline and (text := finding_text(cell)):
+        versus.append(text, style="cyan")
         if mark := verdict_mark(cell):
             versus.append(f" {mark}", style="bold")
     return value, spread, versus
