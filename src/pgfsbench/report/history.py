@@ -166,7 +166,7 @@ def point_data(p: Point) -> dict[str, Any]:
             "interval": [f.low, f.high] if f.interval is not None else None,
             "confidence": f.level.confidence if f.level is not None else None,
             "p_value": f.p,
-            "verdict": f.outcome,
+            "outcome": f.outcome,
             "mark": f.mark,
             "reason": f.sentence(),
         },
@@ -242,7 +242,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
                     rci[1],
                     vs.get("p_value"),
                     vs.get("mark"),
-                    vs.get("verdict"),
+                    vs.get("outcome"),
                     vs.get("reason"),
                     d["note"],
                 ]
