@@ -15,6 +15,7 @@ import pytest
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.db import Store
+from pgfsbench.store.pg import _epoch, _stored
 from pgfsbench.store.read import load_campaign, read_rows
 from pgfsbench.store.url import check_store_url, shown
 from pgfsbench.store.version import SCHEMA_VERSION, legacy_uuid
@@ -193,6 +194,25 @@ def test_store_urls_are_checked_and_never_show_a_password() -> None:
     with pytest.raises(UserError) as refused:
         check_store_url("mysql://u:s3cret@h/db")
     assert "s3cret" not in str(refused.value)
+
+
+def test_the_store_keeps_times_as_timestamptz_and_json_jsonb_takes() -> None:
+    """What the store writes for a results.db value, and reads back: times to the
+    microsecond, JSON text as recorded unless jsonb refuses part of it."""
+    started = 1764226557.3990123
+    stored = _stored("started", started)
+    assert stored.tzinfo is not None and stored.microsecond == 399012
+    assert _epoch(stored) == 1764226557.399012 and _epoch(started) == started
+    assert _epoch(None) is None and _stored("ended", None) is None
+    text = json.dumps({"b": 1, "a": [1.5, "x"]})
+    assert _stored("plan_json", text) is text  # unchanged: jsonb takes it
+    odd = json.dumps({"out": "a\0b", "ratio": float("nan"), "NaN": [float("inf")], "ok": "NaN"})
+    assert json.loads(_stored("provenance_json", odd)) == {
+        "out": "a\ufffdb",
+        "ratio": None,
+        "NaN": [None],
+        "ok": "NaN",
+    }
 
 
 def test_a_folder_of_results_lists_what_it_can_read(tmp_path: Path) -> None:
