@@ -242,6 +242,8 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         ["list", "--store", UNREACHABLE],
         ["run", "smoke", "--results", str(tmp_path / "never"), "--store", UNREACHABLE],
         ["import", str(results), "--store", "mysql://u:pw@h/db"],
+        ["list", "--store", "host=/tmp bogus=1"],  # libpq: invalid connection option
+        ["list", "--store", "service=pgfsbench-no-such-service"],
     ):
         run = cli(*args, check=False)
         assert run.returncode == 2, (args, run.stderr)
@@ -249,7 +251,7 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
         assert (
             "cannot reach the results store" in run.stderr
-            or "is not a PostgreSQL URL" in run.stderr
+            or "is not a PostgreSQL connection string" in run.stderr
         )
     assert not (tmp_path / "never").exists()  # refused before anything ran
     env = {**os.environ, "PGFSBENCH_STORE": UNREACHABLE}
@@ -257,6 +259,38 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         run = cli(*args, check=False, env=env)
         assert run.returncode == 2 and "cannot reach the results store" in run.stderr
     assert not (tmp_path / "never").exists()
+
+
+def test_every_connection_string_form_libpq_takes_names_the_store(smoke, store_url, tmp_path):
+    """Keyword/value words, a service, libpq's environment and a postgres:// URL name the
+    store as the postgresql:// URL does, for writing and for reading."""
+    results, _ = smoke
+    campaign = load_campaign(results)
+    p = psycopg.conninfo.conninfo_to_dict(store_url)  # host (the socket), port, user, dbname
+    words = f"host={p['host']} port={p['port']} user={p['user']} dbname={p['dbname']}"
+    services = tmp_path / "pg_service.conf"
+    services.write_text("[bench]\n" + "\n".join(words.split()) + "\n")
+    imported = cli("import", str(results), "--store", words)
+    assert "already imported, unchanged" in imported.stdout
+    env = {**os.environ, "PGSERVICEFILE": str(services)}
+    [entry] = [
+        c
+        for c in json.loads(
+            cli("list", "--store", "service=bench", "--format", "json", env=env).stdout
+        )
+        if c["uuid"] == campaign.uuid
+    ]
+    assert entry["source"] == "service=bench"
+    env = {
+        **os.environ,
+        "PGFSBENCH_STORE": f"dbname={p['dbname']}",  # the rest from libpq's environment
+        "PGHOST": p["host"],
+        "PGPORT": p["port"],
+        "PGUSER": p["user"],
+    }
+    assert "already imported, unchanged" in cli("import", str(results), env=env).stdout
+    short = store_url.replace("postgresql://", "postgres://")
+    assert load_campaign(short, campaign.uuid).uuid == campaign.uuid
 
 
 def test_a_store_lost_mid_campaign_costs_no_result(store_url, tmp_path, state_dir):

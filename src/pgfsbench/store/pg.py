@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -28,7 +29,7 @@ from pgfsbench import __version__
 from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign, campaign_from_rows
 from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows, group_series
-from pgfsbench.store.url import shown
+from pgfsbench.store.url import check_store_url, parse_conninfo, shown
 from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
 
 CONNECT_TIMEOUT_S = 10
@@ -83,15 +84,18 @@ class PgStore:
     def connect(cls, url: str, write: bool = False) -> PgStore:
         """Connect, and create the schema in an empty database (UserError if the store
         cannot be reached, is newer than this program, or, with ``write``, has an older
-        layout it could not be brought up from)."""
+        layout it could not be brought up from). ``url`` is any connection string libpq
+        accepts (store/url.py); what it leaves out comes from libpq's environment."""
         try:
-            params = psycopg.conninfo.conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            raise UserError(
-                f"--store {shown(url)}: not a valid PostgreSQL URL: {_first_line(exc)}"
-            ) from None
-        params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
-        params.setdefault("application_name", "pgfsbench")
+            params: dict[str, Any] = dict(parse_conninfo(url))
+        except ValueError:
+            check_store_url(url)  # raises, with libpq's reason
+            raise
+        if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+            params["connect_timeout"] = CONNECT_TIMEOUT_S
+        # The lowest priority: an application_name of the string, a service or
+        # PGAPPNAME wins.
+        params.setdefault("fallback_application_name", "pgfsbench")
         try:
             # Autocommit: every write is an explicit transaction(), never nested in an
             # implicit one a read left open.
@@ -99,7 +103,7 @@ class PgStore:
         except psycopg.Error as exc:
             raise UserError(
                 f"cannot reach the results store {shown(url)}: "
-                f"{_first_line(exc)}; check the URL and that the server "
+                f"{_first_line(exc)}; check the connection string and that the server "
                 "runs (the results directories stay importable later with "
                 "'pgfsbench import DIR --store URL')"
             ) from None
