@@ -100,7 +100,7 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
     assert len(from_store) == 1
     assert from_dir["source"] == str(results) and from_store[0]["source"] == store_url
     # alike, but for the times the store keeps to the microsecond
-    times = ("started", "duration_s")
+    times = ("started", "ended", "duration_s")
     assert {k: from_store[0][k] for k in times} == pytest.approx(
         {k: from_dir[k] for k in times}, abs=1e-6
     )
