@@ -24,7 +24,7 @@ import pytest
 
 from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.store.read import load_campaign
-from pgfsbench.store.version import PG_LAYOUT
+from pgfsbench.store.version import PG_LAYOUT, PG_SCHEMA_VERSION
 from tests.integration.conftest import cli, export
 from tests.integration.pg_server import pg_server
 from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, loop, pgbench, plan_toml, rounds
@@ -347,8 +347,9 @@ def _layout2(url: str, layer: bool = True) -> None:
             )
         if layer:
             conn.execute(LAYOUT2_VIEWS.read_text())
-            conn.execute("UPDATE pgfsbench_schema SET layout = 2")
+            conn.execute("UPDATE pgfsbench_schema SET version = 2, layout = 2")
         else:
+            conn.execute("UPDATE pgfsbench_schema SET version = 2")
             conn.execute("DROP TABLE decisions")
             conn.execute("ALTER TABLE campaign DROP COLUMN decided_at, DROP COLUMN decided_by")
             conn.execute("ALTER TABLE pgfsbench_schema DROP COLUMN layout")
@@ -364,6 +365,7 @@ def test_a_layout_2_store_is_brought_to_jsonb_and_timestamptz(stored, store_url)
     cli("import", str(results), "--store", older)
     before = sql(older, "SELECT uuid, started, ended, host_json FROM campaign")
     _layout2(older)
+    assert sql(older, "SELECT version, layout FROM pgfsbench_schema") == [(2, 2)]
     with psycopg.connect(older, autocommit=True) as conn:
         conn.execute("CREATE ROLE reader LOGIN")
         conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
@@ -398,7 +400,9 @@ def test_a_layout_2_store_is_brought_to_jsonb_and_timestamptz(stored, store_url)
     with psycopg.connect(older, autocommit=True) as conn:
         conn.execute("DROP VIEW mine")
     cli("list", "--store", older)  # the owner's first use
-    assert sql(older, "SELECT version, layout FROM pgfsbench_schema") == [(2, PG_LAYOUT)]
+    assert sql(older, "SELECT version, layout FROM pgfsbench_schema") == [
+        (PG_SCHEMA_VERSION, PG_LAYOUT)
+    ]
     assert sql(older, "SELECT uuid, started, ended, host_json FROM campaign") == before
     assert sql(
         older, 'SELECT count(*) FROM targets WHERE provenance_json @> \'{"fs": "xfs"}\''
@@ -414,7 +418,9 @@ def test_a_store_an_older_pgfsbench_wrote_gets_the_views(stored, store_url):
     _layout2(older, layer=False)  # its tables, version 2, no layout
     listed = cli("list", "--store", older).stdout  # reading it adds the layer
     assert load_campaign(results).id in listed
-    assert sql(older, "SELECT version, layout FROM pgfsbench_schema") == [(2, PG_LAYOUT)]
+    assert sql(older, "SELECT version, layout FROM pgfsbench_schema") == [
+        (PG_SCHEMA_VERSION, PG_LAYOUT)
+    ]
     assert sql(older, "SELECT count(*) FROM medians") != [(0,)]
     assert sql(older, "SELECT decided_at FROM campaigns") == [(None,)]
     # Importing it again changes none of its rows, and keeps its decisions now.
@@ -422,6 +428,14 @@ def test_a_store_an_older_pgfsbench_wrote_gets_the_views(stored, store_url):
     assert sql(older, "SELECT count(*) > 0, bool_and(decided_by IS NOT NULL) FROM verdicts") == [
         (True, True)
     ]
+    # As a pgfsbench before layout 3 finds it: tables newer than it reads, refused.
+    sql(older, "UPDATE pgfsbench_schema SET version = version + 1 RETURNING version")
+    newer = cli("list", "--store", older, check=False)
+    assert newer.returncode == 2 and "Traceback" not in newer.stderr, newer.stderr
+    assert (
+        f"has results schema version {PG_SCHEMA_VERSION + 1}, newer than this pgfsbench reads "
+        f"(up to {PG_SCHEMA_VERSION}): upgrade pgfsbench" in newer.stderr
+    )
 
 
 def _crowd(url: str, campaigns: int) -> None:

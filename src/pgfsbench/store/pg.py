@@ -30,7 +30,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign, campaign_from_rows
 from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows, group_series
 from pgfsbench.store.url import check_store_url, parse_conninfo, shown
-from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
+from pgfsbench.store.version import PG_LAYOUT, PG_SCHEMA_VERSION, SCHEMA_VERSION, refuse_newer
 
 CONNECT_TIMEOUT_S = 10
 SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
@@ -151,9 +151,10 @@ class PgStore:
                         "'layout')::integer), 1) FROM pgfsbench_schema s"
                     )
                 )
-                refuse_newer(version, f"the results store {shown(self.url)}")
+                where = f"the results store {shown(self.url)}"
+                refuse_newer(version, where, PG_SCHEMA_VERSION)
                 self.layout = layout
-                if version == SCHEMA_VERSION and layout >= PG_LAYOUT:
+                if version == PG_SCHEMA_VERSION and layout >= PG_LAYOUT:
                     return
             if version < SCHEMA_VERSION:  # empty, or older: the script only adds
                 self.conn.execute(_sql("schema_pg.sql"))
@@ -189,7 +190,7 @@ class PgStore:
             self.conn.execute("DELETE FROM pgfsbench_schema")
             self.conn.execute(
                 "INSERT INTO pgfsbench_schema (version, layout) VALUES (%s, %s)",
-                (SCHEMA_VERSION, max(layout, PG_LAYOUT)),
+                (PG_SCHEMA_VERSION, max(layout, PG_LAYOUT)),
             )
             self.layout = max(layout, PG_LAYOUT)
 

@@ -26,6 +26,12 @@ reader without that right reads it as it is (either column types), and a writer 
 refused until it is brought up. A newer layout is read as it is (its tables are the
 same schema version).
 
+Layout 3 changed the tables' column types, which a pgfsbench of layout 2 or before
+cannot read or write: a store brought to it records ``pgfsbench_schema.version`` 3
+(PG_SCHEMA_VERSION: results schema 2 in jsonb and timestamptz), so such a pgfsbench
+refuses it with its "newer than this pgfsbench reads: upgrade" message instead of
+failing on a type.
+
 A database newer than this program is refused (its layout is unknown here); an
 older one is read as it is, and migrated in place only when opened for writing.
 """
@@ -39,6 +45,7 @@ from pgfsbench.errors import UserError
 
 SCHEMA_VERSION = 2
 PG_LAYOUT = 3  # the PostgreSQL store's reading layer (views_pg.sql)
+PG_SCHEMA_VERSION = 3  # the PostgreSQL store's tables: SCHEMA_VERSION's, jsonb and timestamptz
 UNVERSIONED = 1  # what a file with user_version 0 is: written before versioning
 # Legacy campaigns get a UUID derived from what identifies them, so importing the same
 # directory twice finds the same campaign.
@@ -54,11 +61,11 @@ def sqlite_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0] or UNVERSIONED
 
 
-def refuse_newer(version: int, where: str) -> None:
-    if version > SCHEMA_VERSION:
+def refuse_newer(version: int, where: str, newest: int = SCHEMA_VERSION) -> None:
+    if version > newest:
         raise UserError(
             f"{where} has results schema version {version}, newer than this "
-            f"pgfsbench reads (up to {SCHEMA_VERSION}): upgrade pgfsbench to "
+            f"pgfsbench reads (up to {newest}): upgrade pgfsbench to "
             "read it"
         )
 

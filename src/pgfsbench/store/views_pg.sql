@@ -188,7 +188,7 @@ LEFT JOIN LATERAL (
 
 -- What each is, where a DBA looks for it (\d+ in psql, a client's tooltip).
 COMMENT ON TABLE pgfsbench_schema IS 'The store''s layout: one row (pgfsbench''s store/version.py).';
-COMMENT ON COLUMN pgfsbench_schema.version IS 'Results schema version of the tables (a newer one than the program reads is refused).';
+COMMENT ON COLUMN pgfsbench_schema.version IS 'Version of the tables: 3 is results schema 2 in jsonb and timestamptz, which a pgfsbench reading up to 2 refuses (a newer one than the program reads is refused).';
 COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables: 3 jsonb and timestamptz columns, indexes, views, comments, decisions; 2 the same over json and epoch seconds; NULL or 1 tables only.';
 
 COMMENT ON TABLE campaign IS 'One row per campaign imported (pgfsbench import, run --store), keyed by its UUID. The campaigns view names its columns as the other views do.';
