@@ -11,17 +11,27 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import app, console, err, format_help, reads, user_errors
+from pgfsbench.cli.shared import (
+    STORE_FORMS,
+    STORE_METAVAR,
+    app,
+    console,
+    err,
+    format_help,
+    reads,
+    user_errors,
+)
 from pgfsbench.errors import UserError
 
-STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
+STORE_HELP = f"a PostgreSQL results store: {STORE_FORMS} (default: $PGFSBENCH_STORE)"
 # list and history read the same sources: results directories and/or a store.
 ResultsDirs = Annotated[
     list[Path] | None,
     typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
 ]
 StoreUrl = Annotated[
-    str | None, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+    str | None,
+    typer.Option("--store", envvar="PGFSBENCH_STORE", metavar=STORE_METAVAR, help=STORE_HELP),
 ]
 
 
@@ -33,7 +43,8 @@ def import_(
         typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
     ],
     store: Annotated[
-        str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+        str,
+        typer.Option("--store", envvar="PGFSBENCH_STORE", metavar=STORE_METAVAR, help=STORE_HELP),
     ] = ...,  # type: ignore[assignment]  # typer: required
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
@@ -67,7 +78,7 @@ def list_(
 
     output = pick(format, LIST)
     if not results and not store:
-        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+        raise UserError("give results directories, or --store CONNINFO (or set PGFSBENCH_STORE)")
     skipped = []
 
     def skip(why: str) -> None:
@@ -127,7 +138,7 @@ def history(
 
     output = pick(format, HISTORY)
     if not results and not store:
-        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+        raise UserError("give results directories, or --store CONNINFO (or set PGFSBENCH_STORE)")
     if html is not None and not html.parent.is_dir():
         raise UserError(f"--html {html}: no directory {html.parent}")
     found = list(
