@@ -7,6 +7,8 @@ r"""How the verdicts behave on this machine's real noise: false claims, power, t
     .venv/bin/python benchmarks/bench_verdicts.py simulate [CSV ...] [--campaigns 2000]
         [--quiet 0.05] [--sd 0.09 [--spread 0.12] | --sd-range 0.07 0.11]
         [--clock FIRST PER] [--plan quick --rounds N]
+    .venv/bin/python benchmarks/bench_verdicts.py joint [--campaigns 4000] [--sd 0.097]
+        [--rounds 16] [--plan quick]
 
 ``collect`` runs one real A/A campaign through the CLI: three *identical* ext4
 loop targets (a, b, c) with the default plan's measurements and settings, reused
@@ -49,6 +51,15 @@ campaigns are drawn from that model (each target's visit level normal with sd =
 paired sd / sqrt 2, campaign by campaign; half of the A/A ones with t(4) tails)
 and decided by each built-in plan's design. It extends the real campaigns (more of
 them), never replaces them.
+
+``joint`` is a simulation of the **error control over every kind of claim at once**
+(better, worse, equivalent), with the real functions (``sequential.decide`` over
+``headline_family``, the plan's design and margins, a look at ``--rounds``): three
+targets on the default plan's two headline measurements (six comparisons), a and b
+identical, c placed where a false claim is likeliest: at the equivalence margin's
+boundary (×1.10 and ×1/1.10), and 10% slower; the fio p99 measurement identical on
+all three. Any false claim counts: a better/worse between identical targets, an
+"equivalent" beyond the margin, a wrong direction. Normal and t(4) visit levels.
 """
 
 from __future__ import annotations
@@ -590,6 +601,60 @@ def simulate(
         )
 
 
+def joint(n: int, sd: float, rounds: int, plan: str) -> None:
+    """Any false claim of any kind, per configuration of c (see the module docstring)."""
+    design, _ = plan_design(plan)
+    design = replace(design, looks=(rounds,), last_look=rounds, first_look=rounds)
+    margin = design.equivalence
+    noise = {TPS: {"range": (sd, sd)}, FIO_P99: {"range": (sd, sd)}}
+    boundary = math.log1p(margin)
+    cases = {
+        "A/A (all identical)": 0.0,
+        f"c at +{margin:.0%} (the margin's upper boundary)": boundary,
+        f"c at ×1/{1 + margin:g} (the lower boundary)": -boundary,
+        "c 10% slower (×0.90)": math.log(0.90),
+    }
+    print(
+        f"SIMULATION: plan {plan}, one look at round {rounds}, paired sd {sd:.3f} a round, "
+        f"margin ±{margin:.0%}, threshold {design.noise:.0%}, alpha {design.alpha}, "
+        f"{len(TARGETS) * (len(TARGETS) - 1)} comparisons; {n} campaigns per row"
+    )
+    for name, effect in cases.items():
+        rng = np.random.default_rng(11)
+        false = {None: 0, 4: 0}
+        for tails in (None, 4):
+            for _ in range(n):
+                dec, _ = simulated_campaign(
+                    rng, design, noise, {(TPS, "c"): effect}, 1e9, (0.0, 1.0), tails, rounds
+                )
+                false[tails] += any(
+                    _false(key, d.outcome, effect, margin) for key, d in dec.items()
+                )
+        print(
+            json.dumps(
+                {
+                    "case": name,
+                    "any_false_claim": round(false[None] / n, 4),
+                    "any_false_claim_t4_tails": round(false[4] / n, 4),
+                    "campaigns": n,
+                }
+            ),
+            flush=True,
+        )
+
+
+def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
+    """Whether a decision on ``key`` (measurement, label, a, b) is a false claim when c
+    sits at ``effect`` (log ratio against a and b) on tps and everything else is equal."""
+    m, _, a, b = key
+    true = effect if m == TPS and b == "c" else -effect if m == TPS and a == "c" else 0.0
+    if outcome == EQUIVALENT:
+        return abs(true) >= math.log1p(margin) - 1e-12
+    if outcome in (HIGHER, LOWER):
+        return true == 0.0 or (outcome == HIGHER) != (true > 0)
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -598,6 +663,11 @@ def main() -> None:
     c.add_argument("--rounds", type=int, default=12)
     e = sub.add_parser("extract")
     e.add_argument("results", type=Path, nargs="+")
+    j = sub.add_parser("joint")
+    j.add_argument("--campaigns", type=int, default=4000)
+    j.add_argument("--sd", type=float, default=0.097, help="paired sd a round, both measurements")
+    j.add_argument("--rounds", type=int, default=16)
+    j.add_argument("--plan", default="quick")
     for name in ("analyse", "simulate"):
         a = sub.add_parser(name)
         a.add_argument("csv", type=Path, nargs="*")
@@ -673,6 +743,8 @@ def main() -> None:
     elif args.command == "extract":
         for d in args.results:
             extract(d)
+    elif args.command == "joint":
+        joint(args.campaigns, args.sd, args.rounds, args.plan)
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":

@@ -48,7 +48,7 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     safe = {k: v for k, v in measured.items() if k in SAFE_METHODS and v is not None}
     fastest = max(safe, key=safe.get)
     wal = next(s for s in advice["settings"] if s["name"] == "wal_sync_method")
-    assert wal["figures"][0]["median"] == pytest.approx(safe[fastest])
+    assert wal["figures"][0]["centre"] == pytest.approx(safe[fastest])
     # One run each has no CI: no lead is established, so Linux's default is kept and the
     # advice says so first.
     if fastest != "fdatasync" and "fdatasync" in safe:
@@ -82,7 +82,7 @@ def test_the_io_depth_figures_back_the_io_settings(campaign):
     results, _, _ = campaign
     advice = json.loads(cli("advise", str(results), "--format", "json").stdout)
     settings = {s["name"]: s for s in advice["settings"]}
-    iops = {f["metric"]: f["median"] for f in settings["effective_io_concurrency"]["figures"]}
+    iops = {f["metric"]: f["centre"] for f in settings["effective_io_concurrency"]["figures"]}
     assert set(iops) == {"iodepth.qd1.iops", "iodepth.qd4.iops"} and min(iops.values()) > 0
     best = max(iops.values())
     knee = min(int(m.split(".")[1][2:]) for m, v in iops.items() if v >= 0.9 * best)

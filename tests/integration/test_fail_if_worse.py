@@ -65,13 +65,13 @@ def test_the_slow_contender_fails_the_job(results) -> None:
         "--fail-if-worse 5%: 1 significantly worse than the baseline fast by more "
         "than 5%:" in result.stderr
     )
-    assert "pgbench clients=4 pgbench.tps: slow ×0." in result.stderr
-    assert "paired, 4 rounds" in result.stderr  # the decision compare prints, within rounds
+    assert "pgbench clients=4 pgbench.tps: slow vs fast: ×0." in result.stderr
+    assert "worse (4 rounds)" in result.stderr  # the finding compare prints, within rounds
     # the comparison, in full, on stdout (a block per measurement at 80 columns)
     assert re.search(r"^  slow .*×0\.\d+", result.stdout, re.M), result.stdout
     doc = export(results)
     [row] = [r for r in doc["comparison"]["rows"] if r["metric"] == "pgbench.tps"]
-    assert row["cells"]["slow"]["vs_baseline"]["verdict"] == "worse"
+    assert row["cells"]["slow"]["vs_baseline"]["outcome"] == "worse"
 
 
 def test_a_threshold_beyond_the_ci_does_not_fail(results) -> None:
@@ -79,7 +79,7 @@ def test_a_threshold_beyond_the_ci_does_not_fail(results) -> None:
     # ratio below half the CI's upper end. How slow "slow" is depends on the machine
     # (×0.11 under load, under ×0.05 on a quiet one), so the threshold is read from it.
     [row] = [r for r in export(results)["comparison"]["rows"] if r["metric"] == "pgbench.tps"]
-    high = row["cells"]["slow"]["vs_baseline"]["ratio_ci95"][1]
+    high = row["cells"]["slow"]["vs_baseline"]["interval"][1]
     threshold = f"{(1 - high / 2) * 100:.4f}%"
     result = gate(results, "fast", threshold)
     assert result.returncode == exits.OK, (threshold, result.stdout, result.stderr)

@@ -69,7 +69,7 @@ def test_compare_pairs_the_campaigns_from_the_store(nights) -> None:
         r for r in doc["rows"] if r["label"] == "ext4 clients=4" and r["metric"] == "pgbench.tps"
     ]
     vs = ext4["cells"][cont]["vs_baseline"]
-    assert vs["verdict"] == "worse" and not vs["paired"] and vs["ratio"] < 0.5, vs
+    assert vs["outcome"] == "worse" and not vs["paired"] and vs["ratio"] < 0.5, vs
     assert ext4["cells"][base]["n"] == ext4["cells"][cont]["n"] == 5
     gate = cli("compare", one, two, "--store", url, "--fail-if-worse", "20%", check=False)
     assert gate.returncode == exits.WORSE, (gate.stdout, gate.stderr)
@@ -99,7 +99,23 @@ def test_history_lists_both_nights_with_the_regression(nights) -> None:
     assert [p["uuid"] for p in series["points"]] == uuids
     assert series["host"] and all(p["n"] == 5 and p["ci95"] for p in series["points"])
     assert series["points"][0]["vs_previous"] is None
-    assert series["points"][1]["vs_previous"]["verdict"] == "worse"
+    previous = series["points"][1]["vs_previous"]
+    assert previous["outcome"] == "worse"
+    # the very finding compare gives for the pair, with --pair or without
+    for pair in ([], ["--pair", "ext4=ext4"]):
+        doc = json.loads(cli("compare", *uuids, "--store", url, "--format", "json", *pair).stdout)
+        [row] = [
+            r
+            for r in doc["rows"]
+            if r["label"] == "ext4 clients=4" and r["metric"] == "pgbench.tps"
+        ]
+        vs = row["cells"][doc["columns"][1]]["vs_baseline"]
+        assert (vs["outcome"], vs["mark"], vs["ratio"], vs["interval"]) == (
+            previous["outcome"],
+            previous["mark"],
+            previous["ratio"],
+            previous["interval"],
+        )
     text = cli(
         "history",
         str(first),

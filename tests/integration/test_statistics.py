@@ -1,10 +1,11 @@
-"""Repetitions and verdicts on real targets: identical twins are never told apart, a
-throttled one loses.
+"""Repetitions, verdicts and the recommendation on real targets: identical twins are
+never told apart, a throttled one loses, a nobarrier one is never recommended.
 
-One campaign, three ext4 loop targets, five interleaved rounds of a short
+One campaign, four ext4 loop targets, five interleaved rounds of a short
 pgbench on reused targets: 'a' and 'b' are the same recipe; 'slow' is the
 same recipe with its device limited to 100 write IOPS (cgroup blkio), which
-every commit's WAL flush pays for.
+every commit's WAL flush pays for; 'nobarrier' mounts without write barriers
+(not crash-safe), whatever it measures.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, pla
 
 PLAN = plan_toml(
     "twins-and-throttled",
-    [ext4("a"), ext4("b"), ext4("slow", throttle={"write_iops": 100})],
+    [
+        ext4("a"),
+        ext4("b"),
+        ext4("slow", throttle={"write_iops": 100}),
+        ext4("nobarrier", mount="nobarrier"),
+    ],
     [LOAD_ONCE, pgbench(clients=2, duration=4)],
     # 5 paired rounds: the t within rounds can decide 3 pairs at 0.05; mkfs, initdb and
     # the load once per target, then reused; statistics of n = 5 rounds (the settling
@@ -50,15 +56,15 @@ def _tps_row(doc: dict) -> dict:
 def test_rounds_are_interleaved_and_targets_reused(campaign) -> None:
     _, doc = campaign
     visits = doc["schedule"]["visits"]
-    assert visits[:6] == [[1, "a"], [1, "b"], [1, "slow"], [2, "b"], [2, "slow"], [2, "a"]]
-    assert len(visits) == 15
+    assert visits[:5] == [[1, "a"], [1, "b"], [1, "slow"], [1, "nobarrier"], [2, "b"]]
+    assert len(visits) == 20
     runs = [r for r in doc["runs"] if r["workload"] == "pgbench"]
     assert sorted((r["target"], r["repetition"]) for r in runs) == sorted(
-        (t, n) for t in ("a", "b", "slow") for n in range(1, 6)
+        (t, n) for t in ("a", "b", "slow", "nobarrier") for n in range(1, 6)
     )
     assert all(r["status"] == "ok" for r in doc["runs"])
     # reused: the load ran once per target, not once per round
-    assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 3
+    assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 4
 
 
 def test_identical_targets_are_never_told_apart(campaign) -> None:
@@ -66,8 +72,8 @@ def test_identical_targets_are_never_told_apart(campaign) -> None:
     b = _tps_row(doc)["cells"]["b"]
     assert b["n"] == 5 and b["ci95"] is not None and b["rounds"] == [1, 2, 3, 4, 5]
     vs = b["vs_baseline"]
-    assert vs["paired"] and vs["verdict"] in ("equivalent", "inconclusive"), b
-    assert "(paired, 5 rounds)" in vs["reason"]
+    assert vs["paired"] and vs["outcome"] in ("equivalent", "inconclusive"), b
+    assert vs["rounds"] == 5 and vs["text"].startswith("b vs a: ")
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert verdict["winner"] is None and verdict["kind"] != "winner"
 
@@ -75,11 +81,16 @@ def test_identical_targets_are_never_told_apart(campaign) -> None:
 def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
     results, doc = campaign
     slow = _tps_row(doc)["cells"]["slow"]["vs_baseline"]
-    assert slow["verdict"] == "worse", slow
-    assert slow["ratio"] < 0.75 and slow["ratio_ci95"][1] < 1.0  # beyond the noise
+    assert slow["outcome"] == "worse", slow
+    assert slow["ratio"] < 0.75 and slow["interval"][1] < 1.0  # beyond the noise
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
     assert verdict["winner"] is None and "slow" in verdict["text"]
-    assert verdict["durability"] == {"a": "safe", "b": "safe", "slow": "safe"}
+    assert verdict["durability"] == {
+        "a": "safe",
+        "b": "safe",
+        "slow": "safe",
+        "nobarrier": "not crash-safe",
+    }
     target = next(
         t for t in json.loads(cli("export", str(results)).stdout)["targets"] if t["name"] == "slow"
     )
@@ -111,9 +122,26 @@ def test_compare_command_formats_and_cross_directory_matching(campaign) -> None:
     twin = doc["rows"][0]["cells"][doc["columns"][1]]["vs_baseline"]
     # the same runs on both sides, but two campaigns are never paired by round
     assert twin["ratio"] == 1.0 and not twin["paired"]
-    assert twin["verdict"] in ("equivalent", "inconclusive")
+    assert twin["outcome"] in ("equivalent", "inconclusive")
     bad = cli("compare", str(results), "--baseline", "nope", check=False)
     assert bad.returncode == 2 and "not a column" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
     report = (results / "report.html").read_text()
     assert 'id="verdicts"' in report and "visit order" in report
+
+
+def test_the_recommendation_is_the_safe_top_tier_and_names_what_nobarrier_buys(campaign):
+    results, doc = campaign
+    advice = json.loads(cli("advise", str(results), "--format", "json").stdout)
+    # a and b lead the crash-safe targets (slow decided behind both); nobarrier, however
+    # fast, takes no place among them: a is kept (the baseline, tied with b)
+    assert advice["target"] == "a", advice["chosen_by"]
+    assert advice["chosen_by"].startswith("tied with b: "), advice["chosen_by"]
+    assert "behind it: slow " in advice["chosen_by"]
+    [unsafe] = advice["unsafe"]
+    assert unsafe["target"] == "nobarrier" and "nobarrier" in unsafe["warning"]
+    # what it buys: its finding against the pick, the same one the table quotes
+    [gain] = unsafe["gains"]
+    cell = _tps_row(doc)["cells"]["nobarrier"]["vs_baseline"]
+    assert gain.startswith("TPC-B tps (pgbench.tps): nobarrier ") and gain.endswith(" against a")
+    assert cell["text"].split(": ", 1)[1].split(",")[0] in gain  # the ratio and interval

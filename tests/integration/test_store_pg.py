@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import json
 import os
 import shutil
@@ -61,6 +62,19 @@ def sql(url: str, query: str, *args) -> list[tuple]:
         return conn.execute(query, args).fetchall()
 
 
+def as_stored(campaign) -> dict:
+    """The campaign's fields as the store gives them back: its times to the microsecond
+    (timestamptz's resolution), all else as recorded."""
+
+    def microsecond(t: float | None) -> float | None:
+        return None if t is None else datetime.datetime.fromtimestamp(t, datetime.UTC).timestamp()
+
+    fields = dataclasses.asdict(campaign)
+    for record in (fields, *fields["runs"]):
+        record["started"], record["ended"] = map(microsecond, (record["started"], record["ended"]))
+    return fields
+
+
 def listed(*args: str) -> list[dict]:
     return json.loads(cli("list", *args, "--format", "json").stdout)
 
@@ -85,7 +99,14 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
     from_store = [c for c in listed("--store", store_url) if c["uuid"] == campaign.uuid]
     assert len(from_store) == 1
     assert from_dir["source"] == str(results) and from_store[0]["source"] == store_url
-    assert {**from_dir, "source": None} == {**from_store[0], "source": None}
+    # alike, but for the times the store keeps to the microsecond
+    times = ("started", "ended", "duration_s")
+    assert {k: from_store[0][k] for k in times} == pytest.approx(
+        {k: from_dir[k] for k in times}, abs=1e-6
+    )
+    assert {**from_dir, "source": None} == {**from_store[0], "source": None} | {
+        k: from_dir[k] for k in times
+    }
     assert from_dir["status"] == "ok" and from_dir["plan"] == "stored"
     assert from_dir["host"]["machine_id"] == Path("/etc/machine-id").read_text().strip()
     assert set(from_dir["host"]["devices"]) == {"ext4", "xfs", "btrfs"}
@@ -96,7 +117,7 @@ def test_run_stores_its_campaign_and_both_stores_list_it_alike(smoke, store_url)
     ) == [(campaign.host["hostname"], campaign.host["machine_id"])]
     # Every row made it, and reads back the same.
     stored = load_campaign(store_url, campaign.uuid)
-    assert dataclasses.asdict(stored) == dataclasses.asdict(campaign)
+    assert dataclasses.asdict(stored) == as_stored(campaign)
     db = sqlite3.connect(results / "results.db")
     for table in ("targets", "runs", "metrics", "series", "artifacts"):
         [(here,)] = db.execute(f"SELECT count(*) FROM {table}").fetchall()
@@ -148,12 +169,12 @@ def test_a_changed_directory_replaces_what_the_store_held(smoke, store_url, tmp_
         store_url, "SELECT status, results_dir FROM campaign WHERE uuid = %s", campaign_uuid
     ) == [("killed", str(changed))]
     assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == {
-        **dataclasses.asdict(load_campaign(changed)),
+        **as_stored(load_campaign(changed)),
         "results_dir": changed,
     }
     # And back: the store follows the directory, whole, never a mix of the two.
     assert "updated" in cli("import", str(results), "--store", store_url).stdout
-    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == dataclasses.asdict(
+    assert dataclasses.asdict(load_campaign(store_url, campaign_uuid)) == as_stored(
         load_campaign(results)
     )
 
@@ -181,7 +202,7 @@ def test_a_directory_from_before_schema_versions_imports(smoke, store_url, tmp_p
     assert "unchanged" in cli("import", str(old), "--store", store_url).stdout
     [entry] = [c for c in listed("--store", store_url) if c["uuid"] == legacy.uuid]
     assert entry["schema_version"] == 1 and entry["status"] == "ok"
-    assert dataclasses.asdict(load_campaign(store_url, legacy.uuid)) == dataclasses.asdict(legacy)
+    assert dataclasses.asdict(load_campaign(store_url, legacy.uuid)) == as_stored(legacy)
     assert sqlite3.connect(old / "results.db").execute("PRAGMA user_version").fetchone() == (
         0,
     )  # importing reads, never migrates
@@ -221,6 +242,8 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         ["list", "--store", UNREACHABLE],
         ["run", "smoke", "--results", str(tmp_path / "never"), "--store", UNREACHABLE],
         ["import", str(results), "--store", "mysql://u:pw@h/db"],
+        ["list", "--store", "host=/tmp bogus=1"],  # libpq: invalid connection option
+        ["list", "--store", "service=pgfsbench-no-such-service"],
     ):
         run = cli(*args, check=False)
         assert run.returncode == 2, (args, run.stderr)
@@ -228,7 +251,7 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
         assert (
             "cannot reach the results store" in run.stderr
-            or "is not a PostgreSQL URL" in run.stderr
+            or "is not a PostgreSQL connection string" in run.stderr
         )
     assert not (tmp_path / "never").exists()  # refused before anything ran
     env = {**os.environ, "PGFSBENCH_STORE": UNREACHABLE}
@@ -236,6 +259,38 @@ def test_an_unreachable_store_is_one_clear_message(smoke, tmp_path, state_dir):
         run = cli(*args, check=False, env=env)
         assert run.returncode == 2 and "cannot reach the results store" in run.stderr
     assert not (tmp_path / "never").exists()
+
+
+def test_every_connection_string_form_libpq_takes_names_the_store(smoke, store_url, tmp_path):
+    """Keyword/value words, a service, libpq's environment and a postgres:// URL name the
+    store as the postgresql:// URL does, for writing and for reading."""
+    results, _ = smoke
+    campaign = load_campaign(results)
+    p = psycopg.conninfo.conninfo_to_dict(store_url)  # host (the socket), port, user, dbname
+    words = f"host={p['host']} port={p['port']} user={p['user']} dbname={p['dbname']}"
+    services = tmp_path / "pg_service.conf"
+    services.write_text("[bench]\n" + "\n".join(words.split()) + "\n")
+    imported = cli("import", str(results), "--store", words)
+    assert "already imported, unchanged" in imported.stdout
+    env = {**os.environ, "PGSERVICEFILE": str(services)}
+    [entry] = [
+        c
+        for c in json.loads(
+            cli("list", "--store", "service=bench", "--format", "json", env=env).stdout
+        )
+        if c["uuid"] == campaign.uuid
+    ]
+    assert entry["source"] == "service=bench"
+    env = {
+        **os.environ,
+        "PGFSBENCH_STORE": f"dbname={p['dbname']}",  # the rest from libpq's environment
+        "PGHOST": p["host"],
+        "PGPORT": p["port"],
+        "PGUSER": p["user"],
+    }
+    assert "already imported, unchanged" in cli("import", str(results), env=env).stdout
+    short = store_url.replace("postgresql://", "postgres://")
+    assert load_campaign(short, campaign.uuid).uuid == campaign.uuid
 
 
 def test_a_store_lost_mid_campaign_costs_no_result(store_url, tmp_path, state_dir):

@@ -107,7 +107,7 @@ def test_formats(nightly) -> None:
         ).stdout
     )
     [s] = doc["series"]
-    assert [p["vs_previous"] and p["vs_previous"]["verdict"] for p in s["points"]] == [
+    assert [p["vs_previous"] and p["vs_previous"]["outcome"] for p in s["points"]] == [
         None,
         "equivalent",
         "worse",

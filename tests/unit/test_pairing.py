@@ -287,7 +287,7 @@ def test_bad_combinations_are_user_errors(before_after) -> None:
         ((before, "--pair", "ext4=xfs"), "--pair and --allow-different compare campaigns"),
         ((before, after, "--baseline", "ext4"), "with several, the first is the baseline"),
         ((before, after, "--pair", "zfs=ext4"), "the baseline has no target 'zfs'"),
-        ((before, "c-x", "--store", "mysql://x"), "is not a PostgreSQL URL"),
+        ((before, "c-x", "--store", "mysql://x"), "is not a PostgreSQL connection string"),
     ]:
         result = cli("compare", *args)
         assert result.exit_code == 2 and message in result.stderr, (args, result.output)

@@ -15,8 +15,9 @@ import pytest
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.db import Store
+from pgfsbench.store.pg import _epoch, _stored
 from pgfsbench.store.read import load_campaign, read_rows
-from pgfsbench.store.url import check_store_url, shown
+from pgfsbench.store.url import check_store_url, is_store_url, shown
 from pgfsbench.store.version import SCHEMA_VERSION, legacy_uuid
 
 # The schema a results.db from before versioning has: taken from a real smoke run.
@@ -183,16 +184,72 @@ def test_the_digest_tells_a_changed_campaign(tmp_path: Path) -> None:
     assert read_rows(tmp_path / "r").digest() != first
 
 
-def test_store_urls_are_checked_and_never_show_a_password() -> None:
-    assert check_store_url("postgresql://u@h/db") == "postgresql://u@h/db"
-    assert check_store_url("postgres://h/db") == "postgres://h/db"
-    for bad in ("/tmp/results", "mysql://h/db", "h:5432"):
-        with pytest.raises(UserError, match="not a PostgreSQL URL"):
+def test_every_connection_string_libpq_takes_names_a_store() -> None:
+    for good in (
+        "postgresql://u@h/db",
+        "postgres://h/db",
+        "postgresql://u@/results?host=/tmp/sock&port=5433",
+        "host=db.example dbname=pgfsbench user=bench",
+        "host = db.example  dbname = 'pg fs bench'",
+        "service=bench",
+        "dbname=pgfsbench",  # the rest from PGHOST, PGUSER...
+    ):
+        assert check_store_url(good) == good and is_store_url(good), good
+    # What libpq refuses, with libpq's own reason.
+    for bad, reason in (
+        ("/tmp/results", 'missing "=" after "/tmp/results"'),
+        ("mysql://h/db", 'missing "="'),
+        ("h:5432", 'missing "="'),
+        ("host=h bogus=1", 'invalid connection option "bogus"'),
+        ("postgresql://h/db?bogus=1", 'invalid URI query parameter: "bogus"'),
+        ("host='unterminated", "unterminated quoted string"),
+    ):
+        with pytest.raises(UserError, match="not a PostgreSQL connection string") as refused:
             check_store_url(bad)
+        assert reason in str(refused.value) and "service=NAME" in str(refused.value), bad
+        assert not is_store_url(bad) or bad.startswith("postgresql://"), bad
+    with pytest.raises(UserError, match="--store is empty"):
+        check_store_url(" ")
+    # A path is never taken for a store, nor a store for a path.
+    assert not is_store_url("results/quick") and not is_store_url("/srv/a=b")
+
+
+def test_a_password_is_never_shown() -> None:
     assert shown("postgresql://u:s3cret@h:5432/db") == "postgresql://u:***@h:5432/db"
-    with pytest.raises(UserError) as refused:
-        check_store_url("mysql://u:s3cret@h/db")
-    assert "s3cret" not in str(refused.value)
+    assert shown("postgresql://u:db@h/db") == "postgresql://u:***@h/db"
+    assert shown("postgresql://u@h/db?password=s3cret&sslmode=require") == (
+        "postgresql://u@h/db?password=***&sslmode=require"
+    )
+    assert shown("host=h password=s3cret dbname=x") == "host=h password=*** dbname=x"
+    assert shown("host=h password = 'it\\'s s3cret' dbname=x") == "host=h password = *** dbname=x"
+    assert shown("service=bench") == "service=bench"
+    for bad in (
+        "mysql://u:s3cret@h/db",
+        "host=h bogus=1 password=s3cret",
+        "postgresql://u:s3cret@[h/db",
+    ):
+        with pytest.raises(UserError) as refused:
+            check_store_url(bad)
+        assert "s3cret" not in str(refused.value), refused.value
+
+
+def test_the_store_keeps_times_as_timestamptz_and_json_jsonb_takes() -> None:
+    """What the store writes for a results.db value, and reads back: times to the
+    microsecond, JSON text as recorded unless jsonb refuses part of it."""
+    started = 1764226557.3990123
+    stored = _stored("started", started)
+    assert stored.tzinfo is not None and stored.microsecond == 399012
+    assert _epoch(stored) == 1764226557.399012 and _epoch(started) == started
+    assert _epoch(None) is None and _stored("ended", None) is None
+    text = json.dumps({"b": 1, "a": [1.5, "x"]})
+    assert _stored("plan_json", text) is text  # unchanged: jsonb takes it
+    odd = json.dumps({"out": "a\0b", "ratio": float("nan"), "NaN": [float("inf")], "ok": "NaN"})
+    assert json.loads(_stored("provenance_json", odd)) == {
+        "out": "a\ufffdb",
+        "ratio": None,
+        "NaN": [None],
+        "ok": "NaN",
+    }
 
 
 def test_a_folder_of_results_lists_what_it_can_read(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ decisions, and they are made by the same procedure a running campaign uses to
 stop (``sequential.decide`` over ``headline_family`` with the plan's design),
 so the three never disagree. Pairs measured in the same rounds of one
 campaign are paired; the others (results directories whose rounds do not
-correspond) fall back to independent samples with Holm. When a family holds
+correspond) fall back to independent samples. When a family holds
 both, alpha is split between them in proportion to their sizes (Bonferroni),
 so the family-wise error stays under alpha (pairs that could never reach a p,
 one run a side, take no share); within the unpaired share each CI is held to
@@ -13,12 +13,11 @@ its Bonferroni level, equivalence included (``outcome.judge_unpaired``).
 
 An undecided pair whose rounds ended well before the campaign's (a measurement
 with its own fixed repetitions in an 'auto' plan stored before such were left
-out of the family) gets no rounds estimate, and says why: more rounds of the
-campaign add none to it.
+out of the family) says why: more rounds of the campaign add none to it.
 
 A paired decision made at a look before the last round keeps the comparison on
-that look's rounds (``Judged.decided_on``), so the CI shown beside it is the
-one at the level, and on the data, the decision was made at.
+that look's rounds (``sequential.Decision.paired``), so the figure and interval
+shown are the ones the decision was made on, at its level.
 """
 
 from __future__ import annotations

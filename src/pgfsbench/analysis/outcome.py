@@ -1,36 +1,26 @@
-"""Three honest outcomes per comparison, and the sentence that says why.
+"""Three honest outcomes per comparison.
 
 * **higher / lower** (better / worse once the metric's direction is known): the
-  difference test rejects "ratio = 1" at its (corrected) level *and* the
-  estimated change is at least the noise margin;
+  difference test rejects "ratio = 1" at its level (its (1 - level) interval excludes 1)
+  *and* the estimated change is at least the noise threshold;
 * **equivalent**: the two one-sided tests show the true ratio lies within the
-  noise margin (``[1/(1+noise), 1+noise]``): equivalence is shown, never
-  assumed from a test that failed to find a difference;
-* **inconclusive**: neither, with how many rounds would likely settle it;
+  equivalence margin (its (1 - 2·level) interval lies inside ``[1/(1+m), 1+m]``):
+  equivalence is shown, never assumed from a test that failed to find a difference;
+* **inconclusive**: neither ("not told apart");
 * **na**: nothing to compare (no data, fewer than 2 rounds, no ratio).
 
-Paired comparisons (within rounds) use the t tests of ``paired.py``; a
-comparison with no spread to judge by (every round the same ratio: quantized or
-identical values) gets no p and stays inconclusive, saying so. Where the
-design is not paired (results directories whose rounds do not correspond), the
-Mann-Whitney p and the bootstrap CI of the ratio of medians stand in, with the
-same error control as paired comparisons: a difference needs its (1 - level)
-CI to exclude 1, an equivalence its (1 - 2·level) CI to lie inside the margin
-(TOST at ``level`` a side), where ``level`` is alpha shared out over the
-comparisons of its family (Bonferroni, ``comparisons``); only from
-UNPAIRED_EQUIVALENCE_N runs a side (below that the percentile bootstrap cannot
-leave the sample range and is too narrow), never when both sides are constant,
-and no rounds estimate is given, since more runs there are not more rounds.
+Paired comparisons (within rounds) use the t tests of ``paired.py``; a comparison with
+no spread to judge by (every round the same ratio: quantized or identical values) gets
+no p and stays inconclusive, saying so. Where the design is not paired (campaigns whose
+rounds do not correspond), Welch's t on the logs stands in (``independent.py``), or,
+for rows with a value at or below zero, the Mann-Whitney p and the bootstrap CI of the
+ratio of medians (a difference needs its (1 - level) CI to exclude 1, an equivalence
+its (1 - 2·level) CI inside the margin and 6 runs a side); ``level`` is alpha shared
+over the comparisons of its family (Bonferroni).
 
-**The CI beside a decision** is the one at the level the decision was made at
-(``Judged.decision_ci``): a decided difference's (1 - level) CI excludes 1, an
-equivalence's (1 - 2·level) CI lies inside the margin, computed on the rounds of
-the look that decided it (``Judged.decided_on``), so "better" never sits beside
-an interval that reaches 1. With alpha spent over looks and Holm within them,
-that level is small (97.9%, 99.6%), so the interval is wider than a plain 95%
-one: the price of having looked. The plain 95% CI over every round stays
-available for tables (``Judged.plain_ci``), labelled as such; it is an estimate
-beside the decision, not the decision's interval.
+``Judged.level`` is the per-comparison level it was (last) tested at, and
+``Judged.interval`` the interval at that level on the rounds the decision rests on:
+``findings.py`` turns both into the one figure every output quotes.
 """
 
 from __future__ import annotations

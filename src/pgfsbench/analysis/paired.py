@@ -40,16 +40,11 @@ The method, and why:
   could hide: with ``q`` the smallest step between distinct values (on the log
   scale), a value may sit anywhere in its bucket, so a log-ratio can carry up to
   ``q / sqrt(2)`` of spread that the reported values never show.
-* **How many more rounds** an inconclusive comparison would likely need is a
-  planning figure (``rounds_to_decide``), not post-hoc power: the observed sd is
-  used as a nuisance parameter (as sample-size re-estimation does), the effect
-  is fixed in advance by the route that can decide. Inside the margin only
-  equivalence can be decided: it is planned for a true ratio of 1. Beyond the
-  margin only a difference can: it is planned for the larger of twice the
-  margin (the smallest difference worth a claim, plus the margin the estimate
-  must clear; planning at the margin itself gives at most 50% power) and the
-  nearer end of the current 95% CI (the smallest effect the data still allow).
-  Power comes from the noncentral t, 80%.
+* **What an open comparison is worth** (``detectable``): the smallest true change its
+  rounds would likely (80%) have decided at its level, with the observed per-round sd
+  as a nuisance parameter; not post-hoc power (no observed effect goes in), a
+  statement of the campaign's resolution. ``rounds_for`` is its inverse: the rounds at
+  which a stated change would likely be decided. Power comes from the noncentral t.
 """
 
 from __future__ import annotations

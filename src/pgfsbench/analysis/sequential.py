@@ -33,10 +33,15 @@ alpha: each look is another chance. The error control chosen:
   or latency they measure. Stopping because the comparisons are decided only
   happens at planned looks. A campaign cut short otherwise (interrupted, a
   target failing) gets no extra look: its unspent alpha is lost.
-* **Holm within each look** over the comparisons still undecided, so many
-  targets and measurements do not inflate the family-wise error either.
-  Differences and equivalences are separate claims, each held to the same
-  spent alpha.
+* **One family for every kind of claim.** At a look spending ``alpha_L``, each
+  comparison of the family (``m`` of them) is tested at ``alpha_L / m``: the
+  difference by a two-sided test, the equivalence by TOST, at that level. Any false
+  claim of a comparison (a better or worse where the true ratio is on the other
+  side or 1, an equivalent where it lies beyond the margin) means its interval
+  missed the true ratio on one side, which has probability at most ``alpha_L / m``,
+  so the family errs at a look with probability at most ``alpha_L`` and over every
+  look at most alpha. (Two Holm families, one per kind of claim, each spending all
+  of alpha, let their errors add up: 7% with a pair at the margin's boundary.)
 * **A decision stands.** Once decided at some look, a comparison is not
   retested; later rounds (run for other comparisons) only refine its estimate.
 * **The family is what can be decided.** A measurement with its own fixed
@@ -185,11 +190,12 @@ class Design:
 class Decision:
     outcome: str  # HIGHER, LOWER (contender vs baseline), EQUIVALENT,
     # INCONCLUSIVE, or NA (fewer than 2 paired rounds)
-    paired: Paired  # on every paired round, the figures shown
+    # The figures shown: on the rounds up to the deciding look, or on every round when
+    # open (the estimate the decision tested lies inside its interval).
+    paired: Paired
     at_round: int | None  # the look that decided it
-    level: float | None  # the (Holm) level the deciding test met
+    level: float | None  # the per-comparison level it was (last) tested at
     p: float | None  # the deciding test's p (difference or TOST)
-    rounds_needed: int | None  # inconclusive: total rounds likely to decide it
 
     @property
     def decided(self) -> bool:
@@ -239,9 +245,9 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
             p, p_eq = c.p_value, c.p_equivalent
             # A p value comes with a mean.
             if p is not None and p <= level and c.mean_log is not None and abs(c.mean_log) >= bound:
-                decided[k] = Decision(HIGHER if c.mean_log > 0 else LOWER, c, n, level, p, None)
+                decided[k] = Decision(HIGHER if c.mean_log > 0 else LOWER, c, n, level, p)
             elif p_eq is not None and p_eq <= level:
-                decided[k] = Decision(EQUIVALENT, c, n, level, p_eq, None)
+                decided[k] = Decision(EQUIVALENT, c, n, level, p_eq)
     # An open comparison is shown at the level of the last look made (or the first
     # planned one, before any): the interval it was last tested with.
     open_level = looked[-1][1] if looked else _first_level(design) / m
@@ -252,9 +258,9 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
             continue
         everything = compare_paired(pair_by_round(base, other), design.equivalence, design.noise)
         if everything.n < 2:
-            out[k] = Decision(NA, everything, None, None, None, None)
+            out[k] = Decision(NA, everything, None, None, None)
         else:
-            out[k] = Decision(INCONCLUSIVE, everything, None, open_level, None, None)
+            out[k] = Decision(INCONCLUSIVE, everything, None, open_level, None)
     return out
 
 

@@ -11,9 +11,9 @@ equivalent, or inconclusive (``outcome.py``). Two families of tests:
 
 * the **headline** metric of each measurement (the one verdicts are about):
   every pair of targets, decided by the plan's design (``family.py``:
-  alpha spending over looks, Holm per look), so the chance of *any* false
-  "X is faster" claim stays under alpha and the campaign, the table and the
-  verdict lines agree;
+  alpha spent over looks and shared by the family), so the chance of *any*
+  false claim (better, worse or equivalent) stays under alpha and the campaign,
+  the table and the verdict lines agree;
 * every other row: each contender against the baseline at alpha with
   Benjamini–Hochberg, controlling the share of false marks among the many
   exploratory rows (latency percentiles, eff.*, ...) without making them

@@ -13,7 +13,17 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.cli import shared
-from pgfsbench.cli.shared import QUIET, app, console, err, plan_names, reads, user_errors
+from pgfsbench.cli.shared import (
+    QUIET,
+    STORE_FORMS,
+    STORE_METAVAR,
+    app,
+    console,
+    err,
+    plan_names,
+    reads,
+    user_errors,
+)
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 
@@ -78,9 +88,9 @@ def run(
         typer.Option(
             "--store",
             envvar="PGFSBENCH_STORE",
-            metavar="URL",
+            metavar=STORE_METAVAR,
             help="also import the campaign into this PostgreSQL results store when it ends "
-            "(postgresql://...; default: $PGFSBENCH_STORE)",
+            f"({STORE_FORMS}; default: $PGFSBENCH_STORE)",
         ),
     ] = None,
 ) -> None:
@@ -292,9 +302,9 @@ def report(
         str | None,
         typer.Option(
             "--store",
-            metavar="URL",
+            metavar=STORE_METAVAR,
             help="add a history section: this campaign after the "
-            "earlier campaigns of its plan in this PostgreSQL results store",
+            f"earlier campaigns of its plan in this PostgreSQL results store ({STORE_FORMS})",
         ),
     ] = None,
 ) -> None:

@@ -10,7 +10,17 @@ import typer
 from rich.markup import escape
 
 from pgfsbench import exits
-from pgfsbench.cli.shared import Ascii, Bom, app, err, format_help, reads, user_errors
+from pgfsbench.cli.shared import (
+    STORE_FORMS,
+    STORE_METAVAR,
+    Ascii,
+    Bom,
+    app,
+    err,
+    format_help,
+    reads,
+    user_errors,
+)
 from pgfsbench.errors import UserError
 
 
@@ -128,8 +138,9 @@ def compare(
         str | None,
         typer.Option(
             "--store",
-            metavar="URL",
-            help="read campaigns named by UUID or id from this PostgreSQL results store",
+            metavar=STORE_METAVAR,
+            help="read campaigns named by UUID or id from this PostgreSQL results store "
+            f"({STORE_FORMS})",
         ),
     ] = None,
     metric: Annotated[

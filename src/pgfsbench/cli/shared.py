@@ -16,6 +16,12 @@ from pgfsbench import __version__, exits
 from pgfsbench.errors import Interrupted, ResultsUnwritable, UserError
 
 PROG = "pgfsbench"
+# --store: what names a PostgreSQL results store (store/url.py checks it).
+STORE_METAVAR = "CONNINFO"
+STORE_FORMS = (
+    "any libpq connection string: a URL postgresql://user@host/db, words "
+    "'host=H dbname=D user=U' or service=NAME; the rest from PGHOST, PGUSER, ~/.pgpass..."
+)
 # -h everywhere; help text printed as written (typer's rich markup would swallow any
 # "[...]" in it, such as "[verdicts]"); completion for bash, zsh, fish and PowerShell.
 app = typer.Typer(

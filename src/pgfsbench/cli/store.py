@@ -12,6 +12,8 @@ from rich.markup import escape
 
 from pgfsbench import exits
 from pgfsbench.cli.shared import (
+    STORE_FORMS,
+    STORE_METAVAR,
     Ascii,
     Bom,
     app,
@@ -23,14 +25,15 @@ from pgfsbench.cli.shared import (
 )
 from pgfsbench.errors import UserError
 
-STORE_HELP = "a PostgreSQL results store, postgresql://... (default: $PGFSBENCH_STORE)"
+STORE_HELP = f"a PostgreSQL results store: {STORE_FORMS} (default: $PGFSBENCH_STORE)"
 # list and history read the same sources: results directories and/or a store.
 ResultsDirs = Annotated[
     list[Path] | None,
     typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
 ]
 StoreUrl = Annotated[
-    str | None, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+    str | None,
+    typer.Option("--store", envvar="PGFSBENCH_STORE", metavar=STORE_METAVAR, help=STORE_HELP),
 ]
 
 
@@ -42,7 +45,8 @@ def import_(
         typer.Argument(help="results directories, or directories holding them", metavar="DIR"),
     ],
     store: Annotated[
-        str, typer.Option("--store", envvar="PGFSBENCH_STORE", metavar="URL", help=STORE_HELP)
+        str,
+        typer.Option("--store", envvar="PGFSBENCH_STORE", metavar=STORE_METAVAR, help=STORE_HELP),
     ] = ...,  # type: ignore[assignment]  # typer: required
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
@@ -76,7 +80,7 @@ def list_(
 
     output = pick(format, LIST)
     if not results and not store:
-        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+        raise UserError("give results directories, or --store CONNINFO (or set PGFSBENCH_STORE)")
     skipped = []
 
     def skip(why: str) -> None:
@@ -139,7 +143,7 @@ def history(
     output = pick(format, HISTORY)
     check_options(output, bom=bom, ascii=ascii)
     if not results and not store:
-        raise UserError("give results directories, or --store URL (or set PGFSBENCH_STORE)")
+        raise UserError("give results directories, or --store CONNINFO (or set PGFSBENCH_STORE)")
     if html is not None and not html.parent.is_dir():
         raise UserError(f"--html {html}: no directory {html.parent}")
     found = list(

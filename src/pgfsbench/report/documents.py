@@ -121,7 +121,7 @@ class VsPrevious(TypedDict):
     confidence: float | None
     p_value: float | None
     """the deciding test's p, as tested"""
-    verdict: str
+    outcome: str
     """better, worse, different, equivalent, inconclusive, na"""
     mark: str
     """as compare prints it: + better, − worse, ≈ equivalent, ? inconclusive"""

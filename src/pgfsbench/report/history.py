@@ -167,15 +167,14 @@ def point_data(p: Point) -> HistoryPoint:
         "ci95": list(p.cell.ci) if p.cell.ci else None,
         "n": p.cell.n,
         "previous": p.previous.campaign.id if p.previous is not None else None,
-        # interval's items are typed float | None: both are set together
-        "vs_previous": None  # type: ignore[typeddict-item]
+        "vs_previous": None
         if f is None
         else {
             "ratio": f.ratio,
-            "interval": [f.low, f.high] if f.interval is not None else None,
+            "interval": list(f.interval) if f.interval is not None else None,
             "confidence": f.level.confidence if f.level is not None else None,
             "p_value": f.p,
-            "verdict": f.outcome,
+            "outcome": f.outcome,
             "mark": f.mark,
             "reason": f.sentence(),
         },
@@ -254,7 +253,7 @@ def write_csv(series: list[Series], out: TextIO) -> None:
                     rci[1],
                     vs.get("p_value"),
                     vs.get("mark"),
-                    vs.get("verdict"),
+                    vs.get("outcome"),
                     vs.get("reason"),
                     d["note"],
                 ]

@@ -20,8 +20,9 @@ Say = Callable[[str], None]
 
 
 def check_store(url: str) -> None:
-    """Refuse (UserError) a store that cannot be reached or set up, before a campaign."""
-    PgStore.connect(check_store_url(url)).close()
+    """Refuse (UserError) a store that cannot be reached, set up or written, before a
+    campaign."""
+    PgStore.connect(check_store_url(url), write=True).close()
 
 
 def describe(result: Imported, results_dir: Path) -> str:
@@ -43,7 +44,7 @@ def import_dirs(paths: list[Path], url: str, say: Say, decide: Decide) -> list[I
     for d in dirs:  # readable by this version, and holding a campaign (else UserError)
         read_rows(d, series=False)
     done: list[Imported] = []
-    with PgStore.connect(check_store_url(url)) as pg:
+    with PgStore.connect(check_store_url(url), write=True) as pg:
         for n, d in enumerate(dirs):
             rows = read_rows(d)
             try:
@@ -69,7 +70,7 @@ def import_dirs(paths: list[Path], url: str, say: Say, decide: Decide) -> list[I
 def store_campaign(results_dir: Path, url: str, decide: Decide) -> Imported:
     """After ``run``: import its campaign with the decisions ``decide`` makes (UserError
     or StoreFailed if the store is unreachable; the directory stays importable)."""
-    with PgStore.connect(url) as pg:
+    with PgStore.connect(url, write=True) as pg:
         return pg.import_rows(read_rows(results_dir), results_dir, decide)
 
 

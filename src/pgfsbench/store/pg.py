@@ -12,7 +12,9 @@ killed by ``cleanup``) replaces what the store held of it, whole.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -27,8 +29,8 @@ from pgfsbench import __version__
 from pgfsbench.errors import UserError
 from pgfsbench.store.read import Campaign, campaign_from_rows
 from pgfsbench.store.rows import CAMPAIGN, DECISIONS, TABLES, CampaignRows, group_series
-from pgfsbench.store.url import shown
-from pgfsbench.store.version import PG_LAYOUT, SCHEMA_VERSION, refuse_newer
+from pgfsbench.store.url import check_store_url, parse_conninfo, shown
+from pgfsbench.store.version import PG_LAYOUT, PG_SCHEMA_VERSION, SCHEMA_VERSION, refuse_newer
 
 CONNECT_TIMEOUT_S = 10
 SCHEMA_LOCK = 0x70676673  # an advisory lock: one process creates the schema at a time
@@ -39,6 +41,11 @@ ORDER = {
     "series": "run_id, name, t",
     "artifacts": "id",
 }
+# The columns that hold times (timestamptz from layout 3; epoch seconds before), read
+# back as the epoch seconds the rest of the program works in.
+TIMES = ("started", "ended")
+# JSON values that jsonb refuses and json.dumps writes: a NUL in a string, NaN/Infinity.
+JSONB_REFUSES = ("\\u0000", "NaN", "Infinity")
 # A campaign's decisions, one dict of DECISIONS' values per contender cell: the tool's
 # own (analysis/decisions.py), given by the caller; the store imports no analysis.
 Decide = Callable[[Campaign], list[dict]]
@@ -70,19 +77,25 @@ class PgStore:
     def __init__(self, url: str, conn: psycopg.Connection):
         self.url = url
         self.conn = conn
+        self.layout = PG_LAYOUT  # the store's, once _ensure_schema has read it
+        self.not_upgraded = ""  # why an older layout was left as it is (read as it is)
 
     @classmethod
-    def connect(cls, url: str) -> PgStore:
+    def connect(cls, url: str, write: bool = False) -> PgStore:
         """Connect, and create the schema in an empty database (UserError if the store
-        cannot be reached or is newer than this program)."""
+        cannot be reached, is newer than this program, or, with ``write``, has an older
+        layout it could not be brought up from). ``url`` is any connection string libpq
+        accepts (store/url.py); what it leaves out comes from libpq's environment."""
         try:
-            params = psycopg.conninfo.conninfo_to_dict(url)
-        except psycopg.ProgrammingError as exc:
-            raise UserError(
-                f"--store {shown(url)}: not a valid PostgreSQL URL: {_first_line(exc)}"
-            ) from None
-        params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
-        params.setdefault("application_name", "pgfsbench")
+            params: dict[str, Any] = dict(parse_conninfo(url))
+        except ValueError:
+            check_store_url(url)  # raises, with libpq's reason
+            raise
+        if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+            params["connect_timeout"] = CONNECT_TIMEOUT_S
+        # The lowest priority: an application_name of the string, a service or
+        # PGAPPNAME wins.
+        params.setdefault("fallback_application_name", "pgfsbench")
         try:
             # Autocommit: every write is an explicit transaction(), never nested in an
             # implicit one a read left open.
@@ -90,14 +103,21 @@ class PgStore:
         except psycopg.Error as exc:
             raise UserError(
                 f"cannot reach the results store {shown(url)}: "
-                f"{_first_line(exc)}; check the URL and that the server "
+                f"{_first_line(exc)}; check the connection string and that the server "
                 "runs (the results directories stay importable later with "
                 "'pgfsbench import DIR --store URL')"
             ) from None
-        conn.adapters.register_loader("json", TextLoader)  # the JSON as it was recorded
+        for json_type in ("json", "jsonb"):  # the JSON as text, parsed where it is used
+            conn.adapters.register_loader(json_type, TextLoader)
         store = cls(url, conn)
         try:
             store._ensure_schema()
+            if write and store.not_upgraded:
+                raise UserError(
+                    f"the results store {shown(url)} has layout {store.layout}, older than "
+                    f"this pgfsbench writes ({PG_LAYOUT}), and this user could not bring it "
+                    f"up: {store.not_upgraded}"
+                )
         except psycopg.Error as exc:
             conn.close()
             raise UserError(
@@ -131,8 +151,10 @@ class PgStore:
                         "'layout')::integer), 1) FROM pgfsbench_schema s"
                     )
                 )
-                refuse_newer(version, f"the results store {shown(self.url)}")
-                if version == SCHEMA_VERSION and layout >= PG_LAYOUT:
+                where = f"the results store {shown(self.url)}"
+                refuse_newer(version, where, PG_SCHEMA_VERSION)
+                self.layout = layout
+                if version == PG_SCHEMA_VERSION and layout >= PG_LAYOUT:
                     return
             if version < SCHEMA_VERSION:  # empty, or older: the script only adds
                 self.conn.execute(_sql("schema_pg.sql"))
@@ -140,18 +162,37 @@ class PgStore:
                 try:
                     with self.conn.transaction():  # a savepoint
                         self.conn.execute(_sql("views_pg.sql"))
-                except psycopg.errors.InsufficientPrivilege:
-                    # A reader without the right to add the layer reads the tables as
-                    # they are; the next writer adds it.
+                except (
+                    psycopg.errors.InsufficientPrivilege,  # not the tables' owner
+                    psycopg.errors.DependentObjectsStillExist,  # a view over our views
+                    psycopg.errors.FeatureNotSupported,  # a view over a changed column
+                ) as exc:
+                    # A reader reads the tables as they are (either layout's types);
+                    # a writer is refused (connect(write=True)) until the owner opens it.
                     if version < SCHEMA_VERSION:
                         raise
+                    detail = exc.diag.message_detail
+                    self.not_upgraded = _first_line(exc) + (
+                        f" ({detail.splitlines()[0]})" if detail else ""
+                    )
+                    if not isinstance(exc, psycopg.errors.InsufficientPrivilege):
+                        self.not_upgraded += (
+                            "; drop those objects, open the store once with this pgfsbench "
+                            "('pgfsbench list --store URL'), then make them again"
+                        )
+                    else:
+                        self.not_upgraded += (
+                            "; the tables' owner opens it once with this pgfsbench "
+                            "('pgfsbench list --store URL') to bring it up"
+                        )
                     return
                 layout = PG_LAYOUT
             self.conn.execute("DELETE FROM pgfsbench_schema")
             self.conn.execute(
                 "INSERT INTO pgfsbench_schema (version, layout) VALUES (%s, %s)",
-                (SCHEMA_VERSION, max(layout, PG_LAYOUT)),
+                (PG_SCHEMA_VERSION, max(layout, PG_LAYOUT)),
             )
+            self.layout = max(layout, PG_LAYOUT)
 
     # --- writing ---------------------------------------------------------------
     def import_rows(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> Imported:
@@ -193,7 +234,7 @@ class PgStore:
         self.conn.execute(
             f"INSERT INTO campaign ({', '.join(CAMPAIGN)}, hostname, machine_id, "
             f"results_dir, source_digest) VALUES ({', '.join(['%s'] * (len(CAMPAIGN) + 4))})",
-            [c[k] for k in CAMPAIGN]
+            [_stored(k, c[k]) for k in CAMPAIGN]
             + [host.get("hostname"), host.get("machine_id"), str(results_dir.resolve()), digest],
         )
         for name, columns in TABLES.items():
@@ -201,6 +242,10 @@ class PgStore:
             with self.conn.cursor().copy(
                 f"COPY {name} (campaign_uuid, {', '.join(columns + extra)}) FROM STDIN"
             ) as copy:
+                if name in ("targets", "runs", "artifacts"):  # times, JSON
+                    for row in rows.table(name):
+                        copy.write_row([rows.uuid, *(_stored(k, row[k]) for k in columns)])
+                    continue
                 for seq, row in enumerate(rows.table(name)):
                     copy.write_row(
                         [rows.uuid, *(row[k] for k in columns), *((seq,) if extra else ())]
@@ -224,7 +269,12 @@ class PgStore:
         """Every campaign's row (without the JSON bodies' weight), oldest first."""
         cur = self.conn.cursor(row_factory=dict_row)
         return [
-            {**r, "uuid": str(r["uuid"])}
+            {
+                **r,
+                "uuid": str(r["uuid"]),
+                "started": _epoch(r["started"]),
+                "ended": _epoch(r["ended"]),
+            }
             for r in cur.execute(
                 "SELECT uuid, id, plan_name, hostname, machine_id, started, ended, status, "
                 "results_dir FROM campaign ORDER BY started, uuid"
@@ -278,6 +328,8 @@ class PgStore:
         if campaign is None:
             raise UserError(f"no campaign {uuid} in the results store {shown(self.url)}")
         campaign["uuid"] = str(campaign["uuid"])
+        for k in TIMES:
+            campaign[k] = _epoch(campaign[k])
         results_dir = Path(campaign.pop("results_dir"))
         tables: dict[str, list[dict]] = {}
         for name, columns in TABLES.items():
@@ -289,6 +341,9 @@ class PgStore:
                 f"ORDER BY {ORDER[name]}",
                 (uuid,),
             ).fetchall()
+        for run in tables["runs"]:
+            for k in TIMES:
+                run[k] = _epoch(run[k])
         grouped = group_series(tables.pop("series"))
         return CampaignRows(campaign, series=grouped, **tables), results_dir
 
@@ -303,3 +358,36 @@ def _one(cursor: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
     if row is None:
         raise psycopg.DataError("a query that returns one row returned none")
     return row
+
+
+def _epoch(value: datetime.datetime | float | None) -> float | None:
+    """A time as seconds since the epoch: a timestamptz (layout 3) or the seconds an
+    older layout kept. Exact to the microsecond, timestamptz's resolution."""
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    return value
+
+
+def _stored(column: str, value: Any) -> Any:
+    """A value as the store keeps it: a time as a timestamptz, JSON text that jsonb takes."""
+    if value is None:
+        return None
+    if column in TIMES:
+        return datetime.datetime.fromtimestamp(value, datetime.UTC)
+    if column.endswith("_json") and any(s in value for s in JSONB_REFUSES):
+        return json.dumps(_jsonb_safe(json.loads(value)))
+    return value
+
+
+def _jsonb_safe(value: Any) -> Any:
+    """``value`` with what jsonb refuses replaced: NUL in a string by U+FFFD (as
+    undecodable output already is), NaN and infinities by null."""
+    if isinstance(value, str):
+        return value.replace("\0", "\ufffd")
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, list):
+        return [_jsonb_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {_jsonb_safe(k): _jsonb_safe(v) for k, v in value.items()}
+    return value

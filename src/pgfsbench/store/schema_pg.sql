@@ -1,6 +1,8 @@
 -- The PostgreSQL results store: the tables of a results.db (schema.sql), every one keyed
 -- by the campaign's UUID, so campaigns from many hosts and directories share them.
--- JSON columns keep the text as recorded (json, not jsonb: key order kept).
+-- JSON columns are jsonb (operators and indexes: provenance_json @> '{"fs": "xfs"}'),
+-- times timestamptz; series.t stays seconds since its run started. A store made by an
+-- older pgfsbench (json, epoch seconds) is brought to these types by views_pg.sql.
 CREATE TABLE IF NOT EXISTS pgfsbench_schema (
     version integer NOT NULL  -- one row: store/version.py
 );
@@ -9,13 +11,13 @@ CREATE TABLE IF NOT EXISTS campaign (
     id text NOT NULL,  -- the readable id (20261124-230842-1a2b3c), unique per host only
     schema_version integer NOT NULL,  -- the layout its results.db was written with
     plan_name text NOT NULL,
-    plan_json json NOT NULL,
-    host_json json NOT NULL,
+    plan_json jsonb NOT NULL,
+    host_json jsonb NOT NULL,
     pgfsbench_version text NOT NULL,
-    started double precision NOT NULL,
-    ended double precision,
+    started timestamptz NOT NULL,
+    ended timestamptz,
     status text NOT NULL,
-    schedule_json json,
+    schedule_json jsonb,
     -- The store's own: where it came from and when.
     hostname text,
     machine_id text,
@@ -31,10 +33,10 @@ CREATE TABLE IF NOT EXISTS targets (
     position integer NOT NULL,
     kind text NOT NULL,
     fs text NOT NULL,
-    spec_json json NOT NULL,
+    spec_json jsonb NOT NULL,
     status text NOT NULL,
     reason text,
-    provenance_json json,
+    provenance_json jsonb,
     PRIMARY KEY (campaign_uuid, id),
     UNIQUE (campaign_uuid, name)
 );
@@ -45,11 +47,11 @@ CREATE TABLE IF NOT EXISTS runs (
     workload text NOT NULL,
     label text NOT NULL DEFAULT '',
     repetition integer NOT NULL DEFAULT 1,
-    params_json json NOT NULL,
+    params_json jsonb NOT NULL,
     status text NOT NULL,
     error text,
-    started double precision NOT NULL,
-    ended double precision,
+    started timestamptz NOT NULL,
+    ended timestamptz,
     PRIMARY KEY (campaign_uuid, id),
     FOREIGN KEY (campaign_uuid, target_id) REFERENCES targets ON DELETE CASCADE
 );
@@ -82,7 +84,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
     run_id integer,
     kind text NOT NULL,
     path text NOT NULL,  -- relative to the campaign's results_dir
-    command_json json,
+    command_json jsonb,
     exit_code integer,
     PRIMARY KEY (campaign_uuid, id)
 );

@@ -15,10 +15,22 @@ so results.db files are not touched by it:
 
 1. (or NULL) the tables alone;
 2. views (campaigns, measurements, counted_measurements, medians, verdicts), the
-   decisions table, a comment on every table, view and column.
+   decisions table, a comment on every table, view and column;
+3. the JSON columns jsonb and the campaigns' and runs' times timestamptz (they were
+   json text and epoch seconds), indexes for the documented queries, the
+   target_provenance view.
 
-A store with an older layout gets the layer when opened (it only adds); a newer one is
-read as it is (its tables are the same schema version).
+A store with an older layout is brought to this one when opened by a user who owns its
+tables (views_pg.sql: it adds, and changes column types in place, one transaction); a
+reader without that right reads it as it is (either column types), and a writer is
+refused until it is brought up. A newer layout is read as it is (its tables are the
+same schema version).
+
+Layout 3 changed the tables' column types, which a pgfsbench of layout 2 or before
+cannot read or write: a store brought to it records ``pgfsbench_schema.version`` 3
+(PG_SCHEMA_VERSION: results schema 2 in jsonb and timestamptz), so such a pgfsbench
+refuses it with its "newer than this pgfsbench reads: upgrade" message instead of
+failing on a type.
 
 A database newer than this program is refused (its layout is unknown here); an
 older one is read as it is, and migrated in place only when opened for writing.
@@ -32,7 +44,8 @@ import uuid
 from pgfsbench.errors import UserError
 
 SCHEMA_VERSION = 2
-PG_LAYOUT = 2  # the PostgreSQL store's reading layer (views_pg.sql)
+PG_LAYOUT = 3  # the PostgreSQL store's reading layer (views_pg.sql)
+PG_SCHEMA_VERSION = 3  # the PostgreSQL store's tables: SCHEMA_VERSION's, jsonb and timestamptz
 UNVERSIONED = 1  # what a file with user_version 0 is: written before versioning
 # Legacy campaigns get a UUID derived from what identifies them, so importing the same
 # directory twice finds the same campaign.
@@ -48,11 +61,11 @@ def sqlite_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0] or UNVERSIONED
 
 
-def refuse_newer(version: int, where: str) -> None:
-    if version > SCHEMA_VERSION:
+def refuse_newer(version: int, where: str, newest: int = SCHEMA_VERSION) -> None:
+    if version > newest:
         raise UserError(
             f"{where} has results schema version {version}, newer than this "
-            f"pgfsbench reads (up to {SCHEMA_VERSION}): upgrade pgfsbench to "
+            f"pgfsbench reads (up to {newest}): upgrade pgfsbench to "
             "read it"
         )
 

@@ -1,8 +1,49 @@
--- The PostgreSQL store's reading layer (store layout 2, store/version.py): views of
--- tidy rows a DBA, a notebook or a Grafana panel queries in one line, the campaign's
--- decisions as the tool made them, and a comment on every table, view and column.
--- Run after schema_pg.sql, on a new store and on every older one: it only adds
--- (IF NOT EXISTS, CREATE OR REPLACE), so what an older pgfsbench wrote stays readable.
+-- The PostgreSQL store's reading layer (store layout 3, store/version.py): jsonb and
+-- timestamptz columns, indexes for the documented queries, views of tidy rows a DBA, a
+-- notebook or a Grafana panel queries in one line, the campaign's decisions as the tool
+-- made them, and a comment on every table, view and column.
+-- Run after schema_pg.sql, on a new store and on every older one, in the transaction
+-- that records the layout: it adds (IF NOT EXISTS, CREATE OR REPLACE) and changes only
+-- column types, so what an older pgfsbench wrote stays readable.
+
+-- Layout 3: the JSON columns become jsonb (operators, GIN indexes) and the campaigns'
+-- and runs' times timestamptz (layout 2 kept json text and seconds since the epoch).
+-- The views over those columns are dropped first and made again below; a view or rule
+-- of your own over them stops the change, with PostgreSQL's message naming it.
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN
+        SELECT table_name, string_agg(format(
+                   'ALTER COLUMN %I TYPE %s USING %s', column_name,
+                   CASE data_type WHEN 'json' THEN 'jsonb' ELSE 'timestamptz' END,
+                   CASE data_type WHEN 'json' THEN format('%I::jsonb', column_name)
+                       ELSE format('to_timestamp(%I)', column_name) END),
+                   ', ' ORDER BY ordinal_position) AS changes
+        FROM information_schema.columns
+        WHERE table_schema = current_schema()
+          AND table_name IN ('campaign', 'targets', 'runs', 'artifacts')
+          AND (data_type = 'json'
+               OR (data_type = 'double precision' AND column_name IN ('started', 'ended')))
+        GROUP BY table_name
+    LOOP
+        DROP VIEW IF EXISTS target_provenance, verdicts, medians, counted_measurements,
+            measurements, campaigns;
+        EXECUTE format('ALTER TABLE %I %s', t.table_name, t.changes);
+    END LOOP;
+END
+$$;
+
+-- For the documented queries (docs/results.md): a metric by name over every campaign
+-- (with what the medians read, so the heap need not be), a host's campaigns, a target
+-- by name.
+CREATE INDEX IF NOT EXISTS metrics_name ON metrics (name, campaign_uuid, run_id)
+    INCLUDE (value, unit, higher_is_better);
+CREATE INDEX IF NOT EXISTS campaign_host ON campaign (hostname, started);
+CREATE INDEX IF NOT EXISTS targets_name ON targets (name);
+-- A target by what its provenance holds: provenance_json @> '{"fs": "xfs"}'.
+CREATE INDEX IF NOT EXISTS targets_provenance ON targets USING gin (provenance_json jsonb_path_ops);
 
 -- When the tool's decisions were stored (NULL: imported before decisions were kept;
 -- importing the directory again fills them).
@@ -43,15 +84,14 @@ CREATE INDEX IF NOT EXISTS decisions_verdict ON decisions (verdict, target);
 
 CREATE OR REPLACE VIEW campaigns AS
 SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
-       c.plan_name AS plan, c.status, to_timestamp(c.started) AS started,
-       to_timestamp(c.ended) AS ended, c.pgfsbench_version, c.results_dir,
+       c.plan_name AS plan, c.status, c.started, c.ended, c.pgfsbench_version, c.results_dir,
        c.imported_at, c.decided_at, c.decided_by
 FROM campaign c;
 
 CREATE OR REPLACE VIEW measurements AS
 SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
        c.plan_name AS plan, t.name AS target, t.fs AS filesystem, t.kind AS target_kind,
-       r.workload, r.label, r.params_json::jsonb AS parameters,
+       r.workload, r.label, r.params_json AS parameters,
        m.name AS metric, m.unit,
        CASE m.higher_is_better WHEN 1 THEN 'higher' WHEN 0 THEN 'lower' ELSE 'none' END
            AS direction,
@@ -61,8 +101,8 @@ SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_
        -- out, and values that are no number (unsupported).
        r.repetition <> 0 AND r.status = 'ok'
            AND m.value NOT IN ('NaN', 'Infinity', '-Infinity') IS TRUE AS counted,
-       r.id AS run_id, to_timestamp(r.started) AS run_started,
-       to_timestamp(r.ended) AS run_ended, to_timestamp(c.started) AS campaign_started,
+       r.id AS run_id, r.started AS run_started, r.ended AS run_ended,
+       c.started AS campaign_started,
        c.status AS campaign_status
 FROM metrics m
 JOIN runs r ON r.campaign_uuid = m.campaign_uuid AND r.id = m.run_id
@@ -84,7 +124,7 @@ GROUP BY campaign_uuid, campaign, host, machine_id, plan, campaign_started, targ
 
 CREATE OR REPLACE VIEW verdicts AS
 SELECT d.campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
-       c.plan_name AS plan, to_timestamp(c.started) AS campaign_started,
+       c.plan_name AS plan, c.started AS campaign_started,
        d.target, t.fs AS filesystem, d.baseline, d.workload, d.label, d.metric, d.unit,
        d.direction, d.headline, d.verdict, d.reason, d.median, d.baseline_median, d.n,
        d.baseline_n, d.ratio, d.ratio_low, d.ratio_high, d.p_value, d.paired,
@@ -93,23 +133,76 @@ FROM decisions d
 JOIN campaign c ON c.uuid = d.campaign_uuid
 LEFT JOIN targets t ON t.campaign_uuid = d.campaign_uuid AND t.name = d.target;
 
+-- How each target was made and run, as columns: the commands that made its filesystem
+-- (mkfs, mke2fs; zpool and zfs create), the mount options as the kernel applied them
+-- (/proc/self/mountinfo), the PostgreSQL that ran on it and its settings, the host.
+CREATE OR REPLACE VIEW target_provenance AS
+SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
+       c.plan_name AS plan, c.started AS campaign_started,
+       t.name AS target, t.position, t.kind AS target_kind, t.fs AS filesystem,
+       t.status AS target_status, t.reason AS target_reason,
+       p.doc ->> 'device' AS device, p.doc -> 'devices' AS devices,
+       p.doc ->> 'log_device' AS log_device,
+       made.mkfs, made.mkfs_argv,
+       t.spec_json ->> 'mount' AS mount_options_asked,
+       (SELECT string_agg(o, ',' ORDER BY n)
+        FROM jsonb_array_elements_text(CASE jsonb_typeof(p.doc -> 'effective_mount_options')
+                                       WHEN 'array' THEN p.doc -> 'effective_mount_options' END)
+             WITH ORDINALITY AS e(o, n)) AS mount_options,
+       p.doc -> 'mount_option_changes' AS mount_option_changes,
+       p.doc ->> 'mount_point' AS mount_point,
+       p.doc -> 'geometry' -> 'facts' AS geometry,
+       p.doc -> 'os_settings' -> 'sysctls' AS sysctls_set,
+       p.doc -> 'os_settings' -> 'queue' AS queue_set,
+       p.doc ->> 'postgres_version' AS postgres_version,
+       p.doc -> 'postgres_settings' AS postgres_settings,
+       (p.doc ->> 'data_checksums')::boolean AS data_checksums,
+       c.host_json ->> 'kernel' AS kernel, c.host_json ->> 'os' AS os,
+       c.host_json ->> 'cpu' AS cpu, (c.host_json ->> 'cpus')::integer AS cpus,
+       (c.host_json ->> 'memory_mb')::bigint AS memory_mb,
+       t.provenance_json AS provenance
+FROM targets t
+JOIN campaign c ON c.uuid = t.campaign_uuid
+-- Only an object is read as one: a target that failed early has none.
+CROSS JOIN LATERAL (
+    SELECT CASE jsonb_typeof(t.provenance_json) WHEN 'object' THEN t.provenance_json
+           ELSE '{}'::jsonb END AS doc
+) p
+LEFT JOIN LATERAL (
+    SELECT string_agg(a.line, '; ' ORDER BY a.n) AS mkfs,
+           jsonb_agg(a.argv ORDER BY a.n) AS mkfs_argv
+    FROM (
+        SELECT cmd.n, cmd.c -> 'argv' AS argv,
+               (SELECT string_agg(w, ' ' ORDER BY i)
+                FROM jsonb_array_elements_text(cmd.c -> 'argv') WITH ORDINALITY AS x(w, i))
+                   AS line
+        FROM jsonb_array_elements(CASE jsonb_typeof(p.doc -> 'commands')
+                                  WHEN 'array' THEN p.doc -> 'commands' END)
+             WITH ORDINALITY AS cmd(c, n)
+        WHERE jsonb_typeof(cmd.c -> 'argv') = 'array'
+          AND (regexp_replace(cmd.c -> 'argv' ->> 0, '^.*/', '') ~ '^(mkfs|mke2fs)'
+               OR (regexp_replace(cmd.c -> 'argv' ->> 0, '^.*/', '') IN ('zpool', 'zfs')
+                   AND cmd.c -> 'argv' ->> 1 = 'create'))
+    ) a
+) made ON true;
+
 -- What each is, where a DBA looks for it (\d+ in psql, a client's tooltip).
 COMMENT ON TABLE pgfsbench_schema IS 'The store''s layout: one row (pgfsbench''s store/version.py).';
-COMMENT ON COLUMN pgfsbench_schema.version IS 'Results schema version of the tables (a newer one than the program reads is refused).';
-COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables (views, comments, decisions); NULL or 1: tables only.';
+COMMENT ON COLUMN pgfsbench_schema.version IS 'Version of the tables: 3 is results schema 2 in jsonb and timestamptz, which a pgfsbench reading up to 2 refuses (a newer one than the program reads is refused).';
+COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables: 3 jsonb and timestamptz columns, indexes, views, comments, decisions; 2 the same over json and epoch seconds; NULL or 1 tables only.';
 
-COMMENT ON TABLE campaign IS 'One row per campaign imported (pgfsbench import, run --store), keyed by its UUID. Query the campaigns view for readable times.';
+COMMENT ON TABLE campaign IS 'One row per campaign imported (pgfsbench import, run --store), keyed by its UUID. The campaigns view names its columns as the other views do.';
 COMMENT ON COLUMN campaign.uuid IS 'The campaign''s key in every store and on every host.';
 COMMENT ON COLUMN campaign.id IS 'Readable id (date-time-random), unique per host only.';
 COMMENT ON COLUMN campaign.schema_version IS 'Results schema version its results.db was written with.';
 COMMENT ON COLUMN campaign.plan_name IS 'Name of the plan it ran.';
-COMMENT ON COLUMN campaign.plan_json IS 'The plan as run (JSON, key order kept).';
-COMMENT ON COLUMN campaign.host_json IS 'Host facts: hostname, machine id, kernel, CPU, memory, devices (JSON).';
+COMMENT ON COLUMN campaign.plan_json IS 'The plan as run (jsonb).';
+COMMENT ON COLUMN campaign.host_json IS 'Host facts: hostname, machine id, kernel, CPU, memory, devices (jsonb).';
 COMMENT ON COLUMN campaign.pgfsbench_version IS 'pgfsbench version that ran it.';
-COMMENT ON COLUMN campaign.started IS 'Start, seconds since the Unix epoch (campaigns.started is the timestamptz).';
-COMMENT ON COLUMN campaign.ended IS 'End, seconds since the Unix epoch; NULL while running or if killed.';
+COMMENT ON COLUMN campaign.started IS 'When it started.';
+COMMENT ON COLUMN campaign.ended IS 'When it ended; NULL while running or if killed.';
 COMMENT ON COLUMN campaign.status IS 'ok, partial, failed, running, interrupted or killed.';
-COMMENT ON COLUMN campaign.schedule_json IS 'Round order, seed and why repetitions stopped (JSON).';
+COMMENT ON COLUMN campaign.schedule_json IS 'Round order, seed and why repetitions stopped (jsonb).';
 COMMENT ON COLUMN campaign.hostname IS 'Host it ran on (from host_json).';
 COMMENT ON COLUMN campaign.machine_id IS 'That host''s /etc/machine-id: the same machine across renames.';
 COMMENT ON COLUMN campaign.results_dir IS 'Its results directory on the importing host; the artifacts stay there.';
@@ -125,10 +218,10 @@ COMMENT ON COLUMN targets.name IS 'Its name in the plan (ext4, xfs-nobarrier...)
 COMMENT ON COLUMN targets.position IS 'Its place in the plan.';
 COMMENT ON COLUMN targets.kind IS 'loop, device or directory.';
 COMMENT ON COLUMN targets.fs IS 'Filesystem (ext4, xfs, btrfs, zfs...).';
-COMMENT ON COLUMN targets.spec_json IS 'The plan''s entry for it: mkfs and mount options, sysctls, queue settings (JSON).';
+COMMENT ON COLUMN targets.spec_json IS 'The plan''s entry for it: mkfs and mount options, sysctls, queue settings (jsonb).';
 COMMENT ON COLUMN targets.status IS 'ok, skipped, failed or pending.';
 COMMENT ON COLUMN targets.reason IS 'Why it was skipped or failed.';
-COMMENT ON COLUMN targets.provenance_json IS 'How it was made: commands and output, geometry, device, sysctls, PostgreSQL version and settings (JSON).';
+COMMENT ON COLUMN targets.provenance_json IS 'How it was made: commands and output, geometry, device, sysctls, PostgreSQL version and settings (jsonb).';
 
 COMMENT ON TABLE runs IS 'One workload run on one target in one round. Round 0 is settling (not counted); only status ok is counted.';
 COMMENT ON COLUMN runs.campaign_uuid IS 'Its campaign.';
@@ -137,11 +230,11 @@ COMMENT ON COLUMN runs.target_id IS 'Its target (targets.id in the same campaign
 COMMENT ON COLUMN runs.workload IS 'Workload type (pgbench, fsync, fileio...).';
 COMMENT ON COLUMN runs.label IS 'The measurement within a sweep (clients=8), or empty.';
 COMMENT ON COLUMN runs.repetition IS 'Round: 0 settling (left out of every statistic), 1.. counted.';
-COMMENT ON COLUMN runs.params_json IS 'The workload''s parameters (JSON).';
+COMMENT ON COLUMN runs.params_json IS 'The workload''s parameters (jsonb).';
 COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
 COMMENT ON COLUMN runs.error IS 'Why it failed.';
-COMMENT ON COLUMN runs.started IS 'Start, seconds since the Unix epoch.';
-COMMENT ON COLUMN runs.ended IS 'End, seconds since the Unix epoch.';
+COMMENT ON COLUMN runs.started IS 'When it started.';
+COMMENT ON COLUMN runs.ended IS 'When it ended; NULL if it never did.';
 
 COMMENT ON TABLE metrics IS 'Each figure a run measured. Query measurements or counted_measurements for tidy rows.';
 COMMENT ON COLUMN metrics.campaign_uuid IS 'Its campaign.';
@@ -158,7 +251,7 @@ COMMENT ON COLUMN series.campaign_uuid IS 'Its campaign.';
 COMMENT ON COLUMN series.run_id IS 'Its run.';
 COMMENT ON COLUMN series.name IS 'Series name.';
 COMMENT ON COLUMN series.unit IS 'Unit of value.';
-COMMENT ON COLUMN series.t IS 'Seconds since the run started.';
+COMMENT ON COLUMN series.t IS 'Seconds since the run started (runs.started + t * interval ''1 second'' is when).';
 COMMENT ON COLUMN series.value IS 'The sample.';
 
 COMMENT ON TABLE artifacts IS 'Files a campaign kept (tool outputs, commands), in its results directory.';
@@ -168,7 +261,7 @@ COMMENT ON COLUMN artifacts.target_id IS 'The target it belongs to, if any.';
 COMMENT ON COLUMN artifacts.run_id IS 'The run it belongs to, if any.';
 COMMENT ON COLUMN artifacts.kind IS 'What it is (command, output...).';
 COMMENT ON COLUMN artifacts.path IS 'Relative to the campaign''s results_dir.';
-COMMENT ON COLUMN artifacts.command_json IS 'The command''s argument list (JSON), for a command''s output.';
+COMMENT ON COLUMN artifacts.command_json IS 'The command''s argument list (jsonb array), for a command''s output.';
 COMMENT ON COLUMN artifacts.exit_code IS 'The command''s exit code.';
 
 COMMENT ON TABLE decisions IS 'Each contender''s decision against the campaign''s baseline, as pgfsbench made it at import (paired, sequential, corrected; not recomputable in SQL). Query the verdicts view.';
@@ -311,3 +404,38 @@ COMMENT ON COLUMN verdicts.paired IS 'Compared within rounds.';
 COMMENT ON COLUMN verdicts.decided_at_round IS 'Sequential: the round whose look decided it.';
 COMMENT ON COLUMN verdicts.rounds_needed IS 'Inconclusive: total rounds likely to settle it.';
 COMMENT ON COLUMN verdicts.decided_by IS 'pgfsbench version that made the decision.';
+
+COMMENT ON VIEW target_provenance IS 'One row per campaign target: how its filesystem was made and mounted, the PostgreSQL that ran on it, the host. provenance holds everything recorded.';
+COMMENT ON COLUMN target_provenance.campaign_uuid IS 'The campaign''s key.';
+COMMENT ON COLUMN target_provenance.campaign IS 'Readable campaign id.';
+COMMENT ON COLUMN target_provenance.host IS 'Host it ran on.';
+COMMENT ON COLUMN target_provenance.machine_id IS 'That host''s /etc/machine-id.';
+COMMENT ON COLUMN target_provenance.plan IS 'Plan name.';
+COMMENT ON COLUMN target_provenance.campaign_started IS 'When the campaign started.';
+COMMENT ON COLUMN target_provenance.target IS 'Target name in the plan.';
+COMMENT ON COLUMN target_provenance.position IS 'Its place in the plan.';
+COMMENT ON COLUMN target_provenance.target_kind IS 'loop, device or directory.';
+COMMENT ON COLUMN target_provenance.filesystem IS 'Filesystem the plan asked for.';
+COMMENT ON COLUMN target_provenance.target_status IS 'ok, skipped, failed or pending.';
+COMMENT ON COLUMN target_provenance.target_reason IS 'Why it was skipped or failed.';
+COMMENT ON COLUMN target_provenance.device IS 'The block device its filesystem was made on (a loop device for an image).';
+COMMENT ON COLUMN target_provenance.devices IS 'Every device under it (jsonb array: several for RAID, btrfs or ZFS over devices).';
+COMMENT ON COLUMN target_provenance.log_device IS 'Its external journal or log device, if any.';
+COMMENT ON COLUMN target_provenance.mkfs IS 'The commands that made the filesystem, each argv joined by spaces, ''; '' between (mkfs; for ZFS zpool create; zfs create). NULL for a directory target.';
+COMMENT ON COLUMN target_provenance.mkfs_argv IS 'Those commands'' argument lists, exactly (jsonb array of arrays).';
+COMMENT ON COLUMN target_provenance.mount_options_asked IS 'Mount options the plan asked for.';
+COMMENT ON COLUMN target_provenance.mount_options IS 'Mount options as the kernel applied them (/proc/self/mountinfo, comma-separated).';
+COMMENT ON COLUMN target_provenance.mount_option_changes IS 'Options asked for that the kernel changed or dropped (jsonb).';
+COMMENT ON COLUMN target_provenance.mount_point IS 'Where it was mounted.';
+COMMENT ON COLUMN target_provenance.geometry IS 'Filesystem geometry as its tool reported it (xfs_info, dumpe2fs...; jsonb).';
+COMMENT ON COLUMN target_provenance.sysctls_set IS 'Sysctls pgfsbench set for it (jsonb).';
+COMMENT ON COLUMN target_provenance.queue_set IS 'Block queue settings pgfsbench set for it (jsonb).';
+COMMENT ON COLUMN target_provenance.postgres_version IS 'PostgreSQL version that ran on it.';
+COMMENT ON COLUMN target_provenance.postgres_settings IS 'PostgreSQL settings as the server reported them (jsonb: postgres_settings->>''shared_buffers'').';
+COMMENT ON COLUMN target_provenance.data_checksums IS 'Whether the cluster had data checksums.';
+COMMENT ON COLUMN target_provenance.kernel IS 'Host kernel release.';
+COMMENT ON COLUMN target_provenance.os IS 'Host operating system.';
+COMMENT ON COLUMN target_provenance.cpu IS 'Host CPU model.';
+COMMENT ON COLUMN target_provenance.cpus IS 'Host CPU count.';
+COMMENT ON COLUMN target_provenance.memory_mb IS 'Host memory, MB.';
+COMMENT ON COLUMN target_provenance.provenance IS 'Everything recorded about the target (targets.provenance_json).';
