@@ -157,10 +157,11 @@ def test_medians_per_filesystem_are_the_reports(stored, store_url):
         ("ext4", "ext4", tps["label"]),
         ("xfs", "xfs", tps["label"]),
     }
-    for _, _, _, target, _, median, n in rows:
+    for _, _, _, target, _, value, n in rows:
         cell = tps["cells"][target]
-        # the query rounds to 0.1 tps
-        assert n == cell["n"] == 3 and float(median) == pytest.approx(cell["median"], abs=0.05)
+        # the query rounds to 0.1 tps; the report's value is the geometric mean
+        assert cell["centre_kind"] == "geometric mean"
+        assert n == cell["n"] == 3 and float(value) == pytest.approx(cell["centre"], abs=0.05)
 
 
 def test_a_metrics_history_on_one_host(stored, store_url):
@@ -186,11 +187,11 @@ def test_every_campaign_where_a_target_was_decided_worse(stored, store_url):
     assert all(r[2] == "xfs" and r[3] == "ext4" for r in rows)
     # headline metrics only: one per measurement at most
     assert len({(r[0], r[4], r[5]) for r in rows}) == len(rows)
-    # Each stored decision is the report's: the export's verdict of that cell.
+    # Each stored decision is the report's: the export's finding of that cell.
     for campaign_uuid, directory in ((real, stored[0]), (slower_uuid, slower)):
         doc = export(directory)
         report = {
-            (r["workload"], r["label"], r["metric"], t): c["vs_baseline"]["verdict"]
+            (r["workload"], r["label"], r["metric"], t): c["vs_baseline"]["outcome"]
             for r in doc["comparison"]["rows"]
             for t, c in r["cells"].items()
             if "vs_baseline" in c
@@ -215,7 +216,7 @@ def test_the_fastest_targets_provenance_is_one_select(stored, store_url):
         ("ext4", "xfs"),
         key=lambda t: sql(
             store_url,
-            "SELECT median FROM medians WHERE campaign_uuid = %s AND target = %s "
+            "SELECT geometric_mean FROM medians WHERE campaign_uuid = %s AND target = %s "
             "AND metric = 'pgbench.tps'",
             real,
             t,
@@ -346,6 +347,16 @@ def _layout2(url: str, layer: bool = True) -> None:
                 )
             )
         if layer:
+            # the decisions of layout 2: medians, a rounds estimate, one row per contender
+            # (two targets here: every finding holds the baseline, as layout 2's did)
+            conn.execute(
+                "ALTER TABLE decisions DROP CONSTRAINT decisions_pkey, "
+                "DROP COLUMN confidence, DROP COLUMN detectable_change, "
+                "ADD COLUMN rounds_needed integer, "
+                "ADD PRIMARY KEY (campaign_uuid, workload, label, metric, target)"
+            )
+            conn.execute("ALTER TABLE decisions RENAME COLUMN centre TO median")
+            conn.execute("ALTER TABLE decisions RENAME COLUMN baseline_centre TO baseline_median")
             conn.execute(LAYOUT2_VIEWS.read_text())
             conn.execute("UPDATE pgfsbench_schema SET version = 2, layout = 2")
         else:
@@ -493,12 +504,14 @@ def _crowd(url: str, campaigns: int) -> None:
                 "INSERT INTO decisions SELECT copy, workload, label, metric, unit, direction, "
                 "headline, "
                 + renamed.format("target")
-                + ", baseline, verdict, reason, median, baseline_median, n, baseline_n, ratio, "
-                "ratio_low, ratio_high, p_value, paired, decided_at_round, rounds_needed "
+                + ", baseline, verdict, reason, centre, baseline_centre, n, baseline_n, ratio, "
+                "ratio_low, ratio_high, p_value, paired, decided_at_round, confidence, "
+                "detectable_change "
                 "FROM decisions JOIN copies ON source = campaign_uuid"
             )
             conn.execute(
-                "ALTER TABLE decisions ADD PRIMARY KEY (campaign_uuid, workload, label, metric, target)"
+                "ALTER TABLE decisions ADD PRIMARY KEY "
+                "(campaign_uuid, workload, label, metric, baseline, target)"
             )
             conn.execute("CREATE INDEX decisions_verdict ON decisions (verdict, target)")
         conn.execute("ANALYZE")

@@ -82,9 +82,15 @@ def test_every_machine_output_holds_the_same_numbers(demo) -> None:
     cmp_doc = json.loads(_out("compare", str(demo), "--format", "json"))
     rows = list(csv.DictReader(io.StringIO(_out("compare", str(demo), "--format", "csv"))))
     stored = {
-        (d["workload"], d["label"], d["metric"], d["target"]): d
+        (d["workload"], d["label"], d["metric"], d["baseline"], d["target"]): d
         for d in decisions(load_campaign(demo))
     }
+    # the store holds every headline pair the tiers rest on, each as the table has it
+    for k, f in table.pairs.items():
+        s = stored[(f.workload, f.label, f.metric, f.reference, f.target)]
+        assert (s["ratio"], s["ratio_low"], s["ratio_high"]) == pytest.approx(
+            (f.ratio, f.low, f.high)
+        )
     for row, f, _ in found:
         expected = (f.ratio, f.low, f.high)
         for d in (doc["comparison"], cmp_doc):
@@ -104,7 +110,7 @@ def test_every_machine_output_holds_the_same_numbers(demo) -> None:
         assert tuple(
             float(c[k]) for k in ("ratio", "ratio_ci_low", "ratio_ci_high")
         ) == pytest.approx(expected)
-        s = stored[(row.workload, row.label, row.metric, f.target)]
+        s = stored[(row.workload, row.label, row.metric, table.baseline, f.target)]
         assert (s["ratio"], s["ratio_low"], s["ratio_high"]) == pytest.approx(expected)
         assert s["baseline"] == table.baseline and s["reason"] == f.sentence()
 

@@ -72,7 +72,7 @@ def test_a_clear_winner_is_named_with_ratio_ci_and_durability() -> None:
     # The answer first, in plain words: the ranking, then each target against the
     # baseline with its interval, as the table quotes it.
     assert line.text.startswith("xfs > ext4: against ext4, xfs +20% TPC-B tps [")
-    assert line.text.endswith("better")
+    assert line.text.endswith("better (8 and 8 runs)")
     assert any("(8 and 8 runs)" in d and "p<0.001" in d for d in line.details)
 
 

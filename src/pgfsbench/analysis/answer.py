@@ -86,13 +86,15 @@ def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True)
 
 
 def _rounds(row: Row, table: Table) -> str:
-    """'16 rounds' (paired: the most any pair rests on), or the runs of each side."""
-    found = [f for f in _all_pairs(row, table)]
+    """'16 rounds' (paired: the most any pair rests on), or '6 and 6 runs' (unpaired: each
+    side's, where every pair has the same)."""
+    found = _all_pairs(row, table)
     paired = [f.last_round or f.rounds for f in found if f.paired]
     if paired:
         n = max(paired)
         return f"{n} round{'s' if n != 1 else ''}"
-    return ""
+    runs = {f.rests_on() for f in found}
+    return runs.pop() if len(runs) == 1 else ""
 
 
 def _all_pairs(row: Row, table: Table) -> list[Finding]:

@@ -26,13 +26,17 @@ def _num(x: float | None) -> float | None:
 def decisions(campaign: Campaign) -> list[dict]:
     """One row per finding of the campaign's comparison table (its plan's baseline,
     alpha and noise): every contender against the baseline on every metric, as every
-    output quotes it; a value for each of ``store.rows.DECISIONS``."""
+    output quotes it, and on the headline metrics every other pair of targets (what the
+    tiers rest on); a value for each of ``store.rows.DECISIONS``."""
     from pgfsbench.analysis.table import comparison_table  # heavy: only when importing
 
     table = comparison_table(campaign)
     rows = []
     by_key = {(r.workload, r.label, r.metric): r for r in table.rows}
     found = [c.finding for r in table.rows for c in r.cells.values() if c.finding is not None]
+    quoted = {(f.workload, f.label, f.reference, f.target) for f in found}
+    # the headline pairs the tiers rest on that hold no baseline, as the family has them
+    found += [f for k, f in table.pairs.items() if k not in quoted]
     for f in found:
         row = by_key[(f.workload, f.label, f.metric)]
         base, cell = row.cells[f.reference], row.cells[f.target]
@@ -48,8 +52,8 @@ def decisions(campaign: Campaign) -> list[dict]:
                 "baseline": f.reference,
                 "verdict": f.outcome,
                 "reason": f.sentence(),
-                "median": _num(cell.value),
-                "baseline_median": _num(base.value),
+                "centre": _num(cell.value),
+                "baseline_centre": _num(base.value),
                 "n": cell.n,
                 "baseline_n": base.n,
                 "ratio": _num(f.ratio),
@@ -58,7 +62,8 @@ def decisions(campaign: Campaign) -> list[dict]:
                 "p_value": _num(f.p),
                 "paired": f.paired,
                 "decided_at_round": f.through,
-                "rounds_needed": None,
+                "confidence": _num(f.level.confidence) if f.level is not None else None,
+                "detectable_change": _num(f.detectable),
             }
         )
     return rows

@@ -77,8 +77,8 @@ DECISIONS = (
     "baseline",
     "verdict",
     "reason",
-    "median",
-    "baseline_median",
+    "centre",
+    "baseline_centre",
     "n",
     "baseline_n",
     "ratio",
@@ -87,7 +87,8 @@ DECISIONS = (
     "p_value",
     "paired",
     "decided_at_round",
-    "rounds_needed",
+    "confidence",
+    "detectable_change",
 )
 # What an older file lacks, as its readers took it.
 DEFAULTS = {"label": "", "repetition": 1, "schedule_json": None}

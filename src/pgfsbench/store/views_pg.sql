@@ -51,10 +51,11 @@ ALTER TABLE campaign ADD COLUMN IF NOT EXISTS decided_at timestamptz;
 ALTER TABLE campaign ADD COLUMN IF NOT EXISTS decided_by text;
 ALTER TABLE pgfsbench_schema ADD COLUMN IF NOT EXISTS layout integer;
 
--- Verdicts are not computed in SQL: they are paired within rounds, sequential (a look
--- per round at an adjusted level), corrected across the headline family and decided
--- against an equivalence margin; SQL would give other answers than the report. So the
--- import stores each contender's decision against the baseline as the tool made it.
+-- Verdicts are not computed in SQL: they are paired within rounds, sequential (looks
+-- sharing alpha), held to one family over every comparison and kind of claim, and
+-- decided against an equivalence margin; SQL would give other answers than the report.
+-- So the import stores each finding as the tool made it: every contender against the
+-- baseline on every metric, and on the headline metrics every other pair of targets.
 CREATE TABLE IF NOT EXISTS decisions (
     campaign_uuid uuid NOT NULL REFERENCES campaign(uuid) ON DELETE CASCADE,
     workload text NOT NULL,
@@ -67,8 +68,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     baseline text NOT NULL,
     verdict text NOT NULL,
     reason text NOT NULL,
-    median double precision,
-    baseline_median double precision,
+    centre double precision,
+    baseline_centre double precision,
     n integer NOT NULL,
     baseline_n integer NOT NULL,
     ratio double precision,
@@ -77,9 +78,30 @@ CREATE TABLE IF NOT EXISTS decisions (
     p_value double precision,
     paired boolean NOT NULL,
     decided_at_round integer,
-    rounds_needed integer,
-    PRIMARY KEY (campaign_uuid, workload, label, metric, target)
+    confidence double precision,
+    detectable_change double precision,
+    PRIMARY KEY (campaign_uuid, workload, label, metric, baseline, target)
 );
+-- Layout 3 (from layout 2): one finding per pair, the headline pairs without the
+-- baseline too (so the key holds the reference), its interval's confidence and, for an
+-- open pair, the smallest change it would likely have decided; the centre (a geometric
+-- mean) where the median was; no more rounds estimate. The verdicts view over it is made
+-- again below.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+               AND table_name = 'decisions' AND column_name = 'rounds_needed') THEN
+        DROP VIEW IF EXISTS verdicts;
+        ALTER TABLE decisions DROP COLUMN rounds_needed;
+        ALTER TABLE decisions RENAME COLUMN median TO centre;
+        ALTER TABLE decisions RENAME COLUMN baseline_median TO baseline_centre;
+        ALTER TABLE decisions ADD COLUMN confidence double precision;
+        ALTER TABLE decisions ADD COLUMN detectable_change double precision;
+        ALTER TABLE decisions DROP CONSTRAINT decisions_pkey;
+        ALTER TABLE decisions ADD PRIMARY KEY (campaign_uuid, workload, label, metric, baseline, target);
+    END IF;
+END
+$$;
 CREATE INDEX IF NOT EXISTS decisions_verdict ON decisions (verdict, target);
 
 CREATE OR REPLACE VIEW campaigns AS
@@ -117,7 +139,10 @@ SELECT campaign_uuid, campaign, host, machine_id, plan, campaign_started, target
        filesystem, workload, label, metric, unit, direction,
        count(*)::integer AS n,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median,
-       min(value) AS min, max(value) AS max
+       min(value) AS min, max(value) AS max,
+       -- the report's value: the geometric mean (NULL where a value is at or below
+       -- zero: the report shows that metric's medians)
+       CASE WHEN bool_and(value > 0) THEN exp(avg(ln(value))) END AS geometric_mean
 FROM counted_measurements
 GROUP BY campaign_uuid, campaign, host, machine_id, plan, campaign_started, target,
          filesystem, workload, label, metric, unit, direction;
@@ -126,9 +151,9 @@ CREATE OR REPLACE VIEW verdicts AS
 SELECT d.campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_id,
        c.plan_name AS plan, c.started AS campaign_started,
        d.target, t.fs AS filesystem, d.baseline, d.workload, d.label, d.metric, d.unit,
-       d.direction, d.headline, d.verdict, d.reason, d.median, d.baseline_median, d.n,
-       d.baseline_n, d.ratio, d.ratio_low, d.ratio_high, d.p_value, d.paired,
-       d.decided_at_round, d.rounds_needed, c.decided_by
+       d.direction, d.headline, d.verdict, d.reason, d.centre, d.baseline_centre, d.n,
+       d.baseline_n, d.ratio, d.ratio_low, d.ratio_high, d.confidence, d.p_value, d.paired,
+       d.decided_at_round, d.detectable_change, c.decided_by
 FROM decisions d
 JOIN campaign c ON c.uuid = d.campaign_uuid
 LEFT JOIN targets t ON t.campaign_uuid = d.campaign_uuid AND t.name = d.target;
@@ -273,20 +298,21 @@ COMMENT ON COLUMN decisions.unit IS 'Its unit.';
 COMMENT ON COLUMN decisions.direction IS 'higher, lower (is better) or none.';
 COMMENT ON COLUMN decisions.headline IS 'The metric its measurement''s verdict is about.';
 COMMENT ON COLUMN decisions.target IS 'The contender.';
-COMMENT ON COLUMN decisions.baseline IS 'The target it was compared with.';
+COMMENT ON COLUMN decisions.baseline IS 'The target it was compared with: the campaign''s baseline, or on a headline metric the other target of a pair (what the tiers rest on).';
 COMMENT ON COLUMN decisions.verdict IS 'better, worse, different (no direction), equivalent, inconclusive or na.';
-COMMENT ON COLUMN decisions.reason IS 'The decision in one sentence with its figures, as the report says it.';
-COMMENT ON COLUMN decisions.median IS 'Contender''s median over counted rounds.';
-COMMENT ON COLUMN decisions.baseline_median IS 'Baseline''s median over counted rounds.';
+COMMENT ON COLUMN decisions.reason IS 'The finding in one sentence with its figures, as every output says it.';
+COMMENT ON COLUMN decisions.centre IS 'Contender''s value over counted rounds: the geometric mean (the median where the metric has a value at or below zero), as the report shows it.';
+COMMENT ON COLUMN decisions.baseline_centre IS 'Baseline''s value, likewise.';
 COMMENT ON COLUMN decisions.n IS 'Contender''s counted values.';
 COMMENT ON COLUMN decisions.baseline_n IS 'Baseline''s counted values.';
-COMMENT ON COLUMN decisions.ratio IS 'Contender / baseline (paired: geometric mean of per-round ratios).';
-COMMENT ON COLUMN decisions.ratio_low IS 'Low end of the ratio''s 95% CI.';
-COMMENT ON COLUMN decisions.ratio_high IS 'High end of the ratio''s 95% CI.';
-COMMENT ON COLUMN decisions.p_value IS 'The deciding p as tested (corrected, or at its look).';
+COMMENT ON COLUMN decisions.ratio IS 'Contender / baseline: the estimate the decision tested (paired: geometric mean of per-round ratios, on the rounds of the deciding look).';
+COMMENT ON COLUMN decisions.ratio_low IS 'Low end of the ratio''s interval at the level of the decision (confidence).';
+COMMENT ON COLUMN decisions.ratio_high IS 'High end of that interval.';
+COMMENT ON COLUMN decisions.confidence IS 'The interval''s confidence (0.992 for 99.2%): alpha shared over the comparisons and looks.';
+COMMENT ON COLUMN decisions.p_value IS 'The deciding test''s p as tested.';
 COMMENT ON COLUMN decisions.paired IS 'Compared within rounds.';
-COMMENT ON COLUMN decisions.decided_at_round IS 'Sequential: the round whose look decided it.';
-COMMENT ON COLUMN decisions.rounds_needed IS 'Inconclusive: total rounds likely to settle it.';
+COMMENT ON COLUMN decisions.decided_at_round IS 'Sequential: the round whose look decided it (the figure rests on rounds 1 to it).';
+COMMENT ON COLUMN decisions.detectable_change IS 'Open headline pairs: the smallest change (0.12 = 12%) its rounds would likely (80%) have decided.';
 
 COMMENT ON VIEW campaigns IS 'One row per campaign, times as timestamptz.';
 COMMENT ON COLUMN campaigns.campaign_uuid IS 'The campaign''s key.';
@@ -355,7 +381,7 @@ COMMENT ON COLUMN counted_measurements.run_ended IS 'When the run ended.';
 COMMENT ON COLUMN counted_measurements.campaign_started IS 'When the campaign started.';
 COMMENT ON COLUMN counted_measurements.campaign_status IS 'The campaign''s status.';
 
-COMMENT ON VIEW medians IS 'Median of the counted rounds per campaign, target and metric, with n (the report''s medians; its verdicts are in verdicts).';
+COMMENT ON VIEW medians IS 'Median and geometric mean of the counted rounds per campaign, target and metric, with n (the report shows the geometric mean; its findings are in verdicts).';
 COMMENT ON COLUMN medians.campaign_uuid IS 'The campaign''s key.';
 COMMENT ON COLUMN medians.campaign IS 'Readable campaign id.';
 COMMENT ON COLUMN medians.host IS 'Host it ran on.';
@@ -373,6 +399,7 @@ COMMENT ON COLUMN medians.n IS 'Counted values (rounds).';
 COMMENT ON COLUMN medians.median IS 'Their median.';
 COMMENT ON COLUMN medians.min IS 'Their smallest.';
 COMMENT ON COLUMN medians.max IS 'Their largest.';
+COMMENT ON COLUMN medians.geometric_mean IS 'Their geometric mean: the value the report and every comparison use (NULL where a value is at or below zero: the report shows the medians of that metric).';
 
 COMMENT ON VIEW verdicts IS 'Each contender''s decision against its campaign''s baseline, with the campaign''s host, plan and time.';
 COMMENT ON COLUMN verdicts.campaign_uuid IS 'The campaign''s key.';
@@ -392,17 +419,18 @@ COMMENT ON COLUMN verdicts.direction IS 'higher, lower (is better) or none.';
 COMMENT ON COLUMN verdicts.headline IS 'The metric its measurement''s verdict is about.';
 COMMENT ON COLUMN verdicts.verdict IS 'better, worse, different, equivalent, inconclusive or na.';
 COMMENT ON COLUMN verdicts.reason IS 'The decision in one sentence with its figures.';
-COMMENT ON COLUMN verdicts.median IS 'Contender''s median.';
-COMMENT ON COLUMN verdicts.baseline_median IS 'Baseline''s median.';
+COMMENT ON COLUMN verdicts.centre IS 'Contender''s value (geometric mean, or median), as the report shows it.';
+COMMENT ON COLUMN verdicts.baseline_centre IS 'Baseline''s value, likewise.';
 COMMENT ON COLUMN verdicts.n IS 'Contender''s counted values.';
 COMMENT ON COLUMN verdicts.baseline_n IS 'Baseline''s counted values.';
 COMMENT ON COLUMN verdicts.ratio IS 'Contender / baseline.';
-COMMENT ON COLUMN verdicts.ratio_low IS 'Low end of the ratio''s 95% CI.';
-COMMENT ON COLUMN verdicts.ratio_high IS 'High end of the ratio''s 95% CI.';
+COMMENT ON COLUMN verdicts.ratio_low IS 'Low end of the ratio''s interval at the level of the decision.';
+COMMENT ON COLUMN verdicts.ratio_high IS 'High end of that interval.';
+COMMENT ON COLUMN verdicts.confidence IS 'The interval''s confidence.';
 COMMENT ON COLUMN verdicts.p_value IS 'The deciding p as tested.';
 COMMENT ON COLUMN verdicts.paired IS 'Compared within rounds.';
 COMMENT ON COLUMN verdicts.decided_at_round IS 'Sequential: the round whose look decided it.';
-COMMENT ON COLUMN verdicts.rounds_needed IS 'Inconclusive: total rounds likely to settle it.';
+COMMENT ON COLUMN verdicts.detectable_change IS 'Open headline pairs: the smallest change its rounds would likely have decided.';
 COMMENT ON COLUMN verdicts.decided_by IS 'pgfsbench version that made the decision.';
 
 COMMENT ON VIEW target_provenance IS 'One row per campaign target: how its filesystem was made and mounted, the PostgreSQL that ran on it, the host. provenance holds everything recorded.';
