@@ -95,7 +95,8 @@ def run_plan(
 
 def export(results: Path) -> dict:
     """The JSON export of ``results``, checked against the schema generated from the
-    export's types; each run's commands are the ones its kept outputs say ran."""
+    export's types; each run's commands are the ones its kept outputs say ran (where
+    they are kept: a copy of results.db alone has none)."""
     import jsonschema
 
     from pgfsbench.export.json import schema
@@ -104,8 +105,9 @@ def export(results: Path) -> dict:
     jsonschema.validate(doc, schema("export"), cls=jsonschema.Draft202012Validator)
     for run in doc["runs"]:
         for command in run["commands"]:
-            if command["kind"] == "command":  # its output file starts with what ran
-                head = (results / command["output"]).read_text().split("\n", 1)[0]
+            kept = results / command["output"]
+            if command["kind"] == "command" and kept.exists():  # it starts with what ran
+                head = kept.read_text().split("\n", 1)[0]
                 assert head == "$ " + " ".join(command["argv"]), (run["workload"], command)
     return doc
 
