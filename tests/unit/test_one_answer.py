@@ -86,7 +86,7 @@ def test_every_machine_output_holds_the_same_numbers(demo) -> None:
         for d in decisions(load_campaign(demo))
     }
     # the store holds every headline pair the tiers rest on, each as the table has it
-    for k, f in table.pairs.items():
+    for f in table.pairs.values():
         s = stored[(f.workload, f.label, f.metric, f.reference, f.target)]
         assert (s["ratio"], s["ratio_low"], s["ratio_high"]) == pytest.approx(
             (f.ratio, f.low, f.high)
