@@ -172,9 +172,9 @@ def test_show_report_and_quiet_over_stored_results(demo, tmp_path):
     assert "mon.cpu.busy_" in full.output and "mon." not in summary.output
     brief = invoke("-q", "show", str(demo))
     assert brief.exit_code == 0 and brief.output.startswith(
-        "answer: xfs, ext4 > btrfs on fsync p99 latency and TPC-B tps\n"
+        "answer: fsync p99 latency: xfs, ext4 > btrfs; TPC-B tps: xfs ≈ ext4 > btrfs\n"
     )
-    assert "\nfsync-latency: xfs, ext4 > btrfs: against ext4, xfs ×0.50" in brief.output
+    assert "\nfsync-latency: xfs, ext4 > btrfs: against ext4, xfs −2.5%" in brief.output
     html = tmp_path / "r.html"
     quiet = invoke("-q", "report", str(demo), "-o", str(html))
     assert quiet.exit_code == 0 and quiet.output == f"report: {html}\n" and html.is_file()

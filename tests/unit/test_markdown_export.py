@@ -97,9 +97,9 @@ def test_the_default_demo_fits_a_github_comment(tmp_path) -> None:
     ]
     assert ratios and all(table.count(f"{r} ") == 1 for r in ratios), ratios
     assert "<details><summary>How to read the figures</summary>" in md
-    # the PostgreSQL settings it recorded, and what it did not (recorded before)
+    # the PostgreSQL settings it ran with, defaults included
     assert "| `data_checksums` | on | on | on |" in md
-    assert "| `fsync` | default, not recorded | default, not recorded |" in md
+    assert "| `fsync` | on | on | on |" in md
     assert "/usr/sbin/mkfs.ext4 -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/loop" in md
     full = _markdown(results, "--full")
     assert max(map(len, full.splitlines())) < 900 and len(full) > len(md)

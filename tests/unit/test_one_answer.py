@@ -123,7 +123,7 @@ def test_the_report_and_the_advice_quote_the_same_findings(demo) -> None:
     advice = " ".join([a.chosen_by, *(g for u in a.unsafe for g in u.gains)])
     for row, f, figure in found:
         assert f.sentence() in page, f.sentence()  # each table cell's tooltip
-        if f.decided:  # the recommendation quotes what its pick beat, from the same pair
+        if f.outcome in ("better", "worse"):  # the pick quotes what it beat, same pair
             ratio, interval = figure.split(" [", 1)
             quoted = f"{f.target} {ratio} {metric_label(row.metric)} [{interval}"
             assert quoted in advice or f.reference != table.baseline, quoted

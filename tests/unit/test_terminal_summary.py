@@ -35,7 +35,7 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     # bounded: the answer, not a firehose (the full table is over 350 lines here)
     assert len(lines) <= 70 and len(full) > 350
     assert lines[0].startswith(
-        "quick · 20261127-065557-5da581 · ok · 3 targets, 15 rounds, 99 runs"
+        "quick · 20261206-023200-4c53cd · ok · 3 targets, 16 rounds, 105 runs"
     )
     # the verdicts first, then a section per workload, each headed
     verdicts = lines.index(next(ln for ln in lines if ln.startswith("verdicts ─")))
@@ -43,14 +43,14 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     assert sections == ["verdicts", "fsync-latency", "pgbench", "pgbench-init"]
     first_section = lines.index(next(ln for ln in lines if ln.startswith("fsync-latency ─")))
     # the answer first, in one line of words: what was decided (here on both measurements)
-    assert lines[1] == "answer: xfs, ext4 > btrfs on fsync p99 latency and TPC-B tps"
+    assert lines[1] == "answer: fsync p99 latency: xfs, ext4 > btrfs; TPC-B tps: xfs ≈ ext4 > btrfs"
     # then the terms it uses, once: the intervals' level in words, a round, a tier
     assert lines[2].startswith("  […]: 99.2% CIs: 95% for the 6 comparisons together")
     # a measurement with a decided pair is never filed under "inconclusive"; every
     # target quoted against the baseline, as the table below quotes it
     for decided in (
-        "fsync-latency: xfs, ext4 > btrfs: against ext4, xfs ×0.50 fsync p99 latency",
-        "pgbench clients=4: xfs, ext4 > btrfs: against ext4, xfs +20% TPC-B tps [−18%,",
+        "fsync-latency: xfs, ext4 > btrfs: against ext4, xfs −2.5% fsync p99 latency",
+        "pgbench clients=4: xfs ≈ ext4 > btrfs: against ext4, xfs +2.2% TPC-B tps [+0.1%,",
     ):
         assert any(ln.startswith(decided) for ln in lines[verdicts:first_section]), decided
     # every headline metric whole on one line; no monitor row in the summary
@@ -60,13 +60,13 @@ def test_the_summary_reads_at_80_columns_and_leads_with_the_verdicts(demo):
     assert not [ln for ln in lines if "mon." in ln or "bound." in ln]
     # a line per target under each headline, with its geometric mean, its CI, n and its
     # finding against the baseline (the verdict line's figure)
-    assert "  btrfs         865  ±21% n=15  ×0.53 [×0.36, ×0.77] worse" in lines
-    assert "  ext4        1,634  ±20% n=15  baseline" in lines
+    assert "  btrfs       1,737  ±3% n=16   −48% [−50%, −46%] worse" in lines
+    assert "  ext4        3,328  ±1% n=16   baseline" in lines
     # in the report's human units: fdatasync p99 in ms, not 3,460 µs
     assert "fsync p99 latency · fsync_latency.sync_p99_us (ms, lower is better)" in lines
-    assert any(ln.startswith("  ext4         1.09  ±131% n=15  baseline") for ln in lines)
+    assert "  ext4         0.31  ±4% n=16   baseline" in lines
     # why an 'auto' measurement stopped, under its heading
-    assert "  budget: 9 min reached at round 15, 1 of 3 comparisons undecided" in lines
+    assert "  max rounds: 16 reached, 1 of 3 comparisons undecided" in lines
     # a caveat every measurement shares is said once, not once per verdict
     assert sum("on a virtual disk (virtio)" in ln for ln in lines) == 1
     assert lines[-1] == "every metric: show --full"
@@ -137,7 +137,7 @@ def test_list_wraps_under_its_own_indent(demo, width):
     assert max(len(ln) for ln in lines) <= width
     assert lines[-1] == "1 campaign"
     heads = [ln for ln in lines[:-1] if not ln.startswith(" ")]
-    assert heads == [lines[0]] and lines[0].startswith("20261127-")
+    assert heads == [lines[0]] and lines[0].startswith("20261206-")
     assert "on vm (3d1219c7)" in " ".join(ln.strip() for ln in lines)  # the fixture's host
 
 
