@@ -75,7 +75,11 @@ def test_identical_targets_are_never_told_apart(campaign) -> None:
     assert vs["paired"] and vs["outcome"] in ("equivalent", "inconclusive"), b
     assert vs["rounds"] == 5 and vs["text"].startswith("b vs a: ")
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
-    assert verdict["winner"] is None and verdict["kind"] != "winner"
+    # a and b never win: at most nobarrier does (no barriers on a loop image can be
+    # faster), and then the line says it is not crash-safe
+    assert verdict["winner"] in (None, "nobarrier")
+    if verdict["winner"]:
+        assert verdict["warning"].startswith("nobarrier is not crash-safe")
 
 
 def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
@@ -84,7 +88,7 @@ def test_throttled_target_is_slower_with_a_ci_excluding_one(campaign) -> None:
     assert slow["outcome"] == "worse", slow
     assert slow["ratio"] < 0.75 and slow["interval"][1] < 1.0  # beyond the noise
     [verdict] = [v for v in doc["comparison"]["verdicts"] if v["workload"] == "pgbench"]
-    assert verdict["winner"] is None and "slow" in verdict["text"]
+    assert verdict["winner"] in (None, "nobarrier") and "slow" in verdict["text"]
     assert verdict["durability"] == {
         "a": "safe",
         "b": "safe",
@@ -141,7 +145,8 @@ def test_the_recommendation_is_the_safe_top_tier_and_names_what_nobarrier_buys(c
     [unsafe] = advice["unsafe"]
     assert unsafe["target"] == "nobarrier" and "nobarrier" in unsafe["warning"]
     # what it buys: its finding against the pick, the same one the table quotes
-    [gain] = unsafe["gains"]
+    [gain] = [g for g in unsafe["gains"] if g.startswith("TPC-B tps ")]
     cell = _tps_row(doc)["cells"]["nobarrier"]["vs_baseline"]
-    assert gain.startswith("TPC-B tps (pgbench.tps): nobarrier ") and gain.endswith(" against a")
+    assert gain.startswith("TPC-B tps [clients=2] (pgbench.tps): nobarrier ")
+    assert gain.endswith(" against a")
     assert cell["text"].split(": ", 1)[1].split(",")[0] in gain  # the ratio and interval

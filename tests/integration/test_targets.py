@@ -87,7 +87,7 @@ def test_a_system_postgresql_with_pg_bin(tmp_path, state_dir):
     assert "nobarrier" in target["effective_mount_options"]
     assert target["durability"]["level"] == "not crash-safe"
     assert any("synchronous_commit=off" in r for r in target["durability"]["reasons"])
-    assert "NOT CRASH-SAFE" in (results / "report.html").read_text()
+    assert "is not crash-safe" in (results / "report.html").read_text()
     assert {s for (s,) in db.execute("SELECT status FROM runs")} == {"ok"}
     assert leftovers() == [] and ledgers(state_dir) == []
 
