@@ -88,7 +88,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 DATA = REPO / "benchmarks" / "data"
 
-from pgfsbench.analysis.sequential import (  # noqa: E402
+from pgfsbench.analysis.stats.sequential import (  # noqa: E402
     EQUIVALENT,
     HIGHER,
     LOWER,
@@ -96,7 +96,7 @@ from pgfsbench.analysis.sequential import (  # noqa: E402
     decide,
     headline_family,
 )
-from pgfsbench.analysis.stored_design import design_for  # noqa: E402
+from pgfsbench.analysis.stats.stored_design import design_for  # noqa: E402
 from pgfsbench.plan.load import load_plan  # noqa: E402
 
 TARGETS = ["a", "b", "c"]

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench.analysis import advice as advice_mod
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.advice_model import POSTGRES, Figure, Setting, stated_together
+from pgfsbench.analysis.advice import advise as advice_mod
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.advice.recommendation import POSTGRES, Figure, Setting, stated_together
 from pgfsbench.cli import app
 from pgfsbench.errors import UserError
+from pgfsbench.formats.advice import advice_conf, advice_json, advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.report.advice import advice_conf, advice_json, advice_text
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.analysis.diff import DiffRow, provenance_diff, target_keys
+from pgfsbench.analysis.caveats.diff import DiffRow, provenance_diff, target_keys
 from pgfsbench.store.read import StoredTarget
 
 

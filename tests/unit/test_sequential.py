@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pgfsbench.analysis.paired import compare_paired, pair_by_round
-from pgfsbench.analysis.sequential import (
+from pgfsbench.analysis.stats.paired import compare_paired, pair_by_round
+from pgfsbench.analysis.stats.sequential import (
     EQUIVALENT,
     HIGHER,
     INCONCLUSIVE,
@@ -19,7 +19,7 @@ from pgfsbench.analysis.sequential import (
     decide,
     headline_family,
 )
-from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.analysis.stats.stored_design import design_for
 
 
 def _campaign(

@@ -2,7 +2,7 @@
 measured and how differences are judged.
 
 Pure types (pydantic, nothing else of the project), apart from the plan model so that
-the statistics (``analysis/stats.py``) and the schedule read their defaults and
+the statistics (``analysis/stats/medians.py``) and the schedule read their defaults and
 semantics without loading the plan model, which loads every workload kind.
 """
 
