@@ -645,7 +645,7 @@ def test_the_report_says_defaults_kept_are_not_recommendations(tmp_path):
 def test_the_advice_json_follows_its_schema(campaign) -> None:
     import jsonschema
 
-    from pgfsbench.report.advice import advice_schema
+    from pgfsbench.formats.advice import advice_schema
 
     doc = json.loads(advice_json(advise(campaign)))
     jsonschema.validate(doc, advice_schema())

@@ -163,7 +163,7 @@ def schema(
 
         document = plan_schema()
     elif kind == "advise":
-        from pgfsbench.report.advice import advice_schema
+        from pgfsbench.formats.advice import advice_schema
 
         document = advice_schema()
     elif kind in ("export", "compare"):

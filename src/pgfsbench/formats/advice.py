@@ -107,7 +107,7 @@ def advice_json(a: Advice) -> str:
 def advice_schema() -> dict:
     """The JSON Schema of ``advice_json``: generated from the Advice dataclass it dumps."""
     from pgfsbench import __version__
-    from pgfsbench.render.json_schema import json_schema
+    from pgfsbench.formats.json_schema import json_schema
 
     return json_schema(
         Advice,

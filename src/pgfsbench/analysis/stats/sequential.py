@@ -130,9 +130,7 @@ class Design:
     ) -> Design:
         rounds = tuple(sorted(set(looks)))
         first = rounds[0] if earliest is None else min(earliest, rounds[0])
-        return cls(
-            alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive), rho=rho
-        )
+        return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive), rho=rho)
 
     @property
     def every_round(self) -> bool:
