@@ -640,3 +640,15 @@ def test_the_report_says_defaults_kept_are_not_recommendations(tmp_path):
     n = len(settings)
     assert f"{n} settings kept at their defaults (nothing measured did better)" in html
     assert "settings recommended" not in html
+
+
+def test_the_advice_json_follows_its_schema(campaign) -> None:
+    import jsonschema
+
+    from pgfsbench.formats.advice import advice_schema
+
+    doc = json.loads(advice_json(advise(campaign)))
+    jsonschema.validate(doc, advice_schema())
+    assert doc["unsafe"][0]["gains"]  # what it buys, in the document the schema checks
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**doc, "target": 3}, advice_schema())

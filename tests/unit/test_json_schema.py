@@ -415,5 +415,5 @@ def test_the_schema_command_refuses_an_unknown_kind() -> None:
     result = CliRunner().invoke(app, ["schema", "report"])
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "error: no schema for 'report' (kinds: export, compare, list, history, plan)"
+        "error: no schema for 'report' (kinds: export, compare, list, history, advise, plan)"
     )

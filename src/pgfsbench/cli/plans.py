@@ -135,7 +135,7 @@ def _layout_notes(plan, info: dict) -> list[str]:
 
 
 # What `pgfsbench schema` prints: the command whose JSON it describes.
-SCHEMA_KINDS = ("export", "compare", "list", "history", "plan")
+SCHEMA_KINDS = ("export", "compare", "list", "history", "advise", "plan")
 
 
 def _schema_kinds(incomplete: str) -> list[str]:
@@ -155,13 +155,17 @@ def schema(
         ),
     ],
 ) -> None:
-    """Print the JSON Schema (draft 2020-12) of what 'export', 'compare', 'list' or 'history' write with --format json, or of a plan file ('plan', as 'plan schema' prints it): generated from the types their writers are annotated with, every field described. A reader validates what it reads with it, and learns what each field means."""
+    """Print the JSON Schema (draft 2020-12) of what 'export', 'compare', 'list', 'history' or 'advise' write with --format json, or of a plan file ('plan', as 'plan schema' prints it): generated from the types their writers are annotated with. A reader validates what it reads with it, and learns what each field means."""
     if kind not in SCHEMA_KINDS:
         raise UserError(f"no schema for '{kind}' (kinds: {', '.join(SCHEMA_KINDS)})")
     if kind == "plan":
         from pgfsbench.plan.schema import plan_schema
 
         document = plan_schema()
+    elif kind == "advise":
+        from pgfsbench.formats.advice import advice_schema
+
+        document = advice_schema()
     elif kind in ("export", "compare"):
         from pgfsbench.formats.json import schema as export_schema
 

@@ -104,6 +104,22 @@ def advice_json(a: Advice) -> str:
     return json.dumps(dataclasses.asdict(a), indent=2) + "\n"
 
 
+def advice_schema() -> dict:
+    """The JSON Schema of ``advice_json``: generated from the Advice dataclass it dumps."""
+    from pgfsbench import __version__
+    from pgfsbench.formats.json_schema import json_schema
+
+    return json_schema(
+        Advice,
+        id=f"urn:pgfsbench:advise:{__version__}",
+        title="pgfsbench advise --format json",
+        description="What 'pgfsbench advise --format json' writes: the target to run, "
+        "how to build it, the settings the measurements support with the figures each "
+        "rests on, the settings left out and why, the targets not recommended with what "
+        "they buy and risk, and what each filesystem offers PostgreSQL.",
+    )
+
+
 def _measured(figures: list[Figure], target: str | None, lead: str) -> list[str]:
     """'measured:', then each metric by its name (and id), its figure on the same line
     when only ``target`` has one, else a line per target under it."""

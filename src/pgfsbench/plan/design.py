@@ -85,6 +85,14 @@ class Repetitions(Strict):
             "few looks decide more",
         )
     )
+    spending: float = Field(
+        2.0,
+        ge=1,
+        le=8,
+        description="auto: how alpha is spent over the looks: by round n, alpha × (n / "
+        "max) ** spending; a larger one spends less at the early looks and keeps more for "
+        "the last (3: 5% of alpha by round 6 of 16)",
+    )
     max_minutes: float = Field(
         60,
         gt=0,

@@ -127,7 +127,11 @@ def target_keys(target: StoredTarget) -> dict[str, str]:
         keys["postgres.version"] = _text(p["postgres_version"])
     if p.get("data_checksums") is not None:
         keys["postgres.data_checksums"] = _text(p["data_checksums"])
-    keys.update(_facts_keys("postgres.settings", p.get("postgres_settings"), _PG_SKIP))
+    # Every durability and I/O setting the server ran with, defaults included where the
+    # campaign recorded them (so "synchronous_commit: off vs on", not "off vs (unset)"),
+    # and the other settings it changed; both read with current_setting(), one format.
+    settings = {**(p.get("postgres_io_settings") or {}), **(p.get("postgres_settings") or {})}
+    keys.update(_facts_keys("postgres.settings", settings, _PG_SKIP))
     return keys
 
 

@@ -9,7 +9,8 @@ alpha: each look is another chance. The error control chosen:
 
 * **Alpha spending with a union bound.** Look ``L_i`` (``L_1 < ... < L_k``,
   ``L_k`` = ``max``) may spend ``alpha_i = A(L_i) - A(L_{i-1})`` with
-  ``A(n) = alpha * (n / max) ** RHO`` (the first look takes everything up to
+  ``A(n) = alpha * (n / max) ** rho`` (``[repetitions] spending``, 2 by default; the
+  default plan's 3 spends 5% of alpha by round 6 of 16) (the first look takes everything up to
   it), so the alphas of all looks add up to alpha. Whatever the stopping rule,
   a false claim must be made at some look, so its probability is at most the
   sum: valid under any optional stopping. This is the Bonferroni form of
@@ -105,6 +106,8 @@ class Design:
     # The equivalence margin when the plan gives one wider than noise ([verdicts]
     # equivalence): a budget can show "within ±10%" where ±3% would take hours.
     margin: float | None = None
+    # The spending's shape: by round n, alpha × (n / last_look) ** rho has been spent.
+    rho: float = RHO
 
     @property
     def equivalence(self) -> float:
@@ -123,10 +126,11 @@ class Design:
         looks: Iterable[int],
         descriptive: Iterable[Measurement] = (),
         earliest: int | None = None,
+        rho: float = RHO,
     ) -> Design:
         rounds = tuple(sorted(set(looks)))
         first = rounds[0] if earliest is None else min(earliest, rounds[0])
-        return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive))
+        return cls(alpha, noise, first, rounds[-1], rounds, None, frozenset(descriptive), rho=rho)
 
     @property
     def every_round(self) -> bool:
@@ -139,7 +143,7 @@ class Design:
         return self.looks
 
     def _a(self, n: int) -> float:
-        return self.alpha * min(1.0, n / self.last_look) ** RHO
+        return self.alpha * min(1.0, n / self.last_look) ** self.rho
 
     def levels(self) -> dict[int, float]:
         """The looks made, round → the alpha it may spend (adding up to at most alpha)."""

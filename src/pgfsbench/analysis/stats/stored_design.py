@@ -51,7 +51,12 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
     )
     design = replace(
         Design.planned(
-            verdicts.alpha, verdicts.noise, reps.look_rounds(), descriptive, earliest=reps.min
+            verdicts.alpha,
+            verdicts.noise,
+            reps.look_rounds(),
+            descriptive,
+            earliest=reps.min,
+            rho=reps.spending,
         ),
         margin=margin,
     )
