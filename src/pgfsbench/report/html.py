@@ -62,7 +62,7 @@ def write_report(
 ) -> Path:
     """Render ``results_dir/report.html`` (or ``output``) from the stored results;
     returns its path. ``campaign``, when given, is results_dir already loaded;
-    ``history``, the ``analysis.history.Series`` it ends (a section of their own).
+    ``history``, the ``compare.series.Series`` it ends (a section of their own).
 
     A full or read-only filesystem raises OSError and leaves any earlier report as it was.
     """
