@@ -77,7 +77,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
     if comparison.title:
         console.print(Text(comparison.title, style="bold"))
     for row in comparison.rows:
-        label = metric_label(row.metric)
+        label = metric_label(row.metric, row.workload)
         name = f"{label} ({row.metric})" if label != row.metric else row.metric
         console.print(
             Text(

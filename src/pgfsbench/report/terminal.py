@@ -239,7 +239,7 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     directions: dict[bool | None, str] = {True: "higher is better", False: "lower is better"}
     direction = directions.get(row.higher_is_better, "no direction")
     unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
-    human = metric_label(row.metric)
+    human = metric_label(row.metric, row.workload)
     title = Text(f"{label}{human}", style="bold") + Text(
         (f" · {row.metric}" if human != row.metric else "")
         + (f" ({unit}, {direction})" if unit else f" ({direction})"),

@@ -102,6 +102,7 @@ KIND = WorkloadKind(
     run=run,
     order=60,  # where plan errors and the schema list the type
     headline="basebackup.mb_per_s",
+    labels={"basebackup.mb_per_s": "base backup MB/s"},
     seconds=lambda p: 5,
     disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,  # a copy of the loaded tables
 )

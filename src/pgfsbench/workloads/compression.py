@@ -347,6 +347,7 @@ KIND = WorkloadKind(
     headline="compression.ratio",
     # a checkpoint and a walk (about 1 s); ZFS waits at least 6 s for its sync: the
     # estimate is the ZFS case, so a budget holds
+    labels={"compression.ratio": "compression ratio (logical / physical bytes)"},
     seconds=lambda p: 8,
     disk_bytes=lambda p, tables: 0,
     needs="pgbench-init",

@@ -218,6 +218,7 @@ KIND = WorkloadKind(
     run=run,
     order=80,  # where plan errors and the schema list the type
     headline=headline,
+    labels={"fileio.{job}.mb_per_s": "fio {job} MB/s"},
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
     logical_bytes=logical_bytes,

@@ -212,6 +212,10 @@ KIND = WorkloadKind(
     run=run,
     order=66,
     headline="fs_snapshot.basebackup_s",
+    labels={
+        "fs_snapshot.seconds": "filesystem snapshot time",
+        "fs_snapshot.basebackup_s": "pg_basebackup time",
+    },
     seconds=lambda p: 6,
     disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,
 )

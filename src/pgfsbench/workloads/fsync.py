@@ -56,6 +56,10 @@ KIND = WorkloadKind(
     run=run,
     order=10,  # where plan errors and the schema list the type
     headline="fsync.fdatasync_8k.ops_per_s",  # Linux's default wal_sync_method
+    labels={
+        "fsync.{method}_8k.ops_per_s": "pg_test_fsync {method} ops/s",
+        "fsync.{method}_2x8k.ops_per_s": "pg_test_fsync {method} ops/s, two 8 kB writes",
+    },
     seconds=lambda p: TESTS * p.seconds + 1,
     disk_bytes=lambda p, tables: FILE_BYTES,
 )

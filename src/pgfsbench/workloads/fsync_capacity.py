@@ -186,6 +186,7 @@ KIND = WorkloadKind(
     order=46,  # beside pgbench-capacity: the same search
     headline="fsync_capacity.syncs_per_s",
     # plan check's budget: every probe of the budget, and laying the file out once
+    labels={"fsync_capacity.syncs_per_s": "fdatasyncs/s held at the latency target"},
     seconds=lambda p: (
         p.max_probes * (p.probe_seconds + p.probe_warmup + 1)
         + size_to_bytes(p.size) / EST_WRITE_RATE

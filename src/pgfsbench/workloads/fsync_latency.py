@@ -146,6 +146,7 @@ KIND = WorkloadKind(
     run=run,
     order=20,  # where plan errors and the schema list the type
     headline="fsync_latency.sync_p99_us",
+    labels={"fsync_latency.sync_p99_us": "fsync p99 latency"},
     seconds=lambda p: p.seconds + p.warmup + size_to_bytes(p.size) / EST_WRITE_RATE,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
     logical_bytes=logical_bytes,

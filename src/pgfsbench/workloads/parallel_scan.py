@@ -308,6 +308,7 @@ KIND = WorkloadKind(
     order=50,  # where plan errors and the schema list the type
     # The scan with the most workers asked: what parallelism buys on this filesystem.
     headline=lambda p, names: f"parallel_scan.workers_{max(p.workers)}.ms",
+    labels={"parallel_scan.workers_{workers}.ms": "parallel scan time, {workers} workers"},
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: p.rows * (EST_ROW_BYTES + EST_SPILL_BYTES),
     # Uncached, every scan reads the whole table; the first one at least.

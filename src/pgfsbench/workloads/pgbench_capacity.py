@@ -202,6 +202,7 @@ KIND = WorkloadKind(
     order=45,
     headline="pgbench_capacity.tps",
     # plan check's budget: the most it can take, every probe of the budget run
+    labels={"pgbench_capacity.tps": "tx/s held at the latency target"},
     seconds=lambda p: p.max_probes * (p.probe_seconds + 1),
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",

@@ -71,6 +71,7 @@ KIND = WorkloadKind(
     run=run,
     order=30,  # where plan errors and the schema list the type
     headline="pgbench_init.elapsed_s",
+    labels={"pgbench_init.elapsed_s": "pgbench load time"},
     seconds=lambda p: 1 + 0.25 * p.scale,
     disk_bytes=lambda p, tables: p.scale * BYTES_PER_SCALE,
     loads_tables=lambda p: p.scale * BYTES_PER_SCALE,

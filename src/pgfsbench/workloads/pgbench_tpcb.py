@@ -273,6 +273,7 @@ KIND = WorkloadKind(
     run=run,
     order=40,  # where plan errors and the schema list the type
     headline="pgbench.tps",
+    labels={"pgbench.tps": "TPC-B tps"},
     seconds=lambda p: p.duration + 2,
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",

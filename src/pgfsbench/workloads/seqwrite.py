@@ -247,6 +247,7 @@ KIND = WorkloadKind(
     run=run,
     order=70,  # where plan errors and the schema list the type
     headline=lambda p, names: f"seqwrite.{p.tools[0]}.mb_per_s",
+    labels={"seqwrite.{tool}.mb_per_s": "{tool} sequential write MB/s"},
     seconds=lambda p: len(p.tools) * (size_to_bytes(p.size) / EST_WRITE_RATE + 1),
     disk_bytes=lambda p, tables: size_to_bytes(p.size),  # one tool's file at a time
     logical_bytes=logical_bytes,

@@ -53,7 +53,7 @@ def figure(f: Finding, what: str = "") -> str:
 
 def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True) -> str:
     """One measurement's answer: ``label`` names the metric after the first change."""
-    name = metric_label(row.metric) if label else ""
+    name = metric_label(row.metric, row.workload) if label else ""
     base = table.baseline or ""
     order = [t for tier in tiers.tiers for t in tier]
     facts: list[str] = []
@@ -186,11 +186,11 @@ def campaign_answer(lines: list) -> str:
             if lines
             else ""
         )
-    shared = {m for m in (metric_label(v.metric) for v in ranked)}
-    counts = {m: sum(metric_label(v.metric) == m for v in ranked) for m in shared}
+    shared = {m for m in (metric_label(v.metric, v.workload) for v in ranked)}
+    counts = {m: sum(metric_label(v.metric, v.workload) == m for v in ranked) for m in shared}
 
     def name(v) -> str:
-        label = metric_label(v.metric)
+        label = metric_label(v.metric, v.workload)
         return f"{label} ({v.label})" if counts[label] > 1 and v.label else label
 
     decided = [v for v in ranked if v.tiers.decided_any]
