@@ -1,6 +1,6 @@
-"""basebackup: pg_basebackup of the cluster onto the same filesystem (seed 000).
+"""basebackup: pg_basebackup of the cluster onto the same filesystem (the XFS-vs-ext4 study).
 
-The seed times ``pg_basebackup -F p -D <dir on the same volume>`` and divides
+The study times ``pg_basebackup -F p -D <dir on the same volume>`` and divides
 the size by the time. We run ``pg_basebackup -Fp -Xstream -c fast``: a plain
 copy with the WAL needed to restore it streamed beside it, after an immediate
 checkpoint (so the time is the copy's, not a checkpoint_timeout wait). The
@@ -33,7 +33,7 @@ WAL_ALLOWANCE = 64 * 2**20
 
 
 class BasebackupWorkload(WorkloadBase):
-    """pg_basebackup of the cluster onto the same filesystem (seed 000)."""
+    """pg_basebackup of the cluster onto the same filesystem (the XFS-vs-ext4 study)."""
 
     type: Literal["basebackup"]
 

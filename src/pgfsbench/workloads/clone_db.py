@@ -1,5 +1,5 @@
 """clone-db: ``CREATE DATABASE ... STRATEGY = FILE_COPY`` with PostgreSQL 18's
-``file_copy_method = clone`` against ``copy`` (issue 25).
+``file_copy_method = clone`` against ``copy``.
 
 A template database of pgbench scale ``scale`` is built once on the target (kept for
 later visits, outside the numbers). Each measurement creates a database from it twice,

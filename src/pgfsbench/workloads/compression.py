@@ -1,5 +1,5 @@
 """compression: the on-disk size of the data directory under the filesystem's
-compression, logical bytes against physical bytes (issue 25).
+compression, logical bytes against physical bytes.
 
 The data is what the workloads before it loaded (``pgbench-init`` comes first: put
 ``compression`` right after it to measure the freshly loaded tables, indexes and the

@@ -1,5 +1,5 @@
 """fs-snapshot: a filesystem snapshot of the running cluster against pg_basebackup, in
-time and space (issue 25).
+time and space.
 
 btrfs: ``btrfs subvolume snapshot -r`` of the subvolume mounted at the target's mount
 point (the one pgfsbench mounted: the data directory lives in it); ZFS: ``zfs snapshot``

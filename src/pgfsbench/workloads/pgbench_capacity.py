@@ -1,4 +1,4 @@
-"""pgbench-capacity: the highest rate a target holds at a latency target (issue 25).
+"""pgbench-capacity: the highest rate a target holds at a latency target.
 
 "ext4 holds 2,400 tx/s at p99 <= 10 ms; btrfs 900": a series of short pgbench probes at
 fixed schedule rates (``--rate``), searched as ``capacity_search`` describes, the latency

@@ -1,4 +1,4 @@
-"""pgbench-init: pgbench -i load time, by phase (seed 000)."""
+"""pgbench-init: pgbench -i load time, by phase (the XFS-vs-ext4 study)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ BYTES_PER_SCALE = 15 * MB
 
 
 class PgbenchInitWorkload(WorkloadBase):
-    """pgbench -i: load time of the TPC-B tables, by phase (seed 000)."""
+    """pgbench -i: load time of the TPC-B tables, by phase (the XFS-vs-ext4 study)."""
 
     type: Literal["pgbench-init"]
     scale: int = Field(10, ge=1, le=100000, description="scaling factor (-s)")

@@ -52,7 +52,7 @@ class PgbenchWorkload(WorkloadBase):
         ge=1,
         le=1000,
         description="-j; default: as many as clients (-c X -j X, "
-        "as the seeds do); capped at clients",
+        "as the studies do); capped at clients",
     )
     duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
     protocol: Literal["prepared", "simple", "extended"] = Field(
