@@ -157,17 +157,25 @@ def _pct(log_sd: float) -> str:
     return f"{math.expm1(log_sd) * 100:.0f}%"
 
 
+# The terms the answer explains under its verdicts, as docs/glossary.md defines them
+# (tests/unit/test_docs_build.py checks the page says the same).
+TERMS = {
+    "Round": "every target measured once, in turn; pairs compared within rounds",
+    "Tier": "'a, b > c': c decided worse than a and b, which are not told apart",
+}
+
+
 def glossary(table: Table) -> list[str]:
     """The terms of the answer, said once: the intervals' levels (the decisions'), what
-    a round and a tier are."""
+    a round and a tier are (``TERMS``)."""
     levels = dict.fromkeys(f.level.words() for f in table.pairs.values() if f.level is not None)
     out = []
     if levels:
         out.append("[…]: " + "; ".join(levels))
     if any(f.paired for f in table.pairs.values()):
-        out.append("a round: every target measured once, in turn; pairs compared within rounds")
+        out.append("a round: " + TERMS["Round"])
     if len(table.targets) > 2 and table.pairs:
-        out.append("'a, b > c': c decided worse than a and b, which are not told apart")
+        out.append(TERMS["Tier"])
     return [" · ".join(out)] if out else []
 
 
