@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench.analysis.table import Table
-from pgfsbench.analysis.verdicts.lines import VerdictLine
+from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
 from pgfsbench.cli import app
 from pgfsbench.formats.markdown import _number, _plain, comparison_markdown
 from pgfsbench.render.verdict_text import shared_caveats

@@ -18,7 +18,7 @@ import pytest
 from pgfsbench.analysis.advice.advise import advise
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.formats.advice import advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import Store

@@ -22,7 +22,7 @@ from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, measurement_c
 from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.render.values import (
     BEST_MARK,
