@@ -6,7 +6,8 @@ A clean clone is the repository's tracked files copied to a fresh directory owne
 interpreter may sit where ``nobody`` cannot reach); the packages in it are this
 checkout's venv's (installing them again would download them all). ``make unit`` runs a handful of unit tests there as ``nobody``: they import
 the tests' own helpers (``tests.unit...``) from the clone, the collection error that once
-stopped ``make unit``; the whole unit suite is make test's. The other targets' commands
+stopped ``make unit``; the whole unit suite is make test's. ``make try`` runs as
+``nobody`` too, its pip install aside. The other targets' commands
 are listed by ``make -n``, as ``nobody``: no apt-get, no step that needs root.
 """
 
@@ -76,17 +77,21 @@ def clone() -> Iterator[Path]:
         (Path(parent) / "home").mkdir()
         subprocess.run(["chown", "-R", "nobody:nogroup", parent], check=True)
         # The venv as make setup leaves it, made by nobody: the packages (a .pth naming
-        # this checkout's), pytest, and the stamps newer than what they came from.
+        # this checkout's), pytest and pgfsbench, the stamps newer than what they came from.
         venv = clone / ".venv"
         made = _as_nobody([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(venv)], clone)
         assert made.returncode == 0, made.stderr
         site = venv / "lib" / "python3.11" / "site-packages"
         (site / "checkout.pth").write_text(f"{SITE_PACKAGES}\n")
-        (venv / "bin" / "pytest").write_text(
-            f"#!{venv}/bin/python\nimport sys\nfrom pytest import console_main\n"
-            "sys.exit(console_main())\n"
-        )
-        (venv / "bin" / "pytest").chmod(0o755)
+        scripts = {
+            "pytest": "from pytest import console_main as main",
+            "pgfsbench": "from pgfsbench.cli import main",
+        }
+        for name, line in scripts.items():
+            (venv / "bin" / name).write_text(
+                f"#!{venv}/bin/python\nimport sys\n{line}\nsys.exit(main())\n"
+            )
+            (venv / "bin" / name).chmod(0o755)
         for stamp in (".runtime", ".dev"):
             (venv / stamp).touch()
         for source in ("pyproject.toml", "constraints.txt"):
@@ -99,6 +104,16 @@ def test_make_unit_passes_as_nobody_from_a_clean_clone(clone: Path) -> None:
     done = _as_nobody(["make", "unit", f"TESTS={' '.join(TESTS)}"], clone)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout and "error" not in done.stdout.lower(), done.stdout
+
+
+def test_make_try_shows_the_answer_and_writes_the_report_as_nobody(clone: Path) -> None:
+    """make try's own steps (the venv is made: its stamps are newer than pyproject.toml):
+    the shipped campaign unpacked, its answer printed, its report written."""
+    done = _as_nobody(["make", "try"], clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("answer:") or "\nanswer:" in done.stdout, done.stdout
+    report = clone / "results" / "try" / "report.html"
+    assert report.stat().st_size > 500_000  # the report, its charts' library inlined
 
 
 @pytest.mark.parametrize("target", ["try", "unit", "lint", "docs"])
