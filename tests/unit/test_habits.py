@@ -85,6 +85,9 @@ def test_every_release_since_the_first_tagged_has_its_tag() -> None:
     tags = subprocess.run(
         ["git", "tag", "--list", "v*"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
+    if not tags:
+        # a clone made without tags (CI's checkout of one commit) has nothing to check
+        pytest.skip("this clone carries no tags")
     released = RELEASED.findall((ROOT / "CHANGELOG.md").read_text())
     wanted = [v for v in released if tuple(map(int, v.split("."))) >= (0, 2, 0)]
     assert wanted
