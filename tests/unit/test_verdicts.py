@@ -178,9 +178,9 @@ def test_single_runs_get_no_verdict() -> None:
 def test_single_runs_that_tie_are_not_said_to_lead() -> None:
     table = build_table(_source({"a": [1000], "b": [1500], "c": [1500]}), None, 0.05, 0.02)
     [line] = verdict_lines(table, {})
-    assert line.text.startswith("b and c had the same pgbench.tps in a single run each")
+    assert line.text.startswith("b and c had the same TPC-B tps in a single run each")
     table = build_table(_source({"a": [1000], "b": [1500]}), None, 0.05, 0.02)
-    assert verdict_lines(table, {})[0].text.startswith("b had the higher pgbench.tps")
+    assert verdict_lines(table, {})[0].text.startswith("b had the higher TPC-B tps")
 
 
 def test_baseline_choice_and_lower_is_better_rows() -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from pgfsbench.analysis.caveats.durability import SAFE, Durability, stated
 from pgfsbench.analysis.findings import Finding
+from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.stats.medians import fmt_p
 from pgfsbench.analysis.table import Row, Table
 from pgfsbench.analysis.verdicts.answer import measurement_answer, relation_of
@@ -163,17 +164,15 @@ def _single(line: VerdictLine, row: Row, order: list[str]) -> None:
     word = "higher" if row.higher_is_better else "lower"
     line.kind = SINGLE
     leader = order[0]
+    name = metric_label(row.metric, row.workload)
     tied = [t for t in order if row.cells[t].value == row.cells[leader].value]
     said = (
-        f"{' and '.join(tied)} had the same {row.metric}"
+        f"{' and '.join(tied)} had the same {name}"
         if len(tied) > 1
-        else f"{leader} had the {word} {row.metric}"
+        else f"{leader} had the {word} {name}"
     )
-    line.text = (
-        f"{said} in a single run each; one run cannot tell a real "
-        "difference from noise (set [repetitions] count to 5 or more, or "
-        '"auto")'
-    )
+    # what to do about it (more rounds) is the answer line's to say, once
+    line.text = f"{said} in a single run each, which cannot tell a difference from noise"
 
 
 def _details(row: Row, table: Table, tiers: Tiers) -> list[str]:
