@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # fonts-liberation: chromium only recommends it, and the report's browser tests need a font.
-APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse chromium fonts-liberation
+# libfuse2: the crash workload's recording layer (mfusepy loads it).
+APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse libfuse2 chromium fonts-liberation
 RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 # What apt, dpkg and pip print goes here, not to the screen: one line per step there.
 SETUP_LOG ?= /tmp/pgfsbench-setup.log
