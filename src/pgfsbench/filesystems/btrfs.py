@@ -298,6 +298,7 @@ RECIPES = (
         geometry=geometry,
         atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
         durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these files"},
+        fsck=lambda device: ["btrfs", "check", "--readonly", device],
         offers=offers,
     ),
 )

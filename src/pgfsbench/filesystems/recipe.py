@@ -169,6 +169,13 @@ class Recipe:
     # and doctor say so until someone runs it.
     untested: bool = False
 
+    # --- crash testing (crash/check.py) ---
+    # A read-only consistency check of the unmounted device (e2fsck -fn), run on each
+    # crash state after its checks; None: none is run.
+    fsck: Callable[[str], list[str]] | None = None
+    # Mount options a copy of a mounted filesystem needs to mount beside it (xfs nouuid).
+    clone_mount_options: tuple[str, ...] = ()
+
     # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
     # Made by provision/zfs.py instead of mkfs_argv + mount_argv.
     pooled: bool = False

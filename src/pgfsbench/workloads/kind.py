@@ -123,6 +123,10 @@ class WorkloadKind(Generic[P]):
     # Where plan errors and the plan schema list the type: lower first (a third-party
     # kind after the shipped ones).
     order: int = 1000
+    # Records every write and flush that reaches the target's device (the crash
+    # workload): a loop target's images are then made in the recording layer, and a
+    # device or directory target, where nothing can be intercepted, is refused.
+    records_device: bool = False
 
     @property
     def type(self) -> str:

@@ -1,0 +1,241 @@
+"""One crash state, checked: built in the workspace, recovered as after a power cut,
+and asked what survived.
+
+The state's images are reflink clones of the recorded base with the state's writes
+applied (``states.py``), each on a loop device. Then the filesystem's own recovery (the
+mount: journal or log replay), PostgreSQL's (a server started on the state's data
+directory replays its WAL), and the checks: every commit acknowledged before the cut is
+there, ``amcheck`` on the tables and their indexes, the server stopped cleanly and
+``pg_checksums --check`` (data checksums on), and last the filesystem's own read-only
+check (``e2fsck -fn``, ``xfs_repair -n``, ``btrfs check --readonly``) once unmounted.
+A check that fails makes the state corrupt, named by the check:
+
+- ``mount``: the filesystem did not mount (its recovery failed);
+- ``start``: PostgreSQL did not start (its recovery failed);
+- ``read``: reading the tables failed (a checksum or page error on the way);
+- ``amcheck``: amcheck found a broken index or heap page;
+- ``checksums``: pg_checksums found pages whose checksum is wrong;
+- ``fsck``: the filesystem's own check found damage.
+
+Everything the check makes is in the ledger before it exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgfsbench import proc
+from pgfsbench.crash.client import TABLES, Acks
+from pgfsbench.crash.states import CrashState, runs
+from pgfsbench.crash.workspace import Held, attach, clone, mount
+from pgfsbench.crash.writelog import DATA, Op
+from pgfsbench.errors import CommandFailed
+from pgfsbench.ledger import Ledger
+from pgfsbench.postgres.binaries import PgBinaries
+from pgfsbench.postgres.cluster import Cluster, running_cluster
+
+CHECKS = ("mount", "start", "read", "amcheck", "checksums", "fsck")
+
+AMCHECK_INDEXES = (
+    "SELECT count(bt_index_check(c.oid, true)) FROM pg_index i "
+    "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+    "WHERE a.amname = 'btree' AND c.relnamespace = 'public'::regnamespace"
+)
+AMCHECK_HEAP = (
+    "SELECT c.relname || ' block ' || v.blkno || ': ' || v.msg FROM pg_class c, "
+    "LATERAL verify_heapam(c.oid) v WHERE c.relnamespace = 'public'::regnamespace "
+    "AND c.relkind = 'r' LIMIT 3"
+)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every state of one recording is checked with."""
+
+    recording: Path  # the write log and the base images
+    files: list[dict]  # the recorded images, in file-id order
+    ops: Sequence[Op]
+    workspace: Path
+    fstype: str
+    mount_options: str
+    workdir: Path  # the target's workdir, relative to its mount point
+    fsck: Callable[[str], list[str]] | None
+    bins: PgBinaries
+    user: proc.RunAs
+    ledger: Ledger
+    checksums: bool  # the cluster has data checksums
+    acks: Acks
+    logs: Path  # where a failing state's server log and words are kept
+
+
+@dataclass
+class StateResult:
+    state: CrashState
+    lost: int = 0  # acknowledged commits missing
+    lost_seconds: float = 0.0  # the oldest lost commit's age at the cut
+    corrupt: list[str] = field(default_factory=list)  # the checks that failed
+    words: list[str] = field(default_factory=list)  # what they said
+    fs_recovery_s: float | None = None
+    pg_recovery_s: float | None = None
+    seconds: float = 0.0
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.lost or self.corrupt)
+
+    def describe(self) -> dict:
+        return {
+            **self.state.describe(),
+            "lost_commits": self.lost,
+            "lost_seconds": round(self.lost_seconds, 3),
+            "corrupt": self.corrupt,
+            "words": self.words,
+            "fs_recovery_s": self.fs_recovery_s,
+            "pg_recovery_s": self.pg_recovery_s,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _fail(result: StateResult, check: str, words: str) -> None:
+    if check not in result.corrupt:
+        result.corrupt.append(check)
+    result.words.append(f"{check}: {words.strip()[:300]}")
+
+
+def _read_check(text: str) -> str:
+    """Which check a failed read is: a page whose checksum is wrong, or another error."""
+    return "checksums" if "checksum" in text or "invalid page" in text else "read"
+
+
+def build_images(setup: Setup, state: CrashState, held: Held) -> list[Path]:
+    """The state's images in the workspace: clones of the base, the state's writes on."""
+    images = []
+    for f in setup.files:
+        image = setup.workspace / f"state-{f['name']}"
+        held.hold("file", path=str(image))
+        clone(setup.recording / f"{f['name']}.base", image)
+        images.append(image)
+    fds = [os.open(image, os.O_WRONLY) for image in images]
+    data = os.open(setup.recording / DATA, os.O_RDONLY)
+    try:
+        for file, offset, pos, length in runs(setup.ops, state.pieces):
+            os.pwrite(fds[file], os.pread(data, length, pos), offset)
+    finally:
+        for fd in (*fds, data):
+            os.close(fd)
+    return images
+
+
+def _commits(cluster: Cluster, setup: Setup, state: CrashState, result: StateResult) -> None:
+    present: dict[int, set[int]] = {}
+    out = cluster.sql("SELECT client, seq FROM crash_commits")
+    for line in out.splitlines():
+        c, s = line.split("|")
+        present.setdefault(int(c), set()).add(int(s))
+    oldest = None
+    for client, upto in setup.acks.required(state.time).items():
+        have = present.get(client, set())
+        missing = [s for s in range(1, upto + 1) if s not in have]
+        result.lost += len(missing)
+        if missing:
+            acked = setup.acks.times[client][missing[0] - 1]
+            oldest = acked if oldest is None else min(oldest, acked)
+    if oldest is not None:
+        result.lost_seconds = max(0.0, state.time - oldest)
+
+
+def _server_checks(cluster: Cluster, setup: Setup, state: CrashState, r: StateResult) -> None:
+    try:
+        _commits(cluster, setup, state, r)
+    except CommandFailed as exc:
+        _fail(r, _read_check(str(exc)), str(exc))
+    try:
+        cluster.sql(AMCHECK_INDEXES)
+        if heap := cluster.sql(AMCHECK_HEAP):
+            _fail(r, "amcheck", heap.replace("\n", " | "))
+    except CommandFailed as exc:
+        text = str(exc)
+        _fail(
+            r, "amcheck" if "index" in text and "checksum" not in text else _read_check(text), text
+        )
+
+
+def check_state(setup: Setup, state: CrashState) -> StateResult:
+    """Build, recover and check ``state``; everything made is taken apart again."""
+    started = time.monotonic()
+    result = StateResult(state)
+    log = setup.logs / f"state-{state.number}-postgres.log"
+    with contextlib.ExitStack() as stack:
+        held = Held(setup.ledger, stack)
+        images = build_images(setup, state, held)
+        devices = [attach(held, image) for image in images]
+        point = mounted = None
+        t0 = time.monotonic()
+        try:
+            mounted = mount(held, devices[0], setup.fstype, setup.mount_options, "pgfsbench-state-")
+            point = Path(mounted["path"])
+            result.fs_recovery_s = time.monotonic() - t0
+        except CommandFailed as exc:
+            _fail(result, "mount", str(exc))
+        if point is not None:
+            pgdata = point / setup.workdir / "pgdata"
+            # The server that wrote it is still running on the target: a power cut
+            # would have ended it; its pid file would stop this one.
+            with contextlib.suppress(FileNotFoundError):
+                (pgdata / "postmaster.pid").unlink()
+            t1 = time.monotonic()
+            try:
+                with running_cluster(
+                    setup.bins, setup.user, point / setup.workdir, setup.ledger, {}, log
+                ) as cluster:
+                    result.pg_recovery_s = time.monotonic() - t1
+                    _server_checks(cluster, setup, state, result)
+            except CommandFailed as exc:
+                if result.pg_recovery_s is None:
+                    _fail(result, "start", _last_log_words(log) or str(exc))
+                else:
+                    raise
+            if result.pg_recovery_s is not None and setup.checksums:
+                sums = proc.run(
+                    [setup.bins.tool("pg_checksums"), "--check", "-D", str(pgdata)],
+                    as_user=setup.user,
+                    check=False,
+                )
+                if not sums.ok:
+                    _fail(result, "checksums", _bad_checksums(sums))
+        if mounted is not None:  # unmounted before the filesystem's own check
+            if problems := setup.ledger.release(mounted):
+                _fail(result, "mount", "; ".join(problems))
+        if setup.fsck is not None and point is not None:
+            fsck = proc.run(setup.fsck(devices[0]), check=False)
+            if not fsck.ok:
+                _fail(result, "fsck", " | ".join((fsck.stdout + fsck.stderr).splitlines()[-3:]))
+    if not result.bad:
+        with contextlib.suppress(FileNotFoundError):
+            log.unlink()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _last_log_words(log: Path) -> str:
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    serious = [l for l in lines if any(w in l for w in ("PANIC:", "FATAL:", "ERROR:"))]
+    return " | ".join(serious[-2:])
+
+
+def _bad_checksums(result: proc.CommandResult) -> str:
+    lines = (result.stdout + result.stderr).splitlines()
+    bad = [l for l in lines if l.startswith("Bad checksums")]
+    first = [l for l in lines if "checksum verification failed" in l][:1]
+    return " | ".join(bad + first) or " | ".join(lines[-2:])
+
+
+__all__ = ["CHECKS", "TABLES", "Setup", "StateResult", "check_state"]
