@@ -110,13 +110,28 @@ def test_plan_states_covers_flush_points_and_every_random_model_reproducibly():
     assert len(states) == 40
     assert [s.number for s in states] == list(range(40))
     models = [s.model for s in states]
-    assert models.count("flush") == 8  # a fifth
+    assert models.count("flush") == 4  # a tenth
+    assert models.count("torn") == 18  # half the others
     assert {"torn", "subset", "reorder", "prefix"} <= set(models)
     last_flush = max(i for i, op in enumerate(ops) if op.is_flush)
     assert any(s.point == last_flush + 1 for s in states if s.model == "flush")
     assert plan_states(ops, 40, seed=7) == states
     assert plan_states(ops, 40, seed=8) != states
     assert plan_states([], 10) == []
+
+
+def test_a_torn_state_is_cut_right_after_a_write_a_tear_can_split():
+    ops = log(
+        *[
+            (WRITE, 0, i * 8 * KB, 8 * KB if i % 3 == 0 else 4 * KB) if i % 4 else (FLUSH, 0, 0, 0)
+            for i in range(100)
+        ]
+    )
+    torn = [s for s in plan_states(ops, 50, seed=2) if s.model == "torn"]
+    assert torn and all(ops[s.point - 1].length == 8 * KB for s in torn)
+    # a multi-sector write flushed at once (a WAL write) is passed over for one that is not
+    assert not any(s.point < len(ops) and ops[s.point].is_flush for s in torn)
+    assert any(s.point < len(ops) for s in torn)
 
 
 def test_without_a_flush_every_write_stays_in_the_cache():

@@ -12,9 +12,10 @@ A check that fails makes the state corrupt, named by the check:
 
 - ``mount``: the filesystem did not mount (its recovery failed);
 - ``start``: PostgreSQL did not start (its recovery failed);
-- ``read``: reading the tables failed (a checksum or page error on the way);
+- ``read``: reading the tables failed;
 - ``amcheck``: amcheck found a broken index or heap page;
-- ``checksums``: pg_checksums found pages whose checksum is wrong;
+- ``checksums``: a page whose checksum is wrong: pg_checksums found it, or reading the
+  tables or amcheck met it ("invalid page");
 - ``fsck``: the filesystem's own check found damage.
 
 Everything the check makes is in the ledger before it exists.
@@ -102,14 +103,18 @@ class StateResult:
 
 
 def _fail(result: StateResult, check: str, words: str) -> None:
+    if check in ("read", "amcheck") and ("invalid page" in words or "checksum" in words):
+        check = "checksums"  # the server's page verification: a data checksum failed
     if check not in result.corrupt:
         result.corrupt.append(check)
     result.words.append(f"{check}: {words.strip()[:300]}")
 
 
-def _read_check(text: str) -> str:
-    """Which check a failed read is: a page whose checksum is wrong, or another error."""
-    return "checksums" if "checksum" in text or "invalid page" in text else "read"
+def _said(exc: CommandFailed) -> str:
+    """What a failed client said (the server's error), without its command line."""
+    text = (exc.result.stderr or exc.result.stdout).strip()
+    lines = [l for l in text.splitlines() if not l.startswith(("LINE ", " "))]
+    return " | ".join(lines[:2]) or str(exc)
 
 
 def build_images(setup: Setup, state: CrashState, held: Held) -> list[Path]:
@@ -153,16 +158,13 @@ def _server_checks(cluster: Cluster, setup: Setup, state: CrashState, r: StateRe
     try:
         _commits(cluster, setup, state, r)
     except CommandFailed as exc:
-        _fail(r, _read_check(str(exc)), str(exc))
+        _fail(r, "read", _said(exc))
     try:
         cluster.sql(AMCHECK_INDEXES)
         if heap := cluster.sql(AMCHECK_HEAP):
             _fail(r, "amcheck", heap.replace("\n", " | "))
     except CommandFailed as exc:
-        text = str(exc)
-        _fail(
-            r, "amcheck" if "index" in text and "checksum" not in text else _read_check(text), text
-        )
+        _fail(r, "amcheck", _said(exc))
 
 
 def check_state(setup: Setup, state: CrashState) -> StateResult:

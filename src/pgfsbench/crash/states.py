@@ -15,7 +15,10 @@ The models:
   arrival order;
 - ``reorder``: as ``subset``, in a random order (an older write may land over a newer one);
 - ``torn``: the durable writes, then a random half of the 4 kB sectors of each unflushed
-  write (so 8 kB pages torn into their halves), in arrival order.
+  write (so 8 kB pages torn into their halves), in arrival order; its cut falls right
+  after a write of more than one sector that no flush of its file followed at once
+  (background writeback, a checkpoint's pages: a WAL write is flushed at once, and a
+  tear of it costs only the unacknowledged commit its checksum rejects).
 
 A commit acknowledged before the cut must survive: the cut is at the arrival of the
 point's last operation (``CrashState.time``), and a commit whose acknowledgement the
@@ -33,8 +36,10 @@ from dataclasses import dataclass
 from pgfsbench.crash.writelog import Op
 
 SECTOR = 4096
-RANDOM_MODELS = ("torn", "subset", "reorder", "prefix")
-MODELS = ("flush", *RANDOM_MODELS)
+# Half the random states are torn: the most general model (a subset, sector by sector)
+# and the one a 4 kB-sector disk under 8 kB pages meets.
+RANDOM_MODELS = ("torn", "subset", "torn", "reorder", "torn", "prefix")
+MODELS = ("flush", "torn", "subset", "reorder", "prefix")
 
 
 @dataclass(frozen=True)
@@ -126,24 +131,41 @@ def build(number: int, model: str, ops: Sequence[Op], point: int, rng: random.Ra
     )
 
 
+def _tearable(ops: Sequence[Op], writes: list[int]) -> list[int]:
+    """The writes a torn state is cut after: more than one sector, and the next
+    operation on their file is not a flush; failing those, any multi-sector write,
+    failing those, any write."""
+    next_is_flush: dict[int, bool] = {}
+    last_write: dict[int, int] = {}
+    for i, op in enumerate(ops):
+        if op.file in last_write:
+            next_is_flush[last_write.pop(op.file)] = op.is_flush
+        if not op.is_flush:
+            last_write[op.file] = i
+    big = [i for i in writes if ops[i].length > SECTOR]
+    return [i for i in big if not next_is_flush.get(i, False)] or big or writes
+
+
 def plan_states(ops: Sequence[Op], count: int, seed: int = 0) -> list[CrashState]:
-    """``count`` states over the recording: up to a fifth at flush points (spread evenly
+    """``count`` states over the recording: up to a tenth at flush points (spread evenly
     over them, the last flush always among them), the rest at random cuts, the random
-    models taking turns. Empty when nothing was recorded."""
+    models taking turns (half of them torn). Empty when nothing was recorded."""
     if not ops or count < 1:
         return []
     rng = random.Random(seed)
     flushes = [i for i, op in enumerate(ops) if op.is_flush]
-    n_flush = min(len(flushes), max(1, count // 5)) if flushes else 0
+    n_flush = min(len(flushes), max(1, count // 10)) if flushes else 0
     picks = [flushes[round(k * (len(flushes) - 1) / max(1, n_flush - 1))] for k in range(n_flush)]
     if n_flush == 1:
         picks = [flushes[-1]]
     states = [build(n, "flush", ops, i + 1, rng) for n, i in enumerate(dict.fromkeys(picks))]
     writes = [i for i, op in enumerate(ops) if not op.is_flush]
+    tearable = _tearable(ops, writes)
     at_flushes = len(states)
     for n in range(at_flushes, count if writes else at_flushes):
         model = RANDOM_MODELS[(n - at_flushes) % len(RANDOM_MODELS)]
-        states.append(build(n, model, ops, rng.choice(writes) + 1, rng))
+        cut = rng.choice(tearable if model == "torn" else writes)
+        states.append(build(n, model, ops, cut + 1, rng))
     return states
 
 
