@@ -28,9 +28,11 @@ import pytest
 from tests.integration.conftest import CLI, cli, export, ledgers, leftovers
 from tests.integration.plans import SMALL_BUFFERS, ext4, plan_toml
 
-# Few states, a short recording: enough for each finding here (half the random states
-# are torn); the figures at 100 states are in benchmarks/README.md.
-CRASH = {"type": "crash", "seconds": 4, "states": 20}
+# Few states, a short recording: enough for each finding here. Measured at 40 states
+# (3 s recorded): full_page_writes=off corrupted 9 of 18 torn states, fsync=off 16 of
+# 40 states; with 16 states (8 torn) each misses in under 1% of campaigns. The figures
+# at 100 states are in benchmarks/README.md.
+CRASH = {"type": "crash", "seconds": 3, "states": 16}
 WRITEBACK = {"vm.dirty_expire_centisecs": 50, "vm.dirty_writeback_centisecs": 50}
 
 
@@ -90,8 +92,9 @@ def test_synchronous_commit_off_loses_only_recent_commits(campaign):
     m = _metrics(doc)["async-commit"]
     assert m["crash.lost_commit_states"] > 0
     assert m["crash.corrupt_states"] == 0
-    # the WAL writer flushes at least every 3 x wal_writer_delay (200 ms)
-    assert 0 < m["crash.lost_seconds_max"] < 1.0
+    # the WAL writer flushes at least every 3 x wal_writer_delay (200 ms): seen 0.2 s;
+    # the margin is for a loaded machine
+    assert 0 < m["crash.lost_seconds_max"] < 1.5
     assert all(not s["corrupt"] for s in _states(results, "async-commit"))
 
 

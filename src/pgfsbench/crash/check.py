@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +84,7 @@ class StateResult:
     fs_recovery_s: float | None = None
     pg_recovery_s: float | None = None
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds each step took
 
     @property
     def bad(self) -> bool:
@@ -99,6 +100,7 @@ class StateResult:
             "fs_recovery_s": self.fs_recovery_s,
             "pg_recovery_s": self.pg_recovery_s,
             "seconds": round(self.seconds, 3),
+            "phases": self.phases,
         }
 
 
@@ -167,6 +169,15 @@ def _server_checks(cluster: Cluster, setup: Setup, state: CrashState, r: StateRe
         _fail(r, "amcheck", _said(exc))
 
 
+@contextlib.contextmanager
+def _phase(result: StateResult, name: str) -> Iterator[None]:
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        result.phases[name] = round(time.monotonic() - started, 4)
+
+
 def check_state(setup: Setup, state: CrashState) -> StateResult:
     """Build, recover and check ``state``; everything made is taken apart again."""
     started = time.monotonic()
@@ -174,54 +185,71 @@ def check_state(setup: Setup, state: CrashState) -> StateResult:
     log = setup.logs / f"state-{state.number}-postgres.log"
     with contextlib.ExitStack() as stack:
         held = Held(setup.ledger, stack)
-        images = build_images(setup, state, held)
-        devices = [attach(held, image) for image in images]
+        with _phase(result, "build"):
+            images = build_images(setup, state, held)
+            devices = [attach(held, image) for image in images]
         point = mounted = None
-        t0 = time.monotonic()
         try:
-            mounted = mount(held, devices[0], setup.fstype, setup.mount_options, "pgfsbench-state-")
+            with _phase(result, "mount"):
+                mounted = mount(
+                    held, devices[0], setup.fstype, setup.mount_options, "pgfsbench-state-"
+                )
             point = Path(mounted["path"])
-            result.fs_recovery_s = time.monotonic() - t0
+            result.fs_recovery_s = result.phases["mount"]
         except CommandFailed as exc:
             _fail(result, "mount", str(exc))
         if point is not None:
-            pgdata = point / setup.workdir / "pgdata"
-            # The server that wrote it is still running on the target: a power cut
-            # would have ended it; its pid file would stop this one.
-            with contextlib.suppress(FileNotFoundError):
-                (pgdata / "postmaster.pid").unlink()
-            t1 = time.monotonic()
-            try:
-                with running_cluster(
-                    setup.bins, setup.user, point / setup.workdir, setup.ledger, {}, log
-                ) as cluster:
-                    result.pg_recovery_s = time.monotonic() - t1
-                    _server_checks(cluster, setup, state, result)
-            except CommandFailed as exc:
-                if result.pg_recovery_s is None:
-                    _fail(result, "start", _last_log_words(log) or str(exc))
-                else:
-                    raise
-            if result.pg_recovery_s is not None and setup.checksums:
-                sums = proc.run(
-                    [setup.bins.tool("pg_checksums"), "--check", "-D", str(pgdata)],
-                    as_user=setup.user,
-                    check=False,
-                )
-                if not sums.ok:
-                    _fail(result, "checksums", _bad_checksums(sums))
+            _postgres(setup, state, result, point, log)
         if mounted is not None:  # unmounted before the filesystem's own check
-            if problems := setup.ledger.release(mounted):
-                _fail(result, "mount", "; ".join(problems))
+            with _phase(result, "umount"):
+                if problems := setup.ledger.release(mounted):
+                    _fail(result, "mount", "; ".join(problems))
         if setup.fsck is not None and point is not None:
-            fsck = proc.run(setup.fsck(devices[0]), check=False)
+            with _phase(result, "fsck"):
+                fsck = proc.run(setup.fsck(devices[0]), check=False)
             if not fsck.ok:
                 _fail(result, "fsck", " | ".join((fsck.stdout + fsck.stderr).splitlines()[-3:]))
+        teardown = time.monotonic()
+    result.phases["teardown"] = round(time.monotonic() - teardown, 4)
     if not result.bad:
         with contextlib.suppress(FileNotFoundError):
             log.unlink()
     result.seconds = time.monotonic() - started
     return result
+
+
+def _postgres(setup: Setup, state: CrashState, result: StateResult, point: Path, log: Path) -> None:
+    """PostgreSQL's recovery on the mounted state, the checks through the server, then
+    pg_checksums on the stopped cluster."""
+    pgdata = point / setup.workdir / "pgdata"
+    # The server that wrote it is still running on the target: a power cut would have
+    # ended it; its pid file would stop this one.
+    with contextlib.suppress(FileNotFoundError):
+        (pgdata / "postmaster.pid").unlink()
+    start = time.monotonic()
+    try:
+        with running_cluster(
+            setup.bins, setup.user, point / setup.workdir, setup.ledger, {}, log
+        ) as cluster:
+            result.pg_recovery_s = result.phases["start"] = round(time.monotonic() - start, 4)
+            with _phase(result, "checks"):
+                _server_checks(cluster, setup, state, result)
+            stop = time.monotonic()
+    except CommandFailed as exc:
+        if result.pg_recovery_s is not None:
+            raise
+        _fail(result, "start", _last_log_words(log) or str(exc))
+        return
+    result.phases["stop"] = round(time.monotonic() - stop, 4)
+    if setup.checksums:
+        with _phase(result, "pg_checksums"):
+            sums = proc.run(
+                [setup.bins.tool("pg_checksums"), "--check", "-D", str(pgdata)],
+                as_user=setup.user,
+                check=False,
+            )
+        if not sums.ok:
+            _fail(result, "checksums", _bad_checksums(sums))
 
 
 def _last_log_words(log: Path) -> str:
