@@ -37,10 +37,11 @@ from pgfsbench.crash.workspace import Held, attach, clone, mount
 from pgfsbench.crash.writelog import DATA, Op
 from pgfsbench.errors import CommandFailed
 from pgfsbench.ledger import Ledger
+from pgfsbench.metrics import CRASH_CHECKS
 from pgfsbench.postgres.binaries import PgBinaries
 from pgfsbench.postgres.cluster import Cluster, running_cluster
 
-CHECKS = ("mount", "start", "read", "amcheck", "checksums", "fsck")
+CHECKS = CRASH_CHECKS
 
 AMCHECK_INDEXES = (
     "SELECT count(bt_index_check(c.oid, true)) FROM pg_index i "

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from pgfsbench.errors import UserError
-from pgfsbench.metrics import Artifact, Metric, WorkloadResult
+from pgfsbench.metrics import CRASH_CHECKS, Artifact, Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
     from pgfsbench.workloads.base import RunContext
 
 MB = 2**20
-CHECKS = ("mount", "start", "read", "amcheck", "checksums", "fsck")  # crash/check.py's
+CHECKS = CRASH_CHECKS
 SECONDS_PER_STATE = 2.5  # plan check's estimate (a 2-core VM, tiny image)
 
 
