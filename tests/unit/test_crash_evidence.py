@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import json
 
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.crashtest import CrashTest, crash_tests
-from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, durabilities, stated
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.caveats.crashtest import CrashTest, crash_tests
+from pgfsbench.analysis.caveats.durability import (
+    MAY_LOSE_COMMITS,
+    SAFE,
+    UNSAFE,
+    durabilities,
+    stated,
+)
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
-from pgfsbench.export.json import campaign_data
+from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.formats.json import campaign_data
 from pgfsbench.metrics import CRASH_CHECKS, Metric, WorkloadResult
 from pgfsbench.store.read import load_campaign
 from tests.unit.test_advice import build

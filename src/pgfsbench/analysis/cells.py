@@ -3,7 +3,7 @@
 With repetitions, a cell holds one value per round; everything statistical
 (medians, confidence intervals, verdicts, chart whiskers) starts here. Each
 value keeps its round, so two targets measured in the same rounds of the same
-campaign can be compared within rounds (``analysis/paired.py``). Repetition 0
+campaign can be compared within rounds (``analysis/stats/paired.py``). Repetition 0
 is a settling round (a reused target's first, uncounted visit): counted so the
 report can show it ran, never a sample.
 """

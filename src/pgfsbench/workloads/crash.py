@@ -31,7 +31,7 @@ from pgfsbench.metrics import CRASH_CHECKS, Artifact, Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 2**20
 CHECKS = CRASH_CHECKS
