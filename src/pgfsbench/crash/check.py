@@ -67,6 +67,7 @@ class Setup:
     mount_options: str
     workdir: Path  # the target's workdir, relative to its mount point
     fsck: Callable[[str], list[str]] | None
+    forget: Callable[[str], list[str]] | None  # the recipe's forget_device
     bins: PgBinaries
     user: proc.RunAs
     ledger: Ledger
@@ -189,6 +190,10 @@ def check_state(setup: Setup, state: CrashState) -> StateResult:
         with _phase(result, "build"):
             images = build_images(setup, state, held)
             devices = [attach(held, image) for image in images]
+        if setup.forget is not None:
+            forget = setup.forget
+            proc.run(forget(devices[0]), check=False)
+            stack.callback(lambda: proc.run(forget(devices[0]), check=False))
         point = mounted = None
         try:
             with _phase(result, "mount"):

@@ -159,6 +159,7 @@ def run(ctx: RunContext, params: CrashWorkload) -> WorkloadResult:
             mount_options=mount_options,
             workdir=Path(os.path.relpath(ctx.target.workdir, point)),
             fsck=recipe.fsck if recipe else None,
+            forget=recipe.forget_device if recipe else None,
             bins=cluster.bins,
             user=cluster.user,
             ledger=ctx.ledger,
