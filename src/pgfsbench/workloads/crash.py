@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 MB = 2**20
 CHECKS = CRASH_CHECKS
-SECONDS_PER_STATE = 1.0  # plan check's estimate: 0.65 s measured on ext4 (2-core VM, 256 MB image)
+# plan check's estimate: 0.4-1.0 s measured a state (2-core VM, 256 MB images; btrfs the
+# slowest: benchmarks/README.md)
+SECONDS_PER_STATE = 0.8
 
 
 class CrashWorkload(WorkloadBase):
