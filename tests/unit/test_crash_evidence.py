@@ -16,7 +16,7 @@ from pgfsbench.analysis.caveats.durability import (
     stated,
 )
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.formats.json import campaign_data
 from pgfsbench.metrics import CRASH_CHECKS, Metric, WorkloadResult
 from pgfsbench.store.read import load_campaign

@@ -236,6 +236,13 @@ KIND = WorkloadKind(
     params=CrashWorkload,
     run=run,
     headline="crash.bad_state_pct",
+    labels={
+        "crash.bad_state_pct": "crash states lost or corrupt",
+        "crash.lost_commit_states": "crash states that lost commits",
+        "crash.corrupt_states": "corrupt crash states",
+        "crash.lost_seconds_max": "acknowledged commits lost (s)",
+        "crash.pg_recovery_s": "PostgreSQL recovery time",
+    },
     seconds=lambda p: 15 + p.seconds + SECONDS_PER_STATE * p.states,
     disk_bytes=lambda p, tables: 128 * MB,
     records_device=True,
