@@ -11,7 +11,8 @@ BIN := $(VENV)/bin
 # with, constraints.txt the exact versions of everything installed.
 CONSTRAINTS := constraints.txt
 # fonts-liberation: chromium only recommends it, and the report's browser tests need a font.
-APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse chromium fonts-liberation
+# libfuse2: the crash workload's recording layer (mfusepy loads it).
+APT_PACKAGES := e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk fio sysstat passwd postgresql-15 mdadm lvm2 zfs-fuse libfuse2 chromium fonts-liberation
 RESULTS ?= results/demo-$(shell date +%Y%m%d-%H%M%S)
 # make try's results directory: the shipped campaign unpacked (made afresh each time).
 TRY := results/try

@@ -69,6 +69,7 @@ def checks() -> list[Check]:
             )
         )
     out.append(zfs_check())
+    out.append(recording_check())
     out += volume_checks()
     bins = None
     try:
@@ -116,6 +117,20 @@ def compsize_check() -> Check:
         found is not None,
         f"at {found} (btrfs compression sizes)" if found else "not found",
         "" if found else "apt-get install btrfs-compsize",
+        required=False,
+    )
+
+
+def recording_check() -> Check:
+    """The crash workload's recording layer: /dev/fuse and libfuse (crash/recorder.py)."""
+    from pgfsbench.crash.recording import unavailable_reason
+
+    reason = unavailable_reason()
+    return Check(
+        "crash recording layer (FUSE)",
+        reason is None,
+        "/dev/fuse and libfuse" if reason is None else reason,
+        "" if reason is None else "apt-get install libfuse2 (make setup); modprobe fuse",
         required=False,
     )
 

@@ -12,6 +12,9 @@ from pathlib import Path
 # and the byte totals come from the first and last sample, so they do not depend on it.
 # Here, with the vocabulary, so the read side need not import the workload.
 SEQWRITE_SAMPLE_INTERVAL = 0.1
+# The checks of a crash state (crash/check.py), each a ``crash.corrupt.<check>`` metric
+# the durability column reads (analysis/crashtest.py).
+CRASH_CHECKS = ("mount", "start", "read", "amcheck", "checksums", "fsck")
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,23 @@ def _memory(plan: Plan, context: CheckContext) -> list[str]:
 
 
 BOTH = frozenset(STAGES)
+
+
 # The order is run's: what is cheapest and most often wrong first, mkfs's dry runs late.
+def _recording(plan: Plan, context: CheckContext) -> list[str]:
+    """A plan with a crash workload needs the recording layer: /dev/fuse and libfuse."""
+    if not plan.records_device():
+        return []
+    from pgfsbench.crash.recording import unavailable_reason
+
+    if reason := unavailable_reason():
+        raise UserError(
+            f"the crash workload records through a FUSE filesystem, and {reason}; "
+            "'pgfsbench doctor' lists what is missing"
+        )
+    return []
+
+
 SIZES = Check("sizes", BOTH, 10, _sizes)
 DIRS = Check("dirs", frozenset({RUN}), 20, _dirs)  # the plan may be checked elsewhere
 KNOBS = Check("knobs", BOTH, 30, _knobs)
@@ -290,3 +306,4 @@ DEVICES = Check("devices", frozenset({RUN}), 50, _devices)  # needs --allow-form
 MKFS = Check("mkfs", BOTH, 60, _mkfs)
 ZFS = Check("zfs", BOTH, 70, _zfs)
 MEMORY = Check("memory", BOTH, 15, _memory)  # cheap: two small files
+RECORDING = Check("recording", BOTH, 80, _recording)  # loads libfuse

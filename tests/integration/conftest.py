@@ -163,6 +163,8 @@ def leftovers() -> list[str]:
             continue
         if "postgres" in args and "pgfsbench" in args and " -D " in args:
             found.append(f"process: {args}")
+        if "pgfsbench.crash.recorder" in args:
+            found.append(f"process: the recording layer: {args}")
     found += [f"scratch: {p}" for p in glob.glob("/var/tmp/pgfsbench-run-*")]
     found += [f"socket dir: {p}" for p in glob.glob("/tmp/pgfsb-*")]
     found += [f"cgroup: {p}" for p in glob.glob("/sys/fs/cgroup/*/pgfsbench-*")]

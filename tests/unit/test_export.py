@@ -114,7 +114,7 @@ def test_export_structure(tmp_path: Path) -> None:
         "status": "ok",
         "reason": None,
         "effective_mount_options": ["rw", "noatime"],
-        "durability": {"level": "safe", "reasons": []},
+        "durability": {"level": "safe", "reasons": [], "crash_test": None, "measured_level": None},
         "caveats": [],
     }
     # what was not recorded is there, empty: one shape for every target

@@ -40,8 +40,10 @@ def _recorded_kinds() -> dict[str, str]:
                 continue
             where = f"{path.relative_to(SRC)}:{call.lineno}"
             first = call.args[0]
-            if path == SRC / "provision" / "target.py" and ast.unparse(first) == "kind":
-                continue  # Provisioning.hold passes its caller's kind on: counted there
+            if path in (SRC / "provision" / "target.py", SRC / "crash" / "workspace.py") and (
+                ast.unparse(first) == "kind"
+            ):
+                continue  # Provisioning.hold, Held.hold pass their caller's kind on: counted there
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 kinds[first.value] = where
             elif ast.unparse(first) == "knob.kind":

@@ -135,7 +135,12 @@ class Machine:
                 yield target
         else:
             with loop_target(
-                spec, c.options.results_dir / "images", c.ledger, c.options.keep, c.user
+                spec,
+                c.options.results_dir / "images",
+                c.ledger,
+                c.options.keep,
+                c.user,
+                recorded=c.plan.records_device(),
             ) as target:
                 yield target
 

@@ -51,7 +51,7 @@ def plans(
         table.add_row(
             Text(name, style="bold"),
             Text(study[1] if study else "—"),
-            Text(", ".join(t.name for t in the_plan.targets)),
+            Text(_names([t.name for t in the_plan.targets])),
             Text(minutes_text(info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60)),
         )
     console.print(table)
@@ -62,6 +62,18 @@ def plans(
             style="dim",
         )
     )
+
+
+def _names(names: list[str], width: int = 30) -> str:
+    """The names that fit in ``width`` characters, then how many more: one line each."""
+    shown: list[str] = []
+    for i, name in enumerate(names):
+        rest = len(names) - i - 1
+        more = f", +{rest} more" if rest else ""
+        if shown and len(", ".join([*shown, name]) + more) > width:
+            return ", ".join(shown) + f", +{len(names) - i} more"
+        shown.append(name)
+    return ", ".join(shown)
 
 
 plan_app = typer.Typer(help="Work with plan files.", no_args_is_help=True, rich_markup_mode=None)

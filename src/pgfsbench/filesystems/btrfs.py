@@ -298,6 +298,8 @@ RECIPES = (
         geometry=geometry,
         atomic_writes=AtomicWrites("btrfs copy-on-write", unless=frozenset({"nodatacow"})),
         durability_notes={"nodatacow": "nodatacow turns off btrfs data checksums for these files"},
+        fsck=lambda device: ["btrfs", "check", "--readonly", device],
+        forget_device=lambda device: ["btrfs", "device", "scan", "--forget", device],
         offers=offers,
     ),
 )

@@ -305,6 +305,7 @@ def _ext(fs: str, log_device) -> Recipe:
         atomic_writes=None,
         durability_notes={},
         kernel_driver="ext4",
+        fsck=lambda device: ["e2fsck", "-fn", device],
         stripe=StripeOptions(given=stripe_given, add=with_stripe),
         offers=offers,
     )

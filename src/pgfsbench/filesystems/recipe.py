@@ -203,6 +203,17 @@ class Recipe:
     """Written but never run on a machine whose kernel has the filesystem: the report
     and doctor say so until someone runs it."""
 
+    # --- crash testing (crash/check.py) ---
+    # A read-only consistency check of the unmounted device (e2fsck -fn), run on each
+    # crash state after its checks; None: none is run.
+    fsck: Callable[[str], list[str]] | None = None
+    # Mount options a copy of a mounted filesystem needs to mount beside it (xfs nouuid).
+    clone_mount_options: tuple[str, ...] = ()
+    # Run on a copy's device before it is mounted and after it is unmounted (btrfs: the
+    # kernel forgets what it registered of the device, or a loop device reused for the
+    # next copy is taken for the mounted original's: "File exists").
+    forget_device: Callable[[str], list[str]] | None = None
+
     # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
     pooled: bool = False
     """Made by provision/zfs_pool.py instead of mkfs_argv + mount_argv."""

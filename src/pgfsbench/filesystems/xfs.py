@@ -198,6 +198,8 @@ RECIPES = (
         kernel_defaults=KERNEL_DEFAULTS,
         geometry=geometry,
         atomic_writes=None,
+        fsck=lambda device: ["xfs_repair", "-n", device],
+        clone_mount_options=("nouuid",),
         durability_notes={},
         stripe=StripeOptions(given=stripe_given, add=with_stripe),
         offers=offers,

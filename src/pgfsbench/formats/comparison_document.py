@@ -139,7 +139,10 @@ class Verdict(TypedDict):
     details: list[str]
     """each pair's test: ratio, CI, p, design, the round that decided it"""
     durability: dict[str, str]
-    """column → crash-safety class"""
+    """column → crash-safety class, by rule (from the settings)"""
+    crash_tests: dict[str, str]
+    """column → what a crash test measured on it, beside the rule's class (only the
+    columns where one ran): '0 of 200 states lost a commit or were corrupt ...'"""
     warning: str | None
     """the winner (or leader) is not crash-safe"""
     caveats: list[str]

@@ -220,7 +220,13 @@ class Durability(TypedDict):
     """The target's crash-safety class and why."""
 
     level: Level
+    """by rule, from the effective mount options and PostgreSQL's settings"""
     reasons: list[str]
+    crash_test: str | None
+    """what a crash test measured on the target, beside the rule (null: none ran)"""
+    measured_level: Level | None
+    """the class the crash test found (null: none ran); the recommendation goes by the
+    worse of the two"""
 
 
 @with_config(CLOSED)

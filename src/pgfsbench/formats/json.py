@@ -32,6 +32,7 @@ from pgfsbench.compare.comparison import Comparison
 from pgfsbench.formats.registry import COMPARISON, EXPORT, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
+    from pgfsbench.analysis.caveats.durability import Durability as DurabilityClass
     from pgfsbench.analysis.table import Cell, Row, Table
     from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
     from pgfsbench.formats.comparison_document import ComparisonData, ComparisonDocument
@@ -176,7 +177,10 @@ def campaign_data(campaign: Campaign) -> ExportDocument:
     """What ``export`` writes, as Python data for ``_dump``: cleaned to valid JSON but
     for the series, whose points are the stored (t, value) tuples (orjson writes each
     as an array and a non-finite value as null)."""
+    from pgfsbench.analysis.caveats.durability import durabilities
+
     fs_of = {t.name: t.fs for t in campaign.targets}
+    classes = durabilities(campaign)
     return {
         "schema_version": SCHEMA_VERSION,
         "pgfsbench_version": __version__,
@@ -192,7 +196,7 @@ def campaign_data(campaign: Campaign) -> ExportDocument:
             "plan_recorded": _clean(campaign.plan),
         },
         "schedule": cast("Schedule", _clean(campaign.schedule)),  # as recorded
-        "targets": [_target(t) for t in campaign.targets],
+        "targets": [_target(t, classes.get(t.name)) for t in campaign.targets],
         "runs": [_run(r, fs_of.get(r.target)) for r in campaign.runs],
         # Medians, CIs and verdicts per cell: the same numbers as the report.
         "comparison": cast("ComparisonData", _clean(_comparison(campaign))),
@@ -270,6 +274,7 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
                 "text": v.text,
                 "details": list(v.details),
                 "durability": v.durability,
+                "crash_tests": v.crash_tests,
                 "warning": v.warning or None,
                 "caveats": list(v.caveats),
             }
@@ -278,9 +283,8 @@ def comparison_data(table: Table, rows: list[Row], verdicts: list[VerdictLine]) 
     }
 
 
-def _target(t: StoredTarget) -> Target:
+def _target(t: StoredTarget, d: DurabilityClass | None) -> Target:
     # Imported here, not at the top: every command's --format help loads this module.
-    from pgfsbench.analysis.caveats.durability import target_durability
     from pgfsbench.analysis.caveats.notes import target_caveats
     from pgfsbench.formats.target_provenance import target_provenance
 
@@ -292,8 +296,13 @@ def _target(t: StoredTarget) -> Target:
         "reason": t.reason,
         "effective_mount_options": list(t.provenance.get("effective_mount_options") or []),
         "durability": (
-            {"level": cast("Level", d.level), "reasons": list(d.reasons)}
-            if (d := target_durability(t.provenance, t.fs))
+            {
+                "level": cast("Level", d.level),
+                "reasons": list(d.reasons),
+                "crash_test": d.crash_test.sentence() if d.crash_test else None,
+                "measured_level": cast("Level", d.crash_test.level) if d.crash_test else None,
+            }
+            if d is not None
             else None
         ),
         "caveats": target_caveats(t),

@@ -166,7 +166,13 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     ]
     for t in c.targets:
         d = durability[t.name]
-        safety = f"{d.level}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") if d else ""
+        safety = (
+            f"{d.level}"
+            + (f": {'; '.join(d.reasons)}" if d.reasons else "")
+            + (f"; {d.crash_test.sentence()}" if d.crash_test else "")
+            if d
+            else ""
+        )
         out.append(
             _row(
                 [

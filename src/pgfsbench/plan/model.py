@@ -584,6 +584,33 @@ class Plan(Strict):
                     raise ValueError(f"target '{t.name}': {problem}")
         return self
 
+    def records_device(self) -> bool:
+        """Whether a workload records the writes reaching each target's device (crash):
+        the loop images are then made in the recording layer."""
+        return any(registry.kind(w.type).records_device for w in self.workloads)
+
+    @model_validator(mode="after")
+    def _recordable_targets(self) -> Plan:
+        recording = [w.type for w in self.workloads if registry.kind(w.type).records_device]
+        if not recording:
+            return self
+        for t in self.targets:
+            if t.kind != "loop":
+                raise ValueError(
+                    f"target '{t.name}' is a {'directory' if t.kind == 'dir' else 'block device'}"
+                    f": the {recording[0]} workload records the writes that reach a loop "
+                    "image pgfsbench makes, and cannot intercept this one; measure it on a "
+                    "loop target (fs and size)"
+                )
+            if t.images > 1 or t.log_size is not None or t.volume is not None or t.fs == "zfs":
+                what = "a ZFS pool" if t.fs == "zfs" else "more than one image"
+                raise ValueError(
+                    f"target '{t.name}': the {recording[0]} workload builds crash states of "
+                    f"one loop image, and this target is {what}: give it one image, "
+                    "no log_size or volume"
+                )
+        return self
+
     @model_validator(mode="after")
     def _needed_before(self) -> Plan:
         types = [w.type for w in self.workloads]

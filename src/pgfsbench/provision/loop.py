@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pgfsbench import proc
+from pgfsbench.crash.recording import start_recorder
 from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.filesystems.recipe import Recipe
 from pgfsbench.filesystems.registry import recipe
@@ -128,10 +129,31 @@ def _direct_io_note(label: str, device: str, asked: bool) -> str:
     return f"{label} direct I/O: {state}{refused}"
 
 
+def _recording_layer(spec: Target, images_dir: Path, p: Provisioning) -> Path:
+    """The recording layer (crash/recorder.py) for the target's images, in the ledger
+    before it starts; returns where the images go: its mount."""
+    res = p.hold(
+        "recorder",
+        backing=str(images_dir / f".{spec.name}-recording"),
+        mountpoint=str(images_dir / f"{spec.name}-recorded"),
+        log=str(images_dir / f"{spec.name}-recorder.log"),
+    )
+    start_recorder(res)
+    p.ledger.save()
+    return Path(res["mountpoint"])
+
+
 @contextlib.contextmanager
 def loop_target(
-    spec: Target, images_dir: Path, ledger: Ledger, keep: bool, owner: proc.RunAs
+    spec: Target,
+    images_dir: Path,
+    ledger: Ledger,
+    keep: bool,
+    owner: proc.RunAs,
+    recorded: bool = False,
 ) -> Iterator[PreparedTarget]:
+    """The target made on loop images; ``recorded``: the images in a recording layer
+    (a crash workload records every write and flush that reaches them)."""
     name, fs, size_mb = spec.name, spec.fs, spec.size_mb
     assert fs is not None  # a loop target names its filesystem (the plan model checks)
     mount_options = spec.mount
@@ -161,6 +183,8 @@ def loop_target(
     with contextlib.ExitStack() as undo:
         p = Provisioning(ledger, undo)
         commands = p.commands
+        if recorded:
+            images_dir = _recording_layer(spec, images_dir, p)
         members = attach_images(spec, images_dir, p, keep)
         joined = join(spec, fs_recipe, members, p)
         device = joined.device
@@ -213,6 +237,11 @@ def loop_target(
             target.notes.append(_direct_io_note(label, member["device"], spec.direct_io))
         if log_device is not None:
             target.notes.append(_direct_io_note("log loop", log_device, spec.direct_io))
+        if recorded:
+            target.notes.append(
+                "images in the crash workload's recording layer (FUSE): every write and "
+                "flush passes through it; its timings are not performance figures"
+            )
         yield target
 
 

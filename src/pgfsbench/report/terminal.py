@@ -17,7 +17,7 @@ from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.analysis.caveats.durability import SAFE, durabilities, phrase, target_durability
+from pgfsbench.analysis.caveats.durability import SAFE, durabilities, phrase
 from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, measurement_caveats
 from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
@@ -46,7 +46,7 @@ from pgfsbench.store.read import Campaign
 class Notice:
     """Something a reader must know before trusting the numbers."""
 
-    level: str  # "warning" or "error"
+    level: str  # "warning", "error" or "note"
     subject: str  # e.g. "target zfs" or "run 7 (btrfs, pgbench)"
     message: str
 
@@ -63,12 +63,20 @@ def notices(campaign: Campaign) -> list[Notice]:
                 "warning", "campaign", f"status is {campaign.status!r}: results may be incomplete"
             )
         )
+    classes = durabilities(campaign)
     for t in campaign.targets:
-        d = target_durability(t.provenance, t.fs)
-        if d is not None and d.level != SAFE:
+        d = classes.get(t.name)
+        test = [d.crash_test.sentence()] if d is not None and d.crash_test else []
+        if d is not None and d.worst != SAFE:
             out.append(
-                Notice("warning", f"target {t.name} {phrase(d.level)}", "\n".join(d.reasons))
+                Notice(
+                    "warning",
+                    f"target {t.name} {phrase(d.worst)}",
+                    "\n".join([*test, *d.reasons]),
+                )
             )
+        elif test:
+            out.append(Notice("note", f"target {t.name} {phrase(SAFE)}", test[0]))
         if bad := problems(changes_for(t.provenance, t.spec, t.fs)):
             out.append(
                 Notice(

@@ -154,6 +154,11 @@ class WorkloadKind(Generic[P]):
     """Where plan errors and the plan schema list the type: lower first (a third-party
     kind after the shipped ones)."""
 
+    records_device: bool = False
+    """Records every write and flush that reaches the target's device (the crash
+    workload): a loop target's images are then made in the recording layer, and a target
+    where nothing can be intercepted (a device, a directory) is refused."""
+
     @property
     def type(self) -> str:
         """The plan's ``type`` of this kind: its params model's ``Literal``."""

@@ -78,7 +78,7 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     advice.mkfs, advice.fstab, advice.build_notes = _build(stored)
     # synchronous_commit=off still flushes, later: only a class below that voids every method.
     unsafe = (
-        ("; ".join(d.reasons) if d else "it was never mounted")
+        ("; ".join([*_measured(d), *d.reasons]) if d else "it was never mounted")
         if _level(d) in (UNSAFE, "unknown")
         else ""
     )
@@ -100,8 +100,15 @@ def advise(campaign: Campaign, target: str | None = None) -> Advice:
     return advice
 
 
+def _measured(d: Durability) -> list[str]:
+    """The crash test's sentence, where one ran on the target."""
+    return [d.crash_test.sentence()] if d.crash_test else []
+
+
 def _level(d: Durability | None) -> str:
-    return d.level if d else "unknown"
+    """The class the recommendation goes by: the rule's, or the crash test's where it
+    found the target worse."""
+    return d.worst if d else "unknown"
 
 
 def _tested_rows(table: Table) -> list[Row]:
@@ -348,9 +355,9 @@ def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
     out = []
     for name in table.targets:
         d = durability.get(name)
-        if d is None or d.level == SAFE:
+        if d is None or d.worst == SAFE:
             continue
-        u = Unsafe(name, d.level, "; ".join(d.reasons))
+        u = Unsafe(name, d.worst, "; ".join([*_measured(d), *d.reasons]))
         if best is not None and best != name:
             for row in _tested_rows(table):
                 f = table.pair(row, best, name)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pgfsbench.filesystems.registry import find
 
 if TYPE_CHECKING:
+    from pgfsbench.analysis.caveats.crashtest import CrashTest
     from pgfsbench.store.read import Campaign
 
 SAFE, MAY_LOSE_COMMITS, UNSAFE = "safe", "may lose recent commits", "not crash-safe"
@@ -23,13 +24,27 @@ _RANK = {SAFE: 0, MAY_LOSE_COMMITS: 1, UNSAFE: 2}
 
 @dataclass
 class Durability:
-    level: str = SAFE
+    level: str = SAFE  # the rule's class, from the settings
     reasons: list[str] = field(default_factory=list)
+    # What a crash test measured on the target (crashtest.py), beside the rule's class.
+    crash_test: CrashTest | None = None
 
     def add(self, level: str, reason: str) -> None:
         self.reasons.append(reason)
         if _RANK[level] > _RANK[self.level]:
             self.level = level
+
+    @property
+    def worst(self) -> str:
+        """The worse of the rule's class and the crash test's: what the recommendation
+        goes by (a target a crash test found unsafe is never picked as safe)."""
+        measured = self.crash_test.level if self.crash_test else SAFE
+        return measured if _RANK[measured] > _RANK[self.level] else self.level
+
+    @property
+    def measured_worse(self) -> bool:
+        """Whether the crash test found the target worse than the rule says."""
+        return self.worst != self.level
 
 
 # The class in a sentence about a target: "ext4-nobarrier is not crash-safe".
@@ -47,9 +62,14 @@ def phrase(level: str) -> str:
 
 def stated(target: str, d: Durability) -> str:
     """'ext4-seed may lose its most recent commits on a crash: synchronous_commit=off:
-    ...': the class and its first reason, in English."""
+    ...': the class and its first reason, in English, then what a crash test measured;
+    where the test found it worse than the rule, that leads."""
+    test = d.crash_test.sentence() if d.crash_test else ""
+    if d.measured_worse:
+        rule = f"; by rule it {_PHRASE[d.level]}" + (f" ({d.reasons[0]})" if d.reasons else "")
+        return f"{target} {_PHRASE[d.worst]}: {test}{rule}"
     reason = f": {d.reasons[0]}" if d.reasons else ""
-    return f"{target} {_PHRASE[d.level]}{reason}"
+    return f"{target} {_PHRASE[d.level]}{reason}" + (f"; {test}" if test else "")
 
 
 def _off(value: str | None) -> bool:
@@ -104,8 +124,16 @@ def classify(
 
 
 def durabilities(campaign: Campaign) -> dict[str, Durability | None]:
-    """Each target of a stored campaign classified, by name."""
-    return {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    """Each target of a stored campaign classified, by name, with its crash test where
+    the campaign ran one."""
+    from pgfsbench.analysis.caveats.crashtest import crash_tests
+
+    tested = crash_tests(campaign)
+    found = {t.name: target_durability(t.provenance, t.fs) for t in campaign.targets}
+    for name, d in found.items():
+        if d is not None:
+            d.crash_test = tested.get(name)
+    return found
 
 
 def target_durability(provenance: dict, fs: str) -> Durability | None:

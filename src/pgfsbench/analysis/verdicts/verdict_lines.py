@@ -51,7 +51,9 @@ class VerdictLine:
     kind: str  # WINNER, LEADERS, EQUIVALENT, PARTIAL, INCONCLUSIVE or SINGLE
     winner: str | None
     text: str  # the answer: tiers first, then by how much, then what is open
-    durability: dict[str, str] = field(default_factory=dict)  # column → class
+    durability: dict[str, str] = field(default_factory=dict)  # column → the rule's class
+    # column → what its crash test measured, beside the rule's class (where one ran)
+    crash_tests: dict[str, str] = field(default_factory=dict)
     warning: str = ""  # the winner (or leader) is not crash-safe
     # What the runs behind it measured instead of storage, loop-image and virtual-disk
     # caveats: filled by analysis.caveats.notes.fill_verdict_caveats.
@@ -102,6 +104,11 @@ def _line(row: Row, order: list[str], table: Table, durability: Durabilities) ->
     line = VerdictLine(
         row.workload, row.label, row.metric, row.unit, INCONCLUSIVE, None, "", classes
     )
+    line.crash_tests = {
+        t: d.crash_test.sentence()
+        for t in classes
+        if (d := durability.get(t)) is not None and d.crash_test is not None
+    }
     described = table.design is not None and (row.workload, row.label) in table.design.descriptive
     if described:
         _described(line, row, order)
@@ -122,7 +129,7 @@ def _line(row: Row, order: list[str], table: Table, durability: Durabilities) ->
     unsafe_leaders = [
         t
         for t in (line.tiers.tiers[0] if line.tiers else [lead])
-        if classes.get(t) not in (SAFE, "unknown")
+        if (d := durability.get(t)) is not None and d.worst != SAFE
     ]
     if unsafe_leaders:
         first = unsafe_leaders[0]
