@@ -22,9 +22,11 @@ from pathlib import Path
 
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.bound import bound_metrics
+from pgfsbench.analysis.disturbance import disturbance_metrics
 from pgfsbench.analysis.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
+from pgfsbench.campaign.disturbed import MOST_AGAIN, RoundRuns
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
 from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
@@ -112,6 +114,7 @@ class Campaign:
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
         self.signals = SignalGuard()  # replaced by the installed one while it runs
+        self.round_runs = RoundRuns()  # the counted runs of the round in progress
 
     @property
     def ledger(self) -> Ledger:
@@ -334,10 +337,12 @@ class Campaign:
                     if resettle:
                         schedule.visits += [(SETTLING, n) for n in order]
                     self.emit(ev.RoundStarted(round_no, rounds, tuple(order)))
+                    self.round_runs = RoundRuns()
                     for name in order:
                         self._visit(started, name, round_no, rounds, kept)
                         if states[name].failed:
                             schedule.drop(name, round_no)
+                    self._disturbed(started, round_no, rounds, kept)
                     stopped_before = set(schedule.stops)
                     schedule.end_round(round_no)
                     store.set_schedule(schedule.describe())
@@ -368,10 +373,93 @@ class Campaign:
         live = tuple(t for t in schedule.targets if t not in schedule.failed)
         self.emit(ev.RoundEnded(round_no, stopped, running, live))
 
-    def _visit(
-        self, started: Started, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack
+    def _disturbed(
+        self, started: Started, round_no: int, rounds: int, kept: contextlib.ExitStack
     ) -> None:
-        """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
+        """At the round's end: run its disturbed visits again, later in the same round,
+        while the allowance lasts (each at most ``MOST_AGAIN`` times); the runs still
+        disturbed after that are kept, marked and left out of the statistics. Judged on
+        the machine's evidence within the round (``analysis/disturbance.py``), never on
+        the runs' results."""
+        store, schedule = started.store, started.schedule
+        tries: dict[str, int] = {}
+        while True:
+            found = self.round_runs.disturbed()
+            todo = [t for t in found if tries.get(t, 0) < MOST_AGAIN and not self.states[t].failed]
+            if not todo or not schedule.may_redo():
+                break
+            for target in todo:
+                if not schedule.may_redo():
+                    break
+                runs = found[target]
+                tries[target] = tries.get(target, 0) + 1
+                self.emit(
+                    ev.VisitDisturbed(
+                        target,
+                        round_no,
+                        tuple(
+                            ev.Disturbed(r.workload.type, r.workload.label(), d.text())
+                            for r, d in runs
+                        ),
+                        again=True,
+                        spent_s=schedule.extra_s,
+                        allowance_s=schedule.redo_allowance_s(),
+                    )
+                )
+                began = schedule.clock()
+                try:
+                    self._visit(
+                        started,
+                        target,
+                        round_no,
+                        rounds,
+                        kept,
+                        again=[r.workload for r, _ in runs],
+                        attempt=tries[target],
+                    )
+                finally:
+                    schedule.extra_s += schedule.clock() - began
+                for r, d in runs:
+                    if self.round_runs.latest(target, r.workload) is not r:  # replaced
+                        store.mark_redone(r.run_id, f"run again: {d.text()}")
+                        schedule.disturbed.append(
+                            _disturbed_record(round_no, target, r.workload, d, "run again")
+                        )
+                if self.states[target].failed:
+                    schedule.drop(target, round_no)
+        for target, runs in self.round_runs.disturbed().items():
+            for r, d in runs:
+                why = "kept and left out of the statistics: " + d.text()
+                store.mark_left_out(r.run_id, why)
+                schedule.discount(target, r.workload, round_no)
+                schedule.disturbed.append(
+                    _disturbed_record(round_no, target, r.workload, d, "kept")
+                )
+            self.emit(
+                ev.VisitDisturbed(
+                    target,
+                    round_no,
+                    tuple(
+                        ev.Disturbed(r.workload.type, r.workload.label(), d.text()) for r, d in runs
+                    ),
+                    again=False,
+                    spent_s=schedule.extra_s,
+                    allowance_s=schedule.redo_allowance_s(),
+                )
+            )
+
+    def _visit(
+        self,
+        started: Started,
+        name: str,
+        round_no: int,
+        rounds: int,
+        kept: contextlib.ExitStack,
+        again: list | None = None,
+        attempt: int = 0,
+    ) -> None:
+        """One round on one target: (provision,) OS settings, PostgreSQL, its measurements.
+        ``again``: the measurements of a disturbed visit run again (its ``attempt``)."""
         spec, st, store = self.specs[name], self.states[name], started.store
         fs = spec.fs or "dir"
         tdir = self.options.results_dir / "artifacts"
@@ -380,10 +468,14 @@ class Campaign:
         tdir = tdir / spec.name
         if rounds > 1 or started.schedule.settling:
             tdir = tdir / f"round-{round_no:02d}"  # round-00: the settling round
+        if attempt:
+            tdir = tdir.with_name(f"{tdir.name}-again-{attempt}")
         try:
             with contextlib.ExitStack() as visit:
                 target = st.target
-                self.emit(ev.VisitStarted(spec.name, round_no, spec.kind, fs, target is None))
+                self.emit(
+                    ev.VisitStarted(spec.name, round_no, spec.kind, fs, target is None, attempt)
+                )
                 if target is None:
                     stack = visit if self.plan.repetitions.fresh else kept
                     target = stack.enter_context(self.machine.target(spec))
@@ -402,9 +494,9 @@ class Campaign:
                     )
                 provenance = st.provenance
                 backing = (provenance.get("backing_device") or {}).get("device")
-                measurements = started.schedule.visit(spec.name, round_no)
+                measurements = started.schedule.visit(spec.name, round_no, only=again)
                 prov_pg = self._measure(
-                    started, spec, st, target, measurements, round_no, tdir, backing
+                    started, spec, st, target, measurements, round_no, tdir, backing, again
                 )
                 if first:
                     provenance.update(prov_pg)
@@ -471,9 +563,11 @@ class Campaign:
         round_no: int,
         tdir: Path,
         backing: str | None,
+        again: list | None = None,
     ) -> dict:
         """Start PostgreSQL on the target and run this visit's measurements; returns the
-        server's provenance."""
+        server's provenance. ``again``: a disturbed visit's measurements run again; the
+        others in ``measurements`` (a load they need) are stored uncounted."""
         store, schedule = started.store, started.schedule
         with self.machine.server(spec, target, tdir / "postgres.log") as cluster:
             store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
@@ -493,19 +587,20 @@ class Campaign:
                 self.signals.raise_if_lost()
                 index = schedule.position(workload) + 1
                 params = workload.model_dump(mode="json")
-                # A settling run is stored as repetition 0: kept, never counted.
+                needed = again is not None and not any(workload is m for m in again)
+                # A settling run is stored as repetition 0: kept, never counted; so is a
+                # load a visit run again needs.
+                repetition = SETTLING if needed else schedule.repetition(workload, round_no)
                 run_id = store.start_run(
-                    st.target_id,
-                    workload.type,
-                    params,
-                    workload.label(),
-                    schedule.repetition(workload, round_no),
+                    st.target_id, workload.type, params, workload.label(), repetition
                 )
                 if workload.type == "pgbench" and st.init_failed:
                     # Its tables would be missing or half loaded: a number from it would lie.
                     why = "not run: pgbench-init failed on this target"
                     store.finish_run(run_id, "failed", why)
-                    schedule.record(spec.name, workload, None, ok=False, round_no=round_no)
+                    schedule.record(
+                        spec.name, workload, None, ok=False, round_no=round_no, counted=not needed
+                    )
                     self.emit(
                         ev.RunFinished(
                             spec.name,
@@ -534,7 +629,15 @@ class Campaign:
                     _headline_value(workload, result),
                     ok=result is not None,
                     round_no=round_no,
+                    counted=not needed,
                 )
+                if (
+                    result is not None
+                    and repetition != SETTLING
+                    and workload.type != "pgbench-init"
+                ):
+                    # A counted run: judged with its round's at the round's end.
+                    self.round_runs.add(spec.name, workload, run_id, result.metrics)
         return provenance_pg
 
     def _run_one(
@@ -581,6 +684,8 @@ class Campaign:
             result.metrics += derived_metrics(workload.type, params, result.metrics, series)
             # What limited the run (CPU, device, cache, others' load): its inputs.
             result.metrics += bound_metrics(workload.type, params, result.metrics, series)
+            # Someone else's load during it, second by second: a disturbed visit's evidence.
+            result.metrics += disturbance_metrics(series)
         except Interrupted:
             store.finish_run(run_id, "interrupted", "interrupted by a signal")
             finished("interrupted", "interrupted by a signal")
@@ -612,6 +717,18 @@ class Campaign:
         store.add_result(run_id, target_id, result)  # with its status 'ok'
         finished("ok", result=result)
         return result
+
+
+def _disturbed_record(round_no: int, target: str, workload, d, action: str) -> dict:
+    """A disturbed run as the schedule keeps it (``Schedule.describe()['redo']``)."""
+    return {
+        "round": round_no,
+        "target": target,
+        "workload": workload.type,
+        "label": workload.label(),
+        "action": action,  # "run again", or "kept" (left out of the statistics)
+        **d.record(),
+    }
 
 
 def _headline(workload, result: WorkloadResult | None) -> ev.Headline | None:

@@ -399,7 +399,7 @@ def _rounds(runs: list[StoredRun], targets: list[str]) -> list[str]:
     """Each round's value of every metric per target, a row per metric and round."""
     values: dict[str, dict[int, dict[str, str]]] = {}  # metric → round → target → text
     for r in runs:
-        if r.status == "superseded":  # run again on resume: listed below, not a value
+        if r.status in ("superseded", "redone"):  # run again: not a value
             continue
         for m in r.metrics:
             values.setdefault(m.name, {}).setdefault(r.repetition, {})[r.target] = _number(m.value)

@@ -88,7 +88,7 @@ def notices(campaign: Campaign) -> list[Notice]:
     for resume in campaign.schedule.get("resumes", []):
         out.append(Notice("warning", "campaign resumed", resumed_text(resume)))
     for r in campaign.runs:
-        if r.status not in ("ok", "running", "superseded"):
+        if r.status not in ("ok", "running", "superseded", "redone"):
             out.append(
                 Notice(
                     "error",

@@ -256,7 +256,7 @@ COMMENT ON COLUMN runs.workload IS 'Workload type (pgbench, fsync, fileio...).';
 COMMENT ON COLUMN runs.label IS 'The measurement within a sweep (clients=8), or empty.';
 COMMENT ON COLUMN runs.repetition IS 'Round: 0 settling (left out of every statistic), 1.. counted.';
 COMMENT ON COLUMN runs.params_json IS 'The workload''s parameters (jsonb).';
-COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
+COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running, superseded (run again on resume) or redone (disturbed by other load on the machine: run again in its round, kept, never counted).';
 COMMENT ON COLUMN runs.error IS 'Why it failed.';
 COMMENT ON COLUMN runs.started IS 'When it started.';
 COMMENT ON COLUMN runs.ended IS 'When it ended; NULL if it never did.';
@@ -347,7 +347,7 @@ COMMENT ON COLUMN measurements.direction IS 'higher, lower (is better) or none.'
 COMMENT ON COLUMN measurements.round IS 'Round: 0 settling, 1.. counted.';
 COMMENT ON COLUMN measurements.value IS 'The figure.';
 COMMENT ON COLUMN measurements.settling IS 'Round 0: warms the target, left out of every statistic.';
-COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
+COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running, superseded (run again on resume) or redone (disturbed by other load on the machine: run again in its round, kept, never counted).';
 COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value.';
 COMMENT ON COLUMN measurements.run_id IS 'The run''s id within the campaign.';
 COMMENT ON COLUMN measurements.run_started IS 'When the run started.';
