@@ -202,3 +202,58 @@ def test_the_recorded_visits_are_the_rounds_alone(lab, tmp_path, order):
     visits = load_campaign(tmp_path / "r").schedule["visits"]
     assert len(visits) == 9 and sorted(visits) == [[n, t] for n in (1, 2, 3) for t in "abc"]
     nothing_left(campaign, tmp_path)
+
+
+def test_the_progress_lines_say_which_visit_runs_again_and_why(lab, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from pgfsbench.progress.lines import QUIET
+    from pgfsbench.progress.live import LiveProgress
+    from pgfsbench.progress.plain import PlainProgress
+
+    campaign, _ = lab(REUSED, MonitoredWorkloads({("b", "pgbench", 2, 0)}))
+    out = io.StringIO()
+    view = PlainProgress(campaign.plan, out, io.StringIO())
+    for e in campaign.said:
+        view(e)
+    lines = out.getvalue().splitlines()
+    said = (
+        "round 2: b again: 60% of the CPUs busy outside pgfsbench during 4 of its 8 s "
+        "(pgbench clients=1)"
+    )
+    assert said in lines
+    # told when it starts, before the round's end and its figures (the run again's)
+    (done,) = [i for i, line in enumerate(lines) if line.startswith("round 2 of 3 done")]
+    assert lines.index(said) < done
+    assert "  pgbench clients=1 pgbench.tps (x): a 1,002 · b 1,002 · c 1,002" in lines[done:]
+    quiet = io.StringIO()
+    view = PlainProgress(campaign.plan, io.StringIO(), quiet, QUIET)
+    for e in campaign.said:
+        view(e)
+    assert quiet.getvalue() == ""  # a visit run again is no problem
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    with LiveProgress(campaign.plan, console) as live:
+        for e in campaign.said:
+            live(e)
+    assert said in console.file.getvalue()
+
+
+def test_a_visit_kept_is_a_warning_saying_why(lab, tmp_path):
+    import io
+
+    from pgfsbench.progress.lines import QUIET
+    from pgfsbench.progress.plain import PlainProgress
+
+    plan = REUSED.replace("count = 3\n", "count = 3\nredo = 0\n")
+    campaign, _ = lab(plan, MonitoredWorkloads({("b", "pgbench", 2, 0)}))
+    err = io.StringIO()
+    view = PlainProgress(campaign.plan, io.StringIO(), err, QUIET)
+    for e in campaign.said:
+        view(e)
+    assert err.getvalue().splitlines() == [
+        "warning: round 2: b disturbed, kept and left out of the statistics (the plan runs "
+        "no visit again: [repetitions] redo = 0): 60% of the CPUs busy outside pgfsbench "
+        "during 4 of its 8 s (pgbench clients=1)"
+    ]

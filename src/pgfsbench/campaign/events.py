@@ -141,6 +141,7 @@ class RoundEnded:
     stopped: tuple[MeasurementStopped, ...]
     running: tuple[tuple[str, str], ...]  # (workload, label) still to measure
     targets: tuple[str, ...]  # the targets still measured
+    extra_s: float = 0.0  # seconds spent so far on visits run again (not the budget's)
 
 
 @dataclass(frozen=True)

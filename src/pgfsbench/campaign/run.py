@@ -371,7 +371,7 @@ class Campaign:
             if (m.type, m.label()) not in schedule.stops
         )
         live = tuple(t for t in schedule.targets if t not in schedule.failed)
-        self.emit(ev.RoundEnded(round_no, stopped, running, live))
+        self.emit(ev.RoundEnded(round_no, stopped, running, live, schedule.extra_s))
 
     def _disturbed(
         self, started: Started, round_no: int, rounds: int, kept: contextlib.ExitStack
