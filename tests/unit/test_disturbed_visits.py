@@ -27,8 +27,10 @@ class MonitoredWorkloads:
     """Each run: its headline, and others' CPU per second; ``busy`` lists the
     (target, workload, round, attempt) whose runs a neighbour's burst hit."""
 
-    def __init__(self, busy: set[tuple[str, str, int, int]]) -> None:
+    def __init__(self, busy: set[tuple[str, str, int, int]], value=None, ruin: float = 1.5) -> None:
         self.busy = busy
+        self.value = value  # (target, workload, round) -> headline; default: constant + round
+        self.ruin = ruin  # what a disturbed run's headline is multiplied by
         self.ran: list[tuple[str, str, int, int]] = []
 
     def __call__(self, ctx, workload) -> WorkloadResult:
@@ -38,8 +40,13 @@ class MonitoredWorkloads:
         key = (ctx.target.name, workload.type, round_no, int(attempt or 0))
         self.ran.append(key)
         hit = key in self.busy
-        # the disturbed run's result is better than its peers': never what it is judged by
-        value = BASE[workload.type] * (1.5 if hit else 1.0) + round_no
+        # by default the disturbed run's result is better than its peers': never what it
+        # is judged by
+        value = (
+            self.value(key[0], workload.type, round_no)
+            if self.value
+            else BASE[workload.type] + round_no
+        ) * (self.ruin if hit else 1.0)
         cpu = BUSY if hit else QUIET
         return WorkloadResult(
             metrics=[Metric(HEADLINE[workload.type], value, "x", True)],
@@ -257,3 +264,79 @@ def test_a_visit_kept_is_a_warning_saying_why(lab, tmp_path):
         "no visit again: [repetitions] redo = 0): 60% of the CPUs busy outside pgfsbench "
         "during 4 of its 8 s (pgbench clients=1)"
     ]
+
+
+# Six rounds, c 10% slower, a little noise of its own per visit; a claim needs 3%,
+# "equivalent" means within ±10%.
+SIX = REUSED.replace("count = 3\n", "count = 6\nredo = 0\n").replace(
+    "[monitors]", "[verdicts]\nnoise = 0.03\nequivalence = 0.10\n[monitors]"
+)
+
+
+def test_a_ruined_visit_kept_is_left_out_and_the_answer_says_what_it_would_have_done(lab, tmp_path):
+    """The discount (docs/statistics.md): a visit a neighbour ruined (its tps ×0.3) and
+    that could not be run again is left out, its round with it for the pairs it is in;
+    the answer is the one the undisturbed rounds give, and the summary says what counting
+    it would have made of it."""
+    from pgfsbench.analysis.answer import campaign_answer
+    from pgfsbench.analysis.disturbed_visits import answer_counting_them, disturbed_visits
+    from pgfsbench.analysis.durability import durabilities
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.analysis.verdicts import verdict_lines
+    from tests.unit.test_campaign import drifting
+
+    value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01)
+    ruined = MonitoredWorkloads({("b", "pgbench", 3, 0)}, value, ruin=0.3)
+    campaign, status = lab(SIX, ruined)
+    assert status == "ok"
+    stored = load_campaign(tmp_path / "r")
+    answer = campaign_answer(verdict_lines(comparison_table(stored), durabilities(stored)))
+    # b's round 3 is out: a and b shown within ±10%, c decided behind both
+    assert answer.endswith("TPC-B tps: a ≈ b > c"), answer
+    # the same campaign with no disturbed visit at all gives that answer
+    _, clean_status = lab(SIX, MonitoredWorkloads(set(), value), results="clean")
+    clean = load_campaign(tmp_path / "clean")
+    assert campaign_answer(verdict_lines(comparison_table(clean), durabilities(clean))) == answer
+    # counted, the ruined visit (b at 30% of its level in round 3) would have blurred it
+    counted = answer_counting_them(stored)
+    assert counted.endswith("TPC-B tps: a, c, b"), counted  # nothing told apart
+    found = disturbed_visits(stored, answer)
+    assert found is not None and (found.visits, found.disturbed, found.redone, found.kept) == (
+        18,
+        1,
+        0,
+        1,
+    )
+    assert found.text() == (
+        "1 of 18 visits disturbed by others' load on the machine (1 run kept and left out "
+        "of the statistics); the answer rests on the undisturbed runs; counting the "
+        f"disturbed runs instead, it would read: {counted}"
+    )
+    nothing_left(campaign, tmp_path)
+
+
+def test_the_summary_the_report_and_markdown_say_how_many_visits_were_disturbed(lab, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from pgfsbench.export.markdown import campaign_markdown
+    from pgfsbench.report.html import render_report
+    from pgfsbench.report.terminal import render_summary
+
+    campaign, _ = lab(REUSED, MonitoredWorkloads({("b", "pgbench", 2, 0)}))
+    stored = load_campaign(tmp_path / "r")
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    render_summary(stored, console)
+    shown = console.file.getvalue()
+    said = (
+        "disturbed: 1 of 9 visits disturbed by others' load on the machine (1 run again in "
+        "their round"
+    )
+    assert said in shown and "the answer rests on the undisturbed runs" in shown
+    markdown = campaign_markdown(stored)
+    assert "**Disturbed:** 1 of 9 visits disturbed by others' load" in markdown
+    html = render_report(stored)
+    assert 'id="disturbed"' in html and "status-redone" in html
+    assert "run again: 60% of the CPUs busy outside pgfsbench during 4 of its 8 s" in html
+    nothing_left(campaign, tmp_path)

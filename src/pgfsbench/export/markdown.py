@@ -118,6 +118,7 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     """``full``: each round's values too; ``host_ids``: the host's identifiers too."""
     from pgfsbench.analysis.answer import campaign_answer
     from pgfsbench.analysis.caveats import fill_verdict_caveats
+    from pgfsbench.analysis.disturbed_visits import disturbed_visits
     from pgfsbench.analysis.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts import verdict_lines
@@ -130,6 +131,8 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", ""]
     if lines:  # the answer first
         out += [f"**Answer:** {campaign_answer(lines)}", ""]
+        if found := disturbed_visits(campaign, campaign_answer(lines)):
+            out += [f"**Disturbed:** {found.text()}", ""]
     out += [
         "| | |",
         "|---|---|",

@@ -26,6 +26,9 @@ from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
 from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.diff import provenance_diff
+from pgfsbench.analysis.disturbance import disturbed_runs
+from pgfsbench.analysis.disturbance import legend as disturbance_legend
+from pgfsbench.analysis.disturbed_visits import disturbed_visits
 from pgfsbench.analysis.durability import durabilities
 from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.verdicts import verdict_lines
@@ -154,8 +157,11 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         durability=durabilities(campaign),
         verdicts=verdicts,
         answer=campaign_answer(verdicts),
+        disturbed=disturbed_visits(campaign, campaign_answer(verdicts)) if verdicts else None,
         glossary=glossary(shared),
         bounds={r.id: run_bound(r) for r in campaign.runs},
+        left_out=disturbed_runs(campaign.runs),
+        disturbance_legend=disturbance_legend(),
         bound_legend=bound_legend(),
         target_caveats={t.name: target_caveats(t) for t in campaign.targets},
         schedule=campaign.schedule,
