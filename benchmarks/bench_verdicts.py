@@ -9,6 +9,7 @@ r"""How the verdicts behave on this machine's real noise: false claims, power, t
         [--clock FIRST PER] [--plan quick --rounds N]
     .venv/bin/python benchmarks/bench_verdicts.py joint [--campaigns 4000] [--sd 0.097]
         [--rounds 16] [--plan quick]
+    .venv/bin/python benchmarks/bench_verdicts.py looks [--campaigns 1000]
 
 ``collect`` runs one real A/A campaign through the CLI: three *identical* ext4
 loop targets (a, b, c) with the default plan's measurements and settings, reused
@@ -60,6 +61,11 @@ identical, c placed where a false claim is likeliest: at the equivalence margin'
 boundary (×1.10 and ×1/1.10), and 10% slower; the fio p99 measurement identical on
 all three. Any false claim counts: a better/worse between identical targets, an
 "equivalent" beyond the margin, a wrong direction. Normal and t(4) visit levels.
+
+``looks`` is a simulation of **when** a 10% difference is decided under a design of looks
+and a spending shape (``[repetitions] looks`` and ``spending``): c 10% slower on tps at a
+quiet machine's paired sd (4%) and a busier one's (9.7%, 11.7%), fio p99 at 46%, the
+share of campaigns that decided c worse than a by each look, and A/A false claims.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 DATA = REPO / "benchmarks" / "data"
 
-from pgfsbench.analysis.sequential import (  # noqa: E402
+from pgfsbench.analysis.stats.sequential import (  # noqa: E402
     EQUIVALENT,
     HIGHER,
     LOWER,
@@ -90,7 +96,7 @@ from pgfsbench.analysis.sequential import (  # noqa: E402
     decide,
     headline_family,
 )
-from pgfsbench.analysis.stored_design import design_for  # noqa: E402
+from pgfsbench.analysis.stats.stored_design import design_for  # noqa: E402
 from pgfsbench.plan.load import load_plan  # noqa: E402
 
 TARGETS = ["a", "b", "c"]
@@ -643,6 +649,46 @@ def joint(n: int, sd: float, rounds: int, plan: str) -> None:
         )
 
 
+def looks(n: int) -> None:
+    """When c's 10% slowdown is decided, per design of looks and spending."""
+    from pgfsbench.analysis.sequential import Design
+
+    designs = [((16,), 2.0), ((6, 8, 16), 3.0), ((6, 8, 16), 4.0), ((6, 8, 12, 16), 3.0)]
+    print(
+        f"SIMULATION: three targets, tps and fio p99 (paired sd 46%), margin ±10%, "
+        f"threshold 3%, c 10% slower on tps; {n} campaigns per row, one decided at each look"
+    )
+    for rounds, rho in designs:
+        design = replace(Design.planned(0.05, 0.03, rounds, rho=rho), margin=0.10)
+        for sd, effect in (
+            (0.04, math.log(0.9)),
+            (0.097, math.log(0.9)),
+            (0.117, math.log(0.9)),
+            (0.097, 0.0),
+        ):
+            rng = np.random.default_rng(3)
+            noise = {TPS: {"range": (sd, sd)}, FIO_P99: {"range": (0.46, 0.46)}}
+            when: list[int] = []
+            false = 0
+            for _ in range(n):
+                # no time limit: the rounds run to the last look, every look made
+                dec, _ = simulated_campaign(
+                    rng, design, noise, {(TPS, "c"): effect}, 1e9, (0.0, 1.0)
+                )
+                if effect:
+                    d = dec[(TPS, "", "a", "c")]
+                    if d.outcome == LOWER and d.at_round is not None:
+                        when.append(d.at_round)
+                else:
+                    false += any(x.outcome in (HIGHER, LOWER) for x in dec.values())
+            row = {"looks": list(rounds), "spending": rho, "paired_sd": sd}
+            if effect:
+                row |= {f"decided_by_{r}": round(sum(w <= r for w in when) / n, 3) for r in rounds}
+            else:
+                row["aa_false_claim"] = round(false / n, 4)
+            print(json.dumps(row | {"campaigns": n}), flush=True)
+
+
 def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
     """Whether a decision on ``key`` (measurement, label, a, b) is a false claim when c
     sits at ``effect`` (log ratio against a and b) on tps and everything else is equal."""
@@ -668,6 +714,8 @@ def main() -> None:
     j.add_argument("--sd", type=float, default=0.097, help="paired sd a round, both measurements")
     j.add_argument("--rounds", type=int, default=16)
     j.add_argument("--plan", default="quick")
+    lk = sub.add_parser("looks")
+    lk.add_argument("--campaigns", type=int, default=1000)
     for name in ("analyse", "simulate"):
         a = sub.add_parser(name)
         a.add_argument("csv", type=Path, nargs="*")
@@ -745,6 +793,8 @@ def main() -> None:
             extract(d)
     elif args.command == "joint":
         joint(args.campaigns, args.sd, args.rounds, args.plan)
+    elif args.command == "looks":
+        looks(args.campaigns)
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":

@@ -123,15 +123,15 @@ def compsize_check() -> Check:
 def zfs_check() -> Check:
     """Whether zpool and zfs answer: a kernel module, or the zfs-fuse daemon (running, or
     there for a campaign to start)."""
-    from pgfsbench.provision import zfs
+    from pgfsbench.provision import zfs_pool
 
     what = "ZFS (zpool, zfs)"
     if proc.which("zpool") is None or proc.which("zfs") is None:
         return Check(
             what, False, "zpool/zfs not installed", "apt-get install zfs-fuse", required=False
         )
-    if zfs.kernel_module():
-        ok = zfs.responds()
+    if zfs_pool.kernel_module():
+        ok = zfs_pool.responds()
         return Check(
             what,
             ok,
@@ -139,8 +139,8 @@ def zfs_check() -> Check:
             "" if ok else "check 'zpool list'",
             required=False,
         )
-    pids = zfs.daemon_pids()
-    if zfs.responds():
+    pids = zfs_pool.daemon_pids()
+    if zfs_pool.responds():
         return Check(
             what,
             True,
@@ -156,7 +156,7 @@ def zfs_check() -> Check:
             f"kill {pids[0]} (a campaign starts a new one)",
             required=False,
         )
-    if reason := zfs.unavailable_reason():
+    if reason := zfs_pool.unavailable_reason():
         return Check(what, False, reason, "apt-get install zfs-fuse; modprobe fuse", required=False)
     return Check(
         what,

@@ -4,7 +4,7 @@ checkpoints, I/O). The rest of the settings are recorded only where they are not
 their default.
 
 Here, at the bottom of the layers: the server side (postgres/) reads these names from
-the running server, and the read side (export/) names the ones a campaign recorded
+the running server, and the read side (formats/) names the ones a campaign recorded
 before the full set was kept.
 """
 

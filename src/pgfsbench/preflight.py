@@ -150,7 +150,7 @@ def check_zfs_properties(plan: Plan) -> None:
     has no lz4 and no sync property; OpenZFS has both)."""
     if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
         return
-    from pgfsbench.provision.zfs import plan_problems, unavailable_reason
+    from pgfsbench.provision.zfs_pool import plan_problems, unavailable_reason
 
     if unavailable_reason():
         return  # no ZFS here: the targets are skipped with the reason
@@ -259,7 +259,7 @@ def _zfs(plan: Plan, context: CheckContext) -> list[str]:
     when there is no ZFS here to ask."""
     if not any(t.fs == "zfs" and (t.zfs or t.zpool) for t in plan.targets):
         return []
-    from pgfsbench.provision.zfs import unavailable_reason
+    from pgfsbench.provision.zfs_pool import unavailable_reason
 
     if reason := unavailable_reason():
         return [f"ZFS properties not checked against zfs: {reason}"]

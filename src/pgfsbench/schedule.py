@@ -3,7 +3,7 @@
 Pure bookkeeping, no I/O, so the order and the stopping rule are testable
 without a filesystem. A *measurement* is a workload type + label; a *cell* is
 target × measurement. A fixed count stops a measurement after N rounds. 'auto'
-is a sequential design (``analysis/sequential.py``): after every round the
+is a sequential design (``analysis/stats/sequential.py``): after every round the
 headline comparisons are tested at the plan's looks (``[repetitions] looks``),
 and a measurement goes on, on every target together, until all its comparisons
 are decided or the budget (``max`` rounds, ``max_minutes``) runs out; the round
@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pgfsbench.analysis.sequential import Decision, decide, headline_family
-from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.analysis.stats.sequential import Decision, decide, headline_family
+from pgfsbench.analysis.stats.stored_design import design_for
 from pgfsbench.plan.design import Repetitions, Verdicts
 from pgfsbench.workloads.kind import WorkloadBase
 

@@ -99,7 +99,7 @@ def export(results: Path) -> dict:
     they are kept: a copy of results.db alone has none)."""
     import jsonschema
 
-    from pgfsbench.export.json import schema
+    from pgfsbench.formats.json import schema
 
     doc = json.loads(cli("export", str(results), "--format", "json").stdout)
     jsonschema.validate(doc, schema("export"), cls=jsonschema.Draft202012Validator)
@@ -172,7 +172,7 @@ def leftovers() -> list[str]:
 def zfs_leftovers() -> list[str]:
     """ZFS pools pgfsbench made, and a zfs-fuse daemon it started, still there."""
     from pgfsbench.filesystems.zfs import POOL_PREFIX
-    from pgfsbench.provision import zfs
+    from pgfsbench.provision import zfs_pool as zfs
 
     found = [f"zfs pool: {p}" for p in zfs.pools() if p.startswith(POOL_PREFIX)]
     try:

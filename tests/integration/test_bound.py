@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.bound import bound_metrics, classify
+from pgfsbench.analysis.caveats.bound import bound_metrics, classify
 from pgfsbench.monitor import SystemMonitor
 from pgfsbench.provision.throttle import throttle_support
 from tests.integration.conftest import export, ledgers, loops_backed_by, run_plan

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.provision import zfs
+from pgfsbench.provision import zfs_pool as zfs
 from tests.integration.conftest import export, ledgers, run_plan
 
 PLAN = """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.diff import provenance_diff
+from pgfsbench.analysis.caveats.diff import provenance_diff
 from pgfsbench.store.read import load_campaign
 from tests.integration.conftest import export, ledgers, run_plan
 

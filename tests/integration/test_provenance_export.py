@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.export.json import schema
+from pgfsbench.formats.json import schema
 from pgfsbench.pgsettings import io_settings_of
 from tests.integration.conftest import export, run_plan
 

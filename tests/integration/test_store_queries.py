@@ -232,13 +232,15 @@ def test_the_fastest_targets_provenance_is_one_select(stored, store_url):
         p["postgres_version"],
         p["postgres_settings"]["shared_buffers"],
     )
-    [(argv, host, kernel, checksums, settings)] = sql(
+    [(argv, host, kernel, checksums, settings, io)] = sql(
         store_url,
-        "SELECT mkfs_argv, host, kernel, data_checksums, postgres_settings "
-        "FROM target_provenance WHERE campaign_uuid = %s AND target = %s",
+        "SELECT mkfs_argv, host, kernel, data_checksums, postgres_settings, "
+        "postgres_io_settings FROM target_provenance WHERE campaign_uuid = %s AND target = %s",
         real,
         fastest,
     )
+    # the durability and I/O settings, defaults included, as the campaign recorded them
+    assert io == p["postgres_io_settings"] and io["synchronous_commit"] == "on"
     assert argv == [mkfs] and host == campaign.host["hostname"]
     assert kernel == campaign.host["kernel"] and checksums == p["data_checksums"]
     assert settings == p["postgres_settings"] and p["postgres_settings"]["shared_buffers"] == "32MB"

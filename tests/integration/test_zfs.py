@@ -17,7 +17,7 @@ from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger
 from pgfsbench.plan.model import Target
 from pgfsbench.proc import RunAs
-from pgfsbench.provision import zfs
+from pgfsbench.provision import zfs_pool as zfs
 from pgfsbench.provision.device import device_target
 from pgfsbench.provision.mountinfo import mount_points
 from tests.integration.conftest import CLI, cli, export, ledgers, leftovers, wait_for_run

@@ -6,7 +6,7 @@ real campaign. Their cache (what the installed zfs supports) is the session's ow
 import pytest
 
 from pgfsbench import ledger
-from pgfsbench.provision import zfs
+from pgfsbench.provision import zfs_pool as zfs
 
 
 @pytest.fixture(scope="session")

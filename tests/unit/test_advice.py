@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench.analysis import advice as advice_mod
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.advice_model import POSTGRES, Figure, Setting, stated_together
+from pgfsbench.analysis.advice import advise as advice_mod
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.advice.recommendation import POSTGRES, Figure, Setting, stated_together
 from pgfsbench.cli import app
 from pgfsbench.errors import UserError
+from pgfsbench.formats.advice import advice_conf, advice_json, advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.report.advice import advice_conf, advice_json, advice_text
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 
@@ -640,3 +640,15 @@ def test_the_report_says_defaults_kept_are_not_recommendations(tmp_path):
     n = len(settings)
     assert f"{n} settings kept at their defaults (nothing measured did better)" in html
     assert "settings recommended" not in html
+
+
+def test_the_advice_json_follows_its_schema(campaign) -> None:
+    import jsonschema
+
+    from pgfsbench.formats.advice import advice_schema
+
+    doc = json.loads(advice_json(advise(campaign)))
+    jsonschema.validate(doc, advice_schema())
+    assert doc["unsafe"][0]["gains"]  # what it buys, in the document the schema checks
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**doc, "target": 3}, advice_schema())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.bound import (
+from pgfsbench.analysis.caveats.bound import (
     CACHED,
     CACHED_READS,
     CPU,
@@ -20,8 +20,12 @@ from pgfsbench.analysis.bound import (
     classify,
     legend,
 )
-from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats, target_caveats
-from pgfsbench.analysis.verdicts import VerdictLine
+from pgfsbench.analysis.caveats.notes import (
+    fill_verdict_caveats,
+    measurement_caveats,
+    target_caveats,
+)
+from pgfsbench.analysis.verdicts.lines import VerdictLine
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 from pgfsbench.workloads.registry import StoredParamsWarning
@@ -327,7 +331,7 @@ def test_terminal_prints_caveats_under_verdicts_and_for_single_target_measuremen
 
 
 def test_json_export_has_each_runs_bound_and_each_verdicts_caveats():
-    from pgfsbench.export.json import campaign_data
+    from pgfsbench.formats.json import campaign_data
 
     old = run(4, "b", 0.2)
     old.metrics = old.metrics[:1]  # recorded before bound.* existed

@@ -500,8 +500,8 @@ def drifting(factors: dict[str, float], noise: float, seed: int = 3, settling: f
 def test_auto_interleaves_every_target_until_decided_after_an_uncounted_settling_round(
     lab, tmp_path
 ):
-    from pgfsbench.analysis.sequential import decide, headline_family
-    from pgfsbench.analysis.stored_design import design_for
+    from pgfsbench.analysis.stats.sequential import decide, headline_family
+    from pgfsbench.analysis.stats.stored_design import design_for
 
     value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004)  # c is 10% slower
     campaign, status = lab(AUTO.format(max=10, minutes=60), FakeWorkloads(value=value))

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.capabilities import MEASURED, NOT_MEASURED, capabilities
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.advice.capabilities import MEASURED, NOT_MEASURED, capabilities
 from pgfsbench.filesystems.recipe import CLONE, COMPRESSION, SNAPSHOT
+from pgfsbench.formats.advice import advice_conf, advice_json, advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.report.advice import advice_conf, advice_json, advice_text
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads.clone_db import clone_metrics

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.stats import summarize
+from pgfsbench.analysis.stats.medians import summarize
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.report.chart_fio import collect_values, fileio_chart, fsync_latency_chart
 from pgfsbench.report.chart_scan import basebackup_chart, basebackup_rates, scan_chart, scan_curves

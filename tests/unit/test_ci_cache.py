@@ -1,4 +1,4 @@
-"""The bootstrap intervals kept beside the results (analysis/ci_cache.py) are a cache and
+"""The bootstrap intervals kept beside the results (analysis/stats/ci_cache.py) are a cache and
 never a source of truth: with or without the file, fresh or stale, readable or not, every
 command shows the same numbers. Over the stored real `quick` campaign of the docs."""
 
@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from pgfsbench.analysis import ci_cache, remembered, stats
+from pgfsbench.analysis.stats import ci_cache, remembered
+from pgfsbench.analysis.stats import medians as stats
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.export.json import campaign_data
+from pgfsbench.formats.json import campaign_data
 from pgfsbench.report.terminal import render_summary, render_table
 from pgfsbench.store.read import load_campaign
 from tests.unit.demo_campaign import unpack_demo
@@ -189,7 +190,7 @@ def test_the_design_reads_the_descriptive_measurements_the_campaign_kept(demo):
     """design_for takes the stored schedule's descriptive measurements instead of
     validating the whole plan: the same set where both exist, the kept one otherwise.
     (The campaign kept its set; `without` is a schedule from before it did.)"""
-    from pgfsbench.analysis.stored_design import descriptive_measurements, design_for
+    from pgfsbench.analysis.stats.stored_design import descriptive_measurements, design_for
 
     campaign = load_campaign(demo, series=False)
     plan = campaign.plan

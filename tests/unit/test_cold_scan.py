@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pgfsbench.analysis.bound import CACHED, bound_metrics, classify
+from pgfsbench.analysis.caveats.bound import CACHED, bound_metrics, classify
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric
 from pgfsbench.plan.load import parse_plan
@@ -209,7 +209,7 @@ def test_a_table_not_larger_than_shared_buffers_is_refused_by_the_plan():
 
 
 def test_the_headlines_read_as_words():
-    from pgfsbench.analysis.labels import metric_label
+    from pgfsbench.analysis.headline import metric_label
 
     assert metric_label("cold_scan.seq.s") == "cold sequential scan time"
     assert metric_label("cold_scan.bitmap.s") == "cold bitmap heap scan time"

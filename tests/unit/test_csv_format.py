@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.cli import app
-from pgfsbench.export.csv import COMPARISON_COLUMNS, EXPORT_COLUMNS, METRIC_COLUMNS
+from pgfsbench.formats.csv import COMPARISON_COLUMNS, EXPORT_COLUMNS, METRIC_COLUMNS
 from pgfsbench.render.values import csv_cell as cell
 from pgfsbench.store.read import load_campaign
 from tests.unit.test_export import RUN_ERROR, build_results
@@ -194,7 +194,7 @@ def test_a_spreadsheet_opens_every_csv_cleanly(tmp_path) -> None:
     """Issue 35: µs in UTF-8 without a BOM reads as 'Âµs' in Excel, and the compare mark
     was U+2212. A minus is ASCII in every CSV; --bom adds the byte order mark; --ascii
     writes units and marks in ASCII."""
-    from pgfsbench.render.csv_text import ASCII
+    from pgfsbench.formats.csv_text import ASCII
     from tests.unit.demo_campaign import unpack_demo
 
     demo = str(unpack_demo(tmp_path / "demo"))

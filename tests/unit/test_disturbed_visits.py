@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.analysis.cells import collect
-from pgfsbench.analysis.disturbance import disturbed_runs
 from pgfsbench.campaign import events as ev
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.read import load_campaign
@@ -278,11 +278,11 @@ def test_a_ruined_visit_kept_is_left_out_and_the_answer_says_what_it_would_have_
     that could not be run again is left out, its round with it for the pairs it is in;
     the answer is the one the undisturbed rounds give, and the summary says what counting
     it would have made of it."""
-    from pgfsbench.analysis.answer import campaign_answer
-    from pgfsbench.analysis.disturbed_visits import answer_counting_them, disturbed_visits
-    from pgfsbench.analysis.durability import durabilities
+    from pgfsbench.analysis.caveats.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
-    from pgfsbench.analysis.verdicts import verdict_lines
+    from pgfsbench.analysis.verdicts.answer import campaign_answer
+    from pgfsbench.analysis.verdicts.disturbed import answer_counting_them, disturbed_visits
+    from pgfsbench.analysis.verdicts.lines import verdict_lines
     from tests.unit.test_campaign import drifting
 
     value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01)
@@ -320,7 +320,7 @@ def test_the_summary_the_report_and_markdown_say_how_many_visits_were_disturbed(
 
     from rich.console import Console
 
-    from pgfsbench.export.markdown import campaign_markdown
+    from pgfsbench.formats.markdown import campaign_markdown
     from pgfsbench.report.html import render_report
     from pgfsbench.report.terminal import render_summary
 

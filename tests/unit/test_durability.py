@@ -1,6 +1,6 @@
 import pytest
 
-from pgfsbench.analysis.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, classify
+from pgfsbench.analysis.caveats.durability import MAY_LOSE_COMMITS, SAFE, UNSAFE, classify
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgfsbench.analysis.efficiency import (
+from pgfsbench.analysis.caveats.efficiency import (
     Stall,
     derived_metrics,
     efficiency_metrics,

@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from pgfsbench.analysis.cells import CellKey, Samples
-from pgfsbench.analysis.paired import compare_paired
-from pgfsbench.analysis.sequential import EQUIVALENT, INCONCLUSIVE, LOWER, Design, decide
+from pgfsbench.analysis.stats.paired import compare_paired
+from pgfsbench.analysis.stats.sequential import EQUIVALENT, INCONCLUSIVE, LOWER, Design, decide
 from pgfsbench.analysis.table import Source, build_table
 from pgfsbench.plan.design import Verdicts
 

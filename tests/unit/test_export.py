@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from pgfsbench.export.json import campaign_data
+from pgfsbench.formats.json import campaign_data
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
@@ -140,7 +140,7 @@ def test_export_structure(tmp_path: Path) -> None:
 def test_export_metrics_and_series(tmp_path: Path) -> None:
     import io
 
-    from pgfsbench.export.json import write_campaign
+    from pgfsbench.formats.json import write_campaign
 
     out = io.StringIO()  # as written: the series' (t, value) pairs are JSON arrays
     write_campaign(load_campaign(build_results(tmp_path / "res")), out)
@@ -171,7 +171,7 @@ def test_the_json_layout_holds_the_same_data_with_each_deep_value_on_one_line() 
     that is not finite as null."""
     import io
 
-    from pgfsbench.export.json import _dump
+    from pgfsbench.formats.json import _dump
 
     doc = {
         "kind": "export",
@@ -201,7 +201,7 @@ def test_export_carries_each_metrics_note(tmp_path: Path) -> None:
     the JSON export carries a metric's note where it has one, and validates."""
     import jsonschema
 
-    from pgfsbench.export.json import schema
+    from pgfsbench.formats.json import schema
     from pgfsbench.workloads.compression import compression_metrics, uncompressed_space
     from pgfsbench.workloads.fs_snapshot import snapshot_metrics
 
@@ -231,7 +231,7 @@ def test_free_form_values_are_cleaned_to_valid_json() -> None:
     becomes null, a key a string, a tuple a list; the rest stays as it is."""
     import numpy as np
 
-    from pgfsbench.export.json import _clean
+    from pgfsbench.formats.json import _clean
 
     cleaned = _clean({"a": np.float64("nan"), 1: (float("inf"), True, 2, 0.5), "s": "x"})
     assert cleaned == {"a": None, "1": [None, True, 2, 0.5], "s": "x"}

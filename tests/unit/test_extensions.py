@@ -18,10 +18,10 @@ import pytest
 from pgfsbench import extensions, releasers
 from pgfsbench.filesystems import registry as filesystems
 from pgfsbench.filesystems.recipe import Recipe
+from pgfsbench.formats import registry as formats
 from pgfsbench.ledger import RELEASERS
 from pgfsbench.preflight import STAGES, Check
 from pgfsbench.preflight import contract as check_contract
-from pgfsbench.render import formats
 from pgfsbench.report import figures
 from pgfsbench.workloads import registry as workloads
 from pgfsbench.workloads.kind import WorkloadBase
@@ -162,10 +162,10 @@ def test_names_come_without_importing_and_a_kind_alone() -> None:
 
 HELP = """
 import sys
-from pgfsbench.render import formats
+from pgfsbench.formats import registry as formats
 for kind in formats.KINDS:
     formats.help_names(kind)
-print(sorted(m for m in ("numpy", "scipy", "pgfsbench.analysis.advice") if m in sys.modules))
+print(sorted(m for m in ("numpy", "scipy", "pgfsbench.analysis.advice.advise") if m in sys.modules))
 """
 
 

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench import exits
-from pgfsbench.analysis.regressions import beyond, gate, parse_threshold
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.cli import app
+from pgfsbench.compare.gate import beyond, gate, parse_threshold
 from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import Store

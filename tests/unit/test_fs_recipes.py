@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.durability import SAFE, UNSAFE, classify
+from pgfsbench.analysis.caveats.durability import SAFE, UNSAFE, classify
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems import registry
 from pgfsbench.filesystems.mountcheck import (
@@ -245,7 +245,7 @@ def test_the_read_side_imports_no_provisioning() -> None:
     code = (
         "import sys\n"
         "import pgfsbench.filesystems.registry as r, pgfsbench.plan.model, "
-        "pgfsbench.analysis.durability, pgfsbench.report.html, pgfsbench.report.terminal\n"
+        "pgfsbench.analysis.caveats.durability, pgfsbench.report.html, pgfsbench.report.terminal\n"
         "r.recipes()\n"
         "print(sorted(m for m in sys.modules if m.startswith('pgfsbench.provision')))\n"
     )

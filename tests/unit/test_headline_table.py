@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pgfsbench.analysis.durability import durabilities
+from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import Row, comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.verdicts.lines import verdict_lines
 from pgfsbench.store.read import load_campaign
 from tests.unit.demo_campaign import unpack_demo
 

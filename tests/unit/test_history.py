@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench.analysis.history import history
-from pgfsbench.analysis.pairing import paired_table, pairing
 from pgfsbench.cli import app
+from pgfsbench.compare.pairing import paired_table, pairing
+from pgfsbench.compare.series import history
 from pgfsbench.report.chart_history import history_charts
 from pgfsbench.store.read import load_campaign
 from pgfsbench.store.sources import campaigns

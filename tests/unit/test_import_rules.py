@@ -1,8 +1,9 @@
 """The import rules hold: the contracts in pyproject.toml's ``[tool.importlinter]`` (the
-package layering, the read side loading nothing that provisions, runs or schedules and
-naming no workload module, report and export apart), checked by import-linter on the
-package's import graph. A back-import added to a copy of the package breaks them, so a
-contract that no longer checks anything cannot pass unnoticed."""
+package layering, analysis/ by concept, the read side loading nothing that provisions,
+runs or schedules and naming no workload module, report and formats apart), checked by
+import-linter on the package's import graph. A back-import added to a copy of the package
+breaks them, so a contract that no longer checks anything cannot pass unnoticed; and every
+module sits in exactly one layer, so a new module cannot slip between them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pgfsbench
@@ -61,6 +63,24 @@ BACK_IMPORTS = [
         "from pgfsbench.provision import mounting",
         "pgfsbench.releasers -> pgfsbench.provision.mounting",
     ),
+    # A statistical method reaching up for the campaign's table.
+    (
+        "analysis/stats/paired.py",
+        "from pgfsbench.analysis.table import Table",
+        "pgfsbench.analysis.stats.paired -> pgfsbench.analysis.table",
+    ),
+    # The plan's vocabulary reaching up for its check.
+    (
+        "plan/model.py",
+        "from pgfsbench.plan.check import describe",
+        "pgfsbench.plan.model -> pgfsbench.plan.check",
+    ),
+    # An output format borrowing the HTML report's code.
+    (
+        "formats/markdown.py",
+        "from pgfsbench.report.html import render_html",
+        "pgfsbench.formats.markdown -> pgfsbench.report.html",
+    ),
 ]
 
 
@@ -74,3 +94,36 @@ def test_a_back_import_breaks_them(tmp_path: Path) -> None:
     assert result.returncode != 0, result.stdout
     for _, _, chain in BACK_IMPORTS:
         assert chain in result.stdout, (chain, result.stdout)
+
+
+def _layer_modules(contract: dict) -> list[str]:
+    """Every module a layers contract names, with its container."""
+    out = []
+    for layer in contract["layers"]:
+        for part in layer.replace("|", ":").split(":"):
+            for container in contract["containers"]:
+                out.append(f"{container}.{part.strip()}")
+    return out
+
+
+def test_every_module_sits_in_exactly_one_layer() -> None:
+    """A module no layer covers would be free of the layering: a new module or package
+    takes its place in pyproject.toml's ``layers`` list (docs/developing.md's table)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contracts = {c["id"]: c for c in config["contracts"]}
+    layered = _layer_modules(contracts["layers"])
+    modules = sorted(
+        "pgfsbench." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" or path.parent != PACKAGE
+    )
+    modules = [m.removesuffix(".__init__") for m in modules]
+    for module in modules:
+        covering = [m for m in layered if module == m or module.startswith(m + ".")]
+        if module in ("pgfsbench.__main__", "pgfsbench.plan"):
+            continue  # python -m pgfsbench; the plan package's docstring
+        assert len(covering) == 1, (module, covering)
+    inner = _layer_modules(contracts["analysis-concepts"])
+    for module in (m for m in modules if m.startswith("pgfsbench.analysis.")):
+        covering = [m for m in inner if module == m or module.startswith(m + ".")]
+        assert len(covering) == 1, (module, covering)

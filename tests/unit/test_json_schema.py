@@ -1,5 +1,5 @@
 """The JSON documents follow the JSON Schema generated from their writers' typed
-dictionaries (export/document.py, export/comparison_document.py)."""
+dictionaries (formats/export_document.py, formats/comparison_document.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from pgfsbench import __version__
 from pgfsbench.cli import app
-from pgfsbench.export.json import SCHEMA_VERSION, schema, write_campaign
+from pgfsbench.formats.json import SCHEMA_VERSION, schema, write_campaign
 from pgfsbench.store.read import load_campaign
 from tests.unit.test_export import build_results
 from tests.unit.test_fail_if_worse import ROUNDS, _store
@@ -362,7 +362,7 @@ def test_an_older_campaign_says_which_settings_it_did_not_record(tmp_path) -> No
     """Recorded before the full set was kept: what it did record (a setting not at its
     default, data checksums) and null for the rest its version has; the psql session's
     application_name it recorded among the server's settings is left out."""
-    from pgfsbench.export.provenance import postgres_of
+    from pgfsbench.formats.target_provenance import postgres_of
     from pgfsbench.pgsettings import io_settings_of
 
     older = {
@@ -384,7 +384,7 @@ def test_an_older_campaign_says_which_settings_it_did_not_record(tmp_path) -> No
 
 
 def test_list_and_history_documents_follow_their_schemas(tmp_path) -> None:
-    from pgfsbench.report.documents import document_schema
+    from pgfsbench.formats.list_history_documents import document_schema
     from tests.unit.test_pairing import stored
 
     for n in range(2):  # two campaigns: a history with a comparison
@@ -415,5 +415,5 @@ def test_the_schema_command_refuses_an_unknown_kind() -> None:
     result = CliRunner().invoke(app, ["schema", "report"])
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "error: no schema for 'report' (kinds: export, compare, list, history, plan)"
+        "error: no schema for 'report' (kinds: export, compare, list, history, advise, plan)"
     )

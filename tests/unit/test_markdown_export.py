@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench.analysis.table import Table
-from pgfsbench.analysis.verdicts import VerdictLine
+from pgfsbench.analysis.verdicts.lines import VerdictLine
 from pgfsbench.cli import app
-from pgfsbench.export.markdown import _number, _plain, comparison_markdown
+from pgfsbench.formats.markdown import _number, _plain, comparison_markdown
 from pgfsbench.render.verdict_text import shared_caveats
 from pgfsbench.store.read import load_campaign
 from tests.unit.test_export import RUN_ERROR, SKIP_REASON, build_results

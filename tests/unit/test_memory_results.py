@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pgfsbench.analysis.caveats import measurement_caveats, memory_limit, target_caveats
-from pgfsbench.analysis.diff import provenance_diff
-from pgfsbench.analysis.provenance_check import differences
+from pgfsbench.analysis.caveats.diff import provenance_diff
+from pgfsbench.analysis.caveats.notes import measurement_caveats, memory_limit, target_caveats
+from pgfsbench.compare.comparable import differences
 from pgfsbench.metrics import Metric
 from pgfsbench.report.html import _memory_limit
 from pgfsbench.store.read import Campaign, StoredRun, StoredTarget

@@ -14,12 +14,12 @@ from html import unescape
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.decisions import decisions
-from pgfsbench.analysis.durability import durabilities
-from pgfsbench.analysis.labels import metric_label
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.caveats.durability import durabilities
+from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.verdicts.decisions import decisions
+from pgfsbench.analysis.verdicts.lines import verdict_lines
 from pgfsbench.cli import app
 from pgfsbench.ratios import change_text
 from pgfsbench.report.html import render_report

@@ -15,9 +15,17 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench.cli import app
+from pgfsbench.formats import registry as formats
+from pgfsbench.formats.registry import (
+    ADVICE,
+    COMPARISON,
+    EXPORT,
+    HISTORY,
+    KINDS,
+    LIST,
+    OutputFormat,
+)
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.render import formats
-from pgfsbench.render.formats import ADVICE, COMPARISON, EXPORT, HISTORY, KINDS, LIST, OutputFormat
 from pgfsbench.store.db import Store
 
 COMMAND = {

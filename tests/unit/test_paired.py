@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pgfsbench.analysis.outcome import from_decision, judge_paired
-from pgfsbench.analysis.paired import (
+from pgfsbench.analysis.stats.medians import compare, from_paired
+from pgfsbench.analysis.stats.outcome import from_decision, judge_paired
+from pgfsbench.analysis.stats.paired import (
     Paired,
     compare_paired,
     detectable,
     pair_by_round,
     rounds_for,
 )
-from pgfsbench.analysis.sequential import INCONCLUSIVE, Design, decide
-from pgfsbench.analysis.stats import compare, from_paired
+from pgfsbench.analysis.stats.sequential import INCONCLUSIVE, Design, decide
 
 
 def _pairs(base: list[float], other: list[float]) -> list[tuple[float, float]]:

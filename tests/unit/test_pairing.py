@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench import exits
-from pgfsbench.analysis.pairing import paired_table, pairing, parse_pairs
 from pgfsbench.cli import app
+from pgfsbench.compare.pairing import paired_table, pairing, parse_pairs
 from pgfsbench.errors import UserError
-from pgfsbench.export.json import schema
+from pgfsbench.formats.json import schema
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
@@ -319,7 +319,7 @@ def test_a_fleet_baseline_against_several_contenders(tmp_path, before_after) -> 
 
 
 def test_columns_are_told_apart(tmp_path, before_after) -> None:
-    from pgfsbench.analysis.pairing import column_names
+    from pgfsbench.compare.pairing import column_names
 
     before = load_campaign(before_after[0])
     twice = column_names(before, load_campaign(before_after[0]))

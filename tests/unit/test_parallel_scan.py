@@ -21,7 +21,7 @@ from pgfsbench.store.read import load_campaign
 from pgfsbench.workloads import basebackup
 from pgfsbench.workloads.basebackup import BasebackupWorkload, backup_metrics, tree_bytes
 from pgfsbench.workloads.parallel_scan import ScanTiming, parse_explain_documents, sweep_metrics
-from pgfsbench.workloads.scratch import drop_scratch
+from pgfsbench.workloads.scratch_table import drop_scratch
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

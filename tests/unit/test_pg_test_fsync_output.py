@@ -159,7 +159,7 @@ def test_metrics_section_filter() -> None:
 
 def test_every_wal_sync_method_row_has_a_human_label() -> None:
     """advise lists every method it measured: each by a name, not only fdatasync."""
-    from pgfsbench.analysis.labels import metric_label
+    from pgfsbench.analysis.headline import metric_label
 
     results = parse_pg_test_fsync(fixture("pg_test_fsync_pg15.txt"))
     labels = {m.name: metric_label(m.name) for m in fsync_metrics(results, sections=None)}

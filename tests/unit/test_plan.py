@@ -55,7 +55,7 @@ def test_answering_plans_repeat_in_interleaved_rounds_and_state_their_budget(nam
 
 
 def test_seed_000_has_its_full_variants():
-    from pgfsbench.analysis.durability import UNSAFE, classify
+    from pgfsbench.analysis.caveats.durability import UNSAFE, classify
 
     plan = load_plan("seed-xfs-vs-ext4")
     targets = {t.name: t for t in plan.targets}

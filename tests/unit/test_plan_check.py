@@ -76,8 +76,8 @@ def test_a_broken_plan_fails_check_with_exit_2(tmp_path):
 
 
 def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
+    from pgfsbench.plan.check import describe
     from pgfsbench.plan.model import Plan
-    from pgfsbench.planning.check import describe
 
     def plan(**reps):
         return Plan.model_validate(
@@ -123,8 +123,8 @@ def test_estimate_counts_rounds_fresh_reused_and_auto() -> None:
 
 
 def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
+    from pgfsbench.plan.check import describe
     from pgfsbench.plan.model import Plan
-    from pgfsbench.planning.check import describe
 
     plan = Plan.model_validate(
         {

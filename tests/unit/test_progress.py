@@ -16,8 +16,8 @@ from rich.console import Console
 from pgfsbench import proc
 from pgfsbench.campaign import events as ev
 from pgfsbench.errors import CommandFailed
+from pgfsbench.plan.estimate import plan_seconds
 from pgfsbench.plan.load import parse_plan
-from pgfsbench.planning.estimate import plan_seconds
 from pgfsbench.proc import CommandResult
 from pgfsbench.progress.forecast import Forecast, clock_text
 from pgfsbench.progress.lines import NORMAL, QUIET, VERBOSE

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.analysis.diff import DiffRow, provenance_diff, target_keys
+from pgfsbench.analysis.caveats.diff import DiffRow, provenance_diff, target_keys
 from pgfsbench.store.read import StoredTarget
 
 
@@ -271,3 +271,29 @@ def test_pg15_against_pg18_shows_their_data_checksums() -> None:
     old = _target(1, "old", _spec("old"), _prov(loop=5))
     values = {r.key: r.values for r in provenance_diff([a, old])}
     assert values["postgres.data_checksums"] == {"pg15": "false", "old": None}
+
+
+def test_recorded_io_settings_show_both_sides_of_a_changed_one() -> None:
+    # The server's durability and I/O settings, defaults included, recorded with the
+    # non-default ones: a target with synchronous_commit = off reads "off vs on", not
+    # "off vs (unset)", and settings every target ran alike are no row.
+    io = {"fsync": "on", "synchronous_commit": "on", "wal_sync_method": "fdatasync"}
+    rows = provenance_diff(
+        [
+            _target(0, "a", _spec("a"), _prov(postgres_io_settings=io)),
+            _target(
+                1,
+                "b",
+                _spec("b"),
+                _prov(
+                    postgres_io_settings={**io, "synchronous_commit": "off"},
+                    postgres_settings={**_prov()["postgres_settings"], "synchronous_commit": "off"},
+                ),
+            ),
+        ]
+    )
+    [row] = [r for r in rows if r.group == "postgres"]
+    assert (row.key, row.values) == (
+        "postgres.settings.synchronous_commit",
+        {"a": "on", "b": "off"},
+    )

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.durability import durabilities
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.formats.advice import advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.report.advice import advice_text
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 

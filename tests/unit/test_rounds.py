@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from pgfsbench.analysis.cells import CellKey, collect
-from pgfsbench.analysis.pairing import paired_table, pairing
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import WINNER, verdict_lines
+from pgfsbench.analysis.verdicts.lines import WINNER, verdict_lines
+from pgfsbench.compare.pairing import paired_table, pairing
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.report.html import write_report
 from pgfsbench.store.db import Store

@@ -131,8 +131,8 @@ def test_auto_stops_every_target_together_once_each_comparison_is_decided() -> N
 
 
 def test_auto_decisions_are_the_ones_the_stored_rounds_give() -> None:
-    from pgfsbench.analysis.sequential import decide, headline_family
-    from pgfsbench.analysis.stored_design import design_for
+    from pgfsbench.analysis.stats.sequential import decide, headline_family
+    from pgfsbench.analysis.stats.stored_design import design_for
 
     s = _auto_run(_values({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.004), min=3, max=10)
     values = {("pgbench", "clients=1"): {t: s.samples[(t, "pgbench", "clients=1")] for t in "abc"}}

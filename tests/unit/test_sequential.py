@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pgfsbench.analysis.paired import compare_paired, pair_by_round
-from pgfsbench.analysis.sequential import (
+from pgfsbench.analysis.stats.paired import compare_paired, pair_by_round
+from pgfsbench.analysis.stats.sequential import (
     EQUIVALENT,
     HIGHER,
     INCONCLUSIVE,
@@ -19,7 +19,7 @@ from pgfsbench.analysis.sequential import (
     decide,
     headline_family,
 )
-from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.analysis.stats.stored_design import design_for
 
 
 def _campaign(
@@ -187,11 +187,18 @@ def test_fixed_repetitions_in_an_auto_plan_are_outside_the_family() -> None:
     design = design_for(stored)
     assert ("fsync", "") in design.descriptive and ("pgbench-init", "") in design.descriptive
     assert ("pgbench", "clients=4") not in design.descriptive
-    # one planned look (at max), yet not a fixed count: the earliest look is the budget's,
-    # from min on, and family.py keeps this design (and its descriptive measurements)
+    # its planned looks (6, 8 and max, spending 3), not a fixed count: the earliest look
+    # is the budget's, from min on, and family.py keeps this design (and its descriptive
+    # measurements)
     reps = quick.repetitions
-    assert design.planned_looks() == (reps.max,)
+    assert design.planned_looks() == (6, 8, reps.max) and design.rho == 3
     assert (design.first_look, design.last_look) == (reps.min, reps.max)
+    # little alpha early: 5% of it by round 6, 12.5% by round 8, the rest at max
+    assert [round(a / design.alpha, 4) for a in design.levels().values()] == [
+        round((6 / 16) ** 3, 4),
+        round((8 / 16) ** 3 - (6 / 16) ** 3, 4),
+        round(1 - (8 / 16) ** 3, 4),
+    ]
     values = {
         ("fsync", ""): {"a": {1: 1.0, 2: 1.1, 3: 1.0}, "b": {1: 2.0, 2: 2.1, 3: 2.0}},
         ("pgbench", "clients=4"): {"a": {1: 1.0, 2: 1.1}, "b": {1: 1.0, 2: 1.2}},

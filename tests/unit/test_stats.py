@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from pgfsbench.analysis.findings import MARKS, _outcome
-from pgfsbench.analysis.outcome import judge_unpaired
-from pgfsbench.analysis.stats import (
+from pgfsbench.analysis.stats.medians import (
     CONFIDENCE,
     Comparison,
     Summary,
@@ -25,6 +24,7 @@ from pgfsbench.analysis.stats import (
     summarize,
     summarize_geometric,
 )
+from pgfsbench.analysis.stats.outcome import judge_unpaired
 
 
 def classify(
@@ -314,7 +314,7 @@ def test_classify_failed_run_dropped_and_empty_is_na() -> None:
 def test_small_tied_samples_get_the_exact_permutation_p() -> None:
     from scipy.stats import PermutationMethod, mannwhitneyu
 
-    from pgfsbench.analysis.stats import _mann_whitney
+    from pgfsbench.analysis.stats.medians import _mann_whitney
 
     a, b = np.array([1090.0, 1090, 1090, 1106]), np.array([1254.0, 1270, 1254, 1254])
     assert _mann_whitney(a, b) == pytest.approx(2 / 70)  # the approximation says 0.023
@@ -337,7 +337,7 @@ def test_one_run_against_many_is_no_verdict() -> None:
 
 
 def test_p_values_print_truncated_without_float_error() -> None:
-    from pgfsbench.analysis.stats import fmt_p
+    from pgfsbench.analysis.stats.medians import fmt_p
 
     assert [fmt_p(p) for p in (0.29, 0.57, 0.0029, 0.0497, 0.0004)] == [
         "p=0.29",
@@ -389,10 +389,10 @@ def test_unpaired_decision_ci_is_at_the_level_of_the_decision() -> None:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_the_plain_median_and_distinct_are_numpys_own_numbers(seed):
-    """stats._median and arrays.distinct stand in for np.centre and np.unique (which
+    """stats._median and paired.distinct stand in for np.centre and np.unique (which
     import numpy.ma): the same floats, bit for bit, ties and odd or even sizes alike."""
-    from pgfsbench.analysis import arrays
-    from pgfsbench.analysis.stats import _median
+    from pgfsbench.analysis.stats.medians import _median
+    from pgfsbench.analysis.stats.paired import distinct
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 40))
@@ -400,6 +400,6 @@ def test_the_plain_median_and_distinct_are_numpys_own_numbers(seed):
     if seed % 2:  # quantized values, as fio's percentiles come
         x = np.round(x, -2) + 100
     assert _median(x) == float(np.median(x))
-    assert arrays.distinct(x).tolist() == np.unique(x).tolist()
-    assert arrays.distinct(np.log(x)).tolist() == np.unique(np.log(x)).tolist()
-    assert arrays.distinct(np.array([])).tolist() == []
+    assert distinct(x).tolist() == np.unique(x).tolist()
+    assert distinct(np.log(x)).tolist() == np.unique(np.log(x)).tolist()
+    assert distinct(np.array([])).tolist() == []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pgfsbench.analysis.decisions import decisions
-from pgfsbench.export.json import campaign_data
+from pgfsbench.analysis.verdicts.decisions import decisions
+from pgfsbench.formats.json import campaign_data
 from pgfsbench.store.read import load_campaign
 from pgfsbench.store.rows import DECISIONS
 from tests.unit.test_export import build_results

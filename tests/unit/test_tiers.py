@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.analysis.tiers import BETTER, OPEN, SAME, rank
+from pgfsbench.analysis.verdicts.tiers import BETTER, OPEN, SAME, rank
 from pgfsbench.ratios import change_text, percent
 
 
@@ -75,13 +75,13 @@ def test_changes_read_as_a_dba_writes_them() -> None:
 
 
 def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the_tier():
-    from pgfsbench.analysis.answer import measurement_answer, relation_of
     from pgfsbench.analysis.findings import Level, finding_of
-    from pgfsbench.analysis.outcome import Judged
-    from pgfsbench.analysis.paired import compare_paired
-    from pgfsbench.analysis.sequential import INCONCLUSIVE, LOWER
-    from pgfsbench.analysis.stats import from_paired
+    from pgfsbench.analysis.stats.medians import from_paired
+    from pgfsbench.analysis.stats.outcome import Judged
+    from pgfsbench.analysis.stats.paired import compare_paired
+    from pgfsbench.analysis.stats.sequential import INCONCLUSIVE, LOWER
     from pgfsbench.analysis.table import Cell, Row, Table
+    from pgfsbench.analysis.verdicts.answer import measurement_answer, relation_of
 
     levels = {"a": 1100.0, "b": 1050.0, "c": 1000.0}
     cells = {

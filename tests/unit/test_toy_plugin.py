@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from pgfsbench import extensions
 from pgfsbench.cli import app
 from pgfsbench.filesystems import registry as filesystems
+from pgfsbench.formats import registry as formats
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.render import formats
 from pgfsbench.store.db import Store
 from pgfsbench.workloads import registry as workloads
 from tests.unit.plan_check import plan_check_json

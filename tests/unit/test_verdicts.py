@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pgfsbench.analysis.caveats.durability import classify as durability_of
 from pgfsbench.analysis.cells import CellKey, Samples
-from pgfsbench.analysis.durability import classify as durability_of
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts import (
+from pgfsbench.analysis.verdicts.lines import (
     EQUIVALENT,
     INCONCLUSIVE,
     LEADERS,
@@ -17,9 +17,9 @@ from pgfsbench.analysis.verdicts import (
     WINNER,
     verdict_lines,
 )
-from pgfsbench.export.json import comparison_data
-from pgfsbench.export.markdown import comparison_markdown
-from pgfsbench.render.compare import select_rows
+from pgfsbench.compare.rows import select_rows
+from pgfsbench.formats.json import comparison_data
+from pgfsbench.formats.markdown import comparison_markdown
 
 SAFE = durability_of("ext4", ["rw", "relatime"], {})
 UNSAFE = durability_of("ext4", ["rw", "barrier=0"], {})
@@ -138,7 +138,7 @@ def test_inconclusive_lines_name_what_is_decided_and_the_rounds_estimate() -> No
     assert "a difference of 6% or more would likely have been decided here" in line.text
     assert table.rows[0].cells["b"].finding.outcome == "inconclusive"
     # the level of every interval, once, in words
-    from pgfsbench.analysis.answer import glossary
+    from pgfsbench.analysis.verdicts.answer import glossary
 
     assert glossary(table)[0].startswith("[…]: 98.3% CIs: 95% for the 3 comparisons together")
 
@@ -294,8 +294,8 @@ def test_equivalent_leaders_ahead_of_a_loser_are_an_answer_not_inconclusive() ->
 def test_a_measurement_run_for_the_advice_is_described_not_tested() -> None:
     # pg_test_fsync with its own 3 repetitions in an 'auto' plan: outside the verdict
     # family, so its line gives medians and says it was not tested.
-    from pgfsbench.analysis.answer import campaign_answer
-    from pgfsbench.analysis.sequential import Design
+    from pgfsbench.analysis.stats.sequential import Design
+    from pgfsbench.analysis.verdicts.answer import campaign_answer
 
     drift = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0]
     jitter = [1.01, 0.99, 1.02, 0.98, 1.0, 1.01]

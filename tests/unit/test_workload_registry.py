@@ -12,15 +12,15 @@ from typing import Literal
 import pytest
 from pydantic import Field, ValidationError
 
-from pgfsbench.analysis.efficiency import efficiency_metrics
+from pgfsbench.analysis.caveats.efficiency import efficiency_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts import WINNER, verdict_lines
+from pgfsbench.analysis.verdicts.lines import WINNER, verdict_lines
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
+from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds
 from pgfsbench.plan.load import builtin_names, load_plan, parse_plan
 from pgfsbench.plan.model import Plan
-from pgfsbench.planning.estimate import plan_seconds, target_needs, workload_seconds
 from pgfsbench.store.db import Store
 from pgfsbench.store.read import load_campaign
 from pgfsbench.units import size_to_bytes

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench.analysis.durability import SAFE, UNSAFE, classify, target_durability
+from pgfsbench.analysis.caveats.durability import SAFE, UNSAFE, classify, target_durability
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems import zfs
 from pgfsbench.filesystems.registry import recipe
@@ -16,7 +16,7 @@ from pgfsbench.ledger import Ledger
 from pgfsbench.plan.load import parse_plan
 from pgfsbench.proc import CommandResult, RunAs
 from pgfsbench.provision import mounting as provision_mounting
-from pgfsbench.provision import zfs as provision_zfs
+from pgfsbench.provision import zfs_pool as provision_zfs
 from pgfsbench.provision.mountinfo import MountEntry
 from pgfsbench.provision.target import Provisioning
 

@@ -3,7 +3,7 @@
 With repetitions, a cell holds one value per round; everything statistical
 (medians, confidence intervals, verdicts, chart whiskers) starts here. Each
 value keeps its round, so two targets measured in the same rounds of the same
-campaign can be compared within rounds (``analysis/paired.py``). Repetition 0
+campaign can be compared within rounds (``analysis/stats/paired.py``). Repetition 0
 is a settling round (a reused target's first, uncounted visit): counted so the
 report can show it ran, never a sample. A run disturbed by someone else's load
 (``disturbance.py``) is never a sample either: run again in its round ('redone'),
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pgfsbench.analysis.disturbance import disturbed_runs
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.store.read import Campaign
 
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pgfsbench.analysis.findings import Level
-from pgfsbench.analysis.outcome import Judged, from_decision, judge_unpaired
-from pgfsbench.analysis.sequential import (
+from pgfsbench.analysis.stats.medians import Comparison, compare, compare_rounds, holm
+from pgfsbench.analysis.stats.outcome import Judged, from_decision, judge_unpaired
+from pgfsbench.analysis.stats.sequential import (
     EQUIVALENT,
     INCONCLUSIVE,
     Design,
@@ -34,7 +35,6 @@ from pgfsbench.analysis.sequential import (
     decide,
     headline_family,
 )
-from pgfsbench.analysis.stats import Comparison, compare, compare_rounds, holm
 
 
 def rounds_of(cell) -> dict[int, float]:

@@ -26,9 +26,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pgfsbench.analysis import sequential
-from pgfsbench.analysis.outcome import Judged, percent_text
-from pgfsbench.analysis.paired import detectable, pair_by_round
+from pgfsbench.analysis.stats import sequential
+from pgfsbench.analysis.stats.outcome import Judged, percent_text
+from pgfsbench.analysis.stats.paired import detectable, pair_by_round
 from pgfsbench.ratios import change_text, span_text
 
 if TYPE_CHECKING:

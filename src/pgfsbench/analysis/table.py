@@ -5,9 +5,9 @@ exports and ``pgfsbench compare`` all show the same numbers.
 
 Each cell is the median over repetitions with its 95% CI; each contender is
 compared with the baseline within the rounds both were measured in (paired,
-``paired.py``), or as independent samples where the rounds do not correspond
+``stats/paired.py``), or as independent samples where the rounds do not correspond
 (Mann-Whitney U and the ratio of medians). Each comparison ends better / worse,
-equivalent, or inconclusive (``outcome.py``). Two families of tests:
+equivalent, or inconclusive (``stats/outcome.py``). Two families of tests:
 
 * the **headline** metric of each measurement (the one verdicts are about):
   every pair of targets, decided by the plan's design (``family.py``:
@@ -29,21 +29,21 @@ from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect, failed_measurements
-from pgfsbench.analysis.ci_cache import kept_in
 from pgfsbench.analysis.family import compare_cells, decide_headlines
 from pgfsbench.analysis.findings import BETTER, EQUIVALENT, WORSE, Finding, Level, finding_of
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.outcome import Judged, judge_paired, judge_unpaired
-from pgfsbench.analysis.sequential import EQUIVALENT as SAME
-from pgfsbench.analysis.sequential import NA, Design, Key
-from pgfsbench.analysis.stats import (
+from pgfsbench.analysis.stats.ci_cache import kept_in
+from pgfsbench.analysis.stats.medians import (
     DEFAULT,
     Comparison,
     benjamini_hochberg,
     summarize,
     summarize_geometric,
 )
-from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.analysis.stats.outcome import Judged, judge_paired, judge_unpaired
+from pgfsbench.analysis.stats.sequential import EQUIVALENT as SAME
+from pgfsbench.analysis.stats.sequential import NA, Design, Key
+from pgfsbench.analysis.stats.stored_design import design_for
 from pgfsbench.store.read import Campaign
 
 # What a cell's value is: the centre that goes with the row's comparisons.
@@ -135,7 +135,7 @@ class Source:
     cells: dict[CellKey, Samples]  # target part of the key is the column name
     failed: set[tuple[str, str, str]] = field(default_factory=set)  # (column, workload, label)
     design: Design | None = None  # the plan's; None: one look at the end (several campaigns)
-    results_dir: Path | None = None  # where its bootstrap intervals are cached (ci_cache.py)
+    results_dir: Path | None = None  # where its bootstrap intervals are cached (stats/ci_cache.py)
 
 
 def campaign_source(campaign: Campaign) -> Source:

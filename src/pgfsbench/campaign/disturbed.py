@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pgfsbench.analysis.disturbance import Disturbance, judge_round
+from pgfsbench.analysis.caveats.disturbance import Disturbance, judge_round
 from pgfsbench.metrics import Metric
 from pgfsbench.workloads.kind import WorkloadBase
 

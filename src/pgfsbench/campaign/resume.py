@@ -23,9 +23,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from pgfsbench.analysis.disturbance import disturbed_runs
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.stored_design import design_for
+from pgfsbench.analysis.stats.stored_design import design_for
 from pgfsbench.errors import UserError
 from pgfsbench.ledger import Ledger, state_dir
 from pgfsbench.plan.model import Plan

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench import __version__, proc
-from pgfsbench.analysis.bound import bound_metrics
-from pgfsbench.analysis.disturbance import disturbance_metrics
-from pgfsbench.analysis.efficiency import derived_metrics
+from pgfsbench.analysis.caveats.bound import bound_metrics
+from pgfsbench.analysis.caveats.disturbance import disturbance_metrics
+from pgfsbench.analysis.caveats.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.disturbed import MOST_AGAIN, RoundRuns
@@ -43,7 +43,7 @@ from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.schedule import SETTLING, Schedule
 from pgfsbench.store.db import Store, check_new_results_dir
 from pgfsbench.workloads import registry
-from pgfsbench.workloads.base import RunContext
+from pgfsbench.workloads.context import RunContext
 
 Runner = Callable[[RunContext, object], WorkloadResult]  # (ctx, workload) -> its numbers
 

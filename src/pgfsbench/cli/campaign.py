@@ -194,7 +194,7 @@ def _resumed_plan(results: Path, plan: str | None):
 def _store_campaign(results: Path, url: str) -> bool:
     """Import the ended campaign into the results store; if that fails, say so (the run
     then exits 1): the results directory keeps everything and can be imported later."""
-    from pgfsbench.analysis.decisions import decisions
+    from pgfsbench.analysis.verdicts.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, shown, store_campaign
 
     try:
@@ -226,7 +226,7 @@ def _progress_view(plan):
 
 def _print_summary(campaign, results: Path) -> None:
     """The answer first (--quiet: the verdict lines alone)."""
-    from pgfsbench.analysis.ci_cache import kept_in
+    from pgfsbench.analysis.stats.ci_cache import kept_in
     from pgfsbench.report.terminal import render_summary
 
     hint = f"every metric: pgfsbench show {results} --full; with charts and provenance: the report"
@@ -236,9 +236,9 @@ def _print_summary(campaign, results: Path) -> None:
 
 def _print_advice(campaign) -> None:
     """The advice after the table; the campaign's results stand without it."""
-    from pgfsbench.analysis.advice import advise as make_advice
-    from pgfsbench.analysis.ci_cache import kept_in
-    from pgfsbench.report.advice import advice_text
+    from pgfsbench.analysis.advice.advise import advise as make_advice
+    from pgfsbench.analysis.stats.ci_cache import kept_in
+    from pgfsbench.formats.advice import advice_text
 
     try:
         with kept_in(campaign.results_dir):
@@ -339,7 +339,7 @@ def show(
     ] = False,
 ) -> None:
     """Print a campaign's results in the terminal, writing nothing: the verdicts first, then each measurement's headline figure on every target (median, 95% CI, n, ratio to the baseline and its verdict), a section per workload; --full: the whole table."""
-    from pgfsbench.analysis.ci_cache import kept_in
+    from pgfsbench.analysis.stats.ci_cache import kept_in
     from pgfsbench.report.terminal import render_table
     from pgfsbench.store.read import load_campaign
 

@@ -35,9 +35,9 @@ def plans(
     from rich.table import Table as RichTable
     from rich.text import Text
 
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import minutes_text
     from pgfsbench.plan.load import load_plan
-    from pgfsbench.planning.check import describe
-    from pgfsbench.planning.check_text import minutes_text
 
     # A compact table; the whole description and budget: plans --show NAME, plan check NAME.
     table = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
@@ -81,9 +81,9 @@ def plan_check(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Validate a plan without running anything: its targets and runs, the disk space and the time it needs."""
+    from pgfsbench.plan.check import describe
+    from pgfsbench.plan.check_text import render_plan_check
     from pgfsbench.plan.load import load_plan
-    from pgfsbench.planning.check import describe
-    from pgfsbench.planning.check_text import render_plan_check
     from pgfsbench.preflight import PLAN_CHECK, CheckContext, run_checks
 
     the_plan = load_plan(plan)
@@ -135,7 +135,7 @@ def _layout_notes(plan, info: dict) -> list[str]:
 
 
 # What `pgfsbench schema` prints: the command whose JSON it describes.
-SCHEMA_KINDS = ("export", "compare", "list", "history", "plan")
+SCHEMA_KINDS = ("export", "compare", "list", "history", "advise", "plan")
 
 
 def _schema_kinds(incomplete: str) -> list[str]:
@@ -155,19 +155,23 @@ def schema(
         ),
     ],
 ) -> None:
-    """Print the JSON Schema (draft 2020-12) of what 'export', 'compare', 'list' or 'history' write with --format json, or of a plan file ('plan', as 'plan schema' prints it): generated from the types their writers are annotated with, every field described. A reader validates what it reads with it, and learns what each field means."""
+    """Print the JSON Schema (draft 2020-12) of what 'export', 'compare', 'list', 'history' or 'advise' write with --format json, or of a plan file ('plan', as 'plan schema' prints it): generated from the types their writers are annotated with. A reader validates what it reads with it, and learns what each field means."""
     if kind not in SCHEMA_KINDS:
         raise UserError(f"no schema for '{kind}' (kinds: {', '.join(SCHEMA_KINDS)})")
     if kind == "plan":
         from pgfsbench.plan.schema import plan_schema
 
         document = plan_schema()
+    elif kind == "advise":
+        from pgfsbench.formats.advice import advice_schema
+
+        document = advice_schema()
     elif kind in ("export", "compare"):
-        from pgfsbench.export.json import schema as export_schema
+        from pgfsbench.formats.json import schema as export_schema
 
         document = export_schema("export" if kind == "export" else "comparison")
     else:
-        from pgfsbench.report.documents import document_schema
+        from pgfsbench.formats.list_history_documents import document_schema
 
         document = document_schema(kind)
     json.dump(document, sys.stdout, indent=2, ensure_ascii=False)

@@ -52,8 +52,8 @@ def export(
     ascii: Ascii = False,
 ) -> None:
     """Print every run with its target, workload, parameters and metrics: as JSON (also each run's commands, the targets' provenance and PostgreSQL settings, the series and the comparison), CSV or a Markdown document."""
-    from pgfsbench.analysis.ci_cache import kept_in
-    from pgfsbench.render.formats import EXPORT, check_options, pick
+    from pgfsbench.analysis.stats.ci_cache import kept_in
+    from pgfsbench.formats.registry import EXPORT, check_options, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, EXPORT)
@@ -83,9 +83,9 @@ def advise(
     ] = "text",
 ) -> None:
     """What to apply: the winning (or a named) target's mkfs command, fstab line and OS settings, and PostgreSQL settings derived from the measurements, each with the figures and CIs it rests on."""
-    from pgfsbench.analysis.advice import advise as make_advice
-    from pgfsbench.analysis.ci_cache import kept_in
-    from pgfsbench.render.formats import ADVICE, pick
+    from pgfsbench.analysis.advice.advise import advise as make_advice
+    from pgfsbench.analysis.stats.ci_cache import kept_in
+    from pgfsbench.formats.registry import ADVICE, pick
     from pgfsbench.store.read import load_campaign
 
     output = pick(format, ADVICE)
@@ -179,9 +179,9 @@ def compare(
     ascii: Ascii = False,
 ) -> None:
     """Compare targets with medians, confidence intervals, significance and a verdict per measurement: better/worse, equivalent or inconclusive. One campaign: its targets, compared within its rounds (paired). Several campaigns: the first is the baseline, each other a contender, each target paired with the same target (or --pair) of the baseline, as independent samples (rounds of two campaigns do not correspond); campaigns whose key provenance differs are refused unless --allow-different."""
-    from pgfsbench.analysis.ci_cache import kept_in
-    from pgfsbench.analysis.regressions import gate, parse_threshold
-    from pgfsbench.render.formats import COMPARISON, check_options, pick
+    from pgfsbench.analysis.stats.ci_cache import kept_in
+    from pgfsbench.compare.gate import gate, parse_threshold
+    from pgfsbench.formats.registry import COMPARISON, check_options, pick
     from pgfsbench.store.sources import load_named
     from pgfsbench.store.url import check_store_url
 
@@ -202,8 +202,8 @@ def compare(
                 )
             comparison = _one_campaign(campaigns[0], baseline, alpha, noise, metric)
         else:
-            from pgfsbench.analysis.pairing import pairings, parse_pairs
-            from pgfsbench.report.cross_compare import cross_comparison
+            from pgfsbench.compare.campaigns import cross_comparison
+            from pgfsbench.compare.pairing import pairings, parse_pairs
 
             if baseline is not None:
                 raise UserError(
@@ -230,12 +230,12 @@ def _one_campaign(
 ):
     """One campaign's targets compared within its rounds: the very table ``show`` reads
     (its plan's [verdicts], unless --alpha or --noise override them)."""
-    from pgfsbench.analysis.caveats import fill_verdict_caveats
-    from pgfsbench.analysis.durability import durabilities
+    from pgfsbench.analysis.caveats.durability import durabilities
+    from pgfsbench.analysis.caveats.notes import fill_verdict_caveats
     from pgfsbench.analysis.table import campaign_source, comparison_table
-    from pgfsbench.analysis.verdicts import verdict_lines
-    from pgfsbench.render.compare import select_rows
-    from pgfsbench.render.comparison import Comparison
+    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.compare.comparison import Comparison
+    from pgfsbench.compare.rows import select_rows
 
     source = campaign_source(campaign)
     if baseline is not None and baseline not in source.columns:

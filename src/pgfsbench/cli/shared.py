@@ -53,10 +53,10 @@ def plan_names(incomplete: str) -> list[str]:
 
 
 def format_help(kind: str, lead: str = "output format: ", last: str = ", ") -> str:
-    """--format's help: the formats that write ``kind`` (render/formats.py), the last
+    """--format's help: the formats that write ``kind`` (formats/registry.py), the last
     after ``last``. Typer evaluates these (lazy) annotations each time it builds the CLI,
     so every installed or registered format is listed."""
-    from pgfsbench.render.formats import help_names
+    from pgfsbench.formats.registry import help_names
 
     names = help_names(kind)
     return lead + (", ".join(names[:-1]) + last if len(names) > 1 else "") + names[-1]

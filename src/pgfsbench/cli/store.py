@@ -50,7 +50,7 @@ def import_(
     ] = ...,  # type: ignore[assignment]  # typer: required
 ) -> None:
     """Import results directories into a PostgreSQL results store: each campaign in one transaction, keyed by its UUID (importing one again changes nothing; a directory that changed since replaces what the store held of it). Artifacts stay on disk, named by their directory."""
-    from pgfsbench.analysis.decisions import decisions
+    from pgfsbench.analysis.verdicts.decisions import decisions
     from pgfsbench.store.importing import StoreFailed, import_dirs
 
     try:
@@ -73,8 +73,8 @@ def list_(
     ] = "text",
 ) -> None:
     """List campaigns (from results directories and/or a results store) with their host, plan, start, status, duration and headline verdicts."""
-    from pgfsbench.analysis.summary import summarize
-    from pgfsbench.render.formats import LIST, pick
+    from pgfsbench.analysis.verdicts.summary import summarize
+    from pgfsbench.formats.registry import LIST, pick
     from pgfsbench.store.sources import campaigns
     from pgfsbench.store.url import check_store_url
 
@@ -135,8 +135,8 @@ def history(
     ascii: Ascii = False,
 ) -> None:
     """Show a metric of a target over campaigns (oldest first): median, 95% CI and n per campaign, its host, and against the previous campaign of the same plan the mark compare gives (better, worse, equivalent, inconclusive)."""
-    from pgfsbench.analysis.history import history as build_history
-    from pgfsbench.render.formats import HISTORY, check_options, pick
+    from pgfsbench.compare.series import history as build_history
+    from pgfsbench.formats.registry import HISTORY, check_options, pick
     from pgfsbench.store.sources import campaigns
     from pgfsbench.store.url import check_store_url
 

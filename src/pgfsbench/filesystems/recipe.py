@@ -49,7 +49,7 @@ class StripeOptions:
     add: Callable[[list[str], int, int], list[str]]
 
 
-# What a filesystem offers PostgreSQL beyond storing files (analysis/capabilities.py):
+# What a filesystem offers PostgreSQL beyond storing files (analysis/advice/capabilities.py):
 # CREATE DATABASE with file_copy_method = clone, a snapshot of the running cluster, and
 # transparent compression.
 CLONE, SNAPSHOT, COMPRESSION = "reflink clone", "snapshot", "compression"
@@ -153,11 +153,11 @@ class Recipe:
     # (device, mount point) → the readers to run, the first one the main; None: no tool.
     geometry: Callable[[str | None, str | None], list[GeometryReader]] | None
 
-    # --- durability (analysis/durability.py) ---
+    # --- durability (analysis/caveats/durability.py) ---
     atomic_writes: AtomicWrites | None
     durability_notes: dict[str, str]  # mount option in effect → what a reader must know
 
-    # --- what it offers PostgreSQL (analysis/capabilities.py) ---
+    # --- what it offers PostgreSQL (analysis/advice/capabilities.py) ---
     # (target provenance) → {CLONE/SNAPSHOT/COMPRESSION: Offer}: what the filesystem as
     # made offers, for the targets whose campaign did not measure it; a capability left
     # out is not known.
@@ -170,7 +170,7 @@ class Recipe:
     untested: bool = False
 
     # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
-    # Made by provision/zfs.py instead of mkfs_argv + mount_argv.
+    # Made by provision/zfs_pool.py instead of mkfs_argv + mount_argv.
     pooled: bool = False
     # (geometry facts) → why the filesystem as made is not crash-safe (zfs sync=disabled).
     not_crash_safe: Callable[[dict], list[str]] = _nothing

@@ -3,7 +3,7 @@
 Everything pgfsbench knows about ZFS as text in and argv out: the pool and dataset
 commands, the check of a plan's properties against the table the installed ``zfs``
 and ``zpool`` print (``zfs get`` without arguments), and the parsers of ``zfs get``
-and ``zpool get`` for the provenance. ``provision/zfs.py`` runs them.
+and ``zpool get`` for the provenance. ``provision/zfs_pool.py`` runs them.
 
 Tested with Debian's zfs-fuse (0.7, pool version 23: no lz4, no ``sync`` property);
 the commands and their output are OpenZFS's too, and what a plan may set is read

@@ -2,7 +2,7 @@
 measured and how differences are judged.
 
 Pure types (pydantic, nothing else of the project), apart from the plan model so that
-the statistics (``analysis/stats.py``) and the schedule read their defaults and
+the statistics (``analysis/stats/medians.py``) and the schedule read their defaults and
 semantics without loading the plan model, which loads every workload kind.
 """
 
@@ -84,6 +84,14 @@ class Repetitions(Strict):
             "themselves (max is always one); every look spends alpha, so "
             "few looks decide more",
         )
+    )
+    spending: float = Field(
+        2.0,
+        ge=1,
+        le=8,
+        description="auto: how alpha is spent over the looks: by round n, alpha × (n / "
+        "max) ** spending; a larger one spends less at the early looks and keeps more for "
+        "the last (3: 5% of alpha by round 6 of 16)",
     )
     max_minutes: float = Field(
         60,

@@ -1,6 +1,6 @@
 """How much of a running campaign is done and what remains: an honest bar and ETA.
 
-Work is counted in the plan's *estimated* seconds (``planning/estimate.py``): each
+Work is counted in the plan's *estimated* seconds (``plan/estimate.py``): each
 finished run adds its workload's estimate, each visit its setup. The total is
 what is done plus what the schedule may still run, recomputed after every round
 from the measurements and targets still going, so it shrinks when an 'auto'
@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 
 from pgfsbench.campaign import events as ev
+from pgfsbench.plan.estimate import RESTART_S, TARGET_SETUP_S, round_visits, workload_seconds
 from pgfsbench.plan.model import Plan
-from pgfsbench.planning.estimate import RESTART_S, TARGET_SETUP_S, round_visits, workload_seconds
 
 Key = tuple[str, str]  # workload type, label
 

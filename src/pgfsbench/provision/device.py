@@ -26,7 +26,7 @@ from pgfsbench.provision.safety import CheckedDevice, check_formattable, opened_
 from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.volume import Joined, join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
-from pgfsbench.provision.zfs import make_pool
+from pgfsbench.provision.zfs_pool import make_pool
 
 
 def _sysfs(device: str) -> Path:

@@ -34,7 +34,7 @@ def unavailable_reason(fs: str) -> str | None:
     except UnknownFilesystem as exc:
         return str(exc)
     if r.pooled:  # no mkfs, no kernel driver needed: zfs-fuse serves it in user space
-        from pgfsbench.provision.zfs import unavailable_reason as zfs_unavailable
+        from pgfsbench.provision.zfs_pool import unavailable_reason as zfs_unavailable
 
         return zfs_unavailable()
     if fs not in kernel_filesystems():

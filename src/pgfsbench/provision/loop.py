@@ -25,7 +25,7 @@ from pgfsbench.provision.mounting import mount_private
 from pgfsbench.provision.target import PreparedTarget, Provisioning
 from pgfsbench.provision.volume import join
 from pgfsbench.provision.volume import unavailable_reason as volume_unavailable
-from pgfsbench.provision.zfs import make_pool
+from pgfsbench.provision.zfs_pool import make_pool
 from pgfsbench.units import size_to_mb
 
 

@@ -1,7 +1,7 @@
 """Values as both reports write them: human units, no false precision, the marks.
 
 The one formatting layer the report (``report/``) and the output formats
-(``export/``) share, so neither imports the other; light (no jinja2, plotly or
+(``formats/``) share, so neither imports the other; light (no jinja2, plotly or
 scipy), so the CLI and the progress lines can use it.
 """
 

@@ -1,5 +1,5 @@
 """The verdict lines as the terminal shows them, for ``show`` (report/terminal.py) and
-``compare`` (export/text.py); which caveats they all share, for the Markdown too."""
+``compare`` (formats/text.py); which caveats they all share, for the Markdown too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from pgfsbench.analysis.verdicts import VerdictLine
+    from pgfsbench.analysis.verdicts.lines import VerdictLine
 
 
 def shared_caveats(verdicts: Sequence[VerdictLine]) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from pgfsbench.analysis.history import Series
+from pgfsbench.compare.series import Series
 from pgfsbench.report.charts import (
     _PALETTE,
     WHISKERS_CAPTION,

@@ -9,8 +9,8 @@ is not crash-safe is hatched.
 
 from __future__ import annotations
 
-from pgfsbench.analysis.durability import SAFE, durabilities
-from pgfsbench.analysis.labels import metric_label
+from pgfsbench.analysis.caveats.durability import SAFE, durabilities
+from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import Row, comparison_table
 from pgfsbench.render.values import format_value
 from pgfsbench.report.charts import (

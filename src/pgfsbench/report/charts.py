@@ -34,7 +34,7 @@ from markupsafe import Markup, escape
 
 from pgfsbench.analysis.cells import CellKey, Samples, collect
 from pgfsbench.analysis.headline import headline_metric
-from pgfsbench.analysis.stats import summarize
+from pgfsbench.analysis.stats.medians import summarize
 from pgfsbench.render.values import format_value
 from pgfsbench.store.read import Campaign, StoredRun
 

@@ -7,7 +7,7 @@ this campaign is part of is shown as in ``pgfsbench history``, ending at it.
 
 from __future__ import annotations
 
-from pgfsbench.analysis.history import Series, history
+from pgfsbench.compare.series import Series, history
 from pgfsbench.store.read import Campaign
 from pgfsbench.store.sources import campaigns
 

@@ -18,23 +18,23 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from pgfsbench.analysis.advice import advise
-from pgfsbench.analysis.advice_model import stated_together
-from pgfsbench.analysis.answer import campaign_answer, glossary
-from pgfsbench.analysis.bound import legend as bound_legend
-from pgfsbench.analysis.capabilities import offered_notes, unmeasured_workloads
-from pgfsbench.analysis.caveats import fill_verdict_caveats, run_bound, target_caveats
-from pgfsbench.analysis.ci_cache import kept_in
-from pgfsbench.analysis.diff import provenance_diff
-from pgfsbench.analysis.disturbance import disturbed_runs
-from pgfsbench.analysis.disturbance import legend as disturbance_legend
-from pgfsbench.analysis.disturbed_visits import disturbed_visits
-from pgfsbench.analysis.durability import durabilities
+from pgfsbench.analysis.advice.advise import advise
+from pgfsbench.analysis.advice.capabilities import offered_notes, unmeasured_workloads
+from pgfsbench.analysis.advice.recommendation import stated_together
+from pgfsbench.analysis.caveats.bound import legend as bound_legend
+from pgfsbench.analysis.caveats.diff import provenance_diff
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
+from pgfsbench.analysis.caveats.disturbance import legend as disturbance_legend
+from pgfsbench.analysis.caveats.durability import durabilities
+from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, run_bound, target_caveats
+from pgfsbench.analysis.stats.ci_cache import kept_in
 from pgfsbench.analysis.table import Row, Table, comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
+from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
+from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.compare.rows import footer as compare_footer
+from pgfsbench.compare.rows import looks_text
 from pgfsbench.filesystems.mountcheck import changes_for, describe
-from pgfsbench.render.compare import footer as compare_footer
-from pgfsbench.render.compare import looks_text
 from pgfsbench.render.values import (
     BEST_MARK,
     cell_text,
@@ -129,8 +129,8 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
     figures = render_figures(campaign)
     history_figures = []
     if history:
+        from pgfsbench.compare.rows import point_texts
         from pgfsbench.report.chart_history import history_charts
-        from pgfsbench.report.history import point_texts
 
         history_figures = history_charts(history)
     verdicts = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)

@@ -17,12 +17,12 @@ from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pgfsbench.analysis.answer import campaign_answer, glossary
-from pgfsbench.analysis.caveats import fill_verdict_caveats, measurement_caveats
-from pgfsbench.analysis.durability import SAFE, durabilities, phrase, target_durability
-from pgfsbench.analysis.labels import metric_label
+from pgfsbench.analysis.caveats.durability import SAFE, durabilities, phrase, target_durability
+from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, measurement_caveats
+from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
-from pgfsbench.analysis.verdicts import verdict_lines
+from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
+from pgfsbench.analysis.verdicts.lines import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.render.values import (
     BEST_MARK,
@@ -222,7 +222,7 @@ def render_summary(
 
 def _print_disturbed(campaign: Campaign, answer: str, console: Console) -> None:
     """How many visits others' load disturbed, and whether the answer holds without them."""
-    from pgfsbench.analysis.disturbed_visits import disturbed_visits
+    from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
 
     if found := disturbed_visits(campaign, answer):
         console.print(Text("disturbed: ", style="bold yellow") + Text(found.text()))

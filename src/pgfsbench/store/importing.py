@@ -37,7 +37,7 @@ def describe(result: Imported, results_dir: Path) -> str:
 
 def import_dirs(paths: list[Path], url: str, say: Say, decide: Decide) -> list[Imported]:
     """Import every results directory ``paths`` name, one transaction each, with the
-    decisions ``decide`` makes (analysis/decisions.py, given by the caller). Every
+    decisions ``decide`` makes (analysis/verdicts/decisions.py, given by the caller). Every
     directory is checked before anything is imported (UserError); if the store fails
     part way, StoreFailed says which were imported (they stay) and which were not."""
     dirs = results_dirs(paths)

@@ -47,7 +47,7 @@ TIMES = ("started", "ended")
 # JSON values that jsonb refuses and json.dumps writes: a NUL in a string, NaN/Infinity.
 JSONB_REFUSES = ("\\u0000", "NaN", "Infinity")
 # A campaign's decisions, one dict of DECISIONS' values per contender cell: the tool's
-# own (analysis/decisions.py), given by the caller; the store imports no analysis.
+# own (analysis/verdicts/decisions.py), given by the caller; the store imports no analysis.
 Decide = Callable[[Campaign], list[dict]]
 
 
@@ -252,7 +252,7 @@ class PgStore:
                     )
 
     def _decide(self, rows: CampaignRows, results_dir: Path, decide: Decide) -> None:
-        """The campaign's decisions as the report makes them (analysis/decisions.py)."""
+        """The campaign's decisions as the report makes them (analysis/verdicts/decisions.py)."""
         found = decide(campaign_from_rows(rows, results_dir))
         with self.conn.cursor().copy(
             f"COPY decisions (campaign_uuid, {', '.join(DECISIONS)}) FROM STDIN"

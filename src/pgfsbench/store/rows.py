@@ -65,7 +65,7 @@ TABLES = {
     "series": SERIES,
     "artifacts": ARTIFACTS,
 }
-# The PostgreSQL store's decisions table (filled at import by analysis/decisions.py).
+# The PostgreSQL store's decisions table (filled at import by analysis/verdicts/decisions.py).
 DECISIONS = (
     "workload",
     "label",

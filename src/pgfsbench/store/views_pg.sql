@@ -188,7 +188,10 @@ SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_
        c.host_json ->> 'kernel' AS kernel, c.host_json ->> 'os' AS os,
        c.host_json ->> 'cpu' AS cpu, (c.host_json ->> 'cpus')::integer AS cpus,
        (c.host_json ->> 'memory_mb')::bigint AS memory_mb,
-       t.provenance_json AS provenance
+       t.provenance_json AS provenance,
+       -- every durability and I/O setting the server ran with, defaults included
+       -- (NULL for a campaign recorded before they were)
+       p.doc -> 'postgres_io_settings' AS postgres_io_settings
 FROM targets t
 JOIN campaign c ON c.uuid = t.campaign_uuid
 -- Only an object is read as one: a target that failed early has none.
@@ -470,3 +473,4 @@ COMMENT ON COLUMN target_provenance.cpu IS 'Host CPU model.';
 COMMENT ON COLUMN target_provenance.cpus IS 'Host CPU count.';
 COMMENT ON COLUMN target_provenance.memory_mb IS 'Host memory, MB.';
 COMMENT ON COLUMN target_provenance.provenance IS 'Everything recorded about the target (targets.provenance_json).';
+COMMENT ON COLUMN target_provenance.postgres_io_settings IS 'Every durability and I/O setting the server ran with, defaults included (fsync, synchronous_commit, full_page_writes, wal_sync_method, wal_level, data_checksums, io_method, ...); NULL for campaigns recorded before they were.';

@@ -25,7 +25,7 @@ from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
     from pgfsbench.proc import CommandResult
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 BACKUP_DIR = "basebackup"
 # WAL written while the backup runs, on top of the data directory: a few segments.

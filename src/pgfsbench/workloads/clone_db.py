@@ -30,7 +30,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 2**20
 TEMPLATE = "pgfsbench_clone_template"

@@ -52,10 +52,10 @@ from pgfsbench.errors import UserError
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.units import pg_memory_bytes
 from pgfsbench.workloads.kind import EST_WRITE_RATE, MB, WorkloadBase, WorkloadKind
-from pgfsbench.workloads.scratch import drop_scratch, extension_state, psql
+from pgfsbench.workloads.scratch_table import drop_scratch, extension_state, psql
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 TABLE = "pgfsbench_cold_scan"
 INDEX = f"{TABLE}_r"

@@ -48,7 +48,7 @@ from pgfsbench.workloads.basebackup import regular_files
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 2**20
 # ZFS: how long to wait for its space figures to hold still (a transaction-group sync

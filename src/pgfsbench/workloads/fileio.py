@@ -29,7 +29,7 @@ from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind,
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 LAYOUT_BS = 2**20
 MB = 10**6  # decimal, as said in the unit string

@@ -19,7 +19,7 @@ from pgfsbench.errors import CommandFailed, UserError
 from pgfsbench.metrics import Artifact
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 
 def fio_binary() -> str:

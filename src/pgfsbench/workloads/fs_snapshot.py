@@ -36,7 +36,7 @@ from pgfsbench.metrics import Artifact, Metric, WorkloadResult
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 2**20
 SNAPSHOT = "pgfsbench-snapshot"

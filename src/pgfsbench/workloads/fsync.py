@@ -10,7 +10,7 @@ from pgfsbench.metrics import WorkloadResult
 from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 TESTS = 18  # tests pg_test_fsync runs, each for --secs-per-test
 FILE_BYTES = 16 * MB  # it writes one WAL-segment-sized file

@@ -28,7 +28,7 @@ from pgfsbench.workloads.fsync_latency import fdatasync_job
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 JOB = "fsync-capacity"
 # A probe at rate R passes only if fio delivered at least this share of R.

@@ -19,7 +19,7 @@ from pgfsbench.units import size_to_bytes
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind, recorded
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 JOB = "fsync-latency"
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}

@@ -2,7 +2,7 @@
 at random vs in sequence, with fio and O_DIRECT.
 
 The depth at which IOPS stop growing is what ``effective_io_concurrency`` asks for; the
-random/sequential cost ratio is what ``random_page_cost`` means (analysis/advice.py).
+random/sequential cost ratio is what ``random_page_cost`` means (analysis/advice/advise.py).
 O_DIRECT keeps the page cache out, so every read reaches the device; with a loop image
 the host's cache is out too only with ``direct_io = true`` (the default). Sequential
 reads at depth 1 get no readahead under O_DIRECT: the ratio is the device's, not what a
@@ -24,7 +24,7 @@ from pgfsbench.workloads.fileio import lay_out
 from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
     from pgfsbench.workloads.fio_output import IoStats
 
 BLOCK = 8192  # PostgreSQL's page

@@ -23,7 +23,7 @@ from pgfsbench.fields import Strict
 from pgfsbench.metrics import Metric, WorkloadResult
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 2**20
 # plan check's calibration (a loop image on a 2-core VM): bytes a workload writes a second
@@ -78,7 +78,7 @@ class WorkloadBase(Strict):
     def only_reads(self) -> bool:
         """Whether this measurement reads without writing (pgbench select-only), for a
         kind that ``writes_wal`` otherwise: its cached reads then leave nothing of the
-        storage measured (analysis/bound.py)."""
+        storage measured (analysis/caveats/bound.py)."""
         return False
 
 
@@ -115,7 +115,7 @@ class WorkloadKind(Generic[P]):
     logical_bytes: Callable[[P, Mapping[str, float]], tuple[float | None, str]] | None = None
     # For a workload whose measurement reads data: the fewest bytes it would read from
     # the device if nothing were cached (from params and metric values; None: unknown or
-    # it does not read), so that a cached run can be told apart (analysis/bound.py).
+    # it does not read), so that a cached run can be told apart (analysis/caveats/bound.py).
     read_bytes: Callable[[P, Mapping[str, float]], float | None] | None = None
     # What to do before the measurement, outside its monitors and its numbers (pgbench's
     # vacuum, a checkpoint, a sync): returns metrics saying what it took.

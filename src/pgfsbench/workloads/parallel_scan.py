@@ -30,10 +30,10 @@ from pydantic import Field, field_validator
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.scaling import KNEE_GAIN, best_workers, knee_workers, speedup
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
-from pgfsbench.workloads.scratch import drop_scratch, extension_state, psql
+from pgfsbench.workloads.scratch_table import drop_scratch, extension_state, psql
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 TABLE = "pgfsbench_parallel_scan"
 # Row as in the seed: bit(200). On disk about 60 B per row (tuple header, 30 B

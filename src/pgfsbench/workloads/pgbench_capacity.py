@@ -20,7 +20,7 @@ from pgfsbench.workloads.capacity_search import Capacity, Probe, read_probe_logs
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 LOG_PREFIX = "pgbench_log"
 BUILTIN = {"tpcb": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}

@@ -11,7 +11,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.workloads.kind import MB, WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 # pgbench_accounts takes ~13 MB and its key ~2 MB per scale unit; WAL comes on top.
 BYTES_PER_SCALE = 15 * MB

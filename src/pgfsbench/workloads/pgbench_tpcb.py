@@ -30,7 +30,7 @@ from pgfsbench.workloads import pgbench_prepare
 from pgfsbench.workloads.kind import WorkloadBase, WorkloadKind
 
 if TYPE_CHECKING:
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
     from pgfsbench.workloads.pgbench_output import RunSummary, TxLogSummary
 
 LOG_PREFIX = "pgbench_log"

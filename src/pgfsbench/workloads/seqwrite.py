@@ -27,7 +27,7 @@ from pgfsbench.workloads.kind import EST_WRITE_RATE, WorkloadBase, WorkloadKind,
 
 if TYPE_CHECKING:
     from pgfsbench.monitor.system import SystemMonitor
-    from pgfsbench.workloads.base import RunContext
+    from pgfsbench.workloads.context import RunContext
 
 MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"

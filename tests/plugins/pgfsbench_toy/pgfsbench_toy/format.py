@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgfsbench.render.formats import COMPARISON, EXPORT, OutputFormat
+from pgfsbench.formats.registry import COMPARISON, EXPORT, OutputFormat
 
 
 def write_export(campaign, out) -> None:
