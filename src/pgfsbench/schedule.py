@@ -94,6 +94,7 @@ class Schedule:
     # reps.redo of the time spent measuring (analysis/disturbance.py)
     extra_s: float = 0.0
     disturbed: list[dict] = field(default_factory=list)  # each disturbed run, as recorded
+    waits: list[float] = field(default_factory=lambda: [0, 0.0, 0])  # count, seconds, quiet
 
     def __post_init__(self) -> None:
         if self.seed is None and self.reps.order == "random":
@@ -131,6 +132,11 @@ class Schedule:
     def may_redo(self) -> bool:
         """Whether a disturbed visit may be run again now (the allowance is not spent)."""
         return self.reps.redo > 0 and self.extra_s < self.redo_allowance_s()
+
+    def waited(self, seconds: float, quiet: bool) -> None:
+        """A wait for quiet before a run: on top of the budget, in the allowance."""
+        self.extra_s += seconds
+        self.waits = [self.waits[0] + 1, self.waits[1] + seconds, self.waits[2] + quiet]
 
     def discount(self, target: str, m: WorkloadBase, round_no: int) -> None:
         """A disturbed run kept (not run again): its value is left out of the samples."""
@@ -384,6 +390,11 @@ class Schedule:
                 "share": self.reps.redo,
                 "spent_s": round(self.extra_s, 1),
                 "allowance_s": round(self.redo_allowance_s(), 1),
+                # waits for quiet before a run (campaign/quiet.py): how many, how long in
+                # all, how many ended quiet; their time is in spent_s
+                "waits": int(self.waits[0]),
+                "waited_s": round(self.waits[1], 1),
+                "waits_quiet": int(self.waits[2]),
                 "disturbed": self.disturbed,
             },
             **({"resumes": self.resumes} if self.resumes else {}),

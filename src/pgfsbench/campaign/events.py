@@ -85,6 +85,19 @@ class VisitDisturbed:
 
 
 @dataclass(frozen=True)
+class Waited:
+    """A wait for quiet before a counted run: the run before it ended in someone else's
+    burst (``campaign/quiet.py``)."""
+
+    target: str
+    round: int
+    workload: str
+    label: str
+    seconds: float
+    quiet: bool  # quiet when the run started (else the longest wait ran out)
+
+
+@dataclass(frozen=True)
 class TargetFailed:
     """The target could not be provisioned or set up: no more visits."""
 
@@ -170,6 +183,7 @@ Event = (
     | RoundStarted
     | VisitStarted
     | VisitDisturbed
+    | Waited
     | TargetFailed
     | RunStarted
     | RunFinished

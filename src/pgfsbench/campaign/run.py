@@ -29,13 +29,14 @@ from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.disturbed import MOST_AGAIN, RoundRuns
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
+from pgfsbench.campaign.quiet import PROBE_S, ended_busy, wait_for_quiet
 from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.campaign.signals import SignalGuard, signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
 from pgfsbench.machine_lock import machine_lock
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.monitor import monitors_for
+from pgfsbench.monitor import SystemMonitor, monitors_for
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.memory import merge_usage
@@ -115,6 +116,7 @@ class Campaign:
         self.states: dict[str, TargetState] = {}
         self.signals = SignalGuard()  # replaced by the installed one while it runs
         self.round_runs = RoundRuns()  # the counted runs of the round in progress
+        self.last_busy = False  # the last run ended in someone else's burst
 
     @property
     def ledger(self) -> Ledger:
@@ -620,7 +622,26 @@ class Campaign:
                 watch = functools.partial(
                     monitors_for, self.plan.monitors, target.io_devices, backing, cluster
                 )
-                result = self._run_one(store, st.target_id, run_id, ctx, workload, watch, round_no)
+                counted = repetition != SETTLING and workload.type != "pgbench-init"
+                quiet = (
+                    functools.partial(
+                        self._wait_for_quiet,
+                        schedule,
+                        spec.name,
+                        round_no,
+                        workload,
+                        target,
+                        backing,
+                        cluster,
+                    )
+                    if counted
+                    else None
+                )
+                result = self._run_one(
+                    store, st.target_id, run_id, ctx, workload, watch, round_no, quiet
+                )
+                if result is not None:
+                    self.last_busy = ended_busy({s.name: s for s in result.series})
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(
@@ -631,14 +652,38 @@ class Campaign:
                     round_no=round_no,
                     counted=not needed,
                 )
-                if (
-                    result is not None
-                    and repetition != SETTLING
-                    and workload.type != "pgbench-init"
-                ):
+                if result is not None and counted:
                     # A counted run: judged with its round's at the round's end.
                     self.round_runs.add(spec.name, workload, run_id, result.metrics)
         return provenance_pg
+
+    def _wait_for_quiet(
+        self,
+        schedule: Schedule,
+        name: str,
+        round_no: int,
+        workload,
+        target: PreparedTarget,
+        backing: str | None,
+        cluster,
+    ) -> None:
+        """Before a counted run, when the last run ended in someone else's burst: wait
+        until the machine is quiet (``campaign/quiet.py``), within the allowance."""
+        if not (self.last_busy and self.plan.monitors.system and schedule.may_redo()):
+            return
+        pgdata = getattr(cluster, "pgdata", None)
+        probe = SystemMonitor(
+            PROBE_S,
+            target.io_devices,
+            backing,
+            server_pidfile=pgdata / "postmaster.pid" if pgdata is not None else None,
+        )
+        waited = wait_for_quiet(probe)
+        schedule.waited(waited.seconds, waited.quiet)
+        self.last_busy = not waited.quiet
+        self.emit(
+            ev.Waited(name, round_no, workload.type, workload.label(), waited.seconds, waited.quiet)
+        )
 
     def _run_one(
         self,
@@ -649,10 +694,11 @@ class Campaign:
         workload,
         watch: Callable,
         round_no: int,
+        before: Callable[[], None] | None = None,
     ) -> WorkloadResult | None:
         """Run one workload with its monitors and record it, whatever happens; its result,
         or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
-        timeline."""
+        timeline; ``before()`` runs after its preparation, right before them."""
         started = time.monotonic()
 
         def finished(
@@ -673,6 +719,8 @@ class Campaign:
 
         try:
             prepared = prepare_workload(ctx, workload)
+            if before is not None:
+                before()
             with watch(time.monotonic()) as monitors:
                 result = self.run_workload(ctx, workload)
             result.metrics += prepared

@@ -70,6 +70,15 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     return f"{targets}: {settle}{rounds}; {estimate}"
 
 
+def waited_line(e: ev.Waited) -> str:
+    """'ext4: waited 4 s for quiet before pgbench clients=4'."""
+    how = "" if e.quiet else " (still busy: it ran anyway)"
+    return (
+        f"{e.target}: waited {e.seconds:.0f} s for quiet before "
+        f"{measurement(e.workload, e.label)}{how}"
+    )
+
+
 def disturbed_line(e: ev.VisitDisturbed) -> str:
     """'round 7: ext4 again: 40% of the CPUs busy outside pgfsbench during 4 of its 10 s',
     or why a disturbed visit is kept (left out of the statistics)."""

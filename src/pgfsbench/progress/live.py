@@ -135,6 +135,9 @@ class LiveProgress:
         )
         self.say(f"{e.target}: {what}", at=VERBOSE)
 
+    def _Waited(self, e: ev.Waited) -> None:
+        self.say(f"  {lines.waited_line(e)}", at=VERBOSE)
+
     def _VisitDisturbed(self, e: ev.VisitDisturbed) -> None:
         if e.again:
             self.where(e.target, "again")

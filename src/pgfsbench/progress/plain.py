@@ -81,6 +81,9 @@ class PlainProgress:
         again = f" (run again, {e.again})" if e.again else ""
         self.write(f"{e.target}: {what}{again}", at=VERBOSE)
 
+    def _Waited(self, e: ev.Waited) -> None:
+        self.write(f"  {lines.waited_line(e)}", at=VERBOSE)
+
     def _VisitDisturbed(self, e: ev.VisitDisturbed) -> None:
         if e.again:
             self.write(lines.disturbed_line(e))

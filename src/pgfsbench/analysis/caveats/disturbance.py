@@ -136,13 +136,16 @@ def _secs(s: float) -> str:
 # ---------------------------------------------------------------- per interval
 
 
-def intervals(series: Mapping[str, Series]) -> list[tuple[float, float, dict[str, float]]]:
+def intervals(
+    series: Mapping[str, Series], loop: bool = True
+) -> list[tuple[float, float, dict[str, float]]]:
     """(end, length, each cause's value) of every monitor interval, in order; a cause is
-    left out of an interval that has no value for it."""
+    left out of an interval that has no value for it. ``loop=False``: no loop device of
+    ours sits on the backing disk (``doctor``'s sample), so all its traffic is others'."""
     values = {
         "other_cpu": _points(series, OTHER_CPU),
         "steal": _points(series, STEAL),
-        "other_disk": _other_disk(series),
+        "other_disk": _other_disk(series) if loop else _disk(series),
     }
     out = []
     previous = 0.0
@@ -322,6 +325,12 @@ def legend() -> str:
 def _points(series: Mapping[str, Series], name: str) -> dict[float, float]:
     s = series.get(name)
     return {t: v for t, v in s.points if v is not None and math.isfinite(v)} if s else {}
+
+
+def _disk(series: Mapping[str, Series]) -> dict[float, float]:
+    """Per interval: the backing disk's MB/s, read and written."""
+    br, bw = (_points(series, n) for n in DISK["backing"])
+    return {t: br[t] + bw[t] for t in br if t in bw}
 
 
 def _other_disk(series: Mapping[str, Series]) -> dict[float, float]:
