@@ -93,6 +93,9 @@ class Schedule:
     # Seconds spent running disturbed visits again: on top of the budget, at most
     # reps.redo of the time spent measuring (analysis/disturbance.py)
     extra_s: float = 0.0
+    # The campaign's expected length (an 'auto' plan: its budget), which reps.redo is a
+    # share of; None: the time spent measuring so far
+    budget_s: float | None = None
     disturbed: list[dict] = field(default_factory=list)  # each disturbed run, as recorded
     waits: list[float] = field(default_factory=lambda: [0, 0.0, 0])  # count, seconds, quiet
 
@@ -125,9 +128,10 @@ class Schedule:
         return self.clock() - self.started - self.extra_s
 
     def redo_allowance_s(self) -> float:
-        """The most seconds visits run again may take by now: ``redo`` of the time spent
-        measuring."""
-        return self.reps.redo * self.measuring_s()
+        """The most seconds visits run again (and waits for quiet) may take: ``redo`` of
+        the campaign's expected length (``budget_s``: an 'auto' plan's budget, a fixed
+        count's rounds as estimated), else of the time spent measuring so far."""
+        return self.reps.redo * (self.budget_s or self.measuring_s())
 
     def may_redo(self) -> bool:
         """Whether a disturbed visit may be run again now (the allowance is not spent)."""

@@ -242,3 +242,20 @@ def test_doctor_says_whether_the_machine_looks_quiet_with_what_it_saw(name, stat
     assert not check.required
     if state == "busy":
         assert check.fix.startswith("a campaign now waits for quiet before its runs")
+
+
+def test_no_wait_for_a_load_the_machine_has_anyway():
+    """A machine loaded the same all along (40% more of others' CPU in every second) is
+    not waited out; a burst above that load is."""
+    quiet = fixture("quiet_round")["ext4 pgbench"]["series"]
+    steady = _with(quiet, d.OTHER_CPU, lambda i, v: v + 40.0)
+    floor = d.floor_of([d.disturbance_metrics(steady)])
+    assert 40 < floor["other_cpu"] < 42
+    assert ended_busy(steady) and not ended_busy(steady, floor)
+    burst = _with(steady, d.OTHER_CPU, lambda i, v: v + 40.0 if i >= 6 else v)
+    assert ended_busy(burst, floor)
+    clock = Clock()
+    probe = FakeProbe(clock, busy_until=60.0)  # 60% all along, 55% the recent runs' floor
+    assert wait_for_quiet(probe, {"other_cpu": 55.0}, clock=clock, sleep=clock.sleep) == Waited(
+        2.0, True
+    )

@@ -17,6 +17,7 @@ from pgfsbench.analysis.cells import collect
 from pgfsbench.campaign import events as ev
 from pgfsbench.metrics import Metric, Series, WorkloadResult
 from pgfsbench.store.read import load_campaign
+from pgfsbench.plan.estimate import budget_seconds
 from tests.unit.test_campaign import BASE, HEADLINE, PLAN, lab, nothing_left  # noqa: F401
 
 QUIET = [1.0] * 8
@@ -94,6 +95,8 @@ def test_a_disturbed_visit_is_run_again_later_in_its_round(lab, tmp_path):
     # what the schedule keeps, and what it told
     redo = stored.schedule["redo"]
     assert redo["share"] == 0.33 and redo["spent_s"] >= 0
+    # a share of the fixed count's expected length (an 'auto' plan: of its budget)
+    assert redo["allowance_s"] == round(0.33 * budget_seconds(campaign.plan)[1], 1) > 0
     [record] = redo["disturbed"]
     assert {k: record[k] for k in ("round", "target", "workload", "action")} == {
         "round": 2,

@@ -10,6 +10,7 @@ an observer as events (``events.py``); how they are shown is the caller's choice
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import secrets
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.caveats.bound import bound_metrics
-from pgfsbench.analysis.caveats.disturbance import disturbance_metrics
+from pgfsbench.analysis.caveats.disturbance import disturbance_metrics, floor_of
 from pgfsbench.analysis.caveats.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
@@ -37,6 +38,7 @@ from pgfsbench.ledger import Ledger, stale_ledgers
 from pgfsbench.machine_lock import machine_lock
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.monitor import SystemMonitor, monitors_for
+from pgfsbench.plan.estimate import budget_seconds
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.memory import merge_usage
@@ -117,6 +119,8 @@ class Campaign:
         self.signals = SignalGuard()  # replaced by the installed one while it runs
         self.round_runs = RoundRuns()  # the counted runs of the round in progress
         self.last_busy = False  # the last run ended in someone else's burst
+        # the last counted runs' metrics: the load the machine has anyway (a floor)
+        self.recent: collections.deque[list[Metric]] = collections.deque(maxlen=6)
 
     @property
     def ledger(self) -> Ledger:
@@ -233,6 +237,7 @@ class Campaign:
             self.plan.repetitions, list(self.specs), self.plan.measurements(), self.plan.verdicts
         )
         schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
+        schedule.budget_s = redo_base_s(self.plan)
         self._walk(Started(store, schedule), range(schedule.first_round, schedule.max_rounds() + 1))
 
     def _resume_rounds(self, store: Store, point: ResumePoint) -> None:
@@ -261,6 +266,7 @@ class Campaign:
             seed=stored.schedule.get("seed"),
         )
         schedule.plan_sha256 = plan_hash(stored.plan)
+        schedule.budget_s = redo_base_s(self.plan)
         restore(schedule, point)
         for name in schedule.failed:
             self.states[name].failed = True
@@ -641,7 +647,11 @@ class Campaign:
                     store, st.target_id, run_id, ctx, workload, watch, round_no, quiet
                 )
                 if result is not None:
-                    self.last_busy = ended_busy({s.name: s for s in result.series})
+                    if counted:
+                        self.recent.append(result.metrics)
+                    self.last_busy = ended_busy(
+                        {s.name: s for s in result.series}, floor_of(self.recent)
+                    )
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(
@@ -678,7 +688,7 @@ class Campaign:
             backing,
             server_pidfile=pgdata / "postmaster.pid" if pgdata is not None else None,
         )
-        waited = wait_for_quiet(probe)
+        waited = wait_for_quiet(probe, floor_of(self.recent))
         schedule.waited(waited.seconds, waited.quiet)
         self.last_busy = not waited.quiet
         self.emit(
@@ -765,6 +775,13 @@ class Campaign:
         store.add_result(run_id, target_id, result)  # with its status 'ok'
         finished("ok", result=result)
         return result
+
+
+def redo_base_s(plan: Plan) -> float:
+    """What ``[repetitions] redo`` is a share of: an 'auto' plan's budget, a fixed
+    count's expected length (``plan/estimate.py``)."""
+    reps = plan.repetitions
+    return reps.max_minutes * 60 if reps.count == "auto" else budget_seconds(plan)[1]
 
 
 def _disturbed_record(round_no: int, target: str, workload, d, action: str) -> dict:

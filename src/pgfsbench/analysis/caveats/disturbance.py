@@ -155,21 +155,40 @@ def intervals(
     return out
 
 
-def busy(values: Mapping[str, float]) -> dict[str, float]:
-    """The causes that make one interval busy, with their values."""
-    limits = {"other_cpu": BUSY_OTHER_CPU, "steal": BUSY_STEAL, "other_disk": BUSY_OTHER_DISK_MB_S}
-    return {c: v for c, v in values.items() if v >= limits[c]}
+LIMITS = {"other_cpu": BUSY_OTHER_CPU, "steal": BUSY_STEAL, "other_disk": BUSY_OTHER_DISK_MB_S}
 
 
-def quiet_for(series: Mapping[str, Series]) -> float:
+def busy(values: Mapping[str, float], floor: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The causes that make one interval busy, with their values. ``floor``: the load
+    the machine has anyway (each cause's mean over recent runs): busy then means at
+    least ``MARGIN`` above it too, as the rule asks of a run against its round."""
+    floor = floor or {}
+    return {
+        c: v for c, v in values.items() if v >= max(LIMITS[c], floor.get(c, -math.inf) + MARGIN[c])
+    }
+
+
+def quiet_for(series: Mapping[str, Series], floor: Mapping[str, float] | None = None) -> float:
     """Seconds since the last busy interval (all of them when none was busy): how long
-    the machine has been quiet at the end of the sampling."""
+    the machine has been quiet at the end of the sampling (``floor``: as ``busy``)."""
     quiet = 0.0
     for _, length, values in reversed(intervals(series)):
-        if busy(values):
+        if busy(values, floor):
             break
         quiet += length
     return quiet
+
+
+def floor_of(runs: Iterable[Iterable[Metric] | Mapping[str, float | None]]) -> dict[str, float]:
+    """Each cause's lowest mean over ``runs`` (recent counted runs): the load the machine
+    has anyway, which a wait for quiet does not wait out."""
+    out: dict[str, float] = {}
+    for metrics in runs:
+        v = inputs(metrics)
+        for c in CAUSES:
+            if (mean := v.get(f"disturb.{c}_mean")) is not None:
+                out[c] = min(out.get(c, math.inf), mean)
+    return out
 
 
 # ---------------------------------------------------------------- record time
