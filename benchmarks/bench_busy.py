@@ -203,7 +203,7 @@ def extract(results: Path) -> Path:
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts.answer import campaign_answer
     from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
     from pgfsbench.store.read import load_campaign
 
     campaign = load_campaign(results, series=False)

@@ -18,7 +18,7 @@ and prints, per layout and viewport, the range over the loads of
   charts every chart drawn (each div.chart has plotly's js-plotly-plot class)
 
 With --library FILE the report inlines that plotly.js file as it is instead of the packed
-partial bundle (how reports were written before issue 23), e.g. the full plotly.min.js
+partial bundle (how reports were written before the partial bundle), e.g. the full plotly.min.js
 the plotly Python package ships, to compare the two on the same machine and campaign.
 
     .venv/bin/python benchmarks/bench_report_browser.py                # 3 targets x 5 reps

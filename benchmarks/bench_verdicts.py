@@ -29,7 +29,7 @@ directories out of the repository.
 drawn, pooled or reordered across campaigns. It reads these CSVs and those of
 ``bench_noise.py`` (``noise-*.csv``: TPC-B tps of two identical ext4 targets
 "a", "b" and one xfs). For each campaign that ran at least a built-in plan's
-budget it replays the product's procedure (``analysis.sequential.decide`` with
+budget it replays the product's procedure (``analysis.stats.sequential.decide`` with
 that plan's design: its planned looks, its margins, and a last look at the round
 its budget would have ended the campaign at, from the campaign's own clock) and
 counts, with the number of campaigns behind every figure:

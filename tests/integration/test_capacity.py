@@ -1,4 +1,4 @@
-"""pgbench-capacity and fsync-capacity on a real throttled loop target (issue 25): each
+"""pgbench-capacity and fsync-capacity on a real throttled loop target: each
 search converges near the rate the write-IOPS cap implies. One campaign for both.
 
 The expected relation, measured: with one client and synchronous_commit on, every commit

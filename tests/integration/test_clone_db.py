@@ -1,4 +1,4 @@
-"""clone-db for real (issue 25): CREATE DATABASE ... STRATEGY = FILE_COPY with
+"""clone-db for real: CREATE DATABASE ... STRATEGY = FILE_COPY with
 file_copy_method clone and copy on XFS with reflink=1 (blocks shared) and on ext4
 (PostgreSQL 18 accepts clone, the kernel copies: not offered)."""
 

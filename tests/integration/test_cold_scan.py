@@ -1,4 +1,4 @@
-"""cold-scan end to end (issue 25): the eviction makes a scan read from the device.
+"""cold-scan end to end: the eviction makes a scan read from the device.
 
 One ext4 loop target, shared_buffers 8 MB and a table of about 24 MB: each cold scan
 (after pg_buffercache_evict_relation and POSIX_FADV_DONTNEED on the relation's files)

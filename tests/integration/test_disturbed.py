@@ -23,7 +23,7 @@ from pgfsbench.analysis.findings import BETTER, WORSE
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts.answer import campaign_answer
 from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.options import Options
 from pgfsbench.campaign.run import Campaign

@@ -1,4 +1,4 @@
-"""fs-snapshot and compression for real (issue 25): a btrfs snapshot of the running
+"""fs-snapshot and compression for real: a btrfs snapshot of the running
 cluster measured against pg_basebackup and removed; ext4 offers none. The same campaign
 measures the on-disk size of the loaded data: btrfs mounted compress=zstd stores it in
 fewer physical bytes (ratio > 1), ext4 as written (ratio 1). ZFS (zfs-fuse) where it

@@ -71,7 +71,7 @@ def queue_value(device: str, key: str) -> str:
 # --- sysctls ---------------------------------------------------------------------
 
 
-def test_seed_000_sysctls_are_set_while_running_and_restored(ledger, dirty_sysctls):
+def test_the_xfs_vs_ext4_studys_sysctls_are_set_while_running_and_restored(ledger, dirty_sysctls):
     if dirty_sysctls["dirty_background_bytes"] != "0" or dirty_sysctls["dirty_bytes"] != "0":
         pytest.skip("this machine already uses byte limits: the test expects ratios")
     asked = {"vm.dirty_background_bytes": 102400000, "vm.dirty_ratio": 80}

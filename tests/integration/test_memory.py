@@ -1,4 +1,4 @@
-"""A memory size (issue 25): the server and its page cache held to 128 MB reach the device.
+"""A memory size: the server and its page cache held to 128 MB reach the device.
 
 One ext4 loop target, ``memory = "128M"`` with 32 MB of shared_buffers and a generous
 write-IOPS throttle (both cgroups on one target), a scale-20 database (about 300 MB):

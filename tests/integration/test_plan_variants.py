@@ -1,4 +1,4 @@
-"""Issue 4's comparison: variants that differ only in options, traced to what made them."""
+"""The comparison a plan's variants make: variants that differ only in options, traced to what made them."""
 
 from __future__ import annotations
 

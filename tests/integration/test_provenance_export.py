@@ -1,6 +1,6 @@
-"""Issue 24: a real campaign's JSON export carries the whole provenance, under the
+"""A real campaign's JSON export carries the whole provenance, under the
 schema, and data checksums are recorded for every target and can be a plan's dimension
-(PostgreSQL 18's default on, asked off, and 15's default off). Issue 35: every durability
+(PostgreSQL 18's default on, asked off, and 15's default off). Every durability
 and I/O setting the servers ran with, defaults included, read from PostgreSQL 18 and 15,
 and the commands that made each target and ran each run."""
 

@@ -24,7 +24,7 @@ from tests.integration.conftest import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 LAPTOP, PHONE = {"width": 1280, "height": 800}, {"width": 375, "height": 812}
-# Issue 23: the demo campaign's report within about 1.2 MB (it was 5.35 MB, 4.8 MB of it
+# The demo campaign's report within about 1.2 MB (it was 5.35 MB, 4.8 MB of it
 # the full plotly.js); the library's part of it (packed partial bundle) within 0.6 MB.
 REPORT_BUDGET, LIBRARY_BUDGET = 1_200_000, 600_000
 # What a Python or JSON value looks like when it leaks into a page as text.

@@ -53,7 +53,7 @@ def campaign(tmp_path_factory, state_dir):
     results, run = run_plan(tmp_path_factory.mktemp("scan_backup"), PLAN)
     metrics: dict[str, dict[str, float]] = {}
     doc = export(results)
-    backup = ran(doc, "basebackup")["pg_basebackup"]  # as it ran, in the export (issue 35)
+    backup = ran(doc, "basebackup")["pg_basebackup"]  # as it ran, in the export
     assert {"-Fp", "-Xstream", "fast"} <= set(backup) and "-D" in backup
     for r in doc["runs"]:
         assert r["status"] == "ok", r

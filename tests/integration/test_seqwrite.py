@@ -1,4 +1,4 @@
-"""seqwrite end to end: real dd and fio on real ext4 and xfs loop filesystems (seed 004).
+"""seqwrite end to end: real dd and fio on real ext4 and xfs loop filesystems (the seqwrite study).
 
 Every stored number is checked against the raw tool output kept beside it, and
 the monitor's device series against the bytes the tools wrote.
@@ -65,7 +65,7 @@ def _series(results: Path, run_id: int, name: str) -> list[tuple[float, float]]:
 def test_both_targets_measured_dd_and_fio(seqwrite_run):
     results, _ = seqwrite_run
     data = export(results)
-    tools = ran(data, "seqwrite")  # the exact command lines, in the export (issue 35)
+    tools = ran(data, "seqwrite")  # the exact command lines, in the export
     assert tools["dd"][1:] == [
         "if=/dev/zero",
         tools["dd"][2],
@@ -103,7 +103,7 @@ def test_dd_figure_is_bytes_over_seconds_of_the_kept_output(seqwrite_run):
         m = _metrics(results, run_id)
         assert m["seqwrite.dd.seconds"] == pytest.approx(float(seconds))
         assert m["seqwrite.dd.mb_per_s"] == pytest.approx(SIZE / float(seconds) / 1e6)
-        # dd's own CPU seconds (seed 004's 'time dd'): one thread, so at most its wall time.
+        # dd's own CPU seconds (the seqwrite study's 'time dd'): one thread, so at most its wall time.
         cpu_s = m["seqwrite.dd.process_user_s"] + m["seqwrite.dd.process_system_s"]
         assert 0 < cpu_s <= float(seconds) + 0.1, target
         printed = float(rate) * {"k": 1e-3, "M": 1, "G": 1e3}[prefix]

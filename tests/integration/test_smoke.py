@@ -16,7 +16,7 @@ from tests.integration.conftest import cli, command_artifact, export, ledgers, l
 def test_every_target_has_fsync_init_and_tps(smoke):
     results, run, _ = smoke
     data = export(results)  # each run's commands checked against its kept outputs
-    # the exact command lines a reviewer reruns (issue 35): the tools and their flags
+    # the exact command lines a reviewer reruns: the tools and their flags
     fsync, init, tpcb = (ran(data, w) for w in ("fsync", "pgbench-init", "pgbench"))
     assert fsync["pg_test_fsync"][fsync["pg_test_fsync"].index("-s") + 1] == "1"
     assert "-i" in init["pgbench"] and init["pgbench"][init["pgbench"].index("-s") + 1] == "2"

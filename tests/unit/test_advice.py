@@ -431,7 +431,7 @@ def test_the_report_shows_the_advice_first(campaign):
 
 
 def test_every_target_async_commit_gets_a_recommendation_with_that_window(tmp_path):
-    # Seed 000's configuration: synchronous_commit = off everywhere. Losing the last
+    # The XFS-vs-ext4 study's configuration: synchronous_commit = off everywhere. Losing the last
     # commits is not a torn page: the advice names a target and states the window.
     a = advise(load_campaign(build(tmp_path / "r", targets=("ext4-async", "xfs-async"))))
     assert a.target == "ext4-async"

@@ -25,7 +25,7 @@ from pgfsbench.analysis.caveats.notes import (
     measurement_caveats,
     target_caveats,
 )
-from pgfsbench.analysis.verdicts.lines import VerdictLine
+from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
 from pgfsbench.metrics import Metric, Series
 from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 from pgfsbench.workloads.registry import StoredParamsWarning

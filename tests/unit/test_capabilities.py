@@ -1,4 +1,4 @@
-"""What each filesystem offers PostgreSQL, per target (issue 25): measured where the
+"""What each filesystem offers PostgreSQL, per target: measured where the
 campaign ran clone-db, fs-snapshot or compression, else the recipe's facts marked
 "not measured"; in advise's text, conf and JSON and in the HTML report."""
 

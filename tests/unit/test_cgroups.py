@@ -1,6 +1,6 @@
 """The cgroup helpers the throttle and the memory limit share (provision/cgroups.py), and
 the two together on cgroup v2: one process is in one v2 cgroup, so the server's memory
-cgroup is made under the throttle's cgroup, whose io.max then holds it too (issue 25).
+cgroup is made under the throttle's cgroup, whose io.max then holds it too.
 
 This machine has cgroup v1 only: v2 is a fake hierarchy in a temporary directory (the
 interface files a real kernel makes with each cgroup are made by a stand-in mkdir),

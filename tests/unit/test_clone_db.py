@@ -1,4 +1,4 @@
-"""clone-db's metrics: whether a clone shared blocks, from the space it took (issue 25).
+"""clone-db's metrics: whether a clone shared blocks, from the space it took.
 
 The figures are those an XFS (reflink=1) and an ext4 loop target gave for a scale-3
 template (52.3 MB): on XFS the clone took 0.16 MB and the copy 52.4 MB; on ext4

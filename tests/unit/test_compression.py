@@ -1,4 +1,4 @@
-"""compression's parsers and figures (issue 25): compsize's and zfs get's real outputs
+"""compression's parsers and figures: compsize's and zfs get's real outputs
 (tests/fixtures/), the mount options that decide what btrfs compresses, and ratio 1.0
 said plainly where the filesystem does not compress."""
 

@@ -191,7 +191,7 @@ def test_numpy_scalars_are_plain_numbers() -> None:
 
 
 def test_a_spreadsheet_opens_every_csv_cleanly(tmp_path) -> None:
-    """Issue 35: µs in UTF-8 without a BOM reads as 'Âµs' in Excel, and the compare mark
+    """µs in UTF-8 without a BOM reads as 'Âµs' in Excel, and the compare mark
     was U+2212. A minus is ASCII in every CSV; --bom adds the byte order mark; --ascii
     writes units and marks in ASCII."""
     from pgfsbench.formats.csv_text import ASCII

@@ -54,7 +54,7 @@ def test_progress_lines_do_not_win_over_the_final_summary():
 @pytest.mark.parametrize(
     "line, nbytes, seconds, rate",
     [
-        # seed 004, RHEL 5's coreutils: one human size, "seconds"
+        # the seqwrite study, RHEL 5's coreutils: one human size, "seconds"
         (
             "41943040000 bytes (42 GB) copied, 254.467 seconds, 165 MB/s",
             41943040000,

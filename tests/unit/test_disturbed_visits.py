@@ -16,8 +16,8 @@ from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.analysis.cells import collect
 from pgfsbench.campaign import events as ev
 from pgfsbench.metrics import Metric, Series, WorkloadResult
-from pgfsbench.store.read import load_campaign
 from pgfsbench.plan.estimate import budget_seconds
+from pgfsbench.store.read import load_campaign
 from tests.unit.test_campaign import BASE, HEADLINE, PLAN, lab, nothing_left  # noqa: F401
 
 QUIET = [1.0] * 8
@@ -285,7 +285,7 @@ def test_a_ruined_visit_kept_is_left_out_and_the_answer_says_what_it_would_have_
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts.answer import campaign_answer
     from pgfsbench.analysis.verdicts.disturbed import answer_counting_them, disturbed_visits
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
     from tests.unit.test_campaign import drifting
 
     value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01)

@@ -8,7 +8,8 @@ stderr alone. Each runs as a reader would run it, in a directory where
 `make demo` ran it: tests/fixtures/quick_demo_results.db.gz), at 80 columns in UTC; no
 PostgreSQL is needed. Only trailing blanks are normalised: a changed output fails here
 until the page shows it as printed (``python -m tests.unit.test_docs_transcripts``
-rewrites the blocks from what the commands print now).
+rewrites the blocks from what the commands print now, and the docs' home from the
+README).
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ import pytest
 from tests.unit.demo_campaign import unpack_demo
 
 ROOT = Path(__file__).parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# docs/index.md is README.md's text (docs/gen_index.py): its transcripts are the README's.
+PAGES = [
+    ROOT / "README.md",
+    *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "index.md"),
+]
 BLOCK = re.compile(r"^```console\n(\$ pgfsbench .*?)^```\n", re.M | re.S)
 
 
@@ -139,6 +144,7 @@ def rewrite() -> None:
             if new != text:
                 page.write_text(new)
                 print(f"rewrote {page.relative_to(ROOT)}")
+    subprocess.run([sys.executable, str(ROOT / "docs" / "gen_index.py")], check=True)
 
 
 if __name__ == "__main__":

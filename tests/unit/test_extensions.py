@@ -5,7 +5,7 @@ without importing."""
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,101 +15,55 @@ from pathlib import Path
 
 import pytest
 
-from pgfsbench import extensions, releasers
+from pgfsbench import contract, extensions, releasers
 from pgfsbench.filesystems import registry as filesystems
-from pgfsbench.filesystems.recipe import Recipe
 from pgfsbench.formats import registry as formats
-from pgfsbench.ledger import RELEASERS
-from pgfsbench.preflight import STAGES, Check
 from pgfsbench.preflight import contract as check_contract
-from pgfsbench.report import figures
 from pgfsbench.workloads import registry as workloads
-from pgfsbench.workloads.kind import WorkloadBase
 
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
-
-CONTRACTS = {
-    extensions.WORKLOADS: workloads.contract,
-    extensions.FILESYSTEMS: filesystems.contract,
-    extensions.FORMATS: formats.contract,
-    extensions.CHARTS: figures.contract,
-    extensions.RELEASERS: releasers.contract,
-    extensions.CHECKS: check_contract,
-}
-
-
-def _workload(name: str, kind) -> None:
-    assert issubclass(kind.params, WorkloadBase) and kind.params.__doc__
-    assert list(inspect.signature(kind.run).parameters) == ["ctx", "params"]
-    params = workloads.params(name, {})  # every parameter has a default
-    assert kind.seconds(params) > 0
-    assert isinstance(kind.disk_bytes(params, 0), int) and kind.disk_bytes(params, 0) >= 0
-    assert isinstance(kind.headline, str) or callable(kind.headline)
-    assert kind.needs is None or workloads.find(kind.needs) is not None
-    assert kind.loads_tables is None or kind.loads_tables(params) > 0
-    assert isinstance(kind.writes_wal, bool)
-    assert kind.logical_bytes is None or callable(kind.logical_bytes)
-    assert isinstance(kind.order, int)
-
-
-def _filesystem(name: str, family: tuple[Recipe, ...]) -> None:
-    for r in family:
-        assert r.fs and r.mkfs_tool and r.min_size_mb > 0
-        assert filesystems.recipe(r.fs) is r  # one recipe per filesystem, reachable
-
-
-def _format(name: str, fmt: formats.OutputFormat) -> None:
-    kind = name.partition(".")[0]
-    assert fmt.extension and "/" in fmt.media_type
-    # (subject, out), then options the format declares, each a keyword that defaults to off
-    subject, out, *options = inspect.signature(fmt.writers[kind]).parameters.values()
-    for option in options:
-        assert option.name in fmt.options and option.default is False, (name, option)
-    assert formats.pick(fmt.name, kind) is fmt
-
-
-def _charts(name: str, specs: list[figures.FigureSpec]) -> None:
-    for spec in specs:
-        assert spec.id.endswith("-chart") and spec.title and callable(spec.render)
-    every = [s.id for s in figures.all_figures()]
-    assert len(every) == len(set(every))  # no two charts with one HTML id
-
-
-def _releaser(name: str, undo) -> None:
-    required = [
-        p
-        for p in inspect.signature(undo).parameters.values()
-        if p.default is inspect.Parameter.empty
-    ]
-    assert len(required) == 1  # (the recorded resource)
-    assert RELEASERS[name] is undo
-
-
-def _check(name: str, check: Check) -> None:
-    assert check.stages and set(check.stages) <= set(STAGES)
-    assert list(inspect.signature(check.check).parameters) == ["plan", "context"]
-
-
-DEEP = {
-    extensions.WORKLOADS: _workload,
-    extensions.FILESYSTEMS: _filesystem,
-    extensions.FORMATS: _format,
-    extensions.CHARTS: _charts,
-    extensions.RELEASERS: _releaser,
-    extensions.CHECKS: _check,
-}
-ENTRIES = [(group, name) for group in extensions.GROUPS for name in extensions.names(group)]
+ENTRIES = contract.entries()
 
 
 @pytest.mark.parametrize("group,name", ENTRIES, ids=[f"{g}:{n}" for g, n in ENTRIES])
 def test_every_entry_fits_its_kind(group: str, name: str) -> None:
-    obj = extensions.load(group, name, CONTRACTS[group])  # ExtensionError when it does not
-    assert CONTRACTS[group](name, obj) is None
-    DEEP[group](name, obj)
+    """pgfsbench/contract.py: what a plugin's tests run on its own entries."""
+    contract.check(group, name)
 
 
 def test_every_group_has_a_contract() -> None:
-    assert set(CONTRACTS) == set(DEEP) == set(extensions.GROUPS)
+    assert set(contract.LOADS) == set(contract.DEEP) == set(extensions.GROUPS)
+
+
+def test_the_contract_finds_what_a_misfit_lacks() -> None:
+    """The deep checks fail on a kind that lacks what they ask (so a test of them can)."""
+    fsync = workloads.kind("fsync")
+    unnamed = dataclasses.replace(fsync, labels={})
+    assert contract.DEEP[extensions.WORKLOADS]("fsync", unnamed) == [
+        "its headline 'fsync.fdatasync_8k.ops_per_s' has no human name in labels"
+    ]
+    wrong = dataclasses.replace(fsync, labels={"fsync.x": "{method} ops"}, seconds=lambda p: 0)
+    found = contract.DEEP[extensions.WORKLOADS]("fsync", wrong)
+    assert "seconds(params) is not positive: plan check's estimate" in found
+    assert "labels['fsync.x'] names a placeholder the metric does not have" in found
+    shipped = contract.entries("pgfsbench")
+    assert shipped and set(shipped) <= set(ENTRIES)
+
+
+def test_every_shipped_kind_names_its_metrics_as_the_answer_did() -> None:
+    """The human names the answer's sentences use, now each kind's own declaration."""
+    from pgfsbench.analysis.headline import metric_label
+
+    assert metric_label("pgbench.tps", "pgbench") == "TPC-B tps"
+    assert metric_label("fsync.open_datasync_8k.ops_per_s") == "pg_test_fsync open_datasync ops/s"
+    assert (
+        metric_label("fsync.fdatasync_2x8k.ops_per_s", "fsync")
+        == "pg_test_fsync fdatasync ops/s, two 8 kB writes"
+    )
+    assert metric_label("iodepth.qd32.iops", "io-depth") == "IOPS at queue depth 32"
+    assert metric_label("fileio.randread-4k.mb_per_s") == "fio randread-4k MB/s"
+    assert metric_label("pgbench.tps", "fsync") == "pgbench.tps"  # another kind's metric
+    assert metric_label("nobody.knows", "no-such-kind") == "nobody.knows"
 
 
 def test_the_installed_metadata_is_pyprojects() -> None:

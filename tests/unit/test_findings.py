@@ -13,7 +13,7 @@ from pgfsbench.analysis.findings import BETTER, EQUIVALENT, INCONCLUSIVE, WORSE
 from pgfsbench.analysis.stats.outcome import percent_text
 from pgfsbench.analysis.stats.sequential import Design
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.ratios import change_text, ratio_text
 
 

@@ -1,6 +1,6 @@
 """fs-snapshot's decisions: which mount holds the data directory (from a captured
 /proc/self/mounts: the root on ext4 and a btrfs loop mount), whether a snapshot is
-offered and the commands that take and remove it (issue 25)."""
+offered and the commands that take and remove it."""
 
 from __future__ import annotations
 

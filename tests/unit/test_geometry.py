@@ -3,7 +3,7 @@
 Fixtures were captured on this project's machine (xfsprogs, e2fsprogs 1.47.0,
 btrfs-progs, kernel 6.18) from small loop filesystems:
 - xfs_info_su_sw.txt: mkfs.xfs -d agcount=4,sunit=16,swidth=48, mounted
-  noatime,nodiratime,logbsize=262144,swalloc,allocsize=16M,inode64 (seed 000)
+  noatime,nodiratime,logbsize=262144,swalloc,allocsize=16M,inode64 (the XFS-vs-ext4 study)
 - xfs_info_logdev.txt: mkfs.xfs -l logdev=/dev/loop5,size=64m (external log)
 - dumpe2fs_ext4_stride.txt: mkfs.ext4 -E stride=2,stripe-width=6, read while mounted
 - dumpe2fs_ext4_extjournal.txt: mkfs.ext4 -J device=<journal_dev loop>

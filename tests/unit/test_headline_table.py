@@ -7,7 +7,7 @@ import pytest
 
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import Row, comparison_table
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.store.read import load_campaign
 from tests.unit.demo_campaign import unpack_demo
 

@@ -8,6 +8,7 @@ module sits in exactly one layer, so a new module cannot slip between them."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -127,3 +128,31 @@ def test_every_module_sits_in_exactly_one_layer() -> None:
     for module in (m for m in modules if m.startswith("pgfsbench.analysis.")):
         covering = [m for m in inner if module == m or module.startswith(m + ".")]
         assert len(covering) == 1, (module, covering)
+
+
+def _names(text: str) -> set[str]:
+    """The top-level package or module names in backticks: `report/`, `doctor.py`."""
+    return {re.sub(r"(/|\.py)$", "", name).split("/")[0] for name in re.findall(r"`([^`]+)`", text)}
+
+
+def _contract_layers() -> list[set[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [layers] = [c["layers"] for c in config["contracts"] if c["id"] == "layers"]
+    return [{part.strip().split(".")[0] for part in re.split(r"[:|]", layer)} for layer in layers]
+
+
+def test_the_docs_name_the_layers_in_the_contracts_order() -> None:
+    """docs/developing.md's table, row by row, and CONTRIBUTING.md's line, arrow by arrow
+    (as far as it goes), name the layers of the contracts, in their order."""
+    layers = _contract_layers()
+    developing = (ROOT / "docs" / "developing.md").read_text()
+    table = developing.split("| layer | package | what it owns |")[1].split("\n\n")[0]
+    rows = [line.split(" | ") for line in table.strip().splitlines()[1:]]
+    assert [int(row[0].strip("| ")) for row in rows] == list(range(1, len(layers) + 1))
+    assert [_names(row[1]) for row in rows] == layers
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    line = contributing.split("imports go one way, down these layers:")[1]
+    line = line.split("then the small shared modules")[0]
+    steps = [_names(step) for step in line.split("→")]
+    steps = [s for s in steps if s]
+    assert len(steps) >= 15 and steps == layers[: len(steps)], steps

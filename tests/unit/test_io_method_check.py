@@ -1,4 +1,4 @@
-"""plan check refuses io_method = io_uring on a server built without liburing (issue 25).
+"""plan check refuses io_method = io_uring on a server built without liburing.
 
 The embedded PostgreSQL 18 has no liburing (its pg_config --configure names none): the
 server itself says its io_method offers sync and worker, and plan check turns that into

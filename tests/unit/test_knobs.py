@@ -251,7 +251,7 @@ class FakeKernel:
     "asked",
     [
         {"vm.dirty_bytes": 1 << 26},  # ratio was the one in use
-        {"vm.dirty_ratio": 80, "vm.dirty_background_bytes": 102400000},  # seed 000
+        {"vm.dirty_ratio": 80, "vm.dirty_background_bytes": 102400000},  # the XFS-vs-ext4 study
         {"vm.dirty_background_ratio": 5},
     ],
 )

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pgfsbench.analysis.table import Table
-from pgfsbench.analysis.verdicts.lines import VerdictLine
+from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
 from pgfsbench.cli import app
 from pgfsbench.formats.markdown import _number, _plain, comparison_markdown
 from pgfsbench.render.verdict_text import shared_caveats
@@ -74,7 +74,7 @@ def test_every_round_of_every_target_is_there_with_full(tmp_path) -> None:
 
 
 def test_the_default_demo_fits_a_github_comment(tmp_path) -> None:
-    """Issue 35: the default demo's export was 62,894 characters (67,009 bytes) with
+    """The default demo's export was 62,894 characters (67,009 bytes) with
     lines up to 883 (every round's value in one cell, the ratio twice) and published the
     host's identifiers. GitHub takes 65,536 characters in a comment."""
     from tests.unit.demo_campaign import unpack_demo

@@ -1,4 +1,4 @@
-"""A memory size (issue 25): the plan's validation, the units, the lines written for
+"""A memory size: the plan's validation, the units, the lines written for
 each cgroup version, finding the hierarchy, and the one-line refusals.
 
 Nothing here creates a cgroup; tests/integration/test_memory.py does that with a real

@@ -1,4 +1,4 @@
-"""A memory limit on the read side (issue 25): the caveat when the server filled it, the
+"""A memory limit on the read side: the caveat when the server filled it, the
 caveat when targets compared ran under different limits, the cross-campaign check, the
 differences table and the report's Targets line. The export's record is checked in
 test_json_schema.py."""

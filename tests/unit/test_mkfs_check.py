@@ -28,7 +28,7 @@ def plan(*targets: str):
 def test_what_mkfs_refuses_at_the_targets_size_is_said_per_target() -> None:
     problems = mkfs_problems(
         plan(
-            # seed 000's 8K stripe over 3 disks: at 512 MB its minimum log does not fit
+            # the XFS-vs-ext4 study's 8K stripe over 3 disks: at 512 MB its minimum log does not fit
             'name = "small"\nfs = "xfs"\nsize = "512M"\nmkfs = ["-d", "su=8k,sw=3"]',
             'name = "typo"\nfs = "ext4"\nsize = "300M"\nmkfs = ["-O", "has_jornal"]',
             'name = "fine"\nfs = "xfs"\nsize = "600M"\nmkfs = ["-d", "su=8k,sw=3"]',

@@ -156,8 +156,8 @@ def test_mdadm_create_commands():
     assert "--level=10" in md.create_argv("/dev/md/m", "md-raid10", 65536, list("abcd"))
 
 
-def test_lvm_commands_are_the_seeds():
-    # seed 000: lvcreate -i 3 -I 8 (KiB) over the three physical volumes
+def test_lvm_commands_are_the_xfs_vs_ext4_studys():
+    # the XFS-vs-ext4 study: lvcreate -i 3 -I 8 (KiB) over the three physical volumes
     assert lvm.lvcreate_argv("vg", "data", 3, 8192) == [
         "lvcreate",
         "--yes",

@@ -19,7 +19,7 @@ from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import comparison_table
 from pgfsbench.analysis.verdicts.decisions import decisions
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.cli import app
 from pgfsbench.ratios import change_text
 from pgfsbench.report.html import render_report

@@ -36,7 +36,7 @@ def fixture(name: str) -> str:
 @pytest.mark.parametrize(
     "times, knee",
     [
-        # the seed's shape: big gains, then a plateau, then worse
+        # the study's shape: big gains, then a plateau, then worse
         ({0: 100.0, 1: 55.0, 2: 40.0, 4: 37.0, 8: 36.5, 16: 50.0}, 2),
         ({0: 100.0}, 0),  # one worker count: it is the knee
         ({0: 50.0, 1: 50.0, 2: 50.0}, 0),  # flat

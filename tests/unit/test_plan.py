@@ -54,13 +54,13 @@ def test_answering_plans_repeat_in_interleaved_rounds_and_state_their_budget(nam
     assert f"at most {reps.max} rounds or {reps.max_minutes:g} minutes" in plan.description
 
 
-def test_seed_000_has_its_full_variants():
+def test_the_xfs_vs_ext4_plan_has_the_studys_variants():
     from pgfsbench.analysis.caveats.durability import UNSAFE, classify
 
     plan = load_plan("seed-xfs-vs-ext4")
     targets = {t.name: t for t in plan.targets}
-    assert targets["xfs"].log_size is not None  # the seed's external XFS log device
-    for t in targets.values():  # the seed's dirty-page sysctls, on every target
+    assert targets["xfs"].log_size is not None  # the study's external XFS log device
+    for t in targets.values():  # the study's dirty-page sysctls, on every target
         assert t.sysctls == {"vm.dirty_background_bytes": 102400000, "vm.dirty_ratio": 80}
     unsafe = targets["ext4-nobarrier"]
     assert classify(unsafe.fs, unsafe.mount.split(","), {}).level == UNSAFE
@@ -212,11 +212,11 @@ def test_plans_lists_every_builtin_in_a_compact_table_at_80_columns():
         env={**os.environ, "COLUMNS": "80"},
     ).stdout
     lines = out.splitlines()
-    assert lines[0].split() == ["plan", "reproduces", "targets", "estimated"]
+    assert lines[0].split() == ["plan", "study", "targets", "estimated"]
     assert max(len(ln) for ln in lines) <= 80
     rows = {ln.split()[0]: ln for ln in lines[1 : len(builtin_names()) + 1]}
     assert sorted(rows) == sorted(builtin_names())
-    assert "seed 000" in rows["seed-xfs-vs-ext4"] and "ext4, xfs, btrfs" in rows["quick"]
+    assert "XFS-vs-ext4" in rows["seed-xfs-vs-ext4"] and "ext4, xfs, btrfs" in rows["quick"]
     assert " 2 to 2 " not in out and re.search(r"\d+ to \d+ min|about \d+ min", rows["quick"])
 
 

@@ -27,17 +27,17 @@ def test_every_example_checks(plan):
     assert info["problems"] == []
 
 
-def test_examples_cover_the_seeds_variants():
+def test_examples_cover_the_studies_variants():
     names = {p.stem for p in EXAMPLES}
     assert {
-        "seed000-ext4-vs-xfs-tuned",
-        "seed001-btrfs-tuning",
-        "seed003-ext4-writeback",
-        "seed000-dirty-sysctls",
+        "ext4-vs-xfs-tuned",
+        "btrfs-tuning",
+        "ext4-writeback",
+        "dirty-sysctls",
     } <= names
     info = json.loads(
         pgfsbench(
-            "plan", "check", str(EXAMPLES[0].parent / "seed000-ext4-vs-xfs-tuned.toml"), "--json"
+            "plan", "check", str(EXAMPLES[0].parent / "ext4-vs-xfs-tuned.toml"), "--json"
         ).stdout
     )
     xfs = next(t for t in info["targets"] if t["fs"] == "xfs")
@@ -138,11 +138,9 @@ def test_check_notes_that_ci_width_is_ignored(tmp_path) -> None:
     assert "ci_width is ignored" in note
 
 
-def test_seed000_lvm_stripe_example_computes_the_seeds_stripe_options():
+def test_the_lvm_stripe_example_computes_the_studys_stripe_options():
     info = json.loads(
-        pgfsbench(
-            "plan", "check", str(EXAMPLES[0].parent / "seed000-lvm-stripe.toml"), "--json"
-        ).stdout
+        pgfsbench("plan", "check", str(EXAMPLES[0].parent / "lvm-stripe.toml"), "--json").stdout
     )
     by_name = {t["name"]: t for t in info["targets"]}
     assert by_name["ext4-stripe"]["stripe_geometry"]["computed_options"] == [

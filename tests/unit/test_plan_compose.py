@@ -73,7 +73,7 @@ mount = ["ssd,discard", "nodatacow"]
 
 
 def test_a_setting_is_an_axis_of_its_own():
-    """Issue 25: io_method × effective_io_concurrency, each setting its own axis, merged
+    """io_method × effective_io_concurrency, each setting its own axis, merged
     into the extended target's settings and sysctls (not replacing them)."""
     got = targets("""
 name = "p"

@@ -1,5 +1,5 @@
 """The recommendation in the plans DBAs write: a fast unsafe option beside safe ones,
-synchronous_commit=off beside on, seed 000's configuration, and metrics pointing two ways.
+synchronous_commit=off beside on, the XFS-vs-ext4 study's configuration, and metrics pointing two ways.
 
 Campaigns stored with the real Store, two headline measurements (TPC-B tps, fsync p99),
 each target's per-round values a level times a shared round drift times its own noise,
@@ -18,7 +18,7 @@ import pytest
 from pgfsbench.analysis.advice.advise import advise
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.formats.advice import advice_text
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import Store
@@ -143,7 +143,9 @@ def test_synchronous_commit_off_beside_on_recommends_on(tmp_path) -> None:
     assert "ext4-async +8" in tps and tps.endswith("better against ext4")  # about +80%
 
 
-def test_seed_000s_configuration_ranks_the_async_targets_without_the_unsafe_one(tmp_path):
+def test_the_xfs_vs_ext4_studys_configuration_ranks_the_async_targets_without_the_unsafe_one(
+    tmp_path,
+):
     # seed-xfs-vs-ext4: synchronous_commit = off on every target, ext4-nobarrier
     # beside ext4 and xfs. No target is crash-safe; those that may only lose recent
     # commits are ranked among themselves, nobarrier (not crash-safe) apart.

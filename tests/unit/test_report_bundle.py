@@ -27,7 +27,7 @@ from tests.unit.test_report import build_results
 
 VENDOR = Path(pj.__file__).parent / "vendor"
 # The library's share of a report: the demo campaign's page without it is about 0.55 MB,
-# and the whole report must stay within about 1.2 MB (issue 23).
+# and the whole report must stay within about 1.2 MB.
 LIBRARY_BUDGET = 600_000
 REPORT_BUDGET = 1_200_000
 

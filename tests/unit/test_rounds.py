@@ -8,7 +8,7 @@ import numpy as np
 
 from pgfsbench.analysis.cells import CellKey, collect
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import WINNER, verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import WINNER, verdict_lines
 from pgfsbench.compare.pairing import paired_table, pairing
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.report.html import write_report

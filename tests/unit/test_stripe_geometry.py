@@ -1,4 +1,4 @@
-"""Stripe geometry → mkfs options: seed 000's arithmetic, and what the real mkfs makes of it.
+"""Stripe geometry → mkfs options: the XFS-vs-ext4 study's arithmetic, and what the real mkfs makes of it.
 
 stride = stripe / block size; stripe-width = stride × data disks (ext, in blocks);
 sunit = stripe / 512, swidth = sunit × data disks (xfs, in 512-byte sectors).
@@ -21,8 +21,8 @@ def _target(**kw) -> Target:
     return Target(name="t", size="1G", **kw)
 
 
-def test_seed000_lvm_stripe_gives_the_seeds_ext4_stride_and_width():
-    # lvcreate -i 3 -I 8 → mkfs.ext4 -b 4096 -E stride=2,stripe-width=6 (the seed's own)
+def test_the_xfs_vs_ext4_studys_lvm_stripe_gives_its_ext4_stride_and_width():
+    # lvcreate -i 3 -I 8 → mkfs.ext4 -b 4096 -E stride=2,stripe-width=6 (the study's own)
     t = _target(fs="ext4", images=3, volume={"kind": "lvm-stripe", "stripe": "8K"})
     options, geometry = stripe_mkfs_options(t)
     assert options == ["-b", "4096", "-E", "stride=2,stripe-width=6"]
@@ -30,8 +30,8 @@ def test_seed000_lvm_stripe_gives_the_seeds_ext4_stride_and_width():
     assert (geometry["data_disks"], geometry["stripe_width_bytes"]) == (3, 24576)
 
 
-def test_seed000_lvm_stripe_gives_the_seeds_xfs_sunit_and_swidth():
-    # the seed: mkfs.xfs -d agcount=9000,sunit=16,swidth=48 on the same stripe
+def test_the_xfs_vs_ext4_studys_lvm_stripe_gives_its_xfs_sunit_and_swidth():
+    # the study: mkfs.xfs -d agcount=9000,sunit=16,swidth=48 on the same stripe
     t = _target(
         fs="xfs",
         images=3,

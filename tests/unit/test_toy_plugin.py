@@ -2,25 +2,21 @@
 recipe and an output format, named by its own pyproject.toml's entry points) is found
 through the same mechanism as the shipped extensions, once installed, and gone once not.
 
-Installing is what pip would leave on sys.path: the package's modules and a
-``.dist-info`` holding its ``entry_points.txt`` (importlib.metadata reads every
-distribution on sys.path), written here from that pyproject.toml.
+Installing is what pip would leave on sys.path (tests/unit/plugins.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from pgfsbench import extensions
+from pgfsbench import contract, extensions
 from pgfsbench.cli import app
 from pgfsbench.filesystems import registry as filesystems
 from pgfsbench.formats import registry as formats
@@ -28,6 +24,7 @@ from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.store.db import Store
 from pgfsbench.workloads import registry as workloads
 from tests.unit.plan_check import plan_check_json
+from tests.unit.plugins import installed
 
 PLUGIN = Path(__file__).parents[1] / "plugins" / "pgfsbench_toy"
 
@@ -37,38 +34,9 @@ TOY_PLAN = (
 )
 
 
-def _dist_info(where: Path) -> None:
-    """The package's installed metadata, as pip would write it."""
-    project = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]
-    info = where / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
-    )
-    lines = []
-    for group, entries in project["entry-points"].items():
-        lines += [f"[{group}]", *(f"{name} = {value}" for name, value in entries.items()), ""]
-    (info / "entry_points.txt").write_text("\n".join(lines))
-
-
-@contextlib.contextmanager
-def installed(where: Path) -> Iterator[None]:
-    _dist_info(where)
-    saved = list(sys.path)
-    sys.path[:0] = [str(where), str(PLUGIN)]
-    extensions.refresh()
-    try:
-        yield
-    finally:
-        sys.path[:] = saved
-        for name in [m for m in sys.modules if m.split(".")[0] == "pgfsbench_toy"]:
-            del sys.modules[name]
-        extensions.refresh()
-
-
 @pytest.fixture
 def toy(tmp_path: Path) -> Iterator[None]:
-    with installed(tmp_path / "site"):
+    with installed(PLUGIN, tmp_path / "site"):
         yield
 
 
@@ -88,20 +56,27 @@ def test_plan_check_accepts_the_toy_workload_and_filesystem(toy, tmp_path: Path)
     assert info["targets"][0]["fs"] == "toyfs"
 
 
-def test_export_writes_the_toy_format(toy, tmp_path: Path) -> None:
-    results = tmp_path / "r"
+def _toy_campaign(results: Path, rounds: int = 1) -> Path:
+    """A stored campaign of the toy workload on two targets, ``rounds`` runs each."""
     store = Store.create(results)
     store.start_campaign("c-9", "toy", {"name": "toy"}, {}, "0.1.0")
     for pos, name in enumerate(("ext4", "toyfs")):
         tid = store.add_target(name, pos, "loop", name, {})
         store.set_target(tid, "ok", provenance={})
-        run = store.start_run(tid, "toy", {"passes": 2})
-        store.add_result(
-            run, tid, WorkloadResult([Metric("toy.mb_per_s", 40.0 + pos, "MB/s", True)])
-        )
-        store.finish_run(run, "ok")
+        for r in range(rounds):
+            run = store.start_run(tid, "toy", {"passes": 2}, repetition=r + 1)
+            value = 40.0 + pos + (0.1 * r if name == "ext4" else 0.5 * (r % 3))
+            store.add_result(
+                run, tid, WorkloadResult([Metric("toy.mb_per_s", value, "MB/s", True)])
+            )
+            store.finish_run(run, "ok")
     store.end_campaign("ok")
     store.close()
+    return results
+
+
+def test_export_writes_the_toy_format(toy, tmp_path: Path) -> None:
+    results = _toy_campaign(tmp_path / "r")
     result = CliRunner().invoke(app, ["export", str(results), "--format", "toy"])
     assert result.exit_code == 0, result.output
     assert result.stdout == "toy export of c-9: ext4=40, toyfs=41\n"
@@ -109,8 +84,30 @@ def test_export_writes_the_toy_format(toy, tmp_path: Path) -> None:
     assert "output format: markdown, json, csv, toy" in help_text
 
 
+def test_the_toy_passes_the_contract_pgfsbench_ships(toy) -> None:
+    """What a plugin's own tests run (pgfsbench/contract.py), here on the toy's entries."""
+    entries = contract.entries("pgfsbench-toy")
+    assert {group for group, _ in entries} == {
+        extensions.WORKLOADS,
+        extensions.FILESYSTEMS,
+        extensions.FORMATS,
+    }
+    for group, name in entries:
+        contract.check(group, name)
+
+
+def test_the_answer_names_the_toys_headline_as_the_toy_declares_it(toy, tmp_path: Path) -> None:
+    results = _toy_campaign(tmp_path / "r", rounds=3)
+    shown = CliRunner().invoke(app, ["show", str(results)])
+    assert shown.exit_code == 0, shown.output
+    assert "toy write MB/s" in shown.stdout
+    assert "toy write MB/s" in (
+        CliRunner().invoke(app, ["export", str(results), "--format", "markdown"]).stdout
+    )
+
+
 def test_uninstalled_the_toy_is_gone(tmp_path: Path) -> None:
-    with installed(tmp_path / "site"):
+    with installed(PLUGIN, tmp_path / "site"):
         assert filesystems.find("toyfs") is not None
     assert workloads.find("toy") is None and filesystems.find("toyfs") is None
     assert "toy" not in formats.names(formats.EXPORT)

@@ -8,7 +8,7 @@ import pytest
 from pgfsbench.analysis.caveats.durability import classify as durability_of
 from pgfsbench.analysis.cells import CellKey, Samples
 from pgfsbench.analysis.table import Source, build_table
-from pgfsbench.analysis.verdicts.lines import (
+from pgfsbench.analysis.verdicts.verdict_lines import (
     EQUIVALENT,
     INCONCLUSIVE,
     LEADERS,
@@ -17,7 +17,7 @@ from pgfsbench.analysis.verdicts.lines import (
     WINNER,
     verdict_lines,
 )
-from pgfsbench.compare.rows import select_rows
+from pgfsbench.compare.row_texts import select_rows
 from pgfsbench.formats.json import comparison_data
 from pgfsbench.formats.markdown import comparison_markdown
 

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError
 from pgfsbench.analysis.caveats.efficiency import efficiency_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import WINNER, verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import WINNER, verdict_lines
 from pgfsbench.fields import Size
 from pgfsbench.metrics import Metric, WorkloadResult
 from pgfsbench.plan.estimate import plan_seconds, target_needs, workload_seconds

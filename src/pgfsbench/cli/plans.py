@@ -41,15 +41,16 @@ def plans(
 
     # A compact table; the whole description and budget: plans --show NAME, plan check NAME.
     table = RichTable(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
-    for column in ("plan", "reproduces", "targets", "estimated"):
+    for column in ("plan", "study", "targets", "estimated"):
         table.add_column(column, no_wrap=column in ("plan", "estimated"))
     for name in builtin_names():
         the_plan = load_plan(name)
         info = describe(the_plan)
-        seed = re.match(r"seed (\d{3})", the_plan.description, re.IGNORECASE)
+        # "The XFS-vs-ext4 study: ..." (docs/measurements.md, "The studies")
+        study = re.match(r"The (\S+) study\b", the_plan.description)
         table.add_row(
             Text(name, style="bold"),
-            Text(f"seed {seed[1]}" if seed else "—"),
+            Text(study[1] if study else "—"),
             Text(", ".join(t.name for t in the_plan.targets)),
             Text(minutes_text(info["estimated_seconds"] / 60, info["estimated_seconds_max"] / 60)),
         )

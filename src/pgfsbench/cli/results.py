@@ -233,9 +233,9 @@ def _one_campaign(
     from pgfsbench.analysis.caveats.durability import durabilities
     from pgfsbench.analysis.caveats.notes import fill_verdict_caveats
     from pgfsbench.analysis.table import campaign_source, comparison_table
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
     from pgfsbench.compare.comparison import Comparison
-    from pgfsbench.compare.rows import select_rows
+    from pgfsbench.compare.row_texts import select_rows
 
     source = campaign_source(campaign)
     if baseline is not None and baseline not in source.columns:

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import Row
-from pgfsbench.analysis.verdicts.lines import Durabilities, verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import Durabilities, verdict_lines
 from pgfsbench.compare.comparison import Comparison
 from pgfsbench.compare.pairing import Pairing, pair_label, paired_table
-from pgfsbench.compare.rows import select_rows
+from pgfsbench.compare.row_texts import select_rows
 from pgfsbench.store.read import Campaign
 
 

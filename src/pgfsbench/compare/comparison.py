@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only for the annotations: analysis imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
-    from pgfsbench.analysis.verdicts.lines import Durabilities, VerdictLine
+    from pgfsbench.analysis.verdicts.verdict_lines import Durabilities, VerdictLine
 
 
 @dataclass(frozen=True)

@@ -104,91 +104,132 @@ def _nothing(_: dict) -> list[str]:
 
 @dataclass(frozen=True, kw_only=True)
 class Recipe:
-    fs: str  # the plan's fs value and mount -t type
+    """Everything pgfsbench knows about one filesystem: how it is made, mounted,
+    described, how safe it is and what it offers PostgreSQL. A filesystem module
+    declares ``RECIPES``, a tuple of them, named by an entry point of the
+    ``pgfsbench.filesystems`` group. Every field without a default must be given.
+    """
+
+    fs: str
+    """The plan's fs value and mount -t type."""
 
     # --- making it (provision/loop.py, provision/device.py) ---
     mkfs_tool: str
-    force_flags: tuple[str, ...]  # overwrite without asking: the target was checked first
-    apt_package: str  # where mkfs_tool and the geometry tools come from
-    min_size_mb: int  # below this mkfs refuses (or the result is useless)
-    # mkfs's flag to work out the filesystem and write nothing (xfs -N, mke2fs -n): run on
-    # a sparse file of the target's size, it judges the options before anything is made
-    # (provision/mkfs_check.py). None: mkfs has no such run.
-    dry_run_flag: str | None = None
-    # Options the recipe adds to the plan's own mkfs options (ext*: no lazy init).
-    mkfs_defaults: Callable[[list[str]], list[str]] = _unchanged
-    # (mkfs options, log device, log bytes) → LogSetup; None: no external log.
-    log_device: Callable[[list[str], str, int], LogSetup] | None
-    # Option keys that name a device ("logdev="): mkfs would write to it too (an
-    # external log or journal; mkfs.btrfs formats every device it is given), and
-    # mount would use it. A plan may not give them (plan/fsoptions.py).
-    device_option_keys: frozenset[str]
+    """The mkfs program, a bare name found on the PATH (``mkfs.xfs``)."""
 
-    # One filesystem over several devices by itself (btrfs -d/-m profiles): mkfs gets
-    # every member. Otherwise several members need a volume (md, LVM) under it.
+    force_flags: tuple[str, ...]
+    """mkfs's flags to overwrite without asking: the target was checked first."""
+
+    apt_package: str
+    """Where mkfs_tool and the geometry tools come from."""
+
+    min_size_mb: int
+    """Below this mkfs refuses (or the result is useless)."""
+
+    dry_run_flag: str | None = None
+    """mkfs's flag to work out the filesystem and write nothing (xfs -N, mke2fs -n): run
+    on a sparse file of the target's size, it judges the options before anything is made
+    (provision/mkfs_check.py). None: mkfs has no such run."""
+
+    mkfs_defaults: Callable[[list[str]], list[str]] = _unchanged
+    """Options the recipe adds to the plan's own mkfs options (ext*: no lazy init)."""
+
+    log_device: Callable[[list[str], str, int], LogSetup] | None
+    """(mkfs options, log device, log bytes) → LogSetup; None: no external log."""
+
+    device_option_keys: frozenset[str]
+    """Option keys that name a device ("logdev="): mkfs would write to it too (an
+    external log or journal; mkfs.btrfs formats every device it is given), and mount
+    would use it. A plan may not give them (plan/fsoptions.py)."""
+
     spans_devices: bool = False
-    # (every device mkfs was given) → commands to run before mounting (btrfs: make the
-    # kernel know all the members by their real paths).
+    """One filesystem over several devices by itself (btrfs -d/-m profiles): mkfs gets
+    every member. Otherwise several members need a volume (md, LVM) under it."""
+
     before_mount: Callable[[list[str]], list[list[str]]] = _no_commands
-    # How mkfs is told the stripe under it (ext stride, xfs sunit); None: it takes none.
+    """(every device mkfs was given) → commands to run before mounting (btrfs: make the
+    kernel know all the members by their real paths)."""
+
     stripe: StripeOptions | None = None
-    # (mkfs options, member count) → what is wrong with them (btrfs profiles that need
-    # more devices than the target has); checked by the plan.
+    """How mkfs is told the stripe under it (ext stride, xfs sunit); None: it takes
+    none."""
+
     mkfs_problems: Callable[[list[str], int], list[str]] | None = None
+    """(mkfs options, member count) → what is wrong with them (btrfs profiles that need
+    more devices than the target has); checked by the plan."""
 
     # --- mounting it (plan/model.py, filesystems/mountcheck.py) ---
-    mount_options: frozenset[str]  # option names beyond the generic VFS ones
-    # Options the kernel does not list when they hold because they are its default
-    # (with values as the kernel means them: "commit=5"). None: not known yet, so an
-    # option any recipe has as a default counts as one.
+    mount_options: frozenset[str]
+    """Option names beyond the generic VFS ones."""
+
     kernel_defaults: frozenset[str] | None
-    # Not listed, but implied by an option that is: asked → the options that include it.
+    """Options the kernel does not list when they hold because they are its default
+    (with values as the kernel means them: "commit=5"). None: not known yet, so an
+    option any recipe has as a default counts as one."""
+
     implied_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # What an option's value may be (data → ordered, journal or writeback), as the
-    # kernel driver parses it; an option not here is held only to the characters
-    # values are written in (filesystems/optionvalues.py).
+    """Not listed, but implied by an option that is: asked → the options that include
+    it."""
+
     mount_option_values: dict[str, OptionValue] = field(default_factory=dict)
+    """What an option's value may be (data → ordered, journal or writeback), as the
+    kernel driver parses it; an option not here is held only to the characters values
+    are written in (filesystems/optionvalues.py)."""
 
     # --- describing it (provision/geometry.py) ---
-    # (device, mount point) → the readers to run, the first one the main; None: no tool.
     geometry: Callable[[str | None, str | None], list[GeometryReader]] | None
+    """(device, mount point) → the readers to run, the first one the main; None: no
+    tool."""
 
     # --- durability (analysis/caveats/durability.py) ---
     atomic_writes: AtomicWrites | None
-    durability_notes: dict[str, str]  # mount option in effect → what a reader must know
+    """How its page writes cannot tear on a crash (so ``full_page_writes=off`` stays
+    safe); None: they can."""
+
+    durability_notes: dict[str, str]
+    """Mount option in effect → what a reader must know."""
 
     # --- what it offers PostgreSQL (analysis/advice/capabilities.py) ---
-    # (target provenance) → {CLONE/SNAPSHOT/COMPRESSION: Offer}: what the filesystem as
-    # made offers, for the targets whose campaign did not measure it; a capability left
-    # out is not known.
     offers: Callable[[dict], dict[str, Offer]] = _offers_nothing
+    """(target provenance) → {CLONE/SNAPSHOT/COMPRESSION: Offer}: what the filesystem as
+    made offers, for the targets whose campaign did not measure it; a capability left
+    out is not known."""
 
     # --- availability (provision/filesystems.py, doctor) ---
-    kernel_driver: str = ""  # the name in /proc/filesystems when not fs (ext2 → ext4)
-    # Written but never run on a machine whose kernel has the filesystem: the report
-    # and doctor say so until someone runs it.
+    kernel_driver: str = ""
+    """The name in /proc/filesystems when not fs (ext2 → ext4)."""
+
     untested: bool = False
+    """Written but never run on a machine whose kernel has the filesystem: the report
+    and doctor say so until someone runs it."""
 
     # --- a filesystem that is not mkfs + mount (ZFS: pool + dataset) ---
-    # Made by provision/zfs_pool.py instead of mkfs_argv + mount_argv.
     pooled: bool = False
-    # (geometry facts) → why the filesystem as made is not crash-safe (zfs sync=disabled).
+    """Made by provision/zfs_pool.py instead of mkfs_argv + mount_argv."""
+
     not_crash_safe: Callable[[dict], list[str]] = _nothing
-    # (target provenance) → what a reader must know before believing its numbers.
+    """(geometry facts) → why the filesystem as made is not crash-safe (zfs
+    sync=disabled)."""
+
     caveats: Callable[[dict], list[str]] = _nothing
-    # Pid files of a user-space daemon that does the filesystem's work (zfs-fuse): its
-    # CPU is counted with PostgreSQL's (monitor/proctree.py), not as others' load.
+    """(target provenance) → what a reader must know before believing its numbers."""
+
     daemon_pidfiles: tuple[str, ...] = ()
-    # Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs).
+    """Pid files of a user-space daemon that does the filesystem's work (zfs-fuse): its
+    CPU is counted with PostgreSQL's (monitor/proctree.py), not as others' load."""
+
     mount_types: frozenset[str] = frozenset()
-    # (argvs that made it, device → placeholder, mount point) → (the commands a reader
-    # runs to make it again, notes), for the advice; None: mkfs + an fstab line.
+    """Types the kernel may list for its mounts; empty: just fs (zfs-fuse: fuse.zfs)."""
+
     recreate: (
         Callable[[list[list[str]], dict[str, str], str], tuple[list[str], list[str]]] | None
     ) = None
+    """(argvs that made it, device → placeholder, mount point) → (the commands a reader
+    runs to make it again, notes), for the advice; None: mkfs + an fstab line."""
 
     @property
     def driver(self) -> str:
+        """Its name in /proc/filesystems."""
         return self.kernel_driver or self.fs
 
     def mkfs_argv(
@@ -217,4 +258,5 @@ class Recipe:
         ]
 
     def mount_argv(self, device: str, mount_point: str, options: str) -> list[str]:
+        """The mount command for ``device`` at ``mount_point`` with ``options``."""
         return ["mount", "-t", self.fs, *(["-o", options] if options else []), device, mount_point]

@@ -44,7 +44,7 @@ def stripe_given(options: list[str]) -> list[str]:
 def with_stripe(options: list[str], stripe_bytes: int, data_disks: int) -> list[str]:
     """sunit = stripe in 512-byte sectors, swidth = sunit × data disks (mkfs.xfs -d).
 
-    Seed 000's 8 KiB × 3 stripe is sunit=16,swidth=48. Joined to the plan's last -d
+    The XFS-vs-ext4 study's 8 KiB × 3 stripe is sunit=16,swidth=48. Joined to the plan's last -d
     (mkfs.xfs refuses a suboption given twice, not two -d).
     """
     if stripe_given(options) or data_disks < 2:

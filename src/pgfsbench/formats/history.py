@@ -18,7 +18,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from pgfsbench import __version__
-from pgfsbench.compare.rows import finding_diff, point_value, when
+from pgfsbench.compare.row_texts import finding_diff, point_value, when
 from pgfsbench.compare.series import Point, Series
 from pgfsbench.render.values import MARK_STYLE, csv_cell, human_unit
 

@@ -34,7 +34,7 @@ from pgfsbench.formats.registry import COMPARISON, EXPORT, OutputFormat
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.caveats.disturbance import Disturbance
     from pgfsbench.analysis.table import Cell, Row, Table
-    from pgfsbench.analysis.verdicts.lines import VerdictLine
+    from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
     from pgfsbench.formats.comparison_document import ComparisonData, ComparisonDocument
     from pgfsbench.formats.export_document import (
         ExportDocument,
@@ -207,7 +207,7 @@ def _comparison(campaign: Campaign) -> dict[str, Any]:
     from pgfsbench.analysis.caveats.durability import durabilities
     from pgfsbench.analysis.caveats.notes import fill_verdict_caveats
     from pgfsbench.analysis.table import comparison_table
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 
     table = comparison_table(campaign)
     durability = durabilities(campaign)

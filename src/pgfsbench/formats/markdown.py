@@ -27,7 +27,7 @@ from pgfsbench.render.verdict_text import shared_caveats
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
     from pgfsbench.analysis.table import Row, Table
-    from pgfsbench.analysis.verdicts.lines import VerdictLine
+    from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
     from pgfsbench.store.read import Campaign, StoredRun, StoredTarget
 
 # The host facts that say which machine it was: published only when asked (--host-ids).
@@ -76,7 +76,7 @@ def comparison_markdown(
     """``answer``: lead with the one-line answer (a document that already did: False)."""
     # Here, not at the top: the CLI loads this module to list the formats in its help.
     from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
-    from pgfsbench.compare.rows import diff_text, footer, value_text
+    from pgfsbench.compare.row_texts import diff_text, footer, value_text
     from pgfsbench.render.values import row_scale, row_unit
 
     lead = [f"**Answer:** {campaign_answer(verdicts)}", ""] if answer and verdicts else []
@@ -121,8 +121,8 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts.answer import campaign_answer
     from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
-    from pgfsbench.compare.rows import select_rows
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
+    from pgfsbench.compare.row_texts import select_rows
 
     c = campaign
     durability = durabilities(c)
@@ -341,7 +341,7 @@ def _measurement(
     """A measurement: its parameters, each metric's value per target (the comparison
     table's cells), the commands of one round, each round's values (``full``), the runs
     that failed."""
-    from pgfsbench.compare.rows import value_text
+    from pgfsbench.compare.row_texts import value_text
     from pgfsbench.render.values import row_scale, row_unit
 
     targets = [t for t in targets if any(r.target == t for r in runs)]

@@ -39,31 +39,61 @@ _NOUNS = {
     HISTORY: "a history",
 }
 
-# Writes one output (a store.read.Campaign for EXPORT, a render.comparison.Comparison for
-# COMPARISON, an analysis.advice_model.Advice, a list of analysis.summary.Summary, a list
-# of analysis.history.Series), with the format's options as keywords.
+# Writes one output (a store.read.Campaign for EXPORT, a compare.comparison.Comparison for
+# COMPARISON, an analysis.advice.recommendation.Advice, a list of
+# analysis.verdicts.summary.Summary, a list of compare.series.Series), with the format's
+# options as keywords.
 Writer = Callable[..., None]
 
 
 @dataclass(frozen=True)
 class OutputFormat:
-    name: str  # what --format takes
-    extension: str  # of a file in this format, without the dot
+    """One output format: a name, a file type, and a writer per kind of output it writes.
+
+    Each kind it writes is an entry point ``KIND.NAME`` of the ``pgfsbench.formats``
+    group naming this object (``"export.tsv" = "pgfsbench_sleep.tsv:FORMAT"``); the
+    command of that kind then offers ``--format NAME`` and lists it in its help.
+    """
+
+    name: str
+    """What ``--format`` takes."""
+
+    extension: str
+    """The extension of a file in this format, without the dot."""
+
     media_type: str
-    writers: Mapping[str, Writer]  # kind -> writer, for each kind it writes
-    order: int = 1000  # where the help lists it: lower first (a third party's last)
-    description: str = ""  # said after the name in the help, in parentheses
-    # Whether its export writer reads the runs' per-second series: a format that does not
-    # is given the campaign without them (reading them is most of a small export's time).
+    """Its media type (``text/csv``)."""
+
+    writers: Mapping[str, Writer]
+    """Kind (``EXPORT``, ``COMPARISON``, ``ADVICE``, ``LIST``, ``HISTORY``) → its writer,
+    ``(subject, out, **options) -> None``, for each kind it writes: the subject is a
+    ``store.read.Campaign`` (export), a ``compare.comparison.Comparison`` (comparison),
+    an ``analysis.advice.recommendation.Advice`` (advice), a list of
+    ``analysis.verdicts.summary.Summary`` (list) or of ``compare.series.Series``
+    (history); ``out`` a text stream."""
+
+    order: int = 1000
+    """Where the help lists it: lower first (a third party's after the shipped ones)."""
+
+    description: str = ""
+    """Said after the name in the help, in parentheses."""
+
     series: bool = True
-    # The options its writers take as keywords (each a flag, False by default).
+    """Whether its export writer reads the runs' per-second series: a format that does
+    not is given the campaign without them (reading them is most of a small export's
+    time)."""
+
     options: tuple[str, ...] = ()
+    """The options its writers take as keywords, each a flag that is False by default
+    (markdown's ``full``, csv's ``bom``); a command refuses an option the chosen format
+    does not take."""
 
     def __post_init__(self) -> None:
         if unknown := set(self.writers) - set(KINDS):
             raise ValueError(f"format {self.name!r}: no output kind {sorted(unknown)}")
 
     def writes(self, kind: str) -> bool:
+        """Whether it writes outputs of ``kind``."""
         return kind in self.writers
 
     def write(self, kind: str, subject: Any, out: TextIO, **options: bool) -> None:

@@ -39,7 +39,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
 
 
 def _grid(comparison: Comparison, console: Console) -> None:
-    from pgfsbench.compare.rows import diff_text, row_title, value_text
+    from pgfsbench.compare.row_texts import diff_text, row_title, value_text
     from pgfsbench.render.values import direction_arrow, row_scale, row_unit
 
     table, title = comparison.table, comparison.title
@@ -70,14 +70,14 @@ def _grid(comparison: Comparison, console: Console) -> None:
 def _blocks(comparison: Comparison, console: Console) -> None:
     """A measurement a block: its title, then a line per target (value, ratio, mark)."""
     from pgfsbench.analysis.headline import metric_label
-    from pgfsbench.compare.rows import diff_text, value_text
+    from pgfsbench.compare.row_texts import diff_text, value_text
     from pgfsbench.render.values import direction_arrow, row_scale, row_unit
 
     table = comparison.table
     if comparison.title:
         console.print(Text(comparison.title, style="bold"))
     for row in comparison.rows:
-        label = metric_label(row.metric)
+        label = metric_label(row.metric, row.workload)
         name = f"{label} ({row.metric})" if label != row.metric else row.metric
         console.print(
             Text(
@@ -104,7 +104,7 @@ def _blocks(comparison: Comparison, console: Console) -> None:
 
 def _verdicts(comparison: Comparison, console: Console) -> None:
     """The verdict lines; a caveat every verdict shares is said once, at the end."""
-    from pgfsbench.compare.rows import footer
+    from pgfsbench.compare.row_texts import footer
 
     print_verdicts(comparison.verdicts, console)
     for note in comparison.notes:

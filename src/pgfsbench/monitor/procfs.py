@@ -56,7 +56,7 @@ def cpu_percentages(before: CpuTimes, after: CpuTimes) -> dict[str, float] | Non
     """CPU time split between two snapshots, in % of all CPUs, grouped as vmstat does.
 
     user = user + nice, system = system + irq + softirq, then iowait, idle and
-    steal (vmstat's us/sy/wa/id/st columns, so the seeds' figures compare).
+    steal (vmstat's us/sy/wa/id/st columns, so the studies' figures compare).
     A field that went backwards counts as 0; None when no time passed.
     """
     delta = {name: max(0, getattr(after, name) - getattr(before, name)) for name in _CPU_FIELDS}

@@ -1,6 +1,6 @@
 """LVM striped logical volumes joining a target's members into one block device.
 
-Seed 000 stripes three disks: ``pvcreate`` each, ``vgcreate`` a group of them,
+The XFS-vs-ext4 study stripes three disks: ``pvcreate`` each, ``vgcreate`` a group of them,
 ``lvcreate -i 3 -I 8`` over all its space. Each step is in the ledger before it
 runs (a physical volume per member, the group, the volume); the releasers undo
 them in reverse: lvremove, vgremove, pvremove. Command construction is apart from
@@ -54,7 +54,7 @@ def vgcreate_argv(vg: str, members: list[str]) -> list[str]:
 
 
 def lvcreate_argv(vg: str, lv: str, stripes: int, stripe_bytes: int) -> list[str]:
-    """The seed's ``lvcreate -i 3 -I 8`` over all the group's space (-I in KiB)."""
+    """The study's ``lvcreate -i 3 -I 8`` over all the group's space (-I in KiB)."""
     return [
         "lvcreate",
         "--yes",

@@ -2,7 +2,7 @@
 
 A target's (or the plan's) ``memory = "1G"`` puts the PostgreSQL server in a fresh
 memory cgroup with that limit for the target's visit, so that a modest pgbench scale
-reads from the device as a larger database does on a real server (seed 000's
+reads from the device as a larger database does on a real server (the XFS-vs-ext4 study's
 database was larger than its machine's memory; ours fits in 24 GB many times over).
 
 What is inside: the server (``pg_ctl start`` is started in the cgroup, so the

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from pgfsbench.analysis.verdicts.lines import VerdictLine
+    from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
 
 
 def shared_caveats(verdicts: Sequence[VerdictLine]) -> list[str]:

@@ -1,5 +1,5 @@
 """Capacity at a latency target: each probe's latency percentile against its rate, one
-line per target and round, the target as a dashed line (issue 25). One chart per search:
+line per target and round, the target as a dashed line. One chart per search:
 pgbench-capacity (transactions at --rate) and fsync-capacity (fio's writes each followed
 by fdatasync at --rate_iops)."""
 

@@ -1,4 +1,4 @@
-"""Charts for the parallel count(*) sweep (seed 003) and pg_basebackup throughput (seed 000)."""
+"""Charts for the parallel count(*) sweep (the parallel-scan study) and pg_basebackup throughput (the XFS-vs-ext4 study)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Charts of the seqwrite workload: MB/s per target, and where the CPU time went (seed 004)."""
+"""Charts of the seqwrite workload: MB/s per target, and where the CPU time went (the seqwrite study)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ FIGURES = [
         "seqwrite-chart",
         60,
         "Sequential write of one file, data synced to disk",
-        "Sequential write of one file (seed 004's dd): MB/s "
+        "Sequential write of one file (the seqwrite study's dd): MB/s "
         "including the final fdatasync; higher is better. " + WHISKERS_CAPTION.format(what="Bars"),
         throughput_chart,
     ),

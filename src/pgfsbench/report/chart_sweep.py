@@ -1,4 +1,4 @@
-"""tps against the number of clients, one line per target (seed 002)."""
+"""tps against the number of clients, one line per target (the client-scaling study)."""
 
 from __future__ import annotations
 

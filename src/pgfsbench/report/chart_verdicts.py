@@ -53,7 +53,7 @@ TITLE_WIDTH = 28
 def row_title(row: Row) -> str:
     """ "TPC-B tps clients=8": the metric as a person names it (its id when it has no
     name); the unit and the direction are a line of their own under it."""
-    return f"{metric_label(row.metric)} {row.label}".strip()
+    return f"{metric_label(row.metric, row.workload)} {row.label}".strip()
 
 
 def row_unit_line(row: Row) -> str:

@@ -31,9 +31,9 @@ from pgfsbench.analysis.stats.ci_cache import kept_in
 from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
 from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
-from pgfsbench.analysis.verdicts.lines import verdict_lines
-from pgfsbench.compare.rows import footer as compare_footer
-from pgfsbench.compare.rows import looks_text
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
+from pgfsbench.compare.row_texts import footer as compare_footer
+from pgfsbench.compare.row_texts import looks_text
 from pgfsbench.filesystems.mountcheck import changes_for, describe
 from pgfsbench.render.values import (
     BEST_MARK,
@@ -65,7 +65,7 @@ def write_report(
 ) -> Path:
     """Render ``results_dir/report.html`` (or ``output``) from the stored results;
     returns its path. ``campaign``, when given, is results_dir already loaded;
-    ``history``, the ``analysis.history.Series`` it ends (a section of their own).
+    ``history``, the ``compare.series.Series`` it ends (a section of their own).
 
     A full or read-only filesystem raises OSError and leaves any earlier report as it was.
     """
@@ -129,7 +129,7 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
     figures = render_figures(campaign)
     history_figures = []
     if history:
-        from pgfsbench.compare.rows import point_texts
+        from pgfsbench.compare.row_texts import point_texts
         from pgfsbench.report.chart_history import history_charts
 
         history_figures = history_charts(history)

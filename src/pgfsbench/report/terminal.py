@@ -22,7 +22,7 @@ from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, measurement_c
 from pgfsbench.analysis.headline import metric_label
 from pgfsbench.analysis.table import Cell, Row, Table, comparison_table
 from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
-from pgfsbench.analysis.verdicts.lines import verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.filesystems.mountcheck import changes_for, describe, problems
 from pgfsbench.render.values import (
     BEST_MARK,
@@ -249,7 +249,7 @@ def _headline_block(row: Row, table: Table, stop: str | None) -> list:
     directions: dict[bool | None, str] = {True: "higher is better", False: "lower is better"}
     direction = directions.get(row.higher_is_better, "no direction")
     unit = row_unit(row)  # the same human unit as the report: 2.47 ms, not 2,470 µs
-    human = metric_label(row.metric)
+    human = metric_label(row.metric, row.workload)
     title = Text(f"{label}{human}", style="bold") + Text(
         (f" · {row.metric}" if human != row.metric else "")
         + (f" ({unit}, {direction})" if unit else f" ({direction})"),

@@ -1,6 +1,6 @@
-"""basebackup: pg_basebackup of the cluster onto the same filesystem (seed 000).
+"""basebackup: pg_basebackup of the cluster onto the same filesystem (the XFS-vs-ext4 study).
 
-The seed times ``pg_basebackup -F p -D <dir on the same volume>`` and divides
+The study times ``pg_basebackup -F p -D <dir on the same volume>`` and divides
 the size by the time. We run ``pg_basebackup -Fp -Xstream -c fast``: a plain
 copy with the WAL needed to restore it streamed beside it, after an immediate
 checkpoint (so the time is the copy's, not a checkpoint_timeout wait). The
@@ -33,7 +33,7 @@ WAL_ALLOWANCE = 64 * 2**20
 
 
 class BasebackupWorkload(WorkloadBase):
-    """pg_basebackup of the cluster onto the same filesystem (seed 000)."""
+    """pg_basebackup of the cluster onto the same filesystem (the XFS-vs-ext4 study)."""
 
     type: Literal["basebackup"]
 
@@ -102,6 +102,7 @@ KIND = WorkloadKind(
     run=run,
     order=60,  # where plan errors and the schema list the type
     headline="basebackup.mb_per_s",
+    labels={"basebackup.mb_per_s": "base backup MB/s"},
     seconds=lambda p: 5,
     disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,  # a copy of the loaded tables
 )

@@ -1,5 +1,5 @@
 """clone-db: ``CREATE DATABASE ... STRATEGY = FILE_COPY`` with PostgreSQL 18's
-``file_copy_method = clone`` against ``copy`` (issue 25).
+``file_copy_method = clone`` against ``copy``.
 
 A template database of pgbench scale ``scale`` is built once on the target (kept for
 later visits, outside the numbers). Each measurement creates a database from it twice,
@@ -207,6 +207,10 @@ KIND = WorkloadKind(
     prepare=prepare,
     order=65,
     headline="clone_db.clone_s",
+    labels={
+        "clone_db.clone_s": "CREATE DATABASE time (file_copy_method=clone)",
+        "clone_db.copy_s": "CREATE DATABASE time (file_copy_method=copy)",
+    },
     seconds=lambda p: 4 + p.scale * 0.5,
     disk_bytes=lambda p, tables: 2 * p.scale * BYTES_PER_SCALE + 64 * MB,
 )

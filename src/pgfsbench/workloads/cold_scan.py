@@ -462,6 +462,10 @@ KIND = WorkloadKind(
     run=run,
     order=55,  # after parallel-scan, where plan errors and the schema list the type
     headline=lambda p, names: f"cold_scan.{p.scans[0]}.s",
+    labels={
+        "cold_scan.seq.s": "cold sequential scan time",
+        "cold_scan.bitmap.s": "cold bitmap heap scan time",
+    },
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: estimate_disk_bytes(p),
     read_bytes=least_read_bytes,

@@ -1,5 +1,5 @@
 """compression: the on-disk size of the data directory under the filesystem's
-compression, logical bytes against physical bytes (issue 25).
+compression, logical bytes against physical bytes.
 
 The data is what the workloads before it loaded (``pgbench-init`` comes first: put
 ``compression`` right after it to measure the freshly loaded tables, indexes and the
@@ -347,6 +347,7 @@ KIND = WorkloadKind(
     headline="compression.ratio",
     # a checkpoint and a walk (about 1 s); ZFS waits at least 6 s for its sync: the
     # estimate is the ZFS case, so a budget holds
+    labels={"compression.ratio": "compression ratio (logical / physical bytes)"},
     seconds=lambda p: 8,
     disk_bytes=lambda p, tables: 0,
     needs="pgbench-init",

@@ -1,4 +1,11 @@
-"""What every workload gets: the prepared target, its cluster, where to keep files."""
+"""What every workload gets: the prepared target, its cluster, where to keep files.
+
+A workload kind's ``run(ctx, params)`` and ``prepare(ctx, params)`` receive a
+``RunContext``: the target it measures (a ``Target``, whatever made it), the PostgreSQL
+cluster running on it, the ledger that undoes what the run acquires, and the run's
+folder in the results directory. It runs every tool through ``ctx.tool`` (as the
+PostgreSQL user, its output kept) and refuses early with ``ctx.require_free``.
+"""
 
 from __future__ import annotations
 
@@ -21,29 +28,52 @@ class Target(Protocol):
     one): workloads depend on this, not on provisioning."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The target's name in the plan."""
+        ...
 
     @property
-    def kind(self) -> str: ...  # "loop", "device" or "dir"
+    def kind(self) -> str:
+        """``"loop"``, ``"device"`` or ``"dir"``."""
+        ...
 
     @property
-    def workdir(self) -> Path: ...  # a directory on the target's filesystem
+    def workdir(self) -> Path:
+        """A directory on the target's filesystem, for the workload's files."""
+        ...
 
     @property
-    def device(self) -> str | None: ...  # what was formatted and mounted
+    def device(self) -> str | None:
+        """What was formatted and mounted (None for a directory target)."""
+        ...
 
     @property
-    def io_devices(self) -> list[str]: ...  # the devices whose counters are its I/O
+    def io_devices(self) -> list[str]:
+        """The devices whose counters are the target's I/O."""
+        ...
 
 
 @dataclass
 class RunContext:
+    """What one measurement gets: its target, the server on it, the ledger, its folder."""
+
     target: Target
+    """The prepared target: mounted, its PostgreSQL data directory on it."""
+
     cluster: Cluster
+    """The running PostgreSQL cluster: ``cluster.bins.tool("pgbench")`` finds a client
+    tool, ``cluster.conn_args()`` and ``cluster.libpq_env()`` reach the server on its
+    private socket, ``cluster.psql_argv(commands)`` is one psql session."""
+
     ledger: Ledger
-    artifacts_dir: Path  # this run's folder in the results directory
-    # Raw outputs kept so far; recorded by the campaign even when the workload fails.
+    """Where anything the workload acquires is recorded before it is acquired, with
+    its undo (``ledger.add``), so a crash or Ctrl-C still releases it."""
+
+    artifacts_dir: Path
+    """This run's folder in the results directory: raw outputs kept with the numbers."""
+
     kept: list[Artifact] = field(default_factory=list)
+    """Raw outputs kept so far; recorded by the campaign even when the workload fails."""
 
     def tool(self, argv: list[str], stem: str, **kwargs) -> proc.CommandResult:
         """Run a tool as the PostgreSQL user; keep its output whatever happens."""

@@ -4,7 +4,7 @@ dd prints, on stderr, a summary whose words are translated and whose decimal
 separator follows the locale:
 
     67108864 bytes (67 MB, 64 MiB) copied, 0.24424 s, 275 MB/s          (coreutils 8.24+)
-    41943040000 bytes (42 GB) copied, 254.467 seconds, 165 MB/s         (older, seed 004)
+    41943040000 bytes (42 GB) copied, 254.467 seconds, 165 MB/s         (older, the seqwrite study)
     67108864 Bytes (67 MB, 64 MiB) kopiert, 0,275782 s, 243 MB/s        (de_DE)
     1 byte copied, 0.000394712 s, 2.5 kB/s                              (no "(...)" below 1 kB)
 

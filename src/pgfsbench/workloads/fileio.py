@@ -1,4 +1,4 @@
-"""fileio: a fio matrix of access patterns × block sizes with O_DIRECT (seed 001's iozone).
+"""fileio: a fio matrix of access patterns × block sizes with O_DIRECT (the btrfs-fsync study's iozone).
 
 One file is laid out once (written for real, not fallocated: reading
 unwritten extents would cost no I/O and flatter the filesystem) and every
@@ -38,7 +38,7 @@ WRITE_CELL_MB_PER_S = re.compile(r"^fileio\.(?:rand)?write[_-][^.]+\.mb_per_s$")
 
 
 class FileioWorkload(WorkloadBase):
-    """fio matrix: patterns × block sizes, O_DIRECT, time-based (seed 001's iozone)."""
+    """fio matrix: patterns × block sizes, O_DIRECT, time-based (the btrfs-fsync study's iozone)."""
 
     type: Literal["fileio"]
     patterns: list[Literal["read", "write", "randread", "randwrite"]] = Field(
@@ -218,6 +218,7 @@ KIND = WorkloadKind(
     run=run,
     order=80,  # where plan errors and the schema list the type
     headline=headline,
+    labels={"fileio.{job}.mb_per_s": "fio {job} MB/s"},
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
     logical_bytes=logical_bytes,

@@ -1,5 +1,5 @@
 """fs-snapshot: a filesystem snapshot of the running cluster against pg_basebackup, in
-time and space (issue 25).
+time and space.
 
 btrfs: ``btrfs subvolume snapshot -r`` of the subvolume mounted at the target's mount
 point (the one pgfsbench mounted: the data directory lives in it); ZFS: ``zfs snapshot``
@@ -212,6 +212,10 @@ KIND = WorkloadKind(
     run=run,
     order=66,
     headline="fs_snapshot.basebackup_s",
+    labels={
+        "fs_snapshot.seconds": "filesystem snapshot time",
+        "fs_snapshot.basebackup_s": "pg_basebackup time",
+    },
     seconds=lambda p: 6,
     disk_bytes=lambda p, tables: tables + WAL_ALLOWANCE,
 )

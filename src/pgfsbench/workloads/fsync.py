@@ -1,4 +1,4 @@
-"""fsync: pg_test_fsync on the target's filesystem (seed 001)."""
+"""fsync: pg_test_fsync on the target's filesystem (the btrfs-fsync study)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ FILE_BYTES = 16 * MB  # it writes one WAL-segment-sized file
 
 
 class FsyncWorkload(WorkloadBase):
-    """pg_test_fsync in the target's filesystem, every section (seed 001)."""
+    """pg_test_fsync in the target's filesystem, every section (the btrfs-fsync study)."""
 
     type: Literal["fsync"]
     seconds: int = Field(2, ge=1, le=600, description="seconds per test (-s)")
@@ -56,6 +56,10 @@ KIND = WorkloadKind(
     run=run,
     order=10,  # where plan errors and the schema list the type
     headline="fsync.fdatasync_8k.ops_per_s",  # Linux's default wal_sync_method
+    labels={
+        "fsync.{method}_8k.ops_per_s": "pg_test_fsync {method} ops/s",
+        "fsync.{method}_2x8k.ops_per_s": "pg_test_fsync {method} ops/s, two 8 kB writes",
+    },
     seconds=lambda p: TESTS * p.seconds + 1,
     disk_bytes=lambda p, tables: FILE_BYTES,
 )

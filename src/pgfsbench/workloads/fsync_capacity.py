@@ -1,6 +1,6 @@
 """fsync-capacity: the highest rate of WAL-like syncs a target holds at a latency target.
 
-The fio side of capacity at a latency target (issue 25): "ext4 holds 180 fdatasyncs/s at
+The fio side of capacity at a latency target: "ext4 holds 180 fdatasyncs/s at
 p99 <= 5 ms; xfs 140". Each probe is a short fio run of sequential writes, each followed
 by fdatasync (fsync-latency's pattern: PostgreSQL's WAL flush), at a fixed rate
 (``--rate_iops R``); its percentile of the fdatasync latency (fio's ``sync`` section) is
@@ -186,6 +186,7 @@ KIND = WorkloadKind(
     order=46,  # beside pgbench-capacity: the same search
     headline="fsync_capacity.syncs_per_s",
     # plan check's budget: every probe of the budget, and laying the file out once
+    labels={"fsync_capacity.syncs_per_s": "fdatasyncs/s held at the latency target"},
     seconds=lambda p: (
         p.max_probes * (p.probe_seconds + p.probe_warmup + 1)
         + size_to_bytes(p.size) / EST_WRITE_RATE

@@ -1,4 +1,4 @@
-"""fsync-latency: the latency of each fdatasync after a sequential write, with fio (seed 001).
+"""fsync-latency: the latency of each fdatasync after a sequential write, with fio (the btrfs-fsync study).
 
 This is the WAL's pattern: PostgreSQL writes WAL blocks in order into
 pre-zeroed segment files and flushes each commit with fdatasync (Linux's
@@ -26,7 +26,7 @@ PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
 
 
 class FsyncLatencyWorkload(WorkloadBase):
-    """fio, sequential writes each followed by fdatasync: WAL-like sync latency (seed 001)."""
+    """fio, sequential writes each followed by fdatasync: WAL-like sync latency (the btrfs-fsync study)."""
 
     type: Literal["fsync-latency"]
     size: Size = Field("64M", description="size of the file written")
@@ -146,6 +146,7 @@ KIND = WorkloadKind(
     run=run,
     order=20,  # where plan errors and the schema list the type
     headline="fsync_latency.sync_p99_us",
+    labels={"fsync_latency.sync_p99_us": "fsync p99 latency"},
     seconds=lambda p: p.seconds + p.warmup + size_to_bytes(p.size) / EST_WRITE_RATE,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
     logical_bytes=logical_bytes,

@@ -175,6 +175,7 @@ KIND = WorkloadKind(
     order=90,  # where plan errors and the schema list the type
     # The deepest point: what the device gives when PostgreSQL keeps it busy.
     headline=lambda p, names: f"iodepth.qd{max(p.depths)}.iops",
+    labels={"iodepth.qd{depth}.iops": "IOPS at queue depth {depth}"},
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
 )

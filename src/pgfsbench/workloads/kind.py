@@ -13,8 +13,10 @@ imports no parser (tests/unit/test_ci_cache.py checks it over the demo campaign)
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Self, TypeVar, get_args
 
 from pydantic import Field
@@ -87,46 +89,97 @@ P = TypeVar("P", bound=WorkloadBase)
 
 @dataclass(frozen=True)
 class WorkloadKind(Generic[P]):
-    """Everything about one workload type. The type name is the params model's
-    ``type: Literal[...]``, so it is spelled once."""
+    """Everything about one workload type: what its plan table holds, how it runs, and
+    what the rest of pgfsbench reads without running it (the estimate, the headline, the
+    names of its metrics). A kind module ends with ``KIND = WorkloadKind(...)``, named by
+    an entry point of the ``pgfsbench.workloads`` group under its plan ``type``.
+
+    The type name is the params model's ``type: Literal[...]``, so it is spelled once.
+    """
 
     params: type[P]
+    """The plan table's model: a ``WorkloadBase`` with ``type: Literal["name"]``; every
+    other field has a default (a plan may give just the type)."""
+
     run: Callable[[RunContext, P], WorkloadResult]
-    # The one metric verdicts and 'auto' repetitions are about, chosen up front: a name,
-    # or a rule (validated params, the metric names the run stored → a name or None)
-    # when it depends on the parameters or on what was measured.
+    """Runs one measurement on a prepared target (``RunContext``) and returns its metrics,
+    per-second series and kept artifacts. It imports the tool's output parser inside, so
+    that reading results never loads it."""
+
     headline: str | Callable[[P, Sequence[str]], str | None]
-    # plan check's estimate: seconds one measurement takes ...
+    """The one metric verdicts and 'auto' repetitions are about, chosen up front: a
+    metric name, or a rule (validated params, the metric names the run stored → a name
+    or None) when it depends on the parameters or on what was measured."""
+
     seconds: Callable[[P], float]
-    # ... and the most it writes on the target, given the bytes of the database tables
-    # already there (basebackup copies them).
+    """``plan check``'s estimate: the seconds one measurement takes."""
+
     disk_bytes: Callable[[P, int], int]
-    # For a kind that (re)loads the database tables later workloads use: their bytes. They
-    # replace the earlier tables (dropped first) and stay on the target.
+    """The most one measurement writes on the target, given the bytes of the database
+    tables already there (basebackup copies them)."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Human names of the kind's metrics, for the sentences a DBA reads ("TPC-B tps",
+    not ``pgbench.tps``): a metric name, or a pattern whose ``{placeholders}`` each stand
+    for one dotted part or a piece of it (``"iodepth.qd{depth}.iops"``), → its name,
+    the placeholders filled in (``"IOPS at queue depth {depth}"``). A metric without one
+    is shown by its name."""
+
     loads_tables: Callable[[P], int] | None = None
-    # A type whose workload must come before this one in the plan (pgbench needs the
-    # tables pgbench-init loads).
+    """For a kind that (re)loads the database tables later workloads use: their bytes.
+    They replace the earlier tables (dropped first) and stay on the target."""
+
     needs: str | None = None
-    # Writes go through PostgreSQL's WAL: device bytes per WAL byte is its write
-    # amplification (elsewhere the WAL is background noise and the ratio absurd).
+    """A type whose workload must come before this one in the plan (pgbench needs the
+    tables pgbench-init loads)."""
+
     writes_wal: bool = False
-    # Bytes the workload itself wrote, from its params and the run's metric values, and
-    # how that was worked out; None (the kind) or (None, why) when unknown.
+    """Writes go through PostgreSQL's WAL: device bytes per WAL byte is its write
+    amplification (elsewhere the WAL is background noise and the ratio absurd)."""
+
     logical_bytes: Callable[[P, Mapping[str, float]], tuple[float | None, str]] | None = None
-    # For a workload whose measurement reads data: the fewest bytes it would read from
-    # the device if nothing were cached (from params and metric values; None: unknown or
-    # it does not read), so that a cached run can be told apart (analysis/caveats/bound.py).
+    """Bytes the workload itself wrote, from its params and the run's metric values, and
+    how that was worked out; None (the kind) or (None, why) when unknown."""
+
     read_bytes: Callable[[P, Mapping[str, float]], float | None] | None = None
-    # What to do before the measurement, outside its monitors and its numbers (pgbench's
-    # vacuum, a checkpoint, a sync): returns metrics saying what it took.
+    """For a workload whose measurement reads data: the fewest bytes it would read from
+    the device if nothing were cached (from params and metric values; None: unknown or it
+    does not read), so that a cached run can be told apart (analysis/caveats/bound.py)."""
+
     prepare: Callable[[RunContext, P], list[Metric]] | None = None
-    # Where plan errors and the plan schema list the type: lower first (a third-party
-    # kind after the shipped ones).
+    """What to do before the measurement, outside its monitors and its numbers
+    (pgbench's vacuum, a checkpoint, a sync): returns metrics saying what it took."""
+
     order: int = 1000
+    """Where plan errors and the plan schema list the type: lower first (a third-party
+    kind after the shipped ones)."""
 
     @property
     def type(self) -> str:
+        """The plan's ``type`` of this kind: its params model's ``Literal``."""
         return get_args(self.params.model_fields["type"].annotation)[0]
+
+    def label(self, metric: str) -> str | None:
+        """The human name ``labels`` gives ``metric``, or None."""
+        for pattern, name in _label_patterns(tuple(self.labels.items())):
+            found = pattern.fullmatch(metric)
+            if found:
+                return name.format(**found.groupdict())
+        return None
+
+
+@functools.cache
+def _label_patterns(labels: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern, str]]:
+    """Each ``labels`` key as a pattern: its ``{placeholders}`` match within one dotted
+    part (the shortest that fits), the rest literally."""
+    out = []
+    for key, name in labels:
+        parts = re.split(r"\{(\w+)\}", key)
+        regex = "".join(
+            re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^.]+?)" for i, part in enumerate(parts)
+        )
+        out.append((re.compile(regex), name))
+    return out
 
 
 def recorded(params: WorkloadBase, *fields: str) -> bool:

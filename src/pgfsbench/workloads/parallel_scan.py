@@ -1,10 +1,10 @@
-"""parallel-scan: count(*) over a cached table for each max_parallel_workers_per_gather (seed 003).
+"""parallel-scan: count(*) over a cached table for each max_parallel_workers_per_gather (the parallel-scan study).
 
-The seed loads a wide unlogged table, caches it in memory and times
+The study loads a wide unlogged table, caches it in memory and times
 ``SELECT count(*)`` while raising ``max_parallel_workers_per_gather``, looking
 for the knee after which more workers stop helping. We do the same:
 
-- an unlogged ``bit(200)`` table (the seed's row shape), autovacuum off, its
+- an unlogged ``bit(200)`` table (the study's row shape), autovacuum off, its
   ``parallel_workers`` storage parameter set to the largest worker count so the
   planner's size heuristic never caps the workers;
 - VACUUM ANALYZE, then pg_prewarm into the OS cache and shared buffers (or,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pgfsbench.workloads.context import RunContext
 
 TABLE = "pgfsbench_parallel_scan"
-# Row as in the seed: bit(200). On disk about 60 B per row (tuple header, 30 B
+# Row as in the study: bit(200). On disk about 60 B per row (tuple header, 30 B
 # value, line pointer); estimate 70 B, plus what generate_series spills to a
 # temporary file while the INSERT runs.
 EST_ROW_BYTES = 70
@@ -44,7 +44,7 @@ EST_SPILL_BYTES = 40
 
 
 class ParallelScanWorkload(WorkloadBase):
-    """count(*) over a cached table for each max_parallel_workers_per_gather (seed 003)."""
+    """count(*) over a cached table for each max_parallel_workers_per_gather (the parallel-scan study)."""
 
     type: Literal["parallel-scan"]
     rows: int = Field(2_000_000, ge=1000, le=10**10, description="rows in the scanned table")
@@ -308,6 +308,7 @@ KIND = WorkloadKind(
     order=50,  # where plan errors and the schema list the type
     # The scan with the most workers asked: what parallelism buys on this filesystem.
     headline=lambda p, names: f"parallel_scan.workers_{max(p.workers)}.ms",
+    labels={"parallel_scan.workers_{workers}.ms": "parallel scan time, {workers} workers"},
     seconds=estimate_seconds,
     disk_bytes=lambda p, tables: p.rows * (EST_ROW_BYTES + EST_SPILL_BYTES),
     # Uncached, every scan reads the whole table; the first one at least.

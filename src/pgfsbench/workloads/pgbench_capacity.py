@@ -1,4 +1,4 @@
-"""pgbench-capacity: the highest rate a target holds at a latency target (issue 25).
+"""pgbench-capacity: the highest rate a target holds at a latency target.
 
 "ext4 holds 2,400 tx/s at p99 <= 10 ms; btrfs 900": a series of short pgbench probes at
 fixed schedule rates (``--rate``), searched as ``capacity_search`` describes, the latency
@@ -202,6 +202,7 @@ KIND = WorkloadKind(
     order=45,
     headline="pgbench_capacity.tps",
     # plan check's budget: the most it can take, every probe of the budget run
+    labels={"pgbench_capacity.tps": "tx/s held at the latency target"},
     seconds=lambda p: p.max_probes * (p.probe_seconds + 1),
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",

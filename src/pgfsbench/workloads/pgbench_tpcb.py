@@ -52,7 +52,7 @@ class PgbenchWorkload(WorkloadBase):
         ge=1,
         le=1000,
         description="-j; default: as many as clients (-c X -j X, "
-        "as the seeds do); capped at clients",
+        "as the studies do); capped at clients",
     )
     duration: int = Field(30, ge=1, le=86400, description="seconds (-T)")
     protocol: Literal["prepared", "simple", "extended"] = Field(
@@ -273,6 +273,7 @@ KIND = WorkloadKind(
     run=run,
     order=40,  # where plan errors and the schema list the type
     headline="pgbench.tps",
+    labels={"pgbench.tps": "TPC-B tps"},
     seconds=lambda p: p.duration + 2,
     disk_bytes=lambda p, tables: 0,  # it writes into the tables pgbench-init loaded
     needs="pgbench-init",

@@ -1,6 +1,6 @@
-"""seqwrite: one file written sequentially with dd (and fio), CPU split sampled (seed 004).
+"""seqwrite: one file written sequentially with dd (and fio), CPU split sampled (the seqwrite study).
 
-Seed 004 ran ``dd if=/dev/zero of=./test.img bs=4k count=N`` and read vmstat
+The seqwrite study ran ``dd if=/dev/zero of=./test.img bs=4k count=N`` and read vmstat
 beside it: the MB/s dd printed, and how much CPU time went to user, system
 and iowait explained the differences between filesystems. We run the same
 dd with a system monitor on the target's device, and optionally fio doing
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
 MB = 10**6  # decimal, the unit dd prints: our figure and dd's compare directly
 MBPS = "MB/s (10^6 B/s)"
-CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the seed read them
+CPU_SPLIT = ("user", "system", "iowait")  # vmstat's us/sy/wa, as the study read them
 FILE_NAME = "seqwrite.img"
 
 
 class SeqwriteWorkload(WorkloadBase):
-    """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (seed 004)."""
+    """Sequential write of one file, dd (and optionally fio), with CPU/dirty sampling (the seqwrite study)."""
 
     type: Literal["seqwrite"]
     size: Size = Field("1G", description="bytes written to one file")
@@ -112,7 +112,7 @@ def _flush(ctx: RunContext, tool: str) -> None:
 
 def _dd(ctx: RunContext, dd: str, path: Path, size: int, block: int) -> list[Metric]:
     # conv=fdatasync: dd's time then includes getting the data to the disk, not
-    # just into the page cache. Seed 004 wrote 42 GB, far more than RAM, which
+    # just into the page cache. The seqwrite study wrote 42 GB, far more than RAM, which
     # had the same effect; at our sizes a plain dd would time memcpy into RAM.
     argv = [
         dd,
@@ -187,7 +187,7 @@ def _children_cpu() -> tuple[float, float]:
 
 
 def _process_metrics(tool: str, before: tuple[float, float]) -> list[Metric]:
-    """CPU seconds of the tool's own process, what ``time dd`` printed in seed 004.
+    """CPU seconds of the tool's own process, what ``time dd`` printed in the seqwrite study.
 
     Unlike the machine-wide split this ignores whatever else the machine runs.
     The delta of RUSAGE_CHILDREN around one command is that command: the
@@ -247,6 +247,7 @@ KIND = WorkloadKind(
     run=run,
     order=70,  # where plan errors and the schema list the type
     headline=lambda p, names: f"seqwrite.{p.tools[0]}.mb_per_s",
+    labels={"seqwrite.{tool}.mb_per_s": "{tool} sequential write MB/s"},
     seconds=lambda p: len(p.tools) * (size_to_bytes(p.size) / EST_WRITE_RATE + 1),
     disk_bytes=lambda p, tables: size_to_bytes(p.size),  # one tool's file at a time
     logical_bytes=logical_bytes,

@@ -155,7 +155,7 @@ def _choose(table: Table, durability: dict, safe: list[str]) -> tuple[str | None
         won = [r for r in rows if any(r in beats(picked, o) for o in pool if o != picked)]
         if not won:
             return picked, f"the only {kind} target with results{window}"
-        on = " and ".join(dict.fromkeys(metric_label(r.metric) for r in won))
+        on = " and ".join(dict.fromkeys(metric_label(r.metric, r.workload) for r in won))
         why = f"decided ahead of the other {kind} targets on {on}"
         return picked, why + _listed(behind(picked)) + window
     tops = {t: sum(t in _pool_top(table, r, pool) for r in rows) for t in candidates}
@@ -200,7 +200,7 @@ def _behind(table: Table, rows: list[Row], pool: list[str], candidates: list[str
             for r in rows:
                 f = table.pair(r, picked, t)
                 if f is not None and f.outcome == WORSE:
-                    out.append(f"{t} {f.change(metric_label(r.metric))}")
+                    out.append(f"{t} {f.change(metric_label(r.metric, r.workload))}")
         return out
 
     return behind
@@ -224,7 +224,7 @@ def _tradeoff(table: Table, rows: list[Row], a: str, b: str) -> str:
 
     def side(who: str, wins: list, other: str) -> str:
         return f"{who}: " + ", ".join(
-            f"{f.change(metric_label(r.metric))} against {other}" for r, f in wins
+            f"{f.change(metric_label(r.metric, r.workload))} against {other}" for r, f in wins
         )
 
     return f"{side(a, ahead_a, b)}; {side(b, ahead_b, a)}"
@@ -239,7 +239,7 @@ def _tie_text(table: Table, rows: list[Row], a: str, b: str) -> str:
         f = table.pair(r, a, b)
         if f is not None and f.ratio is not None:
             words = f.outcome_words() if f.outcome == EQUIVALENT else "not told apart"
-            said.setdefault(words, []).append(f"{metric_label(r.metric)} ({f.span()})")
+            said.setdefault(words, []).append(f"{metric_label(r.metric, r.workload)} ({f.span()})")
     text = "; ".join(f"{words} on {', '.join(on)}" for words, on in said.items())
     return f"{b}: {text}" if text else b
 
@@ -355,7 +355,7 @@ def _unsafe(table: Table, durability: dict, best: str | None) -> list[Unsafe]:
             for row in _tested_rows(table):
                 f = table.pair(row, best, name)
                 if f is not None and f.ratio is not None:
-                    what = metric_what(row.metric, row.label)
+                    what = metric_what(row.metric, row.label, row.workload)
                     u.gains.append(f"{what}: {figure(f)} against {best}")
         out.append(u)
     return out

@@ -266,7 +266,7 @@ def _clamp_note(t: StoredTarget) -> str:
 def metric_words(r: Row) -> str:
     """'cold sequential scan time [seq]': the metric's name for a reader, and the
     measurement's label (sweep value, tag)."""
-    return metric_label(r.metric) + (f" [{r.label}]" if r.label else "")
+    return metric_label(r.metric, r.workload) + (f" [{r.label}]" if r.label else "")
 
 
 def _major(version: object) -> int:

@@ -1,6 +1,6 @@
 """What each target's filesystem offers PostgreSQL: a reflink clone of a database
 (``CREATE DATABASE ... STRATEGY = FILE_COPY`` with ``file_copy_method = clone``), a
-snapshot of the running cluster, and transparent compression (issue 25).
+snapshot of the running cluster, and transparent compression.
 
 From what the campaign measured where it has it (the clone-db, fs-snapshot and
 compression workloads' stored metrics), else from the filesystem's recipe (its

@@ -29,7 +29,7 @@ KNEE = 0.9  # share of the best IOPS that counts as having stopped scaling
 MAX_IO_CONCURRENCY = 1000  # PostgreSQL's limit
 PAGE_COST_RANGE = (1.1, 4.0)
 CHECKPOINT_TIMEOUT_S = 900
-DIRTY_BACKGROUND_BYTES = 102_400_000  # seed 000's fix for ext4's tps = 0 phases
+DIRTY_BACKGROUND_BYTES = 102_400_000  # the XFS-vs-ext4 study's fix for ext4's tps = 0 phases
 
 
 def wal_sync_method(table: Table, target: str, unsafe: str) -> Setting:
@@ -246,9 +246,9 @@ def stall_settings(table: Table, target: str, ran_with: dict[str, object]) -> li
                 str(DIRTY_BACKGROUND_BYTES),
                 "tps stalled: start background writeback at 100 MB of dirty pages "
                 "so backends and the checkpointer's fsync do not find gigabytes "
-                "to flush (seed 000's fix for ext4's tps = 0 phases)",
+                "to flush (the XFS-vs-ext4 study's fix for ext4's tps = 0 phases)",
                 seen,
-                "vm.dirty_bytes is left as it is: raising it (seed 000: "
+                "vm.dirty_bytes is left as it is: raising it (the XFS-vs-ext4 study: "
                 "vm.dirty_ratio = 80) is a variant to measure, not derived here",
             )
         )

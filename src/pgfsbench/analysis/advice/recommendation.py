@@ -31,7 +31,7 @@ class Figure:
     n: int
 
     def what(self) -> str:
-        return metric_what(self.metric, self.label)
+        return metric_what(self.metric, self.label, self.workload)
 
     def value_text(self) -> str:
         """'176 µs [138, 268] (n=16)': the centre, its 95% CI and n."""
@@ -110,10 +110,10 @@ def stated_together(settings: list[Setting]) -> list[list[Setting]]:
     return groups
 
 
-def metric_what(metric: str, label: str = "") -> str:
+def metric_what(metric: str, label: str = "", workload: str | None = None) -> str:
     """'TPC-B tps [clients=4] (pgbench.tps)': the metric's name for a reader, the
     measurement's label, and the id beside them (the id alone where it has no name)."""
-    human = metric_label(metric)
+    human = metric_label(metric, workload)
     tag = f" [{label}]" if label else ""
     return f"{human}{tag} ({metric})" if human != metric else metric + tag
 

@@ -1,6 +1,6 @@
 """Is a target crash-safe? Computed from what the kernel and PostgreSQL report.
 
-Seed 002 shows ``barrier=0`` winning on tps; a DBA must see in the same place
+The client-scaling study shows ``barrier=0`` winning on tps; a DBA must see in the same place
 that it can lose the database on power loss. The inputs are the *effective*
 mount options (read back from the kernel) and PostgreSQL's changed settings,
 so a setting the kernel ignored does not count. What a filesystem adds (atomic

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 # The t, noncentral t and normal distributions of scipy.special, through remembered:
-# scipy is imported only for a value not computed before (issue 23: importing it is
+# scipy is imported only for a value not computed before (importing it is
 # most of a read command's start-up).
 from pgfsbench.analysis.stats.remembered import remembered, special
 

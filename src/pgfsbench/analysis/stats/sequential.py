@@ -18,7 +18,7 @@ alpha: each look is another chance. The error control chosen:
   conservative, but it needs no joint distribution of the statistics, which
   small-sample paired t's on drifting machines do not give reliably.
 * **Few looks.** Every look costs alpha the later looks cannot use. Measured on
-  this machine's noise (``benchmarks/README.md``, "Choosing the looks"), a look
+  this machine's noise (``benchmarks/NOTEBOOK.md``, "Choosing the looks"), a look
   after every round (the design of plans stored before looks existed, still
   used to replay them) decided a 10% difference within the default budget far
   less often than two or three planned looks.

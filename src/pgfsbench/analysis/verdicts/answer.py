@@ -53,7 +53,7 @@ def figure(f: Finding, what: str = "") -> str:
 
 def measurement_answer(row: Row, table: Table, tiers: Tiers, label: bool = True) -> str:
     """One measurement's answer: ``label`` names the metric after the first change."""
-    name = metric_label(row.metric) if label else ""
+    name = metric_label(row.metric, row.workload) if label else ""
     base = table.baseline or ""
     order = [t for tier in tiers.tiers for t in tier]
     facts: list[str] = []
@@ -157,17 +157,25 @@ def _pct(log_sd: float) -> str:
     return f"{math.expm1(log_sd) * 100:.0f}%"
 
 
+# The terms the answer explains under its verdicts, as docs/glossary.md defines them
+# (tests/unit/test_docs_build.py checks the page says the same).
+TERMS = {
+    "Round": "every target measured once, in turn; pairs compared within rounds",
+    "Tier": "'a, b > c': c decided worse than a and b, which are not told apart",
+}
+
+
 def glossary(table: Table) -> list[str]:
     """The terms of the answer, said once: the intervals' levels (the decisions'), what
-    a round and a tier are."""
+    a round and a tier are (``TERMS``)."""
     levels = dict.fromkeys(f.level.words() for f in table.pairs.values() if f.level is not None)
     out = []
     if levels:
         out.append("[…]: " + "; ".join(levels))
     if any(f.paired for f in table.pairs.values()):
-        out.append("a round: every target measured once, in turn; pairs compared within rounds")
+        out.append("a round: " + TERMS["Round"])
     if len(table.targets) > 2 and table.pairs:
-        out.append("'a, b > c': c decided worse than a and b, which are not told apart")
+        out.append(TERMS["Tier"])
     return [" · ".join(out)] if out else []
 
 
@@ -186,11 +194,11 @@ def campaign_answer(lines: list) -> str:
             if lines
             else ""
         )
-    shared = {m for m in (metric_label(v.metric) for v in ranked)}
-    counts = {m: sum(metric_label(v.metric) == m for v in ranked) for m in shared}
+    shared = {m for m in (metric_label(v.metric, v.workload) for v in ranked)}
+    counts = {m: sum(metric_label(v.metric, v.workload) == m for v in ranked) for m in shared}
 
     def name(v) -> str:
-        label = metric_label(v.metric)
+        label = metric_label(v.metric, v.workload)
         return f"{label} ({v.label})" if counts[label] > 1 and v.label else label
 
     decided = [v for v in ranked if v.tiers.decided_any]

@@ -102,7 +102,7 @@ def answer_counting_them(campaign: Campaign) -> str:
     from pgfsbench.analysis.caveats.durability import durabilities
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts.answer import campaign_answer
-    from pgfsbench.analysis.verdicts.lines import verdict_lines
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 
     alt = as_if_undisturbed(campaign)
     return campaign_answer(verdict_lines(comparison_table(alt), durabilities(alt)))

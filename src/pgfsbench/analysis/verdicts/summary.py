@@ -1,7 +1,7 @@
 """One campaign in a few facts: where and what it ran, how it ended, what it decided.
 
 ``pgfsbench list`` shows one per campaign, from results directories and from a
-results store alike; the verdicts are the report's own (``lines.py``).
+results store alike; the verdicts are the report's own (``verdict_lines.py``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.table import comparison_table
-from pgfsbench.analysis.verdicts.lines import VerdictLine, verdict_lines
+from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine, verdict_lines
 from pgfsbench.store.identity import host_identity
 from pgfsbench.store.read import Campaign
 

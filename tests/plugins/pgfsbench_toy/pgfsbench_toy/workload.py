@@ -28,6 +28,7 @@ KIND = WorkloadKind(
     params=ToyWorkload,
     run=run,
     headline="toy.mb_per_s",
+    labels={"toy.mb_per_s": "toy write MB/s"},  # its name in the answer's sentences
     seconds=lambda p: 7.0 * p.passes,
     disk_bytes=lambda p, tables: size_to_bytes(p.size),
 )

@@ -53,7 +53,7 @@ class VerdictLine:
     durability: dict[str, str] = field(default_factory=dict)  # column → class
     warning: str = ""  # the winner (or leader) is not crash-safe
     # What the runs behind it measured instead of storage, loop-image and virtual-disk
-    # caveats: filled by analysis.caveats.fill_verdict_caveats.
+    # caveats: filled by analysis.caveats.notes.fill_verdict_caveats.
     caveats: list[str] = field(default_factory=list)
     tiers: Tiers | None = None  # None for single runs
     details: list[str] = field(default_factory=list)  # each pair's test: p, design, round

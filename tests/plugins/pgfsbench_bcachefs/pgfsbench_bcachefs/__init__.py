@@ -1,0 +1,1 @@
+"""bcachefs for pgfsbench: one filesystem recipe (``recipe.py``)."""
