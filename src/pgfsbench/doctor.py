@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgfsbench import proc
 from pgfsbench.errors import UserError
 from pgfsbench.filesystems.registry import recipes
+from pgfsbench.metrics import Series
 from pgfsbench.postgres.binaries import find_binaries
 from pgfsbench.provision import lvm, md
 from pgfsbench.provision.filesystems import unavailable_reason
@@ -25,6 +27,7 @@ class Check:
     detail: str
     fix: str = ""
     required: bool = True  # by the default campaign; doctor exits 1 when one is missing
+    state: str = ""  # what a check that is not ok shows instead of missing/optional
 
 
 def checks() -> list[Check]:
@@ -106,6 +109,7 @@ def checks() -> list[Check]:
             )
         )
     out.append(compsize_check())
+    out.append(quiet_check())
     return out
 
 
@@ -209,3 +213,74 @@ def volume_checks() -> list[Check]:
             )
         )
     return out
+
+
+QUIET_SAMPLE_S = 3.0  # how long doctor watches the machine
+# Busy this long in the sample: a burst, not a shell's moment (0.5 s intervals)
+QUIET_BUSY_S = 1.0
+
+
+def quiet_check(
+    sample: Callable[[float], dict[str, Series]] | None = None, seconds: float = QUIET_SAMPLE_S
+) -> Check:
+    """Whether the machine looks quiet enough for a campaign now, from a few seconds of
+    the system monitor (others' CPU, steal, the disk under the current directory), by
+    the thresholds a campaign judges its visits with (``analysis/caveats/disturbance.py``)."""
+    from pgfsbench.analysis.caveats.disturbance import (
+        BUSY_OTHER_CPU,
+        BUSY_OTHER_DISK_MB_S,
+        BUSY_STEAL,
+        busy,
+        intervals,
+    )
+
+    spans = intervals((sample or _sample)(seconds), loop=False)
+    total = sum(length for _, length, _ in spans)
+    if not spans or total <= 0:
+        return Check(
+            "machine quiet now", False, "could not sample /proc", required=False, state="unknown"
+        )
+
+    def mean(cause: str) -> float:
+        have = [(length, v[cause]) for _, length, v in spans if cause in v]
+        covered = sum(length for length, _ in have)
+        return sum(length * x for length, x in have) / covered if covered else 0.0
+
+    def most(cause: str) -> float:
+        return max((v[cause] for _, _, v in spans if cause in v), default=0.0)
+
+    busy_s = sum(length for _, length, v in spans if busy(v))
+    saw = (
+        f"over {total:.0f} s: others used {mean('other_cpu'):.0f}% of the CPUs (at most "
+        f"{most('other_cpu'):.0f}% in a moment), steal {mean('steal'):.0f}%, the disk here "
+        f"{mean('other_disk'):,.0f} MB/s (at most {most('other_disk'):,.0f})"
+    )
+    if busy_s < QUIET_BUSY_S:
+        return Check("machine quiet now", True, f"{saw}: quiet enough", required=False)
+    return Check(
+        "machine quiet now",
+        False,
+        f"{saw}: busy {busy_s:.1f} of {total:.0f} s (≥ {BUSY_OTHER_CPU:g}% of the CPUs, ≥ "
+        f"{BUSY_STEAL:g}% steal or ≥ {BUSY_OTHER_DISK_MB_S:g} MB/s)",
+        "a campaign now waits for quiet before its runs, runs the visits others disturb "
+        "again (up to a third more time) and leaves out those it cannot: it decides "
+        "soonest when the other work is done",
+        required=False,
+        state="busy",
+    )
+
+
+def _sample(seconds: float) -> dict[str, Series]:
+    """The system monitor for ``seconds`` at 0.5 s, pgfsbench itself counted as ours."""
+    import time
+
+    from pgfsbench.monitor.devices import device_of
+    from pgfsbench.monitor.system import SystemMonitor
+
+    monitor = SystemMonitor(0.5, None, device_of(Path.cwd()))
+    monitor.start(time.monotonic())
+    try:
+        time.sleep(seconds)
+    finally:
+        monitor.stop()
+    return {s.name: s for s in monitor.series()}

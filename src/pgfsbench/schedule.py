@@ -90,6 +90,14 @@ class Schedule:
     resettling: bool = False  # a resumed campaign's round 0: it settles re-made targets only
     reloads_uncounted: bool = False  # reused targets re-made on resume: a reload counts 0
     plan_sha256: str = ""  # the recorded plan's hash (campaign/resume.py checks it)
+    # Seconds spent running disturbed visits again: on top of the budget, at most
+    # reps.redo of the time spent measuring (analysis/disturbance.py)
+    extra_s: float = 0.0
+    # The campaign's expected length (an 'auto' plan: its budget), which reps.redo is a
+    # share of; None: the time spent measuring so far
+    budget_s: float | None = None
+    disturbed: list[dict] = field(default_factory=list)  # each disturbed run, as recorded
+    waits: list[float] = field(default_factory=lambda: [0, 0.0, 0])  # count, seconds, quiet
 
     def __post_init__(self) -> None:
         if self.seed is None and self.reps.order == "random":
@@ -113,6 +121,31 @@ class Schedule:
                 ),
             )
         self.settling = self.reps.settles(self.max_rounds())
+
+    def measuring_s(self) -> float:
+        """Seconds spent measuring so far: the campaign's, less the time spent running
+        disturbed visits again (the budget counts these; ``extra_s`` the rest)."""
+        return self.clock() - self.started - self.extra_s
+
+    def redo_allowance_s(self) -> float:
+        """The most seconds visits run again (and waits for quiet) may take: ``redo`` of
+        the campaign's expected length (``budget_s``: an 'auto' plan's budget, a fixed
+        count's rounds as estimated), else of the time spent measuring so far."""
+        return self.reps.redo * (self.budget_s or self.measuring_s())
+
+    def may_redo(self) -> bool:
+        """Whether a disturbed visit may be run again now (the allowance is not spent)."""
+        return self.reps.redo > 0 and self.extra_s < self.redo_allowance_s()
+
+    def waited(self, seconds: float, quiet: bool) -> None:
+        """A wait for quiet before a run: on top of the budget, in the allowance."""
+        self.extra_s += seconds
+        self.waits = [self.waits[0] + 1, self.waits[1] + seconds, self.waits[2] + quiet]
+
+    def discount(self, target: str, m: WorkloadBase, round_no: int) -> None:
+        """A disturbed run kept (not run again): its value is left out of the samples."""
+        cell = (target, m.type, m.label())
+        self.samples.get(cell, {}).pop(self.repetition(m, round_no), None)
 
     @property
     def auto(self) -> bool:
@@ -192,15 +225,18 @@ class Schedule:
         """Where m stands in the plan (by identity: two measurements may compare equal)."""
         return next(i for i, x in enumerate(self.measurements) if x is m)
 
-    def visit(self, target: str, round_no: int) -> list[WorkloadBase]:
-        """What a visit runs: the wanted measurements, in plan order.
+    def visit(
+        self, target: str, round_no: int, only: list[WorkloadBase] | None = None
+    ) -> list[WorkloadBase]:
+        """What a visit runs: the wanted measurements (``only``: a disturbed visit's, run
+        again), in plan order.
 
         A pgbench measures the tables of the nearest pgbench-init before it in
         the plan. When the target does not hold those tables (a fresh
         filesystem, or a reused one where another init ran since), that init
         runs again first.
         """
-        wanted = self.wanted(target, round_no)
+        wanted = self.wanted(target, round_no) if only is None else only
         held = None if self.reps.fresh else self.loaded.get(target)
         governing: int | None = None
         out = []
@@ -223,12 +259,22 @@ class Schedule:
 
     # --- what was measured -----------------------------------------------------
     def record(
-        self, target: str, m: WorkloadBase, headline: float | None, ok: bool, round_no: int = 1
+        self,
+        target: str,
+        m: WorkloadBase,
+        headline: float | None,
+        ok: bool,
+        round_no: int = 1,
+        counted: bool = True,
     ) -> None:
+        """A run's headline; ``counted=False``: a load a visit run again needed (stored
+        uncounted), which only says what tables the target holds."""
         cell = (target, m.type, m.label())
         if m.type == "pgbench-init":
             # Which tables the target now holds; a failed load leaves none usable.
             self.loaded[target] = self.position(m) if ok else None
+        if not counted:
+            return
         rep = self.repetition(m, round_no)
         if rep == SETTLING:
             return  # run, stored, but counted for nothing
@@ -258,7 +304,7 @@ class Schedule:
         if round_no == SETTLING:
             return
         self.last_round = round_no
-        elapsed_min = (self.clock() - self.started) / 60
+        elapsed_min = self.measuring_s() / 60
         if self.auto and elapsed_min >= self.reps.max_minutes and round_no < self.reps.max:
             # No round starts after this one: it is the last look, with the alpha left.
             self.design = self.design.at_budget(round_no)
@@ -344,6 +390,17 @@ class Schedule:
             ],
             "decisions": [_decision(k, v) for k, v in self.decisions.items()],
             "stops": self._cell_stops(),
+            "redo": {
+                "share": self.reps.redo,
+                "spent_s": round(self.extra_s, 1),
+                "allowance_s": round(self.redo_allowance_s(), 1),
+                # waits for quiet before a run (campaign/quiet.py): how many, how long in
+                # all, how many ended quiet; their time is in spent_s
+                "waits": int(self.waits[0]),
+                "waited_s": round(self.waits[1], 1),
+                "waits_quiet": int(self.waits[2]),
+                "disturbed": self.disturbed,
+            },
             **({"resumes": self.resumes} if self.resumes else {}),
         }
 

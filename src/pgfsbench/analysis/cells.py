@@ -5,7 +5,9 @@ With repetitions, a cell holds one value per round; everything statistical
 value keeps its round, so two targets measured in the same rounds of the same
 campaign can be compared within rounds (``analysis/stats/paired.py``). Repetition 0
 is a settling round (a reused target's first, uncounted visit): counted so the
-report can show it ran, never a sample.
+report can show it ran, never a sample. A run disturbed by someone else's load
+(``disturbance.py``) is never a sample either: run again in its round ('redone'),
+or kept and left out; both are counted per cell so every output can say so.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.store.read import Campaign
 
 
@@ -35,6 +38,8 @@ class Samples:
     settling: int = 0  # ok runs of the settling round (repetition 0), left out
     unsupported: int = 0  # runs where the tool said the method does not exist here
     failed: int = 0  # runs of this measurement that failed (no value at all)
+    redone: int = 0  # runs disturbed by others' load and run again in their round
+    disturbed: int = 0  # runs disturbed and kept (not run again): left out
     params: dict = field(default_factory=dict)  # of the first run: sweeps' x values
 
 
@@ -43,8 +48,15 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
     cells: dict[CellKey, Samples] = {}
     by_name: dict[tuple[str, str, str, str], Samples] = {}
     failed: dict[tuple[str, str, str], int] = {}
+    redone: dict[tuple[str, str, str], int] = {}
+    # Disturbed by others' load, judged within its round: kept, never a sample.
+    left_out = disturbed_runs(campaign.runs)
     for run in sorted(campaign.runs, key=lambda r: (r.repetition, r.id)):
         if run.status == "superseded":  # run again when the campaign was resumed
+            continue
+        if run.status == "redone":  # disturbed, and run again in its round
+            key3 = (run.target, run.workload, run.label)
+            redone[key3] = redone.get(key3, 0) + 1
             continue
         if run.status != "ok":
             if run.repetition != 0:  # a failed settling visit costs no sample
@@ -63,13 +75,17 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
             cell.note = cell.note or m.note
             if run.repetition == 0:
                 cell.settling += 1
+            elif run.id in left_out:
+                cell.disturbed += 1
             elif m.value is None or not math.isfinite(m.value):
                 cell.unsupported += 1
             else:
                 cell.values.append(m.value)
                 cell.rounds.append(run.repetition)
     for key, cell in cells.items():
-        cell.failed = failed.get((key.target, key.workload, key.label), 0)
+        key3 = (key.target, key.workload, key.label)
+        cell.failed = failed.get(key3, 0)
+        cell.redone = redone.get(key3, 0)
     return cells
 
 
@@ -78,5 +94,5 @@ def failed_measurements(campaign: Campaign) -> set[tuple[str, str, str]]:
     return {
         (r.target, r.workload, r.label)
         for r in campaign.runs
-        if r.status not in ("ok", "running", "superseded")
+        if r.status not in ("ok", "running", "superseded", "redone")
     }

@@ -57,6 +57,44 @@ class VisitStarted:
     kind: str  # loop, device, dir
     fs: str
     provisioning: bool
+    again: int = 0  # 1, 2...: the visit run again because it was disturbed
+
+
+@dataclass(frozen=True)
+class Disturbed:
+    """A counted run the machine's monitors found disturbed by someone else's load
+    (``analysis/disturbance.py``), at the end of its round."""
+
+    workload: str
+    label: str
+    why: str  # the evidence, in words
+
+
+@dataclass(frozen=True)
+class VisitDisturbed:
+    """A visit's runs found disturbed at the end of the round: run ``again`` now, or kept
+    and left out of the statistics (the allowance for runs again is spent, or they were
+    disturbed every time)."""
+
+    target: str
+    round: int
+    runs: tuple[Disturbed, ...]
+    again: bool
+    spent_s: float = 0.0  # seconds spent so far on visits run again
+    allowance_s: float = 0.0  # the most they may take by now
+
+
+@dataclass(frozen=True)
+class Waited:
+    """A wait for quiet before a counted run: the run before it ended in someone else's
+    burst (``campaign/quiet.py``)."""
+
+    target: str
+    round: int
+    workload: str
+    label: str
+    seconds: float
+    quiet: bool  # quiet when the run started (else the longest wait ran out)
 
 
 @dataclass(frozen=True)
@@ -116,6 +154,7 @@ class RoundEnded:
     stopped: tuple[MeasurementStopped, ...]
     running: tuple[tuple[str, str], ...]  # (workload, label) still to measure
     targets: tuple[str, ...]  # the targets still measured
+    extra_s: float = 0.0  # seconds spent so far on visits run again (not the budget's)
 
 
 @dataclass(frozen=True)
@@ -143,6 +182,8 @@ Event = (
     | TargetSkipped
     | RoundStarted
     | VisitStarted
+    | VisitDisturbed
+    | Waited
     | TargetFailed
     | RunStarted
     | RunFinished

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.analysis.stats.stored_design import design_for
 from pgfsbench.errors import UserError
@@ -211,9 +212,13 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
                     "changed, or written by another pgfsbench"
                 )
     by_key = {(m.type, m.label()): m for m in schedule.measurements}
+    # Runs kept though disturbed are left out, as the statistics leave them out.
+    left_out = disturbed_runs(point.campaign.runs)
     for run in point.campaign.runs:
         m = by_key.get((run.workload, run.label))
         if run.status != "ok" or m is None or not 1 <= run.repetition < before:
+            continue
+        if run.id in left_out:
             continue
         metrics = {x.name: x for x in run.metrics}
         name = headline_metric(run.workload, run.params, metrics)
@@ -236,6 +241,10 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
     if schedule.auto and before > 1:
         schedule.decisions = schedule._decide()
     schedule.resumes = list(stored.get("resumes", []))
+    redo = stored.get("redo") or {}
+    # The time spent on visits run again stays outside the budget's clock.
+    schedule.extra_s = float(redo.get("spent_s") or 0.0)
+    schedule.disturbed = [d for d in redo.get("disturbed", []) if d.get("round", 0) < before]
     schedule.resettling = point.settle_again
     schedule.reloads_uncounted = not schedule.reps.fresh and before > 1
     schedule.started = schedule.clock() - point.spent_s

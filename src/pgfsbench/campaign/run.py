@@ -10,6 +10,7 @@ an observer as events (``events.py``); how they are shown is the caller's choice
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import secrets
@@ -22,18 +23,22 @@ from pathlib import Path
 
 from pgfsbench import __version__, proc
 from pgfsbench.analysis.caveats.bound import bound_metrics
+from pgfsbench.analysis.caveats.disturbance import disturbance_metrics, floor_of
 from pgfsbench.analysis.caveats.efficiency import derived_metrics
 from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.campaign import events as ev
+from pgfsbench.campaign.disturbed import MOST_AGAIN, RoundRuns
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
+from pgfsbench.campaign.quiet import PROBE_S, ended_busy, wait_for_quiet
 from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.campaign.signals import SignalGuard, signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
 from pgfsbench.ledger import Ledger, stale_ledgers
 from pgfsbench.machine_lock import machine_lock
 from pgfsbench.metrics import Metric, WorkloadResult
-from pgfsbench.monitor import monitors_for
+from pgfsbench.monitor import SystemMonitor, monitors_for
+from pgfsbench.plan.estimate import budget_seconds
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
 from pgfsbench.provision.memory import merge_usage
@@ -112,6 +117,10 @@ class Campaign:
         self.specs: dict[str, Target] = {}  # the targets that run, by name
         self.states: dict[str, TargetState] = {}
         self.signals = SignalGuard()  # replaced by the installed one while it runs
+        self.round_runs = RoundRuns()  # the counted runs of the round in progress
+        self.last_busy = False  # the last run ended in someone else's burst
+        # the last counted runs' metrics: the load the machine has anyway (a floor)
+        self.recent: collections.deque[list[Metric]] = collections.deque(maxlen=6)
 
     @property
     def ledger(self) -> Ledger:
@@ -228,6 +237,7 @@ class Campaign:
             self.plan.repetitions, list(self.specs), self.plan.measurements(), self.plan.verdicts
         )
         schedule.plan_sha256 = plan_hash(self.plan.model_dump(mode="json"))
+        schedule.budget_s = redo_base_s(self.plan)
         self._walk(Started(store, schedule), range(schedule.first_round, schedule.max_rounds() + 1))
 
     def _resume_rounds(self, store: Store, point: ResumePoint) -> None:
@@ -256,6 +266,7 @@ class Campaign:
             seed=stored.schedule.get("seed"),
         )
         schedule.plan_sha256 = plan_hash(stored.plan)
+        schedule.budget_s = redo_base_s(self.plan)
         restore(schedule, point)
         for name in schedule.failed:
             self.states[name].failed = True
@@ -334,10 +345,12 @@ class Campaign:
                     if resettle:
                         schedule.visits += [(SETTLING, n) for n in order]
                     self.emit(ev.RoundStarted(round_no, rounds, tuple(order)))
+                    self.round_runs = RoundRuns()
                     for name in order:
                         self._visit(started, name, round_no, rounds, kept)
                         if states[name].failed:
                             schedule.drop(name, round_no)
+                    self._disturbed(started, round_no, rounds, kept)
                     stopped_before = set(schedule.stops)
                     schedule.end_round(round_no)
                     store.set_schedule(schedule.describe())
@@ -366,12 +379,95 @@ class Campaign:
             if (m.type, m.label()) not in schedule.stops
         )
         live = tuple(t for t in schedule.targets if t not in schedule.failed)
-        self.emit(ev.RoundEnded(round_no, stopped, running, live))
+        self.emit(ev.RoundEnded(round_no, stopped, running, live, schedule.extra_s))
+
+    def _disturbed(
+        self, started: Started, round_no: int, rounds: int, kept: contextlib.ExitStack
+    ) -> None:
+        """At the round's end: run its disturbed visits again, later in the same round,
+        while the allowance lasts (each at most ``MOST_AGAIN`` times); the runs still
+        disturbed after that are kept, marked and left out of the statistics. Judged on
+        the machine's evidence within the round (``analysis/disturbance.py``), never on
+        the runs' results."""
+        store, schedule = started.store, started.schedule
+        tries: dict[str, int] = {}
+        while True:
+            found = self.round_runs.disturbed()
+            todo = [t for t in found if tries.get(t, 0) < MOST_AGAIN and not self.states[t].failed]
+            if not todo or not schedule.may_redo():
+                break
+            for target in todo:
+                if not schedule.may_redo():
+                    break
+                runs = found[target]
+                tries[target] = tries.get(target, 0) + 1
+                self.emit(
+                    ev.VisitDisturbed(
+                        target,
+                        round_no,
+                        tuple(
+                            ev.Disturbed(r.workload.type, r.workload.label(), d.text())
+                            for r, d in runs
+                        ),
+                        again=True,
+                        spent_s=schedule.extra_s,
+                        allowance_s=schedule.redo_allowance_s(),
+                    )
+                )
+                began = schedule.clock()
+                try:
+                    self._visit(
+                        started,
+                        target,
+                        round_no,
+                        rounds,
+                        kept,
+                        again=[r.workload for r, _ in runs],
+                        attempt=tries[target],
+                    )
+                finally:
+                    schedule.extra_s += schedule.clock() - began
+                for r, d in runs:
+                    if self.round_runs.latest(target, r.workload) is not r:  # replaced
+                        store.mark_redone(r.run_id, f"run again: {d.text()}")
+                        schedule.disturbed.append(
+                            _disturbed_record(round_no, target, r.workload, d, "run again")
+                        )
+                if self.states[target].failed:
+                    schedule.drop(target, round_no)
+        for target, runs in self.round_runs.disturbed().items():
+            for r, d in runs:
+                why = "kept and left out of the statistics: " + d.text()
+                store.mark_left_out(r.run_id, why)
+                schedule.discount(target, r.workload, round_no)
+                schedule.disturbed.append(
+                    _disturbed_record(round_no, target, r.workload, d, "kept")
+                )
+            self.emit(
+                ev.VisitDisturbed(
+                    target,
+                    round_no,
+                    tuple(
+                        ev.Disturbed(r.workload.type, r.workload.label(), d.text()) for r, d in runs
+                    ),
+                    again=False,
+                    spent_s=schedule.extra_s,
+                    allowance_s=schedule.redo_allowance_s(),
+                )
+            )
 
     def _visit(
-        self, started: Started, name: str, round_no: int, rounds: int, kept: contextlib.ExitStack
+        self,
+        started: Started,
+        name: str,
+        round_no: int,
+        rounds: int,
+        kept: contextlib.ExitStack,
+        again: list | None = None,
+        attempt: int = 0,
     ) -> None:
-        """One round on one target: (provision,) OS settings, PostgreSQL, its measurements."""
+        """One round on one target: (provision,) OS settings, PostgreSQL, its measurements.
+        ``again``: the measurements of a disturbed visit run again (its ``attempt``)."""
         spec, st, store = self.specs[name], self.states[name], started.store
         fs = spec.fs or "dir"
         tdir = self.options.results_dir / "artifacts"
@@ -380,10 +476,14 @@ class Campaign:
         tdir = tdir / spec.name
         if rounds > 1 or started.schedule.settling:
             tdir = tdir / f"round-{round_no:02d}"  # round-00: the settling round
+        if attempt:
+            tdir = tdir.with_name(f"{tdir.name}-again-{attempt}")
         try:
             with contextlib.ExitStack() as visit:
                 target = st.target
-                self.emit(ev.VisitStarted(spec.name, round_no, spec.kind, fs, target is None))
+                self.emit(
+                    ev.VisitStarted(spec.name, round_no, spec.kind, fs, target is None, attempt)
+                )
                 if target is None:
                     stack = visit if self.plan.repetitions.fresh else kept
                     target = stack.enter_context(self.machine.target(spec))
@@ -402,9 +502,9 @@ class Campaign:
                     )
                 provenance = st.provenance
                 backing = (provenance.get("backing_device") or {}).get("device")
-                measurements = started.schedule.visit(spec.name, round_no)
+                measurements = started.schedule.visit(spec.name, round_no, only=again)
                 prov_pg = self._measure(
-                    started, spec, st, target, measurements, round_no, tdir, backing
+                    started, spec, st, target, measurements, round_no, tdir, backing, again
                 )
                 if first:
                     provenance.update(prov_pg)
@@ -471,9 +571,11 @@ class Campaign:
         round_no: int,
         tdir: Path,
         backing: str | None,
+        again: list | None = None,
     ) -> dict:
         """Start PostgreSQL on the target and run this visit's measurements; returns the
-        server's provenance."""
+        server's provenance. ``again``: a disturbed visit's measurements run again; the
+        others in ``measurements`` (a load they need) are stored uncounted."""
         store, schedule = started.store, started.schedule
         with self.machine.server(spec, target, tdir / "postgres.log") as cluster:
             store.add_artifact("server-log", tdir / "postgres.log", target_id=st.target_id)
@@ -493,19 +595,20 @@ class Campaign:
                 self.signals.raise_if_lost()
                 index = schedule.position(workload) + 1
                 params = workload.model_dump(mode="json")
-                # A settling run is stored as repetition 0: kept, never counted.
+                needed = again is not None and not any(workload is m for m in again)
+                # A settling run is stored as repetition 0: kept, never counted; so is a
+                # load a visit run again needs.
+                repetition = SETTLING if needed else schedule.repetition(workload, round_no)
                 run_id = store.start_run(
-                    st.target_id,
-                    workload.type,
-                    params,
-                    workload.label(),
-                    schedule.repetition(workload, round_no),
+                    st.target_id, workload.type, params, workload.label(), repetition
                 )
                 if workload.type == "pgbench" and st.init_failed:
                     # Its tables would be missing or half loaded: a number from it would lie.
                     why = "not run: pgbench-init failed on this target"
                     store.finish_run(run_id, "failed", why)
-                    schedule.record(spec.name, workload, None, ok=False, round_no=round_no)
+                    schedule.record(
+                        spec.name, workload, None, ok=False, round_no=round_no, counted=not needed
+                    )
                     self.emit(
                         ev.RunFinished(
                             spec.name,
@@ -525,7 +628,30 @@ class Campaign:
                 watch = functools.partial(
                     monitors_for, self.plan.monitors, target.io_devices, backing, cluster
                 )
-                result = self._run_one(store, st.target_id, run_id, ctx, workload, watch, round_no)
+                counted = repetition != SETTLING and workload.type != "pgbench-init"
+                quiet = (
+                    functools.partial(
+                        self._wait_for_quiet,
+                        schedule,
+                        spec.name,
+                        round_no,
+                        workload,
+                        target,
+                        backing,
+                        cluster,
+                    )
+                    if counted
+                    else None
+                )
+                result = self._run_one(
+                    store, st.target_id, run_id, ctx, workload, watch, round_no, quiet
+                )
+                if result is not None:
+                    if counted:
+                        self.recent.append(result.metrics)
+                    self.last_busy = ended_busy(
+                        {s.name: s for s in result.series}, floor_of(self.recent)
+                    )
                 if workload.type == "pgbench-init":
                     st.init_failed = result is None
                 schedule.record(
@@ -534,8 +660,40 @@ class Campaign:
                     _headline_value(workload, result),
                     ok=result is not None,
                     round_no=round_no,
+                    counted=not needed,
                 )
+                if result is not None and counted:
+                    # A counted run: judged with its round's at the round's end.
+                    self.round_runs.add(spec.name, workload, run_id, result.metrics)
         return provenance_pg
+
+    def _wait_for_quiet(
+        self,
+        schedule: Schedule,
+        name: str,
+        round_no: int,
+        workload,
+        target: PreparedTarget,
+        backing: str | None,
+        cluster,
+    ) -> None:
+        """Before a counted run, when the last run ended in someone else's burst: wait
+        until the machine is quiet (``campaign/quiet.py``), within the allowance."""
+        if not (self.last_busy and self.plan.monitors.system and schedule.may_redo()):
+            return
+        pgdata = getattr(cluster, "pgdata", None)
+        probe = SystemMonitor(
+            PROBE_S,
+            target.io_devices,
+            backing,
+            server_pidfile=pgdata / "postmaster.pid" if pgdata is not None else None,
+        )
+        waited = wait_for_quiet(probe, floor_of(self.recent))
+        schedule.waited(waited.seconds, waited.quiet)
+        self.last_busy = not waited.quiet
+        self.emit(
+            ev.Waited(name, round_no, workload.type, workload.label(), waited.seconds, waited.quiet)
+        )
 
     def _run_one(
         self,
@@ -546,10 +704,11 @@ class Campaign:
         workload,
         watch: Callable,
         round_no: int,
+        before: Callable[[], None] | None = None,
     ) -> WorkloadResult | None:
         """Run one workload with its monitors and record it, whatever happens; its result,
         or None when it failed. ``watch(origin)`` makes the monitors, on the workload's
-        timeline."""
+        timeline; ``before()`` runs after its preparation, right before them."""
         started = time.monotonic()
 
         def finished(
@@ -570,6 +729,8 @@ class Campaign:
 
         try:
             prepared = prepare_workload(ctx, workload)
+            if before is not None:
+                before()
             with watch(time.monotonic()) as monitors:
                 result = self.run_workload(ctx, workload)
             result.metrics += prepared
@@ -581,6 +742,8 @@ class Campaign:
             result.metrics += derived_metrics(workload.type, params, result.metrics, series)
             # What limited the run (CPU, device, cache, others' load): its inputs.
             result.metrics += bound_metrics(workload.type, params, result.metrics, series)
+            # Someone else's load during it, second by second: a disturbed visit's evidence.
+            result.metrics += disturbance_metrics(series)
         except Interrupted:
             store.finish_run(run_id, "interrupted", "interrupted by a signal")
             finished("interrupted", "interrupted by a signal")
@@ -612,6 +775,25 @@ class Campaign:
         store.add_result(run_id, target_id, result)  # with its status 'ok'
         finished("ok", result=result)
         return result
+
+
+def redo_base_s(plan: Plan) -> float:
+    """What ``[repetitions] redo`` is a share of: an 'auto' plan's budget, a fixed
+    count's expected length (``plan/estimate.py``)."""
+    reps = plan.repetitions
+    return reps.max_minutes * 60 if reps.count == "auto" else budget_seconds(plan)[1]
+
+
+def _disturbed_record(round_no: int, target: str, workload, d, action: str) -> dict:
+    """A disturbed run as the schedule keeps it (``Schedule.describe()['redo']``)."""
+    return {
+        "round": round_no,
+        "target": target,
+        "workload": workload.type,
+        "label": workload.label(),
+        "action": action,  # "run again", or "kept" (left out of the statistics)
+        **d.record(),
+    }
 
 
 def _headline(workload, result: WorkloadResult | None) -> ev.Headline | None:

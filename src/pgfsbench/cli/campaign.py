@@ -250,7 +250,7 @@ def _print_advice(campaign) -> None:
 
 def _what_failed(campaign) -> str:
     """One line: which runs and targets did not complete."""
-    bad_runs = [r for r in campaign.runs if r.status not in ("ok", "superseded")]
+    bad_runs = [r for r in campaign.runs if r.status not in ("ok", "superseded", "redone")]
     parts = [f"{len(bad_runs)} of {len(campaign.runs)} runs did not complete"] if bad_runs else []
     parts += [
         f"target '{t.name}' {t.status}" + (f" ({t.reason})" if t.reason else "")

@@ -30,7 +30,7 @@ def doctor(
         ),
     ] = False,
 ) -> None:
-    """Show what this machine can do and how to fix what is missing; exit 1 when something the default campaign needs is missing."""
+    """Show what this machine can do and how to fix what is missing, and whether it looks quiet enough for a campaign (3 s of sampling); exit 1 when something the default campaign needs is missing."""
     from pgfsbench.doctor import checks
 
     found = checks()
@@ -71,7 +71,7 @@ def doctor(
 
 
 def _check_state(c) -> str:
-    return "ok" if c.ok else "missing" if c.required else "optional"
+    return "ok" if c.ok else c.state or ("missing" if c.required else "optional")
 
 
 def _doctor_lines(found) -> None:
@@ -83,7 +83,7 @@ def _doctor_lines(found) -> None:
             if c.ok
             else Text("missing ", style="red")
             if c.required
-            else Text("optional", style="yellow")
+            else Text(f"{c.state or 'optional':8}", style="yellow")
         )
         console.print(state + Text(f" {c.what}: {c.detail}"), overflow="fold")
         if c.fix and not c.ok:

@@ -25,7 +25,7 @@ OPEN = ConfigDict(use_attribute_docstrings=True)
 
 Level = Literal["safe", "may lose recent commits", "not crash-safe"]
 TargetStatus = Literal["pending", "running", "ok", "skipped", "failed", "interrupted"]
-RunStatus = Literal["ok", "failed", "interrupted", "running", "superseded"]
+RunStatus = Literal["ok", "failed", "interrupted", "running", "superseded", "redone"]
 
 
 @with_config(OPEN)
@@ -110,6 +110,39 @@ class Decision(TypedDict):
 
 
 @with_config(OPEN)
+class DisturbedRun(TypedDict):
+    """A run found disturbed at the end of its round, with the evidence."""
+
+    round: int
+    target: str
+    workload: str
+    label: str
+    action: Literal["run again", "kept"]
+    busy_s: float
+    """seconds of the run with a cause at or above its threshold"""
+    monitored_s: float
+    causes: dict[str, dict[str, Any]]
+    """other_cpu (% of all CPUs), steal (%), other_disk (MB/s beyond the loop device):
+    its busy seconds, their mean level, the run's mean and the quietest run's of its
+    round"""
+    text: str
+
+
+@with_config(OPEN)
+class Redo(TypedDict):
+    """Disturbed visits and the time spent running them again."""
+
+    share: float
+    """the most time spent so, as a share of the time spent measuring ([repetitions]
+    redo)"""
+    spent_s: float
+    """seconds spent running visits again (on top of the budget)"""
+    allowance_s: float
+    """the most they could have taken when the schedule was last recorded"""
+    disturbed: list[DisturbedRun]
+
+
+@with_config(OPEN)
 class Schedule(TypedDict, total=False):
     """How the rounds ran: count, order, seed, design, visits, why each measurement
     stopped, the headline decisions (empty in results from before it was recorded)."""
@@ -140,6 +173,9 @@ class Schedule(TypedDict, total=False):
     resumes: list[Resume]
     """each time the campaign was resumed (run --resume)"""
     decisions: list[Decision]
+    redo: Redo
+    """visits disturbed by others' load, run again or kept (absent in results from before
+    it was recorded)"""
 
 
 @with_config(CLOSED)
@@ -330,6 +366,19 @@ class Bound(TypedDict):
 
 
 @with_config(CLOSED)
+class Disturbed(TypedDict):
+    """Someone else's load on the machine during a run (the monitors' evidence, never
+    the run's result): run again in its round, or kept and left out of the statistics."""
+
+    action: Literal["run again", "kept"]
+    """run again: the run is 'redone' and a later run of its round counts instead; kept:
+    the allowance for runs again was spent (or it was disturbed every time), so it stays
+    'ok' and is left out of every statistic"""
+    why: str
+    """the evidence: which cause, how much, during how many of its seconds"""
+
+
+@with_config(CLOSED)
 class RunMetric(TypedDict):
     """One number a run measured."""
 
@@ -384,7 +433,8 @@ class Run(TypedDict):
     params: dict[str, Any]
     """the workload's parameters as the plan set them"""
     status: RunStatus
-    """superseded: run again when the campaign was resumed (kept, never counted)"""
+    """superseded: run again when the campaign was resumed; redone: disturbed by others'
+    load on the machine and run again in its round (both kept, never counted)"""
     error: str | None
     started: float | None
     """epoch seconds"""
@@ -395,6 +445,8 @@ class Run(TypedDict):
     kept outputs were left out)"""
     bound: Bound | None
     """what limited the run (null without bound.* metrics)"""
+    disturbed: Disturbed | None
+    """null: not disturbed (or recorded before pgfsbench looked)"""
     metrics: list[RunMetric]
     series: dict[str, RunSeries]
     """per-second series by metric name"""

@@ -32,6 +32,7 @@ from pgfsbench.compare.comparison import Comparison
 from pgfsbench.formats.registry import COMPARISON, EXPORT, OutputFormat
 
 if TYPE_CHECKING:  # only for the annotations: analysis.table imports scipy, slow to load
+    from pgfsbench.analysis.caveats.disturbance import Disturbance
     from pgfsbench.analysis.caveats.durability import Durability as DurabilityClass
     from pgfsbench.analysis.table import Cell, Row, Table
     from pgfsbench.analysis.verdicts.verdict_lines import VerdictLine
@@ -177,10 +178,12 @@ def campaign_data(campaign: Campaign) -> ExportDocument:
     """What ``export`` writes, as Python data for ``_dump``: cleaned to valid JSON but
     for the series, whose points are the stored (t, value) tuples (orjson writes each
     as an array and a non-finite value as null)."""
+    from pgfsbench.analysis.caveats.disturbance import disturbed_runs
     from pgfsbench.analysis.caveats.durability import durabilities
 
     fs_of = {t.name: t.fs for t in campaign.targets}
     classes = durabilities(campaign)
+    left_out = disturbed_runs(campaign.runs)
     return {
         "schema_version": SCHEMA_VERSION,
         "pgfsbench_version": __version__,
@@ -197,7 +200,7 @@ def campaign_data(campaign: Campaign) -> ExportDocument:
         },
         "schedule": cast("Schedule", _clean(campaign.schedule)),  # as recorded
         "targets": [_target(t, classes.get(t.name)) for t in campaign.targets],
-        "runs": [_run(r, fs_of.get(r.target)) for r in campaign.runs],
+        "runs": [_run(r, fs_of.get(r.target), left_out.get(r.id)) for r in campaign.runs],
         # Medians, CIs and verdicts per cell: the same numbers as the report.
         "comparison": cast("ComparisonData", _clean(_comparison(campaign))),
     }
@@ -313,7 +316,7 @@ def _target(t: StoredTarget, d: DurabilityClass | None) -> Target:
     }
 
 
-def _run(r: StoredRun, fs: str | None) -> Run:
+def _run(r: StoredRun, fs: str | None, left_out: Disturbance | None = None) -> Run:
     from pgfsbench.analysis.caveats.notes import run_bound
 
     return {
@@ -332,6 +335,14 @@ def _run(r: StoredRun, fs: str | None) -> Run:
         "bound": (
             {"classes": b.classes, "storage_bound": b.storage_bound, "reasons": b.reasons}
             if (b := run_bound(r))
+            else None
+        ),
+        # Someone else's load during it: run again in its round, or kept and left out.
+        "disturbed": (
+            {"action": "run again", "why": (r.error or "").removeprefix("run again: ")}
+            if r.status == "redone"
+            else {"action": "kept", "why": left_out.text()}
+            if left_out is not None
             else None
         ),
         # A metric's note, where it has one: what it is, how it was read, and for what a

@@ -120,6 +120,7 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     from pgfsbench.analysis.caveats.notes import fill_verdict_caveats
     from pgfsbench.analysis.table import comparison_table
     from pgfsbench.analysis.verdicts.answer import campaign_answer
+    from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
     from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
     from pgfsbench.compare.row_texts import select_rows
 
@@ -130,6 +131,8 @@ def campaign_markdown(campaign: Campaign, full: bool = False, host_ids: bool = F
     out = [f"# pgfsbench: {c.plan_name} (campaign {c.id})", ""]
     if lines:  # the answer first
         out += [f"**Answer:** {campaign_answer(lines)}", ""]
+        if found := disturbed_visits(campaign, campaign_answer(lines)):
+            out += [f"**Disturbed:** {found.text()}", ""]
     out += [
         "| | |",
         "|---|---|",
@@ -405,7 +408,7 @@ def _rounds(runs: list[StoredRun], targets: list[str]) -> list[str]:
     """Each round's value of every metric per target, a row per metric and round."""
     values: dict[str, dict[int, dict[str, str]]] = {}  # metric → round → target → text
     for r in runs:
-        if r.status == "superseded":  # run again on resume: listed below, not a value
+        if r.status in ("superseded", "redone"):  # run again: not a value
             continue
         for m in r.metrics:
             values.setdefault(m.name, {}).setdefault(r.repetition, {})[r.target] = _number(m.value)

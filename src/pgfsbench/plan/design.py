@@ -101,6 +101,19 @@ class Repetitions(Strict):
         "is a last look with the alpha left",
     )
 
+    redo: float = Field(
+        0.33,
+        ge=0,
+        le=1,
+        description="a visit disturbed by someone else's load on the machine (its "
+        "monitors' evidence, never its result: docs/statistics.md) is run again later in "
+        "its round, and a run after a burst waits for quiet, while the time so spent "
+        "stays under this share of the campaign's expected length (auto: of its budget, "
+        "max_minutes); that time is on top of it (0.33 of 9 minutes: at most 3 more). "
+        "0: never. A disturbed visit not run again is kept, marked, and left out of the "
+        "statistics",
+    )
+
     def fixed(self, w: WorkloadBase) -> int | None:
         """How often ``w`` runs per target; None when 'auto' decides."""
         if w.repetitions is not None:

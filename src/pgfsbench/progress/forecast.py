@@ -42,6 +42,7 @@ class Forecast:
         self.done = 0.0  # estimated seconds of the work finished
         self.done_at = self.started  # when the last piece finished
         self.setup = 0.0  # a visit's setup: credited when its first run starts (it is done)
+        self.extra = 0.0  # seconds spent on visits run again: outside the budget
         self.total = self.total_min = 0.0
         self.total, self.total_min = self._ahead()
         self.finished = False
@@ -66,6 +67,7 @@ class Forecast:
             self.setup = 0.0
         elif isinstance(event, ev.RoundEnded):
             self.round = event.round
+            self.extra = event.extra_s
             self.running = set(event.running)
             self.targets = len(event.targets)
             ahead, ahead_min = self._ahead()
@@ -102,7 +104,7 @@ class Forecast:
         budget allows) and at least (an 'auto' plan decided at its next planned look)."""
         most = least = 0.0
         upto = next((r for r in self.looks if r > self.round), self.looks[-1]) if self.looks else 0
-        elapsed = self.clock() - self.started
+        elapsed = self.clock() - self.started - self.extra  # the budget's clock
         pace = self.pace()
         for round_no, setup, visit in self.rounds:
             if round_no <= self.round:
@@ -136,7 +138,8 @@ class Forecast:
         most = max((self.total - self.done) * pace - since, 0.0)
         least = max((self.total_min - self.done) * pace - since, 0.0)
         if self.cap is not None:  # rounds already started always finish; none start after
-            most = min(most, max(self.cap - self.elapsed(), 0.0) + self._one_round() * pace)
+            budget_left = self.cap - (self.elapsed() - self.extra)
+            most = min(most, max(budget_left, 0.0) + self._one_round() * pace)
         return min(least, most), most
 
     def _one_round(self) -> float:

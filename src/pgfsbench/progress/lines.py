@@ -70,6 +70,34 @@ def started_text(e: ev.CampaignStarted, estimate: str) -> str:
     return f"{targets}: {settle}{rounds}; {estimate}"
 
 
+def waited_line(e: ev.Waited) -> str:
+    """'ext4: waited 4 s for quiet before pgbench clients=4'."""
+    how = "" if e.quiet else " (still busy: it ran anyway)"
+    return (
+        f"{e.target}: waited {e.seconds:.0f} s for quiet before "
+        f"{measurement(e.workload, e.label)}{how}"
+    )
+
+
+def disturbed_line(e: ev.VisitDisturbed) -> str:
+    """'round 7: ext4 again: 40% of the CPUs busy outside pgfsbench during 4 of its 10 s',
+    or why a disturbed visit is kept (left out of the statistics)."""
+    if len(e.runs) == 1:
+        why = f"{e.runs[0].why} ({measurement(e.runs[0].workload, e.runs[0].label)})"
+    else:
+        why = "; ".join(f"{measurement(r.workload, r.label)}: {r.why}" for r in e.runs)
+    if e.again:
+        return f"round {e.round}: {e.target} again: {why}"
+    reason = (
+        "the plan runs no visit again: [repetitions] redo = 0"
+        if e.allowance_s <= 0
+        else f"the {e.allowance_s / 60:.1f} min allowed so far for visits run again are spent"
+        if e.spent_s >= e.allowance_s
+        else "disturbed each time it ran"
+    )
+    return f"round {e.round}: {e.target} disturbed, kept and left out of the statistics ({reason}): {why}"
+
+
 def worth_telling(stopped) -> list:
     """The stops a person did not plan for: a fixed count reached is no news."""
     return [s for s in stopped if s.reason != "count"]

@@ -135,6 +135,16 @@ class LiveProgress:
         )
         self.say(f"{e.target}: {what}", at=VERBOSE)
 
+    def _Waited(self, e: ev.Waited) -> None:
+        self.say(f"  {lines.waited_line(e)}", at=VERBOSE)
+
+    def _VisitDisturbed(self, e: ev.VisitDisturbed) -> None:
+        if e.again:
+            self.where(e.target, "again")
+            self.say(Text(lines.disturbed_line(e), style="yellow"))
+        else:
+            self.say(lines.disturbed_line(e), "warning")
+
     def _RunStarted(self, e: ev.RunStarted) -> None:
         self.where(e.target, lines.measurement(e.workload, e.label))
 

@@ -78,7 +78,17 @@ class PlainProgress:
             if e.provisioning
             else f"reusing the {e.fs} target"
         )
-        self.write(f"{e.target}: {what}", at=VERBOSE)
+        again = f" (run again, {e.again})" if e.again else ""
+        self.write(f"{e.target}: {what}{again}", at=VERBOSE)
+
+    def _Waited(self, e: ev.Waited) -> None:
+        self.write(f"  {lines.waited_line(e)}", at=VERBOSE)
+
+    def _VisitDisturbed(self, e: ev.VisitDisturbed) -> None:
+        if e.again:
+            self.write(lines.disturbed_line(e))
+        else:
+            self.write(f"warning: {lines.disturbed_line(e)}", "warning")
 
     def _RunStarted(self, e: ev.RunStarted) -> None:
         self.write(f"  {e.target}: {lines.measurement(e.workload, e.label)} ...", at=VERBOSE)

@@ -23,11 +23,14 @@ from pgfsbench.analysis.advice.capabilities import offered_notes, unmeasured_wor
 from pgfsbench.analysis.advice.recommendation import stated_together
 from pgfsbench.analysis.caveats.bound import legend as bound_legend
 from pgfsbench.analysis.caveats.diff import provenance_diff
+from pgfsbench.analysis.caveats.disturbance import disturbed_runs
+from pgfsbench.analysis.caveats.disturbance import legend as disturbance_legend
 from pgfsbench.analysis.caveats.durability import durabilities
 from pgfsbench.analysis.caveats.notes import fill_verdict_caveats, run_bound, target_caveats
 from pgfsbench.analysis.stats.ci_cache import kept_in
 from pgfsbench.analysis.table import Row, Table, comparison_table
 from pgfsbench.analysis.verdicts.answer import campaign_answer, glossary
+from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
 from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.compare.row_texts import footer as compare_footer
 from pgfsbench.compare.row_texts import looks_text
@@ -154,8 +157,11 @@ def render_report(campaign: Campaign, history: list | None = None) -> str:
         durability=durabilities(campaign),
         verdicts=verdicts,
         answer=campaign_answer(verdicts),
+        disturbed=disturbed_visits(campaign, campaign_answer(verdicts)) if verdicts else None,
         glossary=glossary(shared),
         bounds={r.id: run_bound(r) for r in campaign.runs},
+        left_out=disturbed_runs(campaign.runs),
+        disturbance_legend=disturbance_legend(),
         bound_legend=bound_legend(),
         target_caveats={t.name: target_caveats(t) for t in campaign.targets},
         schedule=campaign.schedule,

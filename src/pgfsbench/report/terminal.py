@@ -96,7 +96,7 @@ def notices(campaign: Campaign) -> list[Notice]:
     for resume in campaign.schedule.get("resumes", []):
         out.append(Notice("warning", "campaign resumed", resumed_text(resume)))
     for r in campaign.runs:
-        if r.status not in ("ok", "running", "superseded"):
+        if r.status not in ("ok", "running", "superseded", "redone"):
             out.append(
                 Notice(
                     "error",
@@ -189,6 +189,7 @@ def render_summary(
         lines = verdict_lines(table, durabilities(campaign))
         if lines:
             console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
+            _print_disturbed(campaign, campaign_answer(lines), console)
             print_glossary(glossary(table), console)
         for v in lines:
             console.print(Text(f"{v.title}: ", style="bold") + Text(v.text))
@@ -204,6 +205,7 @@ def render_summary(
     lines = fill_verdict_caveats(verdict_lines(table, durabilities(campaign)), campaign)
     if lines:
         console.print(Text("answer: ", style="bold") + Text(campaign_answer(lines)))
+        _print_disturbed(campaign, campaign_answer(lines), console)
         print_glossary(glossary(table), console)
         console.print(Rule("verdicts", align="left", style="dim"))
     print_verdicts(lines, console)
@@ -224,6 +226,14 @@ def render_summary(
         console.print(Text(f"{n.level}: {n.subject}: {n.message}", style=style))
     if full_hint:
         console.print(Text(full_hint, style="dim"))
+
+
+def _print_disturbed(campaign: Campaign, answer: str, console: Console) -> None:
+    """How many visits others' load disturbed, and whether the answer holds without them."""
+    from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
+
+    if found := disturbed_visits(campaign, answer):
+        console.print(Text("disturbed: ", style="bold yellow") + Text(found.text()))
 
 
 def _shape(campaign: Campaign, table: Table) -> str:

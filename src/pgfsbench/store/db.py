@@ -227,7 +227,8 @@ class Store:
         every target and run completed, 'partial' when some runs did, else 'failed'."""
         runs = dict(
             self.conn.execute(
-                "SELECT status, count(*) FROM runs WHERE status != 'superseded' GROUP BY status"
+                "SELECT status, count(*) FROM runs WHERE status NOT IN ('superseded', 'redone') "
+                "GROUP BY status"
             )
         )
         targets = dict(self.conn.execute("SELECT status, count(*) FROM targets GROUP BY status"))
@@ -286,6 +287,24 @@ class Store:
         self.conn.execute(
             "UPDATE runs SET status=?, error=?, ended=? WHERE id=?",
             (status, error, time.time(), run_id),
+        )
+
+    @_writes
+    def mark_redone(self, run_id: int, why: str) -> None:
+        """A counted run found disturbed and run again in its round: kept, never counted
+        (its status 'redone', the evidence in its error)."""
+        self.conn.execute(
+            "UPDATE runs SET status='redone', error=? WHERE id=? AND status='ok'", (why, run_id)
+        )
+
+    @_writes
+    def mark_left_out(self, run_id: int, why: str) -> None:
+        """A counted run found disturbed and kept (not run again): it stays 'ok' with the
+        metric ``disturb.left_out`` (1, the evidence in its note), which the statistics
+        and the SQL views leave out."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO metrics VALUES (?, 'disturb.left_out', 1.0, '', NULL, ?)",
+            (run_id, why),
         )
 
     @_writes

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS runs (
     label TEXT NOT NULL DEFAULT '',  -- what tells it from its siblings (clients=8)
     repetition INTEGER NOT NULL DEFAULT 1,  -- its round, from 1; 0: a settling run, not counted
     params_json TEXT NOT NULL,
-    status TEXT NOT NULL,  -- running, ok, failed, interrupted, superseded (run again on resume)
+    status TEXT NOT NULL,  -- running, ok, failed, interrupted, superseded (run again on resume), redone (disturbed: run again in its round)
     error TEXT,
     started REAL NOT NULL,
     ended REAL

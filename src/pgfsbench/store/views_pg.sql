@@ -120,9 +120,12 @@ SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_
        r.repetition AS round, m.value,
        r.repetition = 0 AS settling, r.status AS run_status,
        -- As the statistics count (analysis/cells.py): settling and runs not ok left
-       -- out, and values that are no number (unsupported).
+       -- out, values that are no number (unsupported), and runs disturbed by others'
+       -- load that were kept (disturb.left_out; those run again are 'redone').
        r.repetition <> 0 AND r.status = 'ok'
-           AND m.value NOT IN ('NaN', 'Infinity', '-Infinity') IS TRUE AS counted,
+           AND m.value NOT IN ('NaN', 'Infinity', '-Infinity') IS TRUE
+           AND NOT EXISTS (SELECT 1 FROM metrics d WHERE d.campaign_uuid = r.campaign_uuid
+                           AND d.run_id = r.id AND d.name = 'disturb.left_out') AS counted,
        r.id AS run_id, r.started AS run_started, r.ended AS run_ended,
        c.started AS campaign_started,
        c.status AS campaign_status
@@ -259,7 +262,7 @@ COMMENT ON COLUMN runs.workload IS 'Workload type (pgbench, fsync, fileio...).';
 COMMENT ON COLUMN runs.label IS 'The measurement within a sweep (clients=8), or empty.';
 COMMENT ON COLUMN runs.repetition IS 'Round: 0 settling (left out of every statistic), 1.. counted.';
 COMMENT ON COLUMN runs.params_json IS 'The workload''s parameters (jsonb).';
-COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
+COMMENT ON COLUMN runs.status IS 'ok, failed, interrupted, running, superseded (run again on resume) or redone (disturbed by other load on the machine: run again in its round, kept, never counted).';
 COMMENT ON COLUMN runs.error IS 'Why it failed.';
 COMMENT ON COLUMN runs.started IS 'When it started.';
 COMMENT ON COLUMN runs.ended IS 'When it ended; NULL if it never did.';
@@ -350,15 +353,15 @@ COMMENT ON COLUMN measurements.direction IS 'higher, lower (is better) or none.'
 COMMENT ON COLUMN measurements.round IS 'Round: 0 settling, 1.. counted.';
 COMMENT ON COLUMN measurements.value IS 'The figure.';
 COMMENT ON COLUMN measurements.settling IS 'Round 0: warms the target, left out of every statistic.';
-COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running or superseded (run again on resume).';
-COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value.';
+COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running, superseded (run again on resume) or redone (disturbed by other load on the machine: run again in its round, kept, never counted).';
+COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value, not disturbed by others'' load (disturb.left_out).';
 COMMENT ON COLUMN measurements.run_id IS 'The run''s id within the campaign.';
 COMMENT ON COLUMN measurements.run_started IS 'When the run started.';
 COMMENT ON COLUMN measurements.run_ended IS 'When the run ended.';
 COMMENT ON COLUMN measurements.campaign_started IS 'When the campaign started.';
 COMMENT ON COLUMN measurements.campaign_status IS 'The campaign''s status.';
 
-COMMENT ON VIEW counted_measurements IS 'The measurements the statistics use: no settling round, runs that ended ok.';
+COMMENT ON VIEW counted_measurements IS 'The measurements the statistics use: no settling round, runs that ended ok, none kept though disturbed by others'' load.';
 COMMENT ON COLUMN counted_measurements.campaign_uuid IS 'The campaign''s key.';
 COMMENT ON COLUMN counted_measurements.campaign IS 'Readable campaign id.';
 COMMENT ON COLUMN counted_measurements.host IS 'Host it ran on.';

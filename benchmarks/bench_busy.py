@@ -1,0 +1,498 @@
+r"""The default plan beside a noisy neighbour: disturbed visits found, run again, and
+what the answer keeps; and the discount for disturbed runs that were kept.
+
+    .venv/bin/python benchmarks/bench_busy.py campaigns DIR [--count 5] [--neighbour both]
+        [--duty 0.4] [--period 30] [--slow-iops 4600] [--max-minutes 9]   # root, ~12 min each
+    .venv/bin/python benchmarks/bench_busy.py extract DIR [DIR ...]        # CSV rows
+    .venv/bin/python benchmarks/bench_busy.py summary [CSV ...]            # the goals' figures
+    .venv/bin/python benchmarks/bench_busy.py simulate [--campaigns 2000] [--sd 0.097]
+        [--rounds 16] [--share 0 0.1 0.25 0.4] [--hit 0.95] [--false-alarm 0.02]
+
+``campaigns`` runs ``--count`` fresh campaigns of the default plan's design (its
+measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``a`` and
+``b`` identical, ``slow`` the same recipe with its device capped at ``--slow-iops``
+write IOPS (provision/throttle.py; 4600 made TPC-B about 10% slower on this 2-core VM,
+each campaign measures it again: ``slowdown``), through the CLI, one at a time,
+``--neighbour off``, ``on`` or ``both`` (each pair: without, then with). With the
+neighbour on, ``benchmarks/neighbour.py`` runs beside the whole campaign (CPU spinners
+on every CPU and fsync'd writes, ``--duty`` of the time in bursts over cycles of
+``--period`` seconds on average, its bursts logged beside the results); it is stopped
+when the campaign ends. Each campaign is ``extract``\ed as it ends.
+
+``extract`` keeps one row per campaign in ``benchmarks/data/busy-<campaign id>.csv``:
+whether the neighbour ran, minutes from start to end (and measuring alone: the budget's
+clock), rounds, the decisions of slow vs a, slow vs b and b vs a with the round and
+minute each was decided at, the measured slowdown, the visits disturbed (run again,
+kept), the waits for quiet and their seconds, the causes (others' CPU, steal, others'
+disk), the answer and its "disturbed" line.
+
+``summary`` prints, per neighbour state and as *k of N campaigns*: the 10% difference
+decided (slow worse than a and than b) within 12 minutes (neighbour on) or 10 minutes
+(off); identical targets (a, b) ever split (better/worse); the visits run again and
+kept per campaign, and why; the minutes.
+
+``simulate`` chooses how a disturbed run kept (the allowance to run it again spent) is
+discounted, by **calibrated simulation with the product's functions**
+(``sequential.decide`` over ``headline_family``, the default plan's design, one look at
+``--rounds``), labelled as a simulation: three targets on the default plan's two
+headline measurements, a and b identical, c identical (A/A) or 10% slower on tps; each
+target's visit level normal with the paired sd ``--sd`` per round; a share ``--share``
+of visits disturbed, each losing U(5%, 80%) of its throughput (its fio p99 raised
+alike); the rule flags a disturbed visit with probability ``--hit`` and an undisturbed
+one with ``--false-alarm``, on the machine's evidence, so a flag is independent of the
+value given the disturbance. Methods: ``none`` (every run counted, as before),
+``drop`` (the flagged runs left out: the paired test on the rounds each pair has
+undisturbed), ``hl`` (every run, a Hodges-Lehmann estimate with Wilcoxon signed-rank
+tests in place of the paired t, at the same levels), ``drop+hl``. Each row: A/A any
+false claim (better, worse or equivalent wrongly), c 10% slower decided worse than a,
+and than a and b.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+DATA = REPO / "benchmarks" / "data"
+
+from bench_verdicts import _workload_toml, plan_design  # noqa: E402
+
+from pgfsbench.analysis.stats import paired as paired_mod  # noqa: E402
+from pgfsbench.analysis.stats.sequential import (  # noqa: E402
+    EQUIVALENT,
+    HIGHER,
+    LOWER,
+    decide,
+    headline_family,
+)
+from pgfsbench.plan.load import load_plan  # noqa: E402
+
+FIELDS = [
+    "campaign",
+    "neighbour",
+    "duty",
+    "period_s",
+    "slow_iops",
+    "minutes",
+    "measuring_minutes",
+    "rounds",
+    "slow_vs_a",
+    "slow_vs_a_round",
+    "slow_vs_a_minute",
+    "slow_vs_b",
+    "slow_vs_b_round",
+    "slow_vs_b_minute",
+    "b_vs_a",
+    "slowdown",
+    "visits",
+    "counted_runs",
+    "runs_flagged",
+    "runs_in_bursts",
+    "runs_in_bursts_flagged",
+    "visits_disturbed",
+    "runs_run_again",
+    "runs_kept",
+    "waits",
+    "waited_s",
+    "extra_s",
+    "causes",
+    "answer",
+    "disturbed",
+]
+TPS = ("pgbench", "clients=4")
+
+
+# --- campaigns ---------------------------------------------------------------------------
+def plan_text(slow_iops: int, max_minutes: float | None = None) -> str:
+    """The default plan's design on a, b (ext4) and slow (ext4, write IOPS capped)."""
+    quick = load_plan("quick")
+    reps = quick.repetitions.model_dump(mode="json", exclude_none=True)
+    if max_minutes is not None:
+        reps["max_minutes"] = max_minutes
+    verdicts = quick.verdicts.model_dump(mode="json", exclude_none=True)
+    settings = "\n".join(f"{k} = {json.dumps(v)}" for k, v in quick.postgres.settings.items())
+    targets = "".join(
+        f'[[targets]]\nname = "{t}"\nfs = "ext4"\nsize = "2G"\n'
+        + (f"throttle = {{ write_iops = {slow_iops} }}\n" if t == "slow" else "")
+        + "\n"
+        for t in ("a", "b", "slow")
+    )
+    workloads = "\n".join(
+        _workload_toml(w.model_dump(mode="json", exclude_none=True)) for w in quick.workloads
+    )
+    table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reps.items())
+    vtable = "\n".join(f"{k} = {json.dumps(v)}" for k, v in verdicts.items())
+    return (
+        'name = "busy-campaign"\ndescription = "bench_busy.py: the default plan\'s design, '
+        'two identical targets and a throttled one"\n\n'
+        f"[repetitions]\n{table}\n\n[verdicts]\n{vtable}\n\n"
+        f"[postgres.settings]\n{settings}\n\n{targets}{workloads}"
+    )
+
+
+def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    plan = Path(tempfile.mkdtemp(prefix="bench-busy-")) / "busy.toml"
+    plan.write_text(plan_text(args.slow_iops, args.max_minutes))
+    states = {"off": [False], "on": [True], "both": [False, True]}[mode]
+    for i in range(1, count + 1):
+        for on in states:
+            name = f"{'on' if on else 'off'}-{time.strftime('%Y%m%d-%H%M%S')}-{i}"
+            results = out / name
+            neighbour = None
+            if on:
+                neighbour = subprocess.Popen(
+                    [
+                        sys.executable,
+                        str(REPO / "benchmarks" / "neighbour.py"),
+                        "--duty",
+                        str(args.duty),
+                        "--period",
+                        str(args.period),
+                        "--seconds",
+                        str(60 * (args.max_minutes or 9) * 2 + 600),
+                        "--log",
+                        str(out / f"{name}.neighbour.log"),
+                    ]
+                )
+            began = time.time()
+            try:
+                subprocess.run(
+                    [sys.executable, "-m", "pgfsbench", "-q", "run", str(plan)]
+                    + ["--results", str(results), "--wait"],
+                    check=False,
+                )
+            finally:
+                if neighbour is not None:
+                    neighbour.terminate()
+                    neighbour.wait(30)
+            (out / f"{name}.bench.json").write_text(
+                json.dumps(
+                    {
+                        "neighbour": on,
+                        "duty": args.duty if on else 0.0,
+                        "period_s": args.period if on else 0.0,
+                        "slow_iops": args.slow_iops,
+                        "wall_minutes": (time.time() - began) / 60,
+                    }
+                )
+            )
+            extract(results)
+
+
+def extract(results: Path) -> Path:
+    """One row: what deliverable 4 asks of a campaign."""
+    from pgfsbench.analysis.caveats.disturbance import disturbed_runs
+    from pgfsbench.analysis.caveats.durability import durabilities
+    from pgfsbench.analysis.cells import collect
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.analysis.verdicts.answer import campaign_answer
+    from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
+    from pgfsbench.store.read import load_campaign
+
+    campaign = load_campaign(results, series=False)
+    meta_file = results.parent / f"{results.name}.bench.json"
+    meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+    ends: dict[int, float] = {}
+    for r in campaign.runs:
+        if r.ended:
+            ends[r.repetition] = max(ends.get(r.repetition, 0.0), r.ended)
+    decisions = {
+        (d["a"], d["b"]): d
+        for d in campaign.schedule.get("decisions", [])
+        if (d["workload"], d["label"]) == TPS
+    }
+
+    def decided(a: str, b: str) -> tuple[str, str, str]:
+        d = decisions.get((a, b))
+        if d is None:
+            return "", "", ""
+        at = d.get("at_round")
+        minute = f"{(ends[at] - campaign.started) / 60:.2f}" if at in ends else ""
+        return d["outcome"], str(at or ""), minute
+
+    cells = {(k.target, k.workload, k.label, k.metric): c for k, c in collect(campaign).items()}
+    a = cells.get(("a", *TPS, "pgbench.tps"))
+    slow = cells.get(("slow", *TPS, "pgbench.tps"))
+    slowdown = ""
+    if a and slow:
+        both = sorted(set(a.rounds) & set(slow.rounds))
+        av, sv = dict(zip(a.rounds, a.values)), dict(zip(slow.rounds, slow.values))
+        if both:
+            slowdown = f"{1 - math.exp(np.mean([math.log(sv[r] / av[r]) for r in both])):.4f}"
+    redo = campaign.schedule.get("redo") or {}
+    causes = Counter(c for d in redo.get("disturbed", []) for c in d.get("causes", {}))
+    lines = verdict_lines(comparison_table(campaign), durabilities(campaign))
+    answer = campaign_answer(lines)
+    found = disturbed_visits(campaign, answer)
+    left_out = disturbed_runs(campaign.runs)
+    counted = [r for r in campaign.runs if r.repetition >= 1 and r.status in ("ok", "redone")]
+    sa, sb, ba = decided("a", "slow"), decided("b", "slow"), decided("a", "b")
+    # The rule against the neighbour's own log: a counted run that overlapped one of its
+    # bursts by a second or more was hit; flagged: run again ('redone') or kept and left out.
+    bursts = []
+    log = results.parent / f"{results.name}.neighbour.log"
+    if log.exists():
+        for line in log.read_text().splitlines():
+            _, on, off = line.split()
+            bursts.append((float(on), float(off)))
+    measured = [r for r in counted if r.workload != "pgbench-init" and r.ended]
+    flagged = {r.id for r in measured if r.status == "redone" or r.id in left_out}
+    hit = {
+        r.id
+        for r in measured
+        if any(min(r.ended, off) - max(r.started, on) >= 1.0 for on, off in bursts)
+    }
+    row = {
+        "campaign": campaign.id,
+        "neighbour": "on" if meta.get("neighbour") else "off",
+        "duty": meta.get("duty", ""),
+        "period_s": meta.get("period_s", ""),
+        "slow_iops": meta.get("slow_iops", ""),
+        "minutes": f"{((campaign.ended or time.time()) - campaign.started) / 60:.2f}",
+        "measuring_minutes": f"{((campaign.ended or 0) - campaign.started - float(redo.get('spent_s') or 0)) / 60:.2f}",
+        "rounds": campaign.schedule.get("rounds", ""),
+        "slow_vs_a": sa[0],
+        "slow_vs_a_round": sa[1],
+        "slow_vs_a_minute": sa[2],
+        "slow_vs_b": sb[0],
+        "slow_vs_b_round": sb[1],
+        "slow_vs_b_minute": sb[2],
+        "b_vs_a": ba[0],
+        "slowdown": slowdown,
+        "visits": len({(r.target, r.repetition) for r in counted}),
+        "counted_runs": len(measured),
+        "runs_flagged": len(flagged),
+        "runs_in_bursts": len(hit),
+        "runs_in_bursts_flagged": len(hit & flagged),
+        "visits_disturbed": found.disturbed if found else 0,
+        "runs_run_again": sum(r.status == "redone" for r in campaign.runs),
+        "runs_kept": len(left_out),
+        "waits": redo.get("waits", 0),
+        "waited_s": redo.get("waited_s", 0),
+        "extra_s": redo.get("spent_s", 0),
+        "causes": " ".join(f"{c}:{n}" for c, n in sorted(causes.items())),
+        "answer": answer,
+        "disturbed": found.text() if found else "",
+    }
+    DATA.mkdir(parents=True, exist_ok=True)
+    out = DATA / f"busy-{campaign.id}.csv"
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerow(row)
+    print(f"{out.relative_to(REPO)}: {json.dumps(row)}")
+    return out
+
+
+def summary(paths: list[Path]) -> None:
+    rows = [r for p in paths for r in csv.DictReader(p.open())]
+    by = defaultdict(list)
+    for r in rows:
+        by[r["neighbour"]].append(r)
+    for state, rs in sorted(by.items()):
+        n = len(rs)
+        limit = 12.0 if state == "on" else 10.0
+
+        def within(r: dict, key: str, limit: float = limit) -> bool:
+            return (
+                r[key] == LOWER and r[f"{key}_minute"] != "" and float(r[f"{key}_minute"]) <= limit
+            )
+
+        decided = sum(within(r, "slow_vs_a") and within(r, "slow_vs_b") for r in rs)
+        decided_a = sum(within(r, "slow_vs_a") for r in rs)
+        split = sum(r["b_vs_a"] in (HIGHER, LOWER) for r in rs)
+        causes: Counter[str] = Counter()
+        for r in rs:
+            for part in r["causes"].split():
+                c, _, k = part.partition(":")
+                causes[c] += int(k)
+        print(
+            json.dumps(
+                {
+                    "neighbour": state,
+                    "campaigns": n,
+                    f"10%_decided_vs_a_and_b_within_{limit:g}_min": f"{decided} of {n}",
+                    f"10%_decided_vs_a_within_{limit:g}_min": f"{decided_a} of {n}",
+                    "identical_targets_split": f"{split} of {n}",
+                    "minutes": sorted(float(r["minutes"]) for r in rs),
+                    "slowdown_measured": sorted(float(r["slowdown"]) for r in rs if r["slowdown"]),
+                    # the rule: runs a burst overlapped that it flagged; runs it flagged
+                    # that no burst of the neighbour's touched (others' load, or false)
+                    "hit_rate": _ratio(rs, "runs_in_bursts_flagged", "runs_in_bursts"),
+                    "flagged_outside_bursts": f"{_flagged_outside(rs)} of "
+                    f"{sum(int(r['counted_runs']) - int(r['runs_in_bursts']) for r in rs)} runs",
+                    "visits_disturbed_per_campaign": [int(r["visits_disturbed"]) for r in rs],
+                    "runs_run_again_per_campaign": [int(r["runs_run_again"]) for r in rs],
+                    "runs_kept_per_campaign": [int(r["runs_kept"]) for r in rs],
+                    "waits_per_campaign": [int(r["waits"]) for r in rs],
+                    "why (runs, by cause)": dict(causes),
+                }
+            )
+        )
+
+
+def _ratio(rows: list[dict], part: str, whole: str) -> str:
+    k, n = sum(int(r[part] or 0) for r in rows), sum(int(r[whole] or 0) for r in rows)
+    return f"{k} of {n} runs" + (f" ({k / n:.0%})" if n else "")
+
+
+def _flagged_outside(rows: list[dict]) -> int:
+    return sum(int(r["runs_flagged"] or 0) - int(r["runs_in_bursts_flagged"] or 0) for r in rows)
+
+
+# --- the discount, simulated -----------------------------------------------------------
+def _hl_compare(pairs, margin, threshold=None):
+    """``paired.compare_paired`` with a Hodges-Lehmann estimate and Wilcoxon signed-rank
+    tests (difference; TOST within ``margin``) in place of the paired t."""
+    from scipy.stats import wilcoxon
+
+    c = _t_compare(pairs, margin, threshold)
+    if c.n < 3 or c.p_value is None:
+        return c
+    d = np.log(np.array([o for _, o in pairs]) / np.array([b for b, _ in pairs]))
+    walsh = (d[:, None] + d[None, :])[np.triu_indices(len(d))] / 2
+    hl = float(np.median(walsh))
+    bound = math.log1p(margin)
+    p = float(wilcoxon(d).pvalue)
+    p_low = float(wilcoxon(d + bound, alternative="greater").pvalue)
+    p_high = float(wilcoxon(d - bound, alternative="less").pvalue)
+    return replace(c, mean_log=hl, ratio=math.exp(hl), p_value=p, p_equivalent=max(p_low, p_high))
+
+
+_t_compare = paired_mod.compare_paired
+
+
+def simulate(n: int, sd: float, rounds: int, shares: list[float], hit: float, false: float) -> None:
+    design, _ = plan_design("quick")
+    design = replace(design, looks=(rounds,), last_look=rounds, first_look=rounds, final=None)
+    targets = ["a", "b", "c"]
+    measures = [("tps", True), ("p99", False)]
+    print(
+        f"SIMULATION (product's decide over headline_family, quick's design with one look at "
+        f"round {rounds}: alpha {design.alpha}, claims from {design.noise:.0%}, equivalent "
+        f"within ±{design.equivalence:.0%}); paired sd {sd:.3f} a round on both measurements; "
+        f"a disturbed visit loses U(5%, 80%); the rule flags {hit:.0%} of the disturbed visits "
+        f"and {false:.0%} of the others; {n} campaigns per row"
+    )
+    for share in shares:
+        for method in ("none", "drop", "hl", "drop+hl"):
+            rng = np.random.default_rng(7)
+            false_claims = hits = both = 0
+            used = []
+            for case in ("aa", "slow"):
+                for _ in range(n):
+                    values: dict = {}
+                    for m, higher in measures:
+                        for t in targets:
+                            level = rng.normal(0, sd / math.sqrt(2), rounds)
+                            if case == "slow" and m == "tps" and t == "c":
+                                level = level + math.log(0.9)
+                            disturbed = rng.random(rounds) < share
+                            loss = np.where(disturbed, np.log1p(-rng.uniform(0.05, 0.8, rounds)), 0)
+                            flagged = np.where(
+                                disturbed, rng.random(rounds) < hit, rng.random(rounds) < false
+                            )
+                            v = level + (loss if higher else -loss)
+                            values.setdefault((m, ""), {})[t] = {
+                                r + 1: 1000 * math.exp(v[r])
+                                for r in range(rounds)
+                                if not (method.startswith("drop") and flagged[r])
+                            }
+                            used.append(len(values[(m, "")][t]))
+                    if method.endswith("hl"):
+                        paired_mod.compare_paired = _hl_compare
+                    try:
+                        dec = decide(headline_family(values, targets), design)
+                    finally:
+                        paired_mod.compare_paired = _t_compare
+                    effect = math.log(0.9) if case == "slow" else 0.0
+                    false_claims += any(
+                        _false(k, d.outcome, effect, design.equivalence) for k, d in dec.items()
+                    )
+                    if case == "slow":
+                        ac = dec[("tps", "", "a", "c")].outcome == LOWER
+                        hits += ac
+                        both += ac and dec[("tps", "", "b", "c")].outcome == LOWER
+            print(
+                json.dumps(
+                    {
+                        "disturbed_share": share,
+                        "method": method,
+                        "any_false_claim": round(false_claims / (2 * n), 4),
+                        "power_10%_c_vs_a": round(hits / n, 4),
+                        "power_10%_c_vs_a_and_b": round(both / n, 4),
+                        "rounds_used_mean": round(float(np.mean(used)), 2),
+                        "campaigns": n,
+                    }
+                ),
+                flush=True,
+            )
+
+
+def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
+    """A false claim on ``key`` (measurement, label, x, y: y against x) when c sits at
+    ``effect`` (log ratio against a and b) on tps and everything else is equal."""
+    m, _, x, y = key
+    true = effect if m == "tps" and y == "c" else -effect if m == "tps" and x == "c" else 0.0
+    if outcome == EQUIVALENT:
+        return abs(true) >= math.log1p(margin) - 1e-12
+    if outcome in (HIGHER, LOWER):
+        return true == 0.0 or (outcome == HIGHER) != (true > 0)
+    return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("campaigns")
+    c.add_argument("out", type=Path)
+    c.add_argument("--count", type=int, default=5)
+    c.add_argument("--neighbour", choices=["off", "on", "both"], default="both")
+    c.add_argument("--duty", type=float, default=0.4)
+    c.add_argument("--period", type=float, default=30.0)
+    c.add_argument("--slow-iops", type=int, default=4600)
+    c.add_argument("--max-minutes", type=float, help="the budget (default: the plan's)")
+    e = sub.add_parser("extract")
+    e.add_argument("results", type=Path, nargs="+")
+    s = sub.add_parser("summary")
+    s.add_argument("csv", type=Path, nargs="*")
+    m = sub.add_parser("simulate")
+    m.add_argument("--campaigns", type=int, default=2000)
+    m.add_argument("--sd", type=float, default=0.097)
+    m.add_argument("--rounds", type=int, default=16)
+    m.add_argument("--share", type=float, nargs="+", default=[0.0, 0.1, 0.25, 0.4])
+    m.add_argument("--hit", type=float, default=0.95)
+    m.add_argument("--false-alarm", type=float, default=0.02)
+    args = parser.parse_args()
+    if args.command == "campaigns":
+        if os.geteuid() != 0:
+            parser.error("campaigns need root (loop devices, mkfs, mount)")
+        campaigns(args.out, args.count, args.neighbour, args)
+    elif args.command == "extract":
+        for d in args.results:
+            extract(d)
+    elif args.command == "summary":
+        summary(args.csv or sorted(DATA.glob("busy-*.csv")))
+    else:
+        simulate(args.campaigns, args.sd, args.rounds, args.share, args.hit, args.false_alarm)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""A short, bounded wait for quiet before a counted run, when the run before it ended in
+someone else's burst.
+
+The last seconds of the previous run's monitors say whether the machine was busy a
+moment ago (``analysis/caveats/disturbance.quiet_for``, the same thresholds as the
+disturbed-visit rule, and as it judges a run against its round's quietest, above the
+load the recent runs all had: a machine loaded the same all along is not waited out).
+When they were quiet the run starts at once: a quiet machine pays nothing. When they were busy, a probe (the system monitor at 0.5 s, the visit's
+server counted as ours) watches until the machine has been quiet for ``HOLD_S`` or
+``MOST_S`` have passed, and the run starts then. A burst that is still on after
+``MOST_S`` is left to the rule: the run may be disturbed and run again. The time
+waited is on top of the budget, in the same allowance as visits run again
+(``Schedule.may_redo``), and decided on the machine's evidence alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from pgfsbench.analysis.caveats.disturbance import intervals, quiet_for
+from pgfsbench.metrics import Series
+
+HOLD_S = 2.0  # quiet this long before a run starts
+MOST_S = 10.0  # the longest wait before one run
+PROBE_S = 0.5  # the probe's sampling interval
+
+
+class Probe(Protocol):
+    def start(self, origin: float) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def series(self) -> list[Series]: ...
+
+
+@dataclass(frozen=True)
+class Waited:
+    seconds: float
+    quiet: bool  # the machine was quiet for HOLD_S when the run started
+
+
+def wait_for_quiet(
+    probe: Probe,
+    floor: Mapping[str, float] | None = None,
+    hold_s: float = HOLD_S,
+    most_s: float = MOST_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Waited:
+    """Watch the machine with ``probe`` until it has been quiet ``hold_s``, at most
+    ``most_s``; ``floor``: the load it has anyway (``disturbance.busy``)."""
+    began = clock()
+    probe.start(began)
+    try:
+        while True:
+            sleep(PROBE_S)
+            waited = clock() - began
+            if quiet_for({s.name: s for s in probe.series()}, floor) >= hold_s:
+                return Waited(waited, True)
+            if waited >= most_s:
+                return Waited(waited, False)
+    finally:
+        probe.stop()
+
+
+def ended_busy(
+    series: dict[str, Series], floor: Mapping[str, float] | None = None, hold_s: float = HOLD_S
+) -> bool:
+    """Whether a run's last ``hold_s`` seconds had someone else's burst in them, above
+    the load the machine has anyway (``floor``); a run without the system monitor's
+    series: no."""
+    spans = intervals(series)
+    if not spans:
+        return False
+    return quiet_for(series, floor) < min(hold_s, sum(length for _, length, _ in spans))
