@@ -167,8 +167,11 @@ def _fixed_rounds(judged: dict[Key, Judged], paired: dict) -> dict[Key, Judged]:
     the campaign add none to them, which their note says."""
     last = {k: max(base.keys() & other.keys(), default=0) for k, (base, other) in paired.items()}
     ran = max(last.values(), default=0)
+    # A pair whose sides have later rounds, just none in common (runs left out as
+    # disturbed, or failed), did not end: more rounds may well add to it.
+    ended = {k: max(base.keys() | other.keys(), default=0) for k, (base, other) in paired.items()}
     return {
         k: replace(j, note=FIXED_ROUNDS.format(last=last[k], ran=ran))
         for k, j in judged.items()
-        if j.outcome == INCONCLUSIVE and last[k] <= ran - 2
+        if j.outcome == INCONCLUSIVE and ended[k] <= ran - 2
     }
