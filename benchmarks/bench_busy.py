@@ -427,9 +427,10 @@ def simulate(n: int, sd: float, rounds: int, shares: list[float], hit: float, fa
                         _false(k, d.outcome, effect, design.equivalence) for k, d in dec.items()
                     )
                     if case == "slow":
-                        ac = dec[("tps", "", "a", "c")].outcome == LOWER
+                        # a pair with no undisturbed round in common has no decision
+                        ac = _outcome(dec, ("tps", "", "a", "c")) == LOWER
                         hits += ac
-                        both += ac and dec[("tps", "", "b", "c")].outcome == LOWER
+                        both += ac and _outcome(dec, ("tps", "", "b", "c")) == LOWER
             print(
                 json.dumps(
                     {
@@ -444,6 +445,10 @@ def simulate(n: int, sd: float, rounds: int, shares: list[float], hit: float, fa
                 ),
                 flush=True,
             )
+
+
+def _outcome(decisions: dict, key: tuple) -> str | None:
+    return d.outcome if (d := decisions.get(key)) is not None else None
 
 
 def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
