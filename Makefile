@@ -81,7 +81,10 @@ demo: setup
 	@echo "The report is at $(RESULTS)/report.html"
 
 # Lint and types first: seconds, and they fail the build before the long suite starts.
+# sync: the venv and caches just written go to disk now, not during the first campaign,
+# which would take that writeback for someone else's load and run its visit again.
 test: setup lint
+	sync
 	$(BIN)/pytest -q -ra --durations=25
 
 # ruff (lint and format, [tool.ruff]) and mypy (types, [tool.mypy]) as configured in pyproject.toml.
@@ -94,6 +97,7 @@ unit: dev
 	$(BIN)/pytest -q $(TESTS)
 
 integration: setup
+	sync
 	$(BIN)/pytest -q -ra tests/integration
 
 # The documentation site (mkdocs + material) into site/; --strict: a warning or a broken

@@ -70,11 +70,10 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 DATA = REPO / "benchmarks" / "data"
 
-from bench_verdicts import _workload_toml, plan_design  # noqa: E402
+from bench_verdicts import _false, _workload_toml, plan_design  # noqa: E402
 
 from pgfsbench.analysis.stats import paired as paired_mod  # noqa: E402
 from pgfsbench.analysis.stats.sequential import (  # noqa: E402
-    EQUIVALENT,
     HIGHER,
     LOWER,
     decide,
@@ -424,7 +423,8 @@ def simulate(n: int, sd: float, rounds: int, shares: list[float], hit: float, fa
                         paired_mod.compare_paired = _t_compare
                     effect = math.log(0.9) if case == "slow" else 0.0
                     false_claims += any(
-                        _false(k, d.outcome, effect, design.equivalence) for k, d in dec.items()
+                        _false(k, d.outcome, effect, design.equivalence, tps="tps")
+                        for k, d in dec.items()
                     )
                     if case == "slow":
                         # a pair with no undisturbed round in common has no decision
@@ -449,18 +449,6 @@ def simulate(n: int, sd: float, rounds: int, shares: list[float], hit: float, fa
 
 def _outcome(decisions: dict, key: tuple) -> str | None:
     return d.outcome if (d := decisions.get(key)) is not None else None
-
-
-def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
-    """A false claim on ``key`` (measurement, label, x, y: y against x) when c sits at
-    ``effect`` (log ratio against a and b) on tps and everything else is equal."""
-    m, _, x, y = key
-    true = effect if m == "tps" and y == "c" else -effect if m == "tps" and x == "c" else 0.0
-    if outcome == EQUIVALENT:
-        return abs(true) >= math.log1p(margin) - 1e-12
-    if outcome in (HIGHER, LOWER):
-        return true == 0.0 or (outcome == HIGHER) != (true > 0)
-    return False
 
 
 def main() -> None:

@@ -689,11 +689,12 @@ def looks(n: int) -> None:
             print(json.dumps(row | {"campaigns": n}), flush=True)
 
 
-def _false(key: tuple, outcome: str, effect: float, margin: float) -> bool:
+def _false(key: tuple, outcome: str, effect: float, margin: float, tps: str = TPS) -> bool:
     """Whether a decision on ``key`` (measurement, label, a, b) is a false claim when c
-    sits at ``effect`` (log ratio against a and b) on tps and everything else is equal."""
+    sits at ``effect`` (log ratio against a and b) on ``tps`` and everything else is
+    equal."""
     m, _, a, b = key
-    true = effect if m == TPS and b == "c" else -effect if m == TPS and a == "c" else 0.0
+    true = effect if m == tps and b == "c" else -effect if m == tps and a == "c" else 0.0
     if outcome == EQUIVALENT:
         return abs(true) >= math.log1p(margin) - 1e-12
     if outcome in (HIGHER, LOWER):

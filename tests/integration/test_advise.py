@@ -32,7 +32,13 @@ def campaign(tmp_path_factory, state_dir):
 def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     results, run, state_dir = campaign
     data = export(results)
-    assert {r["status"] for r in data["runs"]} == {"ok"}, data["runs"]
+    # A visit disturbed by someone else's load is run again: its first run kept as
+    # 'redone', never counted; every measurement has its counted run.
+    assert {r["status"] for r in data["runs"]} <= {"ok", "redone"}, data["runs"]
+    counted = [r for r in data["runs"] if r["status"] == "ok"]
+    assert sorted((r["target"], r["workload"]) for r in counted) == sorted(
+        (t, w) for t in ("ext4", "ext4-nobarrier") for w in ("fsync", "io-depth")
+    ), data["runs"]
     advice = json.loads(cli("advise", str(results), "--format", "json").stdout)
     # The nobarrier target is never the recommendation, whatever it measured.
     assert advice["target"] == "ext4"
@@ -40,7 +46,7 @@ def test_the_advice_picks_the_fastest_safe_sync_method_measured(campaign):
     assert unsafe["target"] == "ext4-nobarrier" and "nobarrier" in unsafe["warning"]
     measured = {
         m["name"].split(".")[1].removesuffix("_8k"): m["value"]
-        for r in data["runs"]
+        for r in counted
         if r["target"] == "ext4" and r["workload"] == "fsync"
         for m in r["metrics"]
         if m["name"].endswith("_8k.ops_per_s")

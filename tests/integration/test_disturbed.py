@@ -37,7 +37,7 @@ from tests.integration.plans import LOAD_ONCE, SMALL_BUFFERS, ext4, pgbench, pla
 PLAN = plan_toml(
     "twins-throttled-and-a-neighbour",
     [ext4("a"), ext4("b"), ext4("slow", throttle={"write_iops": 100})],
-    [LOAD_ONCE, pgbench(clients=2, duration=3)],
+    [LOAD_ONCE, pgbench(clients=2, duration=2)],
     # as long again as the plan's own length for runs again: other engineers' load on a
     # shared CI machine may want some too, and b's must not wait for an allowance
     repetitions=rounds(3, order="round-robin", settle=False, redo=1),

@@ -37,12 +37,4 @@ def backing_device(loop_device: str, sys: Path = Path("/sys")) -> str | None:
         st = os.stat(image)
     except OSError:
         return None
-    node = sys / "dev" / "block" / f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
-    try:
-        for line in (node / "uevent").read_text().splitlines():
-            key, _, value = line.partition("=")
-            if key == "DEVNAME" and value:
-                return f"/dev/{value}"
-    except OSError:
-        return None
-    return None
+    return _devname(sys / "dev" / "block" / f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
