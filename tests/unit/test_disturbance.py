@@ -259,3 +259,23 @@ def test_no_wait_for_a_load_the_machine_has_anyway():
     assert wait_for_quiet(probe, {"other_cpu": 55.0}, clock=clock, sleep=clock.sleep) == Waited(
         2.0, True
     )
+
+
+def test_a_run_too_short_to_judge_is_never_disturbed():
+    """compression's 0.1 s run caught 650 MB/s of the disk's writeback of what ran
+    before it (a real CI run): one partial sample is no evidence of a burst. The same
+    figures over seconds are."""
+
+    def run(seconds: float, disk: float) -> dict[str, float]:
+        busy = seconds if disk >= d.BUSY_OTHER_DISK_MB_S else 0.0
+        return {
+            "disturb.monitored_s": seconds,
+            "disturb.busy_s": busy,
+            "disturb.other_disk_s": busy,
+            "disturb.other_disk_mean": disk,
+            "disturb.other_disk_level": disk,
+        }
+
+    assert d.judge_round({"btrfs": run(0.1, 650.0), "ext4": run(0.1, 0.0)}) == {}
+    found = d.judge_round({"btrfs": run(4.0, 650.0), "ext4": run(4.0, 0.0)})
+    assert list(found) == ["btrfs"] and list(found["btrfs"].causes) == ["other_disk"]

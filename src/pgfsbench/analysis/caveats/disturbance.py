@@ -64,6 +64,10 @@ BUSY_OTHER_DISK_MB_S = 50.0
 # have been, by cause: a tenth of the CPUs, 5% steal, 25 MB/s on the backing disk.
 MARGIN = {"other_cpu": 10.0, "steal": 5.0, "other_disk": 25.0}
 CAUSES = ("other_cpu", "steal", "other_disk")
+# A run the monitors sampled for less than this is never judged, nor sets its round's
+# quietest: one partial sample cannot tell someone else's burst from the writeback of
+# what ran before it (compression's 0.1 s run caught 650 MB/s of it).
+MIN_JUDGED_S = 1.0
 UNITS = {"other_cpu": "%", "steal": "%", "other_disk": "MB/s"}
 
 OTHER_CPU = "mon.cpu.other_user_pct"
@@ -271,10 +275,10 @@ def judge_round(
     (one per target), each given by its metrics. A run is disturbed when it had a busy
     second and, for a cause it was busy with, its mean over the run exceeds the
     quietest run's by that cause's ``MARGIN``. Runs without ``disturb.*`` metrics
-    (recorded before pgfsbench looked, or without the system monitor) are never
-    disturbed and set no baseline."""
+    (recorded before pgfsbench looked, or without the system monitor) or monitored
+    for less than ``MIN_JUDGED_S`` are never disturbed and set no baseline."""
     values = {k: inputs(m) for k, m in runs.items()}
-    values = {k: v for k, v in values.items() if "disturb.monitored_s" in v}
+    values = {k: v for k, v in values.items() if v.get("disturb.monitored_s", 0) >= MIN_JUDGED_S}
     quietest = {
         c: min(
             (v[f"disturb.{c}_mean"] for v in values.values() if f"disturb.{c}_mean" in v),
