@@ -207,6 +207,9 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
         "end of beta's campaign",
     )
     assert status == "interrupted", (hosts / "beta.log").read_text()
+    # Its status is written before the campaign has finished unwinding (cleanup, the
+    # report): wait until beta's files stand still, or --check below sees them change.
+    wait_until(lambda: _still(hosts / "beta"), 120, "beta's files to stand still")
     alpha_dir = str(collected / "alpha")
     assert list(stored(store)) == [alpha_dir], out
     [(alpha_uuid, alpha_imported)] = stored(store).values()
@@ -334,6 +337,13 @@ def test_a_fleet_run_interrupted_then_run_twice(fleet) -> None:
     assert ledgers(fleet["state_dir"]) == []
     assert [x for x in leftovers() if str(fleet["root"]) in x] == []
     assert processes_naming(fleet["root"]) == []
+
+
+def _still(root: Path) -> bool:
+    """Whether nothing under ``root`` changed over a second."""
+    before = files(root)
+    time.sleep(1.0)
+    return files(root) == before
 
 
 def files(root: Path) -> dict[str, tuple[int, int]]:
