@@ -6,10 +6,13 @@ waits for its own WAL flush (no group commit with one client). On ext4 on a loop
 under a cgroup v1 blkio write-IOPS cap, each commit costs two throttled writes (the WAL
 page and the flush the fdatasync issues): the unthrottled one-client probe reached 49 tx/s
 at 100 write IOPS, so the ceiling is IOPS / 2 = 50 tx/s. Below it the latency target
-binds: with p99 <= 50 ms the search found 37.8 tx/s (bracket 37.8-41.2, 10% resolution),
-0.76 of the ceiling (38.0 on a second run), where schedule lag starts to queue behind the throttle's slices. The
-assertion allows 0.5-1.05 of the ceiling: the throttle's bursts and the host's load move
-the knee, but a capacity outside that would mean the search or the percentile is wrong.
+binds, where schedule lag starts to queue behind the throttle's slices. The test holds p95
+(not p99) to 50 ms: a 5 s probe holds 100-250 transactions, so its p99 is its one or two
+slowest, and one stall decides it. With p99 the search found 37.8, 38.0, 31.5, 41.0 and
+40.4 tx/s, and once in CI 22.2 (a stall failed the probe at half the ceiling). With p95,
+whose rank leaves 6-12 transactions above it, four runs found 40.3, 40.6, 37.6 and 40.7
+tx/s (0.75-0.81 of the ceiling; 2026-12-06). The assertion allows 0.5-1.05 of the
+ceiling: a capacity outside that would mean the search or the percentile is wrong.
 
 fsync-capacity (fio, 8 kB writes each followed by fdatasync, overwriting a laid-out file)
 costs the same two throttled writes a sync: unthrottled, fio reached 49.0 syncs/s with a
@@ -44,6 +47,7 @@ scale = 1
 type = "pgbench-capacity"
 clients = 1
 latency_ms = 50
+percentile = 95
 probe_seconds = 5
 max_probes = 8
 resolution = 0.1

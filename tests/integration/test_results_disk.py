@@ -40,11 +40,18 @@ def small_fs(tmp_path):
         sh("mount", device, str(where))
         yield where
     finally:
-        subprocess.run(["umount", str(where)], capture_output=True)
+        # A process that just exited can hold the mount a moment longer: retry, and
+        # say so if it stays (a mount left behind fails every later leftover check).
+        for attempt in range(10):
+            done = subprocess.run(["umount", str(where)], capture_output=True, text=True)
+            if done.returncode == 0 or not os.path.ismount(where):
+                break
+            time.sleep(0.2 * (attempt + 1))
         for attempt in range(10):
             if subprocess.run(["losetup", "-d", device], capture_output=True).returncode == 0:
                 break
             time.sleep(0.2 * (attempt + 1))
+        assert not os.path.ismount(where), f"{where} still mounted: {done.stderr}"
 
 
 @pytest.fixture

@@ -86,7 +86,8 @@ def real_probe(target_ms: float, pct: float = 99):
             n = min((k for k in RATES if RATES[k]), key=lambda k: abs(RATES[k] - rate))
         stats = read_probe_logs([fixture(n)], skip_s=1)
         lat = stats.percentile_ms(pct)
-        return Probe(rate, stats.tps, lat, stats.lag_percentile_ms(pct), lat <= target_ms)
+        count = stats.committed + stats.over
+        return Probe(rate, stats.tps, lat, stats.lag_percentile_ms(pct), lat <= target_ms, count)
 
     return probe, asked
 
@@ -121,6 +122,25 @@ def test_a_target_nothing_holds_gives_no_capacity():
     cap = search(probe, resolution=0.05, max_probes=40, min_rate=5)
     assert cap.tps is None and cap.bound == "none" and cap.stopped == "floor"
     assert min(r for r in asked if r) >= 5
+
+
+def test_a_percentile_the_probes_are_too_short_for_is_said_on_the_capacity():
+    from pgfsbench.workloads.pgbench_capacity import _metrics
+
+    # the captured 5 s probes hold 100-200 transactions: their p99 is set by the one or
+    # two slowest, and the capacity says so; their p90 by a dozen or more, and it does not
+    probe, _ = real_probe(50, pct=99)
+    params = PgbenchCapacityWorkload(type="pgbench-capacity", latency_ms=50, percentile=99)
+    cap = search(probe, resolution=0.1, max_probes=8)
+    counts = {p.rate: p.count for p in cap.probes}
+    assert 100 <= counts[cap.low] < 500
+    note = _metrics(params, cap)[0].note
+    fewest = min(counts[cap.low], counts[cap.high])
+    assert f"a deciding probe counted {fewest}, so its p99 is set by its" in note
+    probe, _ = real_probe(50, pct=90)
+    params = PgbenchCapacityWorkload(type="pgbench-capacity", latency_ms=50, percentile=90)
+    cap = search(probe, resolution=0.1, max_probes=8)
+    assert cap.bound == "latency" and "deciding probe" not in _metrics(params, cap)[0].note
 
 
 def test_argv_and_curve():

@@ -126,6 +126,17 @@ class Probe:
     latency_ms: float  # the chosen percentile, schedule lag included (inf: over)
     lag_ms: float | None  # the same percentile of the schedule lag alone
     passed: bool
+    count: int = 0  # transactions or syncs the percentile ranks (0: not known)
+
+
+# Fewer transactions than this above a probe's percentile and a stall or two decides it
+# (p99 of 120 transactions is their second slowest): the capacity then says so.
+MIN_TAIL = 5
+
+
+def thin_tail(count: int, percentile: float) -> bool:
+    """Whether a percentile of ``count`` observations rests on fewer than MIN_TAIL above it."""
+    return 0 < count and count * (1 - percentile / 100) < MIN_TAIL
 
 
 @dataclass
@@ -158,6 +169,20 @@ class Capacity:
             None,
         )
 
+    def _thin_note(self, percentile: float) -> str:
+        deciding = [
+            p for p in self.probes if p.rate is not None and p.rate in (self.low, self.high)
+        ]
+        thin = [p for p in deciding if thin_tail(p.count, percentile)]
+        if not thin:
+            return ""
+        fewest = min(p.count for p in thin)
+        above = max(1, round(fewest * (1 - percentile / 100)))
+        return (
+            f"; a deciding probe counted {fewest}, so its p{percentile:g} is set by its "
+            f"{above} slowest: a stall or two moves the capacity (longer probes steady it)"
+        )
+
     def curves(self, latency: str, rate: str, rate_unit: str, lag: str = "") -> list[Series]:
         """The probes as curves over the rate asked for (the unthrottled one at the rate
         it reached), named ``latency`` (ms), ``rate`` (what each probe got, in
@@ -186,20 +211,23 @@ class Capacity:
         max_probes: int,
         unthrottled: str,
         latency: str,
+        percentile: float,
     ) -> list[Metric]:
         """The figures every capacity search gives, named ``prefix.name`` (the capacity),
         ``prefix.max_name``, ``prefix.bracket_high``, ``prefix.probes`` and, where a
         probe is the capacity, ``prefix.latency_ms``: ``how`` says for each bound how the
         capacity was found, ``resolution`` what stopped a search at its resolution,
         ``unthrottled`` what the unthrottled probe's figure is, ``latency`` what the
-        latency at the capacity is."""
+        latency at the capacity is; the capacity's note says when a probe that decided
+        it (the highest passing, the lowest failing) was too short for ``percentile``."""
         stop = {
             "resolution": resolution,
             "budget": f"probe budget ({max_probes}) spent",
             "floor": "below the lowest rate",
         }.get(self.stopped, self.stopped)
+        note = f"{how[self.bound]}; {stop}{self._thin_note(percentile)}"
         metrics = [
-            Metric(f"{prefix}.{name}", self.tps, unit, True, f"{how[self.bound]}; {stop}"),
+            Metric(f"{prefix}.{name}", self.tps, unit, True, note),
             Metric(f"{prefix}.max_{name}", self.probes[0].tps, unit, True, unthrottled),
             Metric(
                 f"{prefix}.bracket_high",

@@ -112,7 +112,7 @@ def probe_result(
     latency = job.sync.percentile_us(params.percentile) / 1000
     held = reached / rate if rate else 1.0
     passed = latency <= params.latency_ms and held >= HELD
-    return Probe(rate, reached, latency, None, passed), held
+    return Probe(rate, reached, latency, None, passed, job.sync.n), held
 
 
 def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
@@ -132,6 +132,7 @@ def _metrics(params: FsyncCapacityWorkload, cap: Capacity) -> list[Metric]:
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's rate",
         latency=f"p{params.percentile:g} of fdatasync at the capacity",
+        percentile=params.percentile,
     )
 
 

@@ -140,6 +140,7 @@ def _metrics(params: PgbenchCapacityWorkload, cap: Capacity) -> list[Metric]:
         max_probes=params.max_probes,
         unthrottled="the unthrottled probe's throughput",
         latency=f"p{params.percentile:g} at the capacity, schedule lag included",
+        percentile=params.percentile,
     )
     at = cap.at_capacity()
     if at is not None and at.lag_ms is not None:
@@ -183,7 +184,8 @@ def run(ctx: RunContext, params: PgbenchCapacityWorkload) -> WorkloadResult:
             result.artifacts.extend(_keep_gzipped(logs, ctx.artifacts_dir / f"probe{count:02d}"))
             latency = stats.percentile_ms(params.percentile)
             lag = stats.lag_percentile_ms(params.percentile) if rate is not None else None
-            return Probe(rate, stats.tps, latency, lag, latency <= params.latency_ms)
+            passed = latency <= params.latency_ms
+            return Probe(rate, stats.tps, latency, lag, passed, stats.committed + stats.over)
 
         cap = search(
             probe,
