@@ -23,7 +23,7 @@ when the campaign ends. Each campaign is ``extract``\ed as it ends.
 whether the neighbour ran, minutes from start to end (and measuring alone: the budget's
 clock), rounds, the decisions of slow vs a, slow vs b and b vs a with the round and
 minute each was decided at, the measured slowdown, the visits disturbed (run again,
-kept), the waits for quiet and their seconds, the causes (others' CPU, steal, others'
+counted from the seconds no burst touched, kept), the waits for quiet and their seconds, the causes (others' CPU, steal, others'
 disk), the answer and its "disturbed" line.
 
 ``summary`` prints, per neighbour state and as *k of N campaigns*: the 10% difference
@@ -112,6 +112,7 @@ FIELDS = [
     "causes",
     "answer",
     "disturbed",
+    "runs_trimmed",  # counted from the seconds no burst touched (absent in older rows)
 ]
 TPS = ("pgbench", "clients=4")
 
@@ -282,7 +283,8 @@ def extract(results: Path) -> Path:
         "runs_in_bursts_flagged": len(hit & flagged),
         "visits_disturbed": found.disturbed if found else 0,
         "runs_run_again": sum(r.status == "redone" for r in campaign.runs),
-        "runs_kept": len(left_out),
+        "runs_kept": sum(not d.trimmed for d in left_out.values()),
+        "runs_trimmed": sum(d.trimmed for d in left_out.values()),
         "waits": redo.get("waits", 0),
         "waited_s": redo.get("waited_s", 0),
         "extra_s": redo.get("spent_s", 0),
@@ -340,6 +342,7 @@ def summary(paths: list[Path]) -> None:
                     "visits_disturbed_per_campaign": [int(r["visits_disturbed"]) for r in rs],
                     "runs_run_again_per_campaign": [int(r["runs_run_again"]) for r in rs],
                     "runs_kept_per_campaign": [int(r["runs_kept"]) for r in rs],
+                    "runs_trimmed_per_campaign": [int(r.get("runs_trimmed") or 0) for r in rs],
                     "waits_per_campaign": [int(r["waits"]) for r in rs],
                     "why (runs, by cause)": dict(causes),
                 }

@@ -147,6 +147,14 @@ class Schedule:
         cell = (target, m.type, m.label())
         self.samples.get(cell, {}).pop(self.repetition(m, round_no), None)
 
+    def trim(self, target: str, m: WorkloadBase, round_no: int, ratio: float) -> None:
+        """A disturbed run counted from the seconds the burst spared: its headline times
+        ``ratio`` (``Disturbance.clean_ratio``)."""
+        samples = self.samples.get((target, m.type, m.label()), {})
+        rep = self.repetition(m, round_no)
+        if rep in samples:
+            samples[rep] *= ratio
+
     @property
     def auto(self) -> bool:
         return self.reps.count == "auto"

@@ -278,6 +278,42 @@ def test_settling_and_failed_runs_are_marked_and_left_out(stored, store_url):
     ) == [(0,)]
 
 
+def test_a_run_a_burst_touched_in_part_counts_its_headline_alone_as_trimmed(stored, store_url):
+    """disturb.trimmed (layout 4): the run's headline counted times the marker's ratio,
+    its other figures not counted; as the statistics count it (cells.collect)."""
+    _, _, real, _ = stored
+    [(run_id, tps)] = sql(
+        store_url,
+        "SELECT run_id, value FROM measurements WHERE campaign_uuid = %s AND counted "
+        "AND metric = 'pgbench.tps' ORDER BY run_id LIMIT 1",
+        real,
+    )
+    with psycopg.connect(store_url) as conn:
+        conn.execute(
+            "INSERT INTO metrics VALUES (%s, %s, 1000000, 'disturb.trimmed', 0.5, '×', NULL, "
+            "'pgbench.tps')",
+            (real, run_id),
+        )
+    try:
+        rows = sql(
+            store_url,
+            "SELECT metric, value, counted FROM measurements WHERE campaign_uuid = %s "
+            "AND run_id = %s",
+            real,
+            run_id,
+        )
+    finally:
+        with psycopg.connect(store_url) as conn:
+            conn.execute(
+                "DELETE FROM metrics WHERE campaign_uuid = %s AND run_id = %s "
+                "AND name = 'disturb.trimmed'",
+                (real, run_id),
+            )
+    counted = {metric: value for metric, value, is_counted in rows if is_counted}
+    assert counted == {"pgbench.tps": pytest.approx(tps * 0.5)}
+    assert len(rows) > 10  # the run's other figures are there, not counted
+
+
 def test_every_table_view_and_column_has_a_comment(stored, store_url):
     missing = sql(
         store_url,

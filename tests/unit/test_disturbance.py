@@ -279,3 +279,49 @@ def test_a_run_too_short_to_judge_is_never_disturbed():
     assert d.judge_round({"btrfs": run(0.1, 650.0), "ext4": run(0.1, 0.0)}) == {}
     found = d.judge_round({"btrfs": run(4.0, 650.0), "ext4": run(4.0, 0.0)})
     assert list(found) == ["btrfs"] and list(found["btrfs"].causes) == ["other_disk"]
+
+
+def test_a_burst_over_part_of_a_run_leaves_its_untouched_seconds_to_count():
+    """The quiet round's xfs TPC-B with 60% of the CPUs taken in its monitors' 2nd and
+    3rd seconds: the curve's seconds that may overlap them (1-3; the curve starts up to a
+    second before the monitors) are left out, its other whole ones (4-7) kept."""
+    runs = fixture("quiet_round")
+    xfs = runs["xfs pgbench"]
+    xfs["series"] = _with(xfs["series"], d.OTHER_CPU, lambda i, v: 60.0 if i in (1, 2) else v)
+    found = d.judge_round(
+        {
+            k.split()[0]: d.disturbance_metrics(r["series"], "pgbench.tps", warmup_s=2)
+            for k, r in runs.items()
+            if k.endswith(" pgbench")
+        }
+    )
+    assert list(found) == ["xfs"]
+    xfs_d = found["xfs"]
+    assert xfs_d.trimmed and (xfs_d.clean_s, xfs_d.measured_s) == (4, 6)
+    assert xfs_d.trim_text() == "its figure from the 4 of its 6 s no burst touched"
+    curve = dict(xfs["series"]["pgbench.tps"].points)
+    clean = [curve[t] for t in (4.0, 5.0, 6.0, 7.0)]
+    whole = [curve[t] for t in (2.0, 3.0, 4.0, 5.0, 6.0, 7.0)]
+    assert xfs_d.clean_ratio == pytest.approx((sum(clean) / 4) / (sum(whole) / 6))
+    assert xfs_d.record()["clean_s"] == 4
+    # without the curve (a measurement with none, or the headline not named) it is not
+    metrics = d.disturbance_metrics(xfs["series"])
+    assert not [m for m in metrics if m.name.startswith("disturb.clean")]
+
+
+def test_a_burst_over_the_whole_run_leaves_nothing_to_count():
+    """The captured bursts: b's TPC-B busy in all of its monitored seconds, c's in 4 of
+    its 6 (all of its whole seconds within one of them): neither has the 3 untouched
+    seconds a figure needs; they are run again or left out as before."""
+    for name, target in (("cpu_burst_round", "b"), ("disk_burst_round", "c")):
+        runs = fixture(name)
+        found = d.judge_round(
+            {
+                k.split()[0]: d.disturbance_metrics(r["series"], "pgbench.tps")
+                for k, r in runs.items()
+                if k.endswith(" pgbench")
+            }
+        )
+        assert list(found) == [target]
+        assert found[target].clean_s < d.MIN_CLEAN_S and not found[target].trimmed
+        assert "clean_s" not in found[target].record()

@@ -28,10 +28,15 @@ class MonitoredWorkloads:
     """Each run: its headline, and others' CPU per second; ``busy`` lists the
     (target, workload, round, attempt) whose runs a neighbour's burst hit."""
 
-    def __init__(self, busy: set[tuple[str, str, int, int]], value=None, ruin: float = 1.5) -> None:
+    def __init__(
+        self, busy: set[tuple[str, str, int, int]], value=None, ruin: float = 1.5, curve=False
+    ) -> None:
         self.busy = busy
         self.value = value  # (target, workload, round) -> headline; default: constant + round
         self.ruin = ruin  # what a disturbed run's headline is multiplied by
+        # a per-second curve of the headline too: 10 s, the burst's seconds (2-6) ruined
+        # and the headline their mean over the whole seconds (1-8)
+        self.curve = curve
         self.ran: list[tuple[str, str, int, int]] = []
 
     def __call__(self, ctx, workload) -> WorkloadResult:
@@ -49,9 +54,21 @@ class MonitoredWorkloads:
             else BASE[workload.type] + round_no
         ) * (self.ruin if hit else 1.0)
         cpu = BUSY if hit else QUIET
+        curve = []
+        if self.curve:
+            value /= self.ruin if hit else 1.0
+            curve = [
+                Series(
+                    HEADLINE[workload.type],
+                    "x",
+                    [(t, value * (self.ruin if hit and 2 <= t <= 6 else 1.0)) for t in range(10)],
+                )
+            ]
+            value = sum(v for _, v in curve[0].points[1:-1]) / 8
         return WorkloadResult(
             metrics=[Metric(HEADLINE[workload.type], value, "x", True)],
             series=[
+                *curve,
                 Series("mon.cpu.other_user_pct", "%", [(t + 1.0, v) for t, v in enumerate(cpu)]),
                 Series("mon.cpu.steal_pct", "%", [(t + 1.0, 0.0) for t in range(8)]),
             ],
@@ -342,4 +359,76 @@ def test_the_summary_the_report_and_markdown_say_how_many_visits_were_disturbed(
     html = render_report(stored)
     assert 'id="disturbed"' in html and "status-redone" in html
     assert "run again: 60% of the CPUs busy outside pgfsbench during 4 of its 8 s" in html
+    nothing_left(campaign, tmp_path)
+
+
+def test_a_visit_a_burst_touched_in_part_is_counted_from_the_seconds_it_spared(lab, tmp_path):
+    """The same ruined visit (its tps ×0.3 while the burst lasted, 5 of its 8 whole
+    seconds), now with its per-second curve: counted from the 3 seconds no burst touched,
+    not run again, its round kept for every pair; the answer is the undisturbed
+    campaign's, and every output says so."""
+    import io
+
+    from pgfsbench.analysis.caveats.durability import durabilities
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.analysis.verdicts.answer import campaign_answer
+    from pgfsbench.analysis.verdicts.disturbed import disturbed_visits
+    from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
+    from pgfsbench.formats.json import write_campaign
+    from pgfsbench.progress.plain import PlainProgress
+    from tests.unit.test_campaign import drifting
+
+    value = drifting({"a": 1.0, "b": 1.0, "c": 0.9}, noise=0.01)
+    plan = SIX.replace("redo = 0\n", "")  # the allowance is there: trimming needs none
+    ruined = MonitoredWorkloads({("b", "pgbench", 3, 0)}, value, ruin=0.3, curve=True)
+    campaign, status = lab(plan, ruined)
+    assert status == "ok"
+    assert not [k for k in ruined.ran if k[3]]  # nothing ran again
+    stored = load_campaign(tmp_path / "r")
+    run = next(
+        r for r in stored.runs if (r.target, r.workload, r.repetition) == ("b", "pgbench", 3)
+    )
+    got = {m.name: m for m in run.metrics}
+    assert run.status == "ok"
+    assert (got["disturb.clean_s"].value, got["disturb.measured_s"].value) == (3, 8)
+    assert got["disturb.trimmed"].note == "pgbench.tps"  # marked for SQL: what counts
+    cells = {(k.target, k.workload, k.metric): c for k, c in collect(stored).items()}
+    b = cells[("b", "pgbench", "pgbench.tps")]
+    assert (b.rounds, b.trimmed, b.disturbed, b.redone) == ([1, 2, 3, 4, 5, 6], 1, 0, 0)
+    # counted as the seconds the burst spared measured it: the undisturbed level
+    assert b.values[2] == pytest.approx(value("b", "pgbench", 3))
+    assert got["pgbench.tps"].value == pytest.approx(0.5625 * b.values[2])  # as measured
+    answer = campaign_answer(verdict_lines(comparison_table(stored), durabilities(stored)))
+    _, _ = lab(SIX, MonitoredWorkloads(set(), value, curve=True), results="clean")
+    clean = load_campaign(tmp_path / "clean")
+    assert campaign_answer(verdict_lines(comparison_table(clean), durabilities(clean))) == answer
+    assert answer.endswith("TPC-B tps: a ≈ b > c"), answer
+    found = disturbed_visits(stored, answer)
+    assert found is not None and (found.disturbed, found.redone, found.kept, found.trimmed) == (
+        1,
+        0,
+        0,
+        1,
+    )
+    assert found.text().startswith(
+        "1 of 18 visits disturbed by others' load on the machine (1 run counted from the "
+        "seconds no burst touched); the answer rests on the undisturbed runs and seconds; "
+    )
+    [record] = stored.schedule["redo"]["disturbed"]
+    assert (record["action"], record["clean_s"], record["measured_s"]) == ("trimmed", 3, 8)
+    out = io.StringIO()
+    write_campaign(stored, out)
+    doc = __import__("json").loads(out.getvalue())
+    [exported] = [r["disturbed"] for r in doc["runs"] if r["disturbed"]]
+    assert exported["action"] == "trimmed"
+    assert exported["why"].endswith("its figure from the 3 of its 8 s no burst touched")
+    lines = io.StringIO()
+    view = PlainProgress(campaign.plan, lines, io.StringIO())
+    for e in campaign.said:
+        view(e)
+    assert (
+        "round 3: b disturbed in part, counted from the rest: 60% of the CPUs busy outside "
+        "pgfsbench during 4 of its 8 s; its figure from the 3 of its 8 s no burst touched "
+        "(pgbench clients=1)"
+    ) in lines.getvalue().splitlines()
     nothing_left(campaign, tmp_path)

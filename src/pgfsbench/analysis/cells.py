@@ -6,8 +6,10 @@ value keeps its round, so two targets measured in the same rounds of the same
 campaign can be compared within rounds (``analysis/stats/paired.py``). Repetition 0
 is a settling round (a reused target's first, uncounted visit): counted so the
 report can show it ran, never a sample. A run disturbed by someone else's load
-(``disturbance.py``) is never a sample either: run again in its round ('redone'),
-or kept and left out; both are counted per cell so every output can say so.
+(``disturbance.py``) is run again in its round ('redone'), or kept: counted from the
+seconds the burst spared where it can be (its headline times ``clean_ratio``, its other
+figures left out: ``trimmed``), else left out; each is counted per cell so every
+output can say so.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from pgfsbench.analysis.caveats.disturbance import disturbed_runs
+from pgfsbench.analysis.headline import headline_metric
 from pgfsbench.store.read import Campaign
 
 
@@ -40,6 +43,7 @@ class Samples:
     failed: int = 0  # runs of this measurement that failed (no value at all)
     redone: int = 0  # runs disturbed by others' load and run again in their round
     disturbed: int = 0  # runs disturbed and kept (not run again): left out
+    trimmed: int = 0  # runs disturbed in part: counted from the seconds the burst spared
     params: dict = field(default_factory=dict)  # of the first run: sweeps' x values
 
 
@@ -63,6 +67,12 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
                 key3 = (run.target, run.workload, run.label)
                 failed[key3] = failed.get(key3, 0) + 1
             continue
+        trim = left_out.get(run.id)
+        headline = (
+            headline_metric(run.workload, run.params, [m.name for m in run.metrics])
+            if trim is not None and trim.trimmed
+            else None
+        )
         for m in run.metrics:
             # Looked up by a plain tuple: a CellKey and a Samples per metric of every
             # run (thousands) only to be thrown away cost a read command ~20 ms.
@@ -75,7 +85,12 @@ def collect(campaign: Campaign) -> dict[CellKey, Samples]:
             cell.note = cell.note or m.note
             if run.repetition == 0:
                 cell.settling += 1
-            elif run.id in left_out:
+            elif trim is not None and m.name == headline and m.value is not None:
+                assert trim.clean_ratio is not None  # trimmed: it has one
+                cell.trimmed += 1
+                cell.values.append(m.value * trim.clean_ratio)
+                cell.rounds.append(run.repetition)
+            elif trim is not None:
                 cell.disturbed += 1
             elif m.value is None or not math.isfinite(m.value):
                 cell.unsupported += 1

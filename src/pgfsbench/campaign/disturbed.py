@@ -1,8 +1,9 @@
 """The counted runs of the round in progress, for finding the disturbed ones at its end.
 
 ``analysis/disturbance.py`` has the rule (the machine's evidence, within the round);
-``Campaign`` runs a disturbed visit again while the schedule's allowance lasts
-(``Schedule.may_redo``) and keeps the rest, marked and left out.
+``Campaign`` counts a disturbed run from the seconds the burst spared where it can
+(``Disturbance.trimmed``), runs the other disturbed visits again while the schedule's
+allowance lasts (``Schedule.may_redo``) and keeps the rest, marked and left out.
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ class RoundRuns:
     def latest(self, target: str, workload: WorkloadBase) -> CountedRun | None:
         return self.runs.get((workload.type, workload.label()), {}).get(target)
 
-    def disturbed(self) -> dict[str, list[tuple[CountedRun, Disturbance]]]:
-        """Target → its disturbed runs with their evidence, targets in visit order."""
+    def disturbed(self, trimmed: bool = False) -> dict[str, list[tuple[CountedRun, Disturbance]]]:
+        """Target → its disturbed runs with their evidence, targets in visit order: those
+        counted from the seconds the burst spared (``trimmed``) or the others."""
         found: dict[str, list[tuple[CountedRun, Disturbance]]] = {}
         for by_target in self.runs.values():
             judged = judge_round({t: r.metrics for t, r in by_target.items()})
             for target, d in judged.items():
-                found.setdefault(target, []).append((by_target[target], d))
+                if d.trimmed == trimmed:
+                    found.setdefault(target, []).append((by_target[target], d))
         return {t: found[t] for t in self.order if t in found}

@@ -82,6 +82,7 @@ class VisitDisturbed:
     again: bool
     spent_s: float = 0.0  # seconds spent so far on visits run again
     allowance_s: float = 0.0  # the most they may take by now
+    trimmed: bool = False  # kept and counted from the seconds no burst touched
 
 
 @dataclass(frozen=True)

@@ -218,11 +218,14 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
         m = by_key.get((run.workload, run.label))
         if run.status != "ok" or m is None or not 1 <= run.repetition < before:
             continue
-        if run.id in left_out:
+        trim = left_out.get(run.id)
+        if trim is not None and not trim.trimmed:
             continue
         metrics = {x.name: x for x in run.metrics}
         name = headline_metric(run.workload, run.params, metrics)
         value = metrics[name].value if name in metrics else None
+        if trim is not None and value is not None and trim.clean_ratio is not None:
+            value *= trim.clean_ratio  # counted from the seconds the burst spared
         schedule.restore_sample(run.target, m, run.repetition, value)
     for s in stored.get("measurements", []):
         key = (s["workload"], s["label"])

@@ -385,14 +385,15 @@ class Campaign:
         self, started: Started, round_no: int, rounds: int, kept: contextlib.ExitStack
     ) -> None:
         """At the round's end: run its disturbed visits again, later in the same round,
-        while the allowance lasts (each at most ``MOST_AGAIN`` times); the runs still
-        disturbed after that are kept, marked and left out of the statistics. Judged on
+        while the allowance lasts (each at most ``MOST_AGAIN`` times), but for the runs a
+        burst touched only in part, counted from the seconds it spared (``trimmed``); the
+        runs still disturbed after that are kept, marked and left out of the statistics. Judged on
         the machine's evidence within the round (``analysis/disturbance.py``), never on
         the runs' results."""
         store, schedule = started.store, started.schedule
         tries: dict[str, int] = {}
         while True:
-            found = self.round_runs.disturbed()
+            found = self.round_runs.disturbed()  # those a burst spared no part of
             todo = [t for t in found if tries.get(t, 0) < MOST_AGAIN and not self.states[t].failed]
             if not todo or not schedule.may_redo():
                 break
@@ -435,6 +436,33 @@ class Campaign:
                         )
                 if self.states[target].failed:
                     schedule.drop(target, round_no)
+        for target, runs in self.round_runs.disturbed(trimmed=True).items():
+            for r, d in runs:
+                assert d.clean_ratio is not None  # trimmed: it has one
+                schedule.trim(target, r.workload, round_no, d.clean_ratio)
+                names = [m.name for m in r.metrics]
+                params = r.workload.model_dump(mode="json")
+                if headline := headline_metric(r.workload.type, params, names):
+                    store.mark_trimmed(r.run_id, headline, d.clean_ratio)
+                schedule.disturbed.append(
+                    _disturbed_record(round_no, target, r.workload, d, "trimmed")
+                )
+            self.emit(
+                ev.VisitDisturbed(
+                    target,
+                    round_no,
+                    tuple(
+                        ev.Disturbed(
+                            r.workload.type, r.workload.label(), f"{d.text()}; {d.trim_text()}"
+                        )
+                        for r, d in runs
+                    ),
+                    again=False,
+                    spent_s=schedule.extra_s,
+                    allowance_s=schedule.redo_allowance_s(),
+                    trimmed=True,
+                )
+            )
         for target, runs in self.round_runs.disturbed().items():
             for r, d in runs:
                 why = "kept and left out of the statistics: " + d.text()
@@ -742,8 +770,9 @@ class Campaign:
             result.metrics += derived_metrics(workload.type, params, result.metrics, series)
             # What limited the run (CPU, device, cache, others' load): its inputs.
             result.metrics += bound_metrics(workload.type, params, result.metrics, series)
-            # Someone else's load during it, second by second: a disturbed visit's evidence.
-            result.metrics += disturbance_metrics(series)
+            # Someone else's load during it, second by second: a disturbed visit's evidence,
+            # and its headline over the seconds no burst touched.
+            result.metrics += disturbance_metrics(series, *_headline_curve(workload, result))
         except Interrupted:
             store.finish_run(run_id, "interrupted", "interrupted by a signal")
             finished("interrupted", "interrupted by a signal")
@@ -791,7 +820,9 @@ def _disturbed_record(round_no: int, target: str, workload, d, action: str) -> d
         "target": target,
         "workload": workload.type,
         "label": workload.label(),
-        "action": action,  # "run again", or "kept" (left out of the statistics)
+        # "run again", "trimmed" (counted from the seconds no burst touched) or "kept"
+        # (left out of the statistics)
+        "action": action,
         **d.record(),
     }
 
@@ -806,6 +837,17 @@ def _headline(workload, result: WorkloadResult | None) -> ev.Headline | None:
     if m is None or m.value is None:
         return None
     return ev.Headline(m.name, m.value, m.unit, m.higher_is_better)
+
+
+def _headline_curve(workload, result: WorkloadResult) -> tuple[str | None, float]:
+    """The headline's name (its per-second curve, where the run has one, is the series of
+    that name) and the warm-up seconds at the curve's start (``<prefix>.warmup_s``)."""
+    headline = _headline(workload, result)
+    if headline is None:
+        return None, 0.0
+    values = {m.name: m.value for m in result.metrics}
+    warmup = values.get(headline.metric.split(".")[0] + ".warmup_s")
+    return headline.metric, float(warmup) if isinstance(warmup, (int, float)) else 0.0
 
 
 def _headline_value(workload, result: WorkloadResult | None) -> float | None:

@@ -117,7 +117,7 @@ class DisturbedRun(TypedDict):
     target: str
     workload: str
     label: str
-    action: Literal["run again", "kept"]
+    action: Literal["run again", "trimmed", "kept"]
     busy_s: float
     """seconds of the run with a cause at or above its threshold"""
     monitored_s: float
@@ -370,8 +370,10 @@ class Disturbed(TypedDict):
     """Someone else's load on the machine during a run (the monitors' evidence, never
     the run's result): run again in its round, or kept and left out of the statistics."""
 
-    action: Literal["run again", "kept"]
-    """run again: the run is 'redone' and a later run of its round counts instead; kept:
+    action: Literal["run again", "trimmed", "kept"]
+    """run again: the run is 'redone' and a later run of its round counts instead;
+    trimmed: the burst touched part of it, so it stays 'ok' and its headline counts as
+    measured over the seconds no burst touched (its other figures are left out); kept:
     the allowance for runs again was spent (or it was disturbed every time), so it stays
     'ok' and is left out of every statistic"""
     why: str

@@ -341,6 +341,8 @@ def _run(r: StoredRun, fs: str | None, left_out: Disturbance | None = None) -> R
         "disturbed": (
             {"action": "run again", "why": (r.error or "").removeprefix("run again: ")}
             if r.status == "redone"
+            else {"action": "trimmed", "why": f"{left_out.text()}; {left_out.trim_text()}"}
+            if left_out is not None and left_out.trimmed
             else {"action": "kept", "why": left_out.text()}
             if left_out is not None
             else None

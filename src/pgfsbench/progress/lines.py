@@ -88,6 +88,8 @@ def disturbed_line(e: ev.VisitDisturbed) -> str:
         why = "; ".join(f"{measurement(r.workload, r.label)}: {r.why}" for r in e.runs)
     if e.again:
         return f"round {e.round}: {e.target} again: {why}"
+    if e.trimmed:
+        return f"round {e.round}: {e.target} disturbed in part, counted from the rest: {why}"
     reason = (
         "the plan runs no visit again: [repetitions] redo = 0"
         if e.allowance_s <= 0

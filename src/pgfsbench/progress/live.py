@@ -142,6 +142,8 @@ class LiveProgress:
         if e.again:
             self.where(e.target, "again")
             self.say(Text(lines.disturbed_line(e), style="yellow"))
+        elif e.trimmed:  # counted from the seconds the burst spared: handled
+            self.say(Text(lines.disturbed_line(e), style="yellow"))
         else:
             self.say(lines.disturbed_line(e), "warning")
 

@@ -85,7 +85,7 @@ class PlainProgress:
         self.write(f"  {lines.waited_line(e)}", at=VERBOSE)
 
     def _VisitDisturbed(self, e: ev.VisitDisturbed) -> None:
-        if e.again:
+        if e.again or e.trimmed:  # handled: no warning
             self.write(lines.disturbed_line(e))
         else:
             self.write(f"warning: {lines.disturbed_line(e)}", "warning")

@@ -308,6 +308,17 @@ class Store:
         )
 
     @_writes
+    def mark_trimmed(self, run_id: int, headline: str, ratio: float) -> None:
+        """A counted run a burst touched in part: it stays 'ok' with the metric
+        ``disturb.trimmed`` (the ratio its headline counts times, the headline's name in
+        its note), which the SQL views read as the statistics do: that figure counted
+        from the seconds no burst touched, the run's other figures left out."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO metrics VALUES (?, 'disturb.trimmed', ?, '×', NULL, ?)",
+            (run_id, ratio, headline),
+        )
+
+    @_writes
     def add_result(self, run_id: int, target_id: int, result: WorkloadResult) -> None:
         """A finished run's numbers, and its status 'ok', then its artifacts."""
         # One transaction: a run's numbers land whole or not at all, and never

@@ -18,7 +18,9 @@ so results.db files are not touched by it:
    decisions table, a comment on every table, view and column;
 3. the JSON columns jsonb and the campaigns' and runs' times timestamptz (they were
    json text and epoch seconds), indexes for the documented queries, the
-   target_provenance view.
+   target_provenance view;
+4. the measurements view counts a run a burst touched in part as the statistics do
+   (``disturb.trimmed``: its headline from the seconds the burst spared, nothing else).
 
 A store with an older layout is brought to this one when opened by a user who owns its
 tables (views_pg.sql: it adds, and changes column types in place, one transaction); a
@@ -44,7 +46,7 @@ import uuid
 from pgfsbench.errors import UserError
 
 SCHEMA_VERSION = 2
-PG_LAYOUT = 3  # the PostgreSQL store's reading layer (views_pg.sql)
+PG_LAYOUT = 4  # the PostgreSQL store's reading layer (views_pg.sql)
 PG_SCHEMA_VERSION = 3  # the PostgreSQL store's tables: SCHEMA_VERSION's, jsonb and timestamptz
 UNVERSIONED = 1  # what a file with user_version 0 is: written before versioning
 # Legacy campaigns get a UUID derived from what identifies them, so importing the same

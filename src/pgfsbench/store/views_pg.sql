@@ -1,4 +1,4 @@
--- The PostgreSQL store's reading layer (store layout 3, store/version.py): jsonb and
+-- The PostgreSQL store's reading layer (store layout 4, store/version.py): jsonb and
 -- timestamptz columns, indexes for the documented queries, views of tidy rows a DBA, a
 -- notebook or a Grafana panel queries in one line, the campaign's decisions as the tool
 -- made them, and a comment on every table, view and column.
@@ -117,22 +117,29 @@ SELECT c.uuid AS campaign_uuid, c.id AS campaign, c.hostname AS host, c.machine_
        m.name AS metric, m.unit,
        CASE m.higher_is_better WHEN 1 THEN 'higher' WHEN 0 THEN 'lower' ELSE 'none' END
            AS direction,
-       r.repetition AS round, m.value,
+       r.repetition AS round,
+       -- A run a burst touched in part (disturb.trimmed, layout 4): its headline (named
+       -- in the marker's note) as counted, over the seconds no burst touched.
+       CASE WHEN tr.note = m.name THEN m.value * tr.value ELSE m.value END AS value,
        r.repetition = 0 AS settling, r.status AS run_status,
        -- As the statistics count (analysis/cells.py): settling and runs not ok left
-       -- out, values that are no number (unsupported), and runs disturbed by others'
-       -- load that were kept (disturb.left_out; those run again are 'redone').
+       -- out, values that are no number (unsupported), runs disturbed by others' load
+       -- that were kept (disturb.left_out; those run again are 'redone'), and of a run
+       -- a burst touched in part every figure but its headline (disturb.trimmed).
        r.repetition <> 0 AND r.status = 'ok'
            AND m.value NOT IN ('NaN', 'Infinity', '-Infinity') IS TRUE
            AND NOT EXISTS (SELECT 1 FROM metrics d WHERE d.campaign_uuid = r.campaign_uuid
-                           AND d.run_id = r.id AND d.name = 'disturb.left_out') AS counted,
+                           AND d.run_id = r.id AND d.name = 'disturb.left_out')
+           AND (tr.note IS NULL OR tr.note = m.name) AS counted,
        r.id AS run_id, r.started AS run_started, r.ended AS run_ended,
        c.started AS campaign_started,
        c.status AS campaign_status
 FROM metrics m
 JOIN runs r ON r.campaign_uuid = m.campaign_uuid AND r.id = m.run_id
 JOIN targets t ON t.campaign_uuid = r.campaign_uuid AND t.id = r.target_id
-JOIN campaign c ON c.uuid = r.campaign_uuid;
+JOIN campaign c ON c.uuid = r.campaign_uuid
+LEFT JOIN metrics tr ON tr.campaign_uuid = r.campaign_uuid AND tr.run_id = r.id
+                    AND tr.name = 'disturb.trimmed';
 
 CREATE OR REPLACE VIEW counted_measurements AS
 SELECT * FROM measurements WHERE counted;
@@ -220,7 +227,7 @@ LEFT JOIN LATERAL (
 -- What each is, where a DBA looks for it (\d+ in psql, a client's tooltip).
 COMMENT ON TABLE pgfsbench_schema IS 'The store''s layout: one row (pgfsbench''s store/version.py).';
 COMMENT ON COLUMN pgfsbench_schema.version IS 'Version of the tables: 3 is results schema 2 in jsonb and timestamptz, which a pgfsbench reading up to 2 refuses (a newer one than the program reads is refused).';
-COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables: 3 jsonb and timestamptz columns, indexes, views, comments, decisions; 2 the same over json and epoch seconds; NULL or 1 tables only.';
+COMMENT ON COLUMN pgfsbench_schema.layout IS 'The store''s own layer on the tables: 4 as 3, a run a burst touched in part counted as the statistics count it; 3 jsonb and timestamptz columns, indexes, views, comments, decisions; 2 the same over json and epoch seconds; NULL or 1 tables only.';
 
 COMMENT ON TABLE campaign IS 'One row per campaign imported (pgfsbench import, run --store), keyed by its UUID. The campaigns view names its columns as the other views do.';
 COMMENT ON COLUMN campaign.uuid IS 'The campaign''s key in every store and on every host.';
@@ -351,10 +358,10 @@ COMMENT ON COLUMN measurements.metric IS 'Metric name.';
 COMMENT ON COLUMN measurements.unit IS 'Its unit.';
 COMMENT ON COLUMN measurements.direction IS 'higher, lower (is better) or none.';
 COMMENT ON COLUMN measurements.round IS 'Round: 0 settling, 1.. counted.';
-COMMENT ON COLUMN measurements.value IS 'The figure.';
+COMMENT ON COLUMN measurements.value IS 'The figure as counted: of a run a burst touched in part (disturb.trimmed), its headline over the seconds no burst touched (the figure as measured is in the metrics table).';
 COMMENT ON COLUMN measurements.settling IS 'Round 0: warms the target, left out of every statistic.';
 COMMENT ON COLUMN measurements.run_status IS 'ok, failed, interrupted, running, superseded (run again on resume) or redone (disturbed by other load on the machine: run again in its round, kept, never counted).';
-COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value, not disturbed by others'' load (disturb.left_out).';
+COMMENT ON COLUMN measurements.counted IS 'Counted by the statistics: not settling, run ok, a value, not disturbed by others'' load (disturb.left_out), and of a run a burst touched in part only its headline (disturb.trimmed).';
 COMMENT ON COLUMN measurements.run_id IS 'The run''s id within the campaign.';
 COMMENT ON COLUMN measurements.run_started IS 'When the run started.';
 COMMENT ON COLUMN measurements.run_ended IS 'When the run ended.';

@@ -39,6 +39,17 @@ Pure, in two halves as in ``bound.py``:
   statistics, the report and the exports, to leave a kept one out and show it
   (``disturbed_runs`` over stored runs).
 
+**Its seconds left out, where a burst was shorter than the visit.** A run whose headline
+has a per-second curve of its own (TPC-B's tps) records, beside its inputs, what its
+figure is over the seconds no busy interval touched: ``disturb.clean_s`` (those whole
+seconds, after the warm-up) and ``disturb.clean_ratio`` (their mean over the mean of
+every whole second measured). A disturbed run with at least ``MIN_CLEAN_S`` of them is
+*trimmed*: counted, its headline times that ratio (the same definition as every other
+run's, over the seconds the burst spared), its other figures left out; it is not run
+again, which leaves the allowance to the visits a burst covered whole. A second is
+touched when a busy interval may overlap it (the curve's whole seconds start up to one
+second before the monitors' timeline: every second within one of a busy interval).
+
 ``quiet_for(series)`` reads the same per-interval thresholds for the seconds sampled
 before a run (the campaign's wait for quiet) and for ``pgfsbench doctor``'s sample.
 """
@@ -69,6 +80,9 @@ CAUSES = ("other_cpu", "steal", "other_disk")
 # what ran before it (compression's 0.1 s run caught 650 MB/s of it).
 MIN_JUDGED_S = 1.0
 UNITS = {"other_cpu": "%", "steal": "%", "other_disk": "MB/s"}
+# A disturbed run keeps a figure from the seconds no burst touched when it has at least
+# this many whole ones after its warm-up: fewer, and it is run again or left out.
+MIN_CLEAN_S = 3.0
 
 OTHER_CPU = "mon.cpu.other_user_pct"
 STEAL = "mon.cpu.steal_pct"
@@ -95,6 +109,21 @@ class Disturbance:
     busy_s: float  # seconds with any cause
     monitored_s: float
     causes: dict[str, Busy]  # the causes that make it disturbed, in CAUSES order
+    clean_s: float = 0.0  # whole seconds of its headline's curve no busy interval touched
+    clean_ratio: float | None = None  # their mean over every whole second's (None: no curve)
+    measured_s: float = 0.0  # the whole seconds of that curve after the warm-up
+
+    @property
+    def trimmed(self) -> bool:
+        """Counted from the seconds the burst spared (``MIN_CLEAN_S`` of them or more)."""
+        return self.clean_ratio is not None and self.clean_s >= MIN_CLEAN_S
+
+    def trim_text(self) -> str:
+        """'its figure from the 5 of its 8 s no burst touched'."""
+        return (
+            f"its figure from the {_secs(self.clean_s)} of its {_secs(self.measured_s)} s "
+            "no burst touched"
+        )
 
     def reasons(self) -> list[str]:
         """One clause per cause, with its numbers."""
@@ -116,7 +145,13 @@ class Disturbance:
 
     def record(self) -> dict:
         """As the schedule and the exports keep it."""
+        trim = (
+            {"clean_s": self.clean_s, "measured_s": self.measured_s, "ratio": self.clean_ratio}
+            if self.trimmed
+            else {}
+        )
         return {
+            **trim,
             "busy_s": round(self.busy_s, 2),
             "monitored_s": round(self.monitored_s, 2),
             "causes": {
@@ -198,13 +233,20 @@ def floor_of(runs: Iterable[Iterable[Metric] | Mapping[str, float | None]]) -> d
 # ---------------------------------------------------------------- record time
 
 
-def disturbance_metrics(series: Mapping[str, Series]) -> list[Metric]:
-    """``disturb.*``: the judgement's inputs; none when the system monitor was off."""
+def disturbance_metrics(
+    series: Mapping[str, Series], headline: str | None = None, warmup_s: float = 0.0
+) -> list[Metric]:
+    """``disturb.*``: the judgement's inputs; none when the system monitor was off.
+    ``headline``: the run's headline metric, whose per-second curve (a series of the
+    same name, its first ``warmup_s`` seconds the warm-up) gives ``disturb.clean_*``
+    when some second was busy."""
     spans = intervals(series)
     monitored = sum(length for _, length, _ in spans)
     if not spans or monitored <= 0:
         return []
-    out = [
+    curve = series.get(headline) if headline else None
+    out = clean_metrics(spans, curve, warmup_s) if curve is not None else []
+    out += [
         Metric("disturb.monitored_s", monitored, "s", None, "seconds the system monitor covered"),
         Metric(
             "disturb.busy_s",
@@ -247,6 +289,55 @@ def disturbance_metrics(series: Mapping[str, Series]) -> list[Metric]:
                     f"{what}, mean over its busy seconds",
                 )
             )
+    return out
+
+
+def clean_metrics(
+    spans: list[tuple[float, float, dict[str, float]]], curve: Series, warmup_s: float = 0.0
+) -> list[Metric]:
+    """``disturb.clean_s``, ``disturb.measured_s`` and ``disturb.clean_ratio`` of a curve
+    with a busy interval among ``spans`` (none otherwise). The curve's point ``k`` covers
+    its second [k, k+1); its first and last seconds are partial (the run started and
+    ended in them) and, like the warm-up's, not counted. A busy interval [a, b] of the
+    monitors touches the curve's seconds k with a - 1 < k < b + 1: the curve's seconds
+    start up to one second before the monitors' timeline, so those are every second
+    that may overlap it."""
+    busy_spans = [(end - length, end) for end, length, v in spans if busy(v)]
+    if not busy_spans:
+        return []
+    points = sorted((t, v) for t, v in curve.points if v is not None and math.isfinite(v))
+    whole = [(t, v) for t, v in points[1:-1] if t >= warmup_s]
+    if not whole:
+        return []
+    clean = [v for t, v in whole if not any(a - 1 < t < b + 1 for a, b in busy_spans)]
+    overall = sum(v for _, v in whole) / len(whole)
+    out = [
+        Metric(
+            "disturb.clean_s",
+            float(len(clean)),
+            "s",
+            None,
+            f"whole seconds of {curve.name} after the warm-up that no busy interval touched, "
+            f"of {len(whole)}",
+        ),
+        Metric(
+            "disturb.measured_s",
+            float(len(whole)),
+            "s",
+            None,
+            f"whole seconds of {curve.name} after the warm-up",
+        ),
+    ]
+    if clean and overall > 0:
+        out.append(
+            Metric(
+                "disturb.clean_ratio",
+                (sum(clean) / len(clean)) / overall,
+                "×",
+                None,
+                f"{curve.name} over the untouched seconds, over its mean over every one",
+            )
+        )
     return out
 
 
@@ -300,7 +391,14 @@ def judge_round(
             if seconds > 0 and mean is not None and floor is not None and mean - floor >= MARGIN[c]:
                 causes[c] = Busy(seconds, v.get(f"disturb.{c}_level", mean), mean, floor)
         if causes:
-            out[k] = Disturbance(v["disturb.busy_s"], v["disturb.monitored_s"], causes)
+            out[k] = Disturbance(
+                v["disturb.busy_s"],
+                v["disturb.monitored_s"],
+                causes,
+                v.get("disturb.clean_s", 0.0),
+                v.get("disturb.clean_ratio"),
+                v.get("disturb.measured_s", 0.0),
+            )
     return out
 
 

@@ -1,8 +1,9 @@
 """How many visits someone else's load disturbed, and whether the answer holds without
 them: the line the summary, the report and the Markdown export give under the answer.
 
-The answer rests on the undisturbed runs (a disturbed run is run again in its round,
-or kept and left out: ``disturbance.py``). Whether it *depends* on leaving them out is
+The answer rests on the undisturbed runs and seconds (a disturbed run is run again in
+its round, counted from the seconds the burst spared, or kept and left out:
+``disturbance.py``). Whether it *depends* on leaving them out is
 asked of the same procedure on the campaign as if nothing had been found disturbed:
 each round's first run of every measurement counted, none left out. The same answer
 both ways says the disturbed visits moved nothing; a different one is quoted, so a
@@ -26,6 +27,7 @@ class DisturbedVisits:
     spent_s: float  # seconds spent on visits run again
     share: float | None  # [repetitions] redo: the most, as a share of the time measuring
     instead: str | None  # the answer counting the disturbed runs; None: the same
+    trimmed: int = 0  # runs counted from the seconds the burst spared
 
     def text(self) -> str:
         """'3 of 48 visits disturbed by others' load on the machine (...); the answer
@@ -34,6 +36,11 @@ class DisturbedVisits:
         what = []
         if self.redone:
             what.append(f"{self.redone} run{'s' if self.redone != 1 else ''} again in their round")
+        if self.trimmed:
+            what.append(
+                f"{self.trimmed} run{'s' if self.trimmed != 1 else ''} counted from the "
+                "seconds no burst touched"
+            )
         if self.kept:
             what.append(
                 f"{self.kept} run{'s' if self.kept != 1 else ''} kept and left out of the "
@@ -52,7 +59,8 @@ class DisturbedVisits:
         )
         return (
             f"{self.disturbed} of {self.visits} visits disturbed by others' load on the "
-            f"machine ({', '.join(what)}{spent}); the answer rests on the undisturbed runs; "
+            f"machine ({', '.join(what)}{spent}); the answer rests on the undisturbed "
+            f"{'runs and seconds' if self.trimmed else 'runs'}; "
             f"{holds}"
         )
 
@@ -72,10 +80,11 @@ def disturbed_visits(campaign: Campaign, answer: str) -> DisturbedVisits | None:
         len(visits),
         len({(r.target, r.repetition) for r in hit}),
         sum(r.status == "redone" for r in hit),
-        sum(r.id in left_out for r in hit),
+        sum(r.id in left_out and not left_out[r.id].trimmed for r in hit),
         float(redo.get("spent_s") or 0.0),
         redo.get("share"),
         None if instead == answer else instead,
+        sum(r.id in left_out and left_out[r.id].trimmed for r in hit),
     )
 
 
