@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from pgfsbench.analysis.caveats import disturbance as d
-from pgfsbench.campaign.quiet import Waited, ended_busy, wait_for_quiet
+from pgfsbench.campaign.quiet import Waited, busy_lately, ended_busy, wait_for_quiet
 from pgfsbench.metrics import Metric, Series
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "disturbance"
@@ -203,13 +203,23 @@ class Clock:
 
 @pytest.mark.parametrize(
     "busy_until, waited",
-    [(0.0, Waited(2.0, True)), (3.0, Waited(5.0, True)), (60.0, Waited(10.0, False))],
+    [(0.0, Waited(2.0, True)), (3.0, Waited(5.0, True)), (60.0, Waited(20.0, False))],
 )
 def test_the_wait_for_quiet_is_short_and_bounded(busy_until, waited):
     clock = Clock()
     probe = FakeProbe(clock, busy_until)
     assert wait_for_quiet(probe, clock=clock, sleep=clock.sleep) == waited
     assert probe.started and probe.stopped
+
+
+def test_while_visits_are_disturbed_every_counted_run_looks_for_quiet_first():
+    """After the run before ended busy, as before; and now through the round after one in
+    which a visit was found disturbed (a neighbour whose bursts outlast a visit), not on
+    a machine that has been quiet for a round."""
+    assert busy_lately(True, None, 1)
+    assert not busy_lately(False, None, 5)
+    assert busy_lately(False, 4, 4) and busy_lately(False, 4, 5)
+    assert not busy_lately(False, 4, 6)
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,17 @@
-"""A short, bounded wait for quiet before a counted run, when the run before it ended in
-someone else's burst.
+"""A short, bounded wait for quiet before a counted run, while the machine is busy lately:
+the run before it ended in someone else's burst, or a visit of this round or the last
+was found disturbed.
 
 The last seconds of the previous run's monitors say whether the machine was busy a
 moment ago (``analysis/caveats/disturbance.quiet_for``, the same thresholds as the
 disturbed-visit rule, and as it judges a run against its round's quietest, above the
 load the recent runs all had: a machine loaded the same all along is not waited out).
-When they were quiet the run starts at once: a quiet machine pays nothing. When they were busy, a probe (the system monitor at 0.5 s, the visit's
-server counted as ours) watches until the machine has been quiet for ``HOLD_S`` or
-``MOST_S`` have passed, and the run starts then. A burst that is still on after
+On a quiet machine nothing is waited: it pays nothing. While it is busy lately
+(``busy_lately``), a probe (the system monitor at 0.5 s, the visit's server counted as
+ours) watches before every counted run until the machine has been quiet for ``HOLD_S``
+or ``MOST_S`` have passed, and the run starts then: a neighbour whose bursts are longer
+than a visit disturbs nearly every visit it overlaps, so a visit started as a burst ends
+has the gap after it to itself. A burst that is still on after
 ``MOST_S`` is left to the rule: the run may be disturbed and run again. The time
 waited is on top of the budget, in the same allowance as visits run again
 (``Schedule.may_redo``), and decided on the machine's evidence alone.
@@ -24,7 +28,9 @@ from pgfsbench.analysis.caveats.disturbance import intervals, quiet_for
 from pgfsbench.metrics import Series
 
 HOLD_S = 2.0  # quiet this long before a run starts
-MOST_S = 10.0  # the longest wait before one run
+# The longest wait before one run: the shipped neighbour's bursts last 6-18 s, longer
+# than a TPC-B visit; a wait of at most 10 s ran out in most of them.
+MOST_S = 20.0
 PROBE_S = 0.5  # the probe's sampling interval
 
 
@@ -34,6 +40,13 @@ class Probe(Protocol):
     def stop(self) -> None: ...
 
     def series(self) -> list[Series]: ...
+
+
+def busy_lately(last_busy: bool, disturbed_round: int | None, round_no: int) -> bool:
+    """Whether to look for quiet before a counted run of ``round_no``: the run before it
+    ended busy, or a visit was found disturbed in this round or the one before
+    (``disturbed_round``: the last round one was; None: none yet)."""
+    return last_busy or (disturbed_round is not None and round_no - disturbed_round <= 1)
 
 
 @dataclass(frozen=True)

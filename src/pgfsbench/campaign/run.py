@@ -30,7 +30,7 @@ from pgfsbench.campaign import events as ev
 from pgfsbench.campaign.disturbed import MOST_AGAIN, RoundRuns
 from pgfsbench.campaign.machine import Machine, Provisioner
 from pgfsbench.campaign.options import Options
-from pgfsbench.campaign.quiet import PROBE_S, ended_busy, wait_for_quiet
+from pgfsbench.campaign.quiet import PROBE_S, busy_lately, ended_busy, wait_for_quiet
 from pgfsbench.campaign.resume import ResumePoint, plan_hash, restore, resume_point
 from pgfsbench.campaign.signals import SignalGuard, signals_unwind_once
 from pgfsbench.errors import CommandFailed, Interrupted, ResultsUnwritable, UserError
@@ -119,6 +119,7 @@ class Campaign:
         self.signals = SignalGuard()  # replaced by the installed one while it runs
         self.round_runs = RoundRuns()  # the counted runs of the round in progress
         self.last_busy = False  # the last run ended in someone else's burst
+        self.disturbed_round: int | None = None  # the last round a visit was disturbed in
         # the last counted runs' metrics: the load the machine has anyway (a floor)
         self.recent: collections.deque[list[Metric]] = collections.deque(maxlen=6)
 
@@ -391,6 +392,8 @@ class Campaign:
         the machine's evidence within the round (``analysis/disturbance.py``), never on
         the runs' results."""
         store, schedule = started.store, started.schedule
+        if self.round_runs.disturbed() or self.round_runs.disturbed(trimmed=True):
+            self.disturbed_round = round_no  # look for quiet before this round's visits on
         tries: dict[str, int] = {}
         while True:
             found = self.round_runs.disturbed()  # those a burst spared no part of
@@ -705,9 +708,10 @@ class Campaign:
         backing: str | None,
         cluster,
     ) -> None:
-        """Before a counted run, when the last run ended in someone else's burst: wait
-        until the machine is quiet (``campaign/quiet.py``), within the allowance."""
-        if not (self.last_busy and self.plan.monitors.system and schedule.may_redo()):
+        """Before a counted run, while the machine is busy lately (``quiet.busy_lately``):
+        wait until it is quiet (``campaign/quiet.py``), within the allowance."""
+        lately = busy_lately(self.last_busy, self.disturbed_round, round_no)
+        if not (lately and self.plan.monitors.system and schedule.may_redo()):
             return
         pgdata = getattr(cluster, "pgdata", None)
         probe = SystemMonitor(

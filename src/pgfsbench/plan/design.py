@@ -107,11 +107,12 @@ class Repetitions(Strict):
         le=1,
         description="a visit disturbed by someone else's load on the machine (its "
         "monitors' evidence, never its result: docs/statistics.md) is run again later in "
-        "its round, and a run after a burst waits for quiet, while the time so spent "
-        "stays under this share of the campaign's expected length (auto: of its budget, "
-        "max_minutes); that time is on top of it (0.33 of 9 minutes: at most 3 more). "
-        "0: never. A disturbed visit not run again is kept, marked, and left out of the "
-        "statistics",
+        "its round, and while visits are being disturbed a run first waits for quiet, "
+        "while the time so spent stays under this share of the campaign's expected "
+        "length (auto: of its budget, max_minutes); that time is on top of it (0.33 of 9 "
+        "minutes: at most 3 more). 0: never. A disturbed run not run again is counted "
+        "from the seconds no burst touched where it can be, else kept, marked, and left "
+        "out of the statistics",
     )
 
     def fixed(self, w: WorkloadBase) -> int | None:
