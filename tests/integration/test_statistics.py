@@ -28,12 +28,12 @@ PLAN = plan_toml(
         ext4("slow", throttle={"write_iops": 100}),
         ext4("nobarrier", mount="nobarrier"),
     ],
-    [LOAD_ONCE, pgbench(clients=2, duration=3)],
+    [LOAD_ONCE, pgbench(clients=2, duration=2)],
     # 5 paired rounds: the t within rounds can decide 3 pairs at 0.05; mkfs, initdb and
     # the load once per target, then reused; statistics of n = 5 rounds (the settling
     # round: test_repetitions.py)
     repetitions=rounds(5, order="round-robin", settle=False),
-    # a 2-core CI VM: 3 s runs of identical targets wander by 10% and more; the
+    # a 2-core CI VM: 2 s runs of identical targets wander by 10% and more; the
     # throttled target is ×0.02 here, far outside it
     verdicts={"noise": 0.25},
     settings=SMALL_BUFFERS,

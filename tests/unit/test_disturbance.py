@@ -203,7 +203,7 @@ class Clock:
 
 @pytest.mark.parametrize(
     "busy_until, waited",
-    [(0.0, Waited(2.0, True)), (3.0, Waited(5.0, True)), (60.0, Waited(20.0, False))],
+    [(0.0, Waited(1.0, True)), (3.0, Waited(4.0, True)), (60.0, Waited(20.0, False))],
 )
 def test_the_wait_for_quiet_is_short_and_bounded(busy_until, waited):
     clock = Clock()
@@ -267,7 +267,7 @@ def test_no_wait_for_a_load_the_machine_has_anyway():
     clock = Clock()
     probe = FakeProbe(clock, busy_until=60.0)  # 60% all along, 55% the recent runs' floor
     assert wait_for_quiet(probe, {"other_cpu": 55.0}, clock=clock, sleep=clock.sleep) == Waited(
-        2.0, True
+        1.0, True
     )
 
 

@@ -27,7 +27,11 @@ from typing import Protocol
 from pgfsbench.analysis.caveats.disturbance import intervals, quiet_for
 from pgfsbench.metrics import Series
 
-HOLD_S = 2.0  # quiet this long before a run starts
+# Quiet this long before a run starts: the probe's two samples; a burst shows in every
+# one of them. The wait costs this much before every counted run while visits are
+# being disturbed, so it is kept short.
+HOLD_S = 1.0
+TAIL_S = 2.0  # a run whose last this-many seconds had a burst in them ended busy
 # The longest wait before one run: the shipped neighbour's bursts last 6-18 s, longer
 # than a TPC-B visit; a wait of at most 10 s ran out in most of them.
 MOST_S = 20.0
@@ -80,7 +84,7 @@ def wait_for_quiet(
 
 
 def ended_busy(
-    series: dict[str, Series], floor: Mapping[str, float] | None = None, hold_s: float = HOLD_S
+    series: dict[str, Series], floor: Mapping[str, float] | None = None, hold_s: float = TAIL_S
 ) -> bool:
     """Whether a run's last ``hold_s`` seconds had someone else's burst in them, above
     the load the machine has anyway (``floor``); a run without the system monitor's
