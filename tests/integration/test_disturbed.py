@@ -49,24 +49,35 @@ PLAN = plan_toml(
 
 
 class Bursts:
-    """An observer: the neighbour on while b's TPC-B runs in a visit's first attempt."""
+    """An observer: the neighbour on while b's TPC-B runs in a visit's first attempt,
+    from its pgbench command on (after the wait for quiet before it: a neighbour that
+    started before the wait would only be waited out)."""
 
     def __init__(self, neighbour: Switched | None) -> None:
         self.neighbour = neighbour
         self.attempt: dict[str, int] = {}
         self.burst: list[int] = []  # the rounds b's run had the neighbour
+        self.pending: int | None = None  # b's first-attempt TPC-B run started: its round
         self.said: list = []
 
     def __call__(self, e) -> None:
         self.said.append(e)
         if isinstance(e, ev.VisitStarted):
             self.attempt[e.target] = e.again
-        if self.neighbour is None or getattr(e, "target", None) != "b":
+        if self.neighbour is None:
+            return
+        if isinstance(e, ev.CommandStarted) and self.pending is not None:
+            if Path(e.argv[0]).name == "pgbench":
+                self.neighbour.on()
+                self.burst.append(self.pending)
+                self.pending = None
+            return
+        if getattr(e, "target", None) != "b":
             return
         if isinstance(e, ev.RunStarted) and e.workload == "pgbench" and not self.attempt["b"]:
-            self.neighbour.on()
-            self.burst.append(e.round)
+            self.pending = e.round
         elif isinstance(e, ev.RunFinished) and e.workload == "pgbench":
+            self.pending = None
             self.neighbour.off()
 
 
