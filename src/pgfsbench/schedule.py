@@ -90,9 +90,12 @@ class Schedule:
     resettling: bool = False  # a resumed campaign's round 0: it settles re-made targets only
     reloads_uncounted: bool = False  # reused targets re-made on resume: a reload counts 0
     plan_sha256: str = ""  # the recorded plan's hash (campaign/resume.py checks it)
-    # Seconds spent running disturbed visits again: on top of the budget, at most
-    # reps.redo of the time spent measuring (analysis/disturbance.py)
+    # Seconds spent running disturbed visits again and waiting for quiet: on top of the
+    # budget, at most reps.redo of it (analysis/disturbance.py)
     extra_s: float = 0.0
+    # The same beyond that allowance, in an 'auto' plan: paid from its budget (fewer
+    # rounds, each undisturbed), so the campaign still ends within budget + allowance
+    from_budget_s: float = 0.0
     # The campaign's expected length (an 'auto' plan: its budget), which reps.redo is a
     # share of; None: the time spent measuring so far
     budget_s: float | None = None
@@ -134,12 +137,29 @@ class Schedule:
         return self.reps.redo * (self.budget_s or self.measuring_s())
 
     def may_redo(self) -> bool:
-        """Whether a disturbed visit may be run again now (the allowance is not spent)."""
-        return self.reps.redo > 0 and self.extra_s < self.redo_allowance_s()
+        """Whether a disturbed visit may be run again now, and a run wait for quiet: while
+        the allowance lasts, and after it (an 'auto' plan) while its budget does. A busy
+        machine spends the budget on fewer, undisturbed rounds rather than on rounds
+        whose disturbed runs would be left out anyway."""
+        if self.reps.redo <= 0:
+            return False
+        if self.extra_s < self.redo_allowance_s():
+            return True
+        return self.auto and self.measuring_s() < self.reps.max_minutes * 60
+
+    def spend(self, seconds: float) -> None:
+        """Time run again or waited: in the allowance while it lasts (on top of the
+        budget), then (an 'auto' plan) from the budget."""
+        if not self.auto:
+            self.extra_s += seconds
+            return
+        room = max(0.0, self.redo_allowance_s() - self.extra_s)
+        self.extra_s += min(seconds, room)
+        self.from_budget_s += max(0.0, seconds - room)
 
     def waited(self, seconds: float, quiet: bool) -> None:
-        """A wait for quiet before a run: on top of the budget, in the allowance."""
-        self.extra_s += seconds
+        """A wait for quiet before a run (``spend``)."""
+        self.spend(seconds)
         self.waits = [self.waits[0] + 1, self.waits[1] + seconds, self.waits[2] + quiet]
 
     def discount(self, target: str, m: WorkloadBase, round_no: int) -> None:
@@ -312,8 +332,8 @@ class Schedule:
         if round_no == SETTLING:
             return
         self.last_round = round_no
-        elapsed_min = self.measuring_s() / 60
-        if self.auto and elapsed_min >= self.reps.max_minutes and round_no < self.reps.max:
+        out_of_time = self._out_of_time(round_no)
+        if self.auto and out_of_time and round_no < self.reps.max:
             # No round starts after this one: it is the last look, with the alpha left.
             self.design = self.design.at_budget(round_no)
         self.decisions = self._decide() if self.auto else {}
@@ -339,8 +359,25 @@ class Schedule:
                 self.stops[key] = Stop("decided", round_no, k)
             elif round_no >= self.reps.max:
                 self.stops[key] = Stop("max rounds", round_no, k, undecided)
-            elif elapsed_min >= self.reps.max_minutes:
-                self.stops[key] = Stop("budget", round_no, k, undecided, self.reps.max_minutes)
+            elif out_of_time:
+                # a busy campaign's: the budget and the allowance, the clock it kept to
+                minutes = self.reps.max_minutes + (
+                    round(self.redo_allowance_s() / 60, 1) if self.from_budget_s else 0
+                )
+                self.stops[key] = Stop("budget", round_no, k, undecided, minutes)
+
+    def _out_of_time(self, round_no: int) -> bool:
+        """No round starts after ``round_no``: the budget's measuring time is spent, or,
+        while waits and runs again are paid from it (a busy machine), another round of
+        the length they have had would end past budget and allowance together."""
+        budget_s = self.reps.max_minutes * 60
+        if self.measuring_s() >= budget_s:
+            return True
+        if not self.from_budget_s:
+            return False
+        spent = self.clock() - self.started
+        per_round = spent / max(1, round_no - self.first_round + 1)
+        return spent + per_round > budget_s + self.redo_allowance_s()
 
     def _decide(self) -> dict:
         """Every headline comparison's decision so far: the measurements 'auto' decides
@@ -402,6 +439,8 @@ class Schedule:
                 "share": self.reps.redo,
                 "spent_s": round(self.extra_s, 1),
                 "allowance_s": round(self.redo_allowance_s(), 1),
+                # the same beyond the allowance, paid from an 'auto' plan's budget
+                "from_budget_s": round(self.from_budget_s, 1),
                 # waits for quiet before a run (campaign/quiet.py): how many, how long in
                 # all, how many ended quiet; their time is in spent_s
                 "waits": int(self.waits[0]),

@@ -313,3 +313,25 @@ def test_a_campaign_takes_a_view_as_its_observer(lab, monkeypatch):
     monkeypatch.setattr(Campaign, "__init__", spy)
     lab(PLAN.format(fresh="true"))
     assert "round 3 of 3 done" in seen[0].out.getvalue()
+
+
+def test_a_visit_kept_says_which_time_ran_out():
+    """Kept for want of time: the allowance of a fixed count, the allowance and then the
+    budget of an 'auto' plan; or disturbed each time it ran."""
+    from pgfsbench.progress.lines import disturbed_line
+
+    runs = (ev.Disturbed("pgbench", "clients=4", "40% of the CPUs busy outside pgfsbench"),)
+
+    def reason(**kw) -> str:
+        line = disturbed_line(ev.VisitDisturbed("b", 7, runs, again=False, **kw))
+        return line.split("statistics (", 1)[1].split("):", 1)[0]
+
+    assert (
+        reason(spent_s=180, allowance_s=178)
+        == "the 3.0 min allowed so far for visits run again are spent"
+    )
+    assert (
+        reason(spent_s=178, allowance_s=178, from_budget=True)
+        == "the 3.0 min allowed for visits run again, then the budget, are spent"
+    )
+    assert reason(spent_s=10, allowance_s=178, from_budget=True) == "disturbed each time it ran"

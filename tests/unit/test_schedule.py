@@ -182,6 +182,68 @@ def test_auto_the_budget_round_decides_what_the_planned_look_would_have() -> Non
     assert s.last_round == 6
 
 
+def test_time_run_again_past_the_allowance_comes_from_an_auto_budget() -> None:
+    """Waits and runs again fill the allowance (on top of the budget), then an 'auto'
+    plan pays them from its budget until that is spent too; a fixed count, whose length
+    is not a budget, stops at the allowance."""
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    clock = Clock()
+    s = Schedule(
+        Repetitions(count="auto", max_minutes=10, redo=0.1), ["a", "b"], [bench], clock=clock
+    )
+    s.budget_s = 600.0  # the allowance: 60 s
+    s.spend(50.0)
+    assert (s.extra_s, s.from_budget_s, s.may_redo()) == (50.0, 0.0, True)
+    s.spend(30.0)  # 10 s fill the allowance, 20 s come from the budget
+    assert (s.extra_s, s.from_budget_s) == (60.0, 20.0)
+    clock.now = 600.0 + 60.0 - 1  # measuring: 599 s of the 600
+    assert s.may_redo()
+    clock.now += 2
+    assert not s.may_redo()
+    assert s.describe()["redo"]["from_budget_s"] == 20.0
+
+    fixed = Schedule(Repetitions(count=5, redo=0.1), ["a", "b"], [bench], clock=Clock())
+    fixed.budget_s = 600.0
+    fixed.spend(70.0)
+    assert (fixed.extra_s, fixed.from_budget_s, fixed.may_redo()) == (70.0, 0.0, False)
+
+
+def test_a_busy_campaign_starts_no_round_that_would_end_past_budget_and_allowance() -> None:
+    """Rounds of 100 s, a 10-minute budget, an allowance of 60 s spent in round 1 with
+    20 s more from the budget: after round 5 (680 s so far, 116 s a round) another would
+    end past 660 s, so round 5 is the last look, though only 520 s were measuring."""
+    bench = PgbenchWorkload(type="pgbench", clients=1, duration=5)
+    values = _values({"a": 1.0, "b": 1.0}, noise=0.05)
+
+    def run(busy: bool) -> Schedule:
+        clock = Clock(per_round=100)
+        s = Schedule(
+            Repetitions(count="auto", min=3, max=50, max_minutes=10, redo=0.1),
+            ["a", "b"],
+            [bench],
+            clock=clock,
+        )
+        s.budget_s = 600.0
+        for r in range(1, 51):
+            for t in s.order(r, s.active_targets(r)):
+                s.record(t, bench, values[t][r - 1], ok=True, round_no=r)
+            clock.now += clock.per_round
+            if busy and r == 1:
+                s.spend(80.0)
+                clock.now += 80.0
+            s.end_round(r)
+            if not s.active_targets(r + 1):
+                return s
+        raise AssertionError("never stopped")
+
+    busy, quiet = run(busy=True), run(busy=False)
+    stop = busy.stops[("pgbench", "clients=1")]
+    assert (busy.last_round, stop.reason) == (5, "budget")
+    assert stop.text().startswith("budget: 11 min reached at round 5")  # 10 + 1 allowed
+    assert busy.from_budget_s == 20.0 and busy.measuring_s() == 520.0
+    assert quiet.last_round == 6  # 600 s measuring: the budget alone
+
+
 def test_auto_a_fixed_count_measurement_is_described_not_tested() -> None:
     # pg_test_fsync-like: its own 3 repetitions in an 'auto' plan. It runs its 3 rounds
     # and stops on its count; it is never in the decisions, so it costs no alpha.

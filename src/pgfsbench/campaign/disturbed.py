@@ -3,7 +3,8 @@
 ``analysis/disturbance.py`` has the rule (the machine's evidence, within the round);
 ``Campaign`` counts a disturbed run from the seconds the burst spared where it can
 (``Disturbance.trimmed``), runs the other disturbed visits again while the schedule's
-allowance lasts (``Schedule.may_redo``) and keeps the rest, marked and left out.
+allowance lasts, then an 'auto' plan's budget (``Schedule.may_redo``), and keeps the
+rest, marked and left out.
 """
 
 from __future__ import annotations

@@ -83,6 +83,8 @@ class VisitDisturbed:
     spent_s: float = 0.0  # seconds spent so far on visits run again
     allowance_s: float = 0.0  # the most they may take by now
     trimmed: bool = False  # kept and counted from the seconds no burst touched
+    # past the allowance, runs again are paid from the budget ('auto'), now spent too
+    from_budget: bool = False
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ or ``MOST_S`` have passed, and the run starts then: a neighbour whose bursts are
 than a visit disturbs nearly every visit it overlaps, so a visit started as a burst ends
 has the gap after it to itself. A burst that is still on after
 ``MOST_S`` is left to the rule: the run may be disturbed and run again. The time
-waited is on top of the budget, in the same allowance as visits run again
-(``Schedule.may_redo``), and decided on the machine's evidence alone.
+waited is in the same allowance as visits run again, on top of the budget, and past it
+from an 'auto' plan's budget (``Schedule.may_redo``, ``Schedule.spend``); it is decided
+on the machine's evidence alone.
 """
 
 from __future__ import annotations

@@ -247,6 +247,7 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
     redo = stored.get("redo") or {}
     # The time spent on visits run again stays outside the budget's clock.
     schedule.extra_s = float(redo.get("spent_s") or 0.0)
+    schedule.from_budget_s = float(redo.get("from_budget_s") or 0.0)
     schedule.disturbed = [d for d in redo.get("disturbed", []) if d.get("round", 0) < before]
     schedule.resettling = point.settle_again
     schedule.reloads_uncounted = not schedule.reps.fresh and before > 1

@@ -430,7 +430,7 @@ class Campaign:
                         attempt=tries[target],
                     )
                 finally:
-                    schedule.extra_s += schedule.clock() - began
+                    schedule.spend(schedule.clock() - began)
                 for r, d in runs:
                     if self.round_runs.latest(target, r.workload) is not r:  # replaced
                         store.mark_redone(r.run_id, f"run again: {d.text()}")
@@ -484,6 +484,7 @@ class Campaign:
                     again=False,
                     spent_s=schedule.extra_s,
                     allowance_s=schedule.redo_allowance_s(),
+                    from_budget=schedule.auto,
                 )
             )
 

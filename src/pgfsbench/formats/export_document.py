@@ -139,6 +139,9 @@ class Redo(TypedDict):
     """seconds spent running visits again (on top of the budget)"""
     allowance_s: float
     """the most they could have taken when the schedule was last recorded"""
+    from_budget_s: NotRequired[float]
+    """seconds of runs again and waits for quiet past the allowance, paid from an 'auto'
+    plan's budget (absent in results from before)"""
     disturbed: list[DisturbedRun]
 
 

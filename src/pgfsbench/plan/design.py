@@ -110,7 +110,8 @@ class Repetitions(Strict):
         "its round, and while visits are being disturbed a run first waits for quiet, "
         "while the time so spent stays under this share of the campaign's expected "
         "length (auto: of its budget, max_minutes); that time is on top of it (0.33 of 9 "
-        "minutes: at most 3 more). 0: never. A disturbed run not run again is counted "
+        "minutes: at most 3 more). Past it, an 'auto' plan goes on doing so from its "
+        "budget: fewer rounds, undisturbed. 0: never. A disturbed run not run again is counted "
         "from the seconds no burst touched where it can be, else kept, marked, and left "
         "out of the statistics",
     )

@@ -93,6 +93,9 @@ def disturbed_line(e: ev.VisitDisturbed) -> str:
     reason = (
         "the plan runs no visit again: [repetitions] redo = 0"
         if e.allowance_s <= 0
+        else f"the {e.allowance_s / 60:.1f} min allowed for visits run again, then the "
+        "budget, are spent"
+        if e.spent_s >= e.allowance_s and e.from_budget
         else f"the {e.allowance_s / 60:.1f} min allowed so far for visits run again are spent"
         if e.spent_s >= e.allowance_s
         else "disturbed each time it ran"

@@ -28,6 +28,7 @@ class DisturbedVisits:
     share: float | None  # [repetitions] redo: the most, as a share of the time measuring
     instead: str | None  # the answer counting the disturbed runs; None: the same
     trimmed: int = 0  # runs counted from the seconds the burst spared
+    from_budget_s: float = 0.0  # the same past the allowance, paid from the budget
 
     def text(self) -> str:
         """'3 of 48 visits disturbed by others' load on the machine (...); the answer
@@ -47,11 +48,13 @@ class DisturbedVisits:
                 "statistics"
             )
         spent = (
-            f"; {self.spent_s / 60:.1f} min spent running visits again"
-            + (f", on top of the budget (at most {self.share:.0%} of the time measuring)")
+            f"; {self.spent_s / 60:.1f} min spent running visits again and waiting for "
+            f"quiet, on top of the budget (at most {self.share:.0%} of it)"
             if self.spent_s and self.share is not None
             else ""
         )
+        if self.from_budget_s:
+            spent += f", then {self.from_budget_s / 60:.1f} min of the budget"
         holds = (
             "counting the disturbed runs instead, it would be the same"
             if self.instead is None
@@ -85,6 +88,7 @@ def disturbed_visits(campaign: Campaign, answer: str) -> DisturbedVisits | None:
         redo.get("share"),
         None if instead == answer else instead,
         sum(r.id in left_out and left_out[r.id].trimmed for r in hit),
+        float(redo.get("from_budget_s") or 0.0),
     )
 
 
