@@ -308,7 +308,9 @@ def test_a_burst_over_part_of_a_run_leaves_its_untouched_seconds_to_count():
     assert list(found) == ["xfs"]
     xfs_d = found["xfs"]
     assert xfs_d.trimmed and (xfs_d.clean_s, xfs_d.measured_s) == (4, 6)
-    assert xfs_d.trim_text() == "its figure from the 4 of its 6 s no burst touched"
+    assert (
+        xfs_d.trim_text() == "its figure from the 4 of its 6 s after the warm-up no burst touched"
+    )
     curve = dict(xfs["series"]["pgbench.tps"].points)
     clean = [curve[t] for t in (4.0, 5.0, 6.0, 7.0)]
     whole = [curve[t] for t in (2.0, 3.0, 4.0, 5.0, 6.0, 7.0)]

@@ -421,14 +421,16 @@ def test_a_visit_a_burst_touched_in_part_is_counted_from_the_seconds_it_spared(l
     doc = __import__("json").loads(out.getvalue())
     [exported] = [r["disturbed"] for r in doc["runs"] if r["disturbed"]]
     assert exported["action"] == "trimmed"
-    assert exported["why"].endswith("its figure from the 3 of its 8 s no burst touched")
+    assert exported["why"].endswith(
+        "its figure from the 3 of its 8 s after the warm-up no burst touched"
+    )
     lines = io.StringIO()
     view = PlainProgress(campaign.plan, lines, io.StringIO())
     for e in campaign.said:
         view(e)
     assert (
         "round 3: b disturbed in part, counted from the rest: 60% of the CPUs busy outside "
-        "pgfsbench during 4 of its 8 s; its figure from the 3 of its 8 s no burst touched "
-        "(pgbench clients=1)"
+        "pgfsbench during 4 of its 8 s; its figure from the 3 of its 8 s after the warm-up "
+        "no burst touched (pgbench clients=1)"
     ) in lines.getvalue().splitlines()
     nothing_left(campaign, tmp_path)

@@ -119,10 +119,11 @@ class Disturbance:
         return self.clean_ratio is not None and self.clean_s >= MIN_CLEAN_S
 
     def trim_text(self) -> str:
-        """'its figure from the 5 of its 8 s no burst touched'."""
+        """'its figure from the 3 of its 5 s after the warm-up no burst touched' (its
+        monitored seconds, which ``text`` counts, include the warm-up)."""
         return (
             f"its figure from the {_secs(self.clean_s)} of its {_secs(self.measured_s)} s "
-            "no burst touched"
+            "after the warm-up no burst touched"
         )
 
     def reasons(self) -> list[str]:
