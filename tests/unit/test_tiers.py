@@ -45,6 +45,10 @@ def test_non_transitive_decisions_make_no_cut_and_keep_what_was_decided() -> Non
     assert t.tiers == [["a", "b", "c"]]
     assert ("a", "c", BETTER) in t.inside and ("a", "b", OPEN) in t.inside
     assert t.decided_any and not t.all_decided
+    # the ranking says what the tier hides: a one-line answer must not drop a decision
+    assert t.text() == "a, b, c (a > c)"
+    mixed = rank(["b", "a", "c"], _relation({("b", "c"): BETTER, ("b", "a"): SAME}))
+    assert mixed.text() == "b, a, c (b ≈ a; b > c)"
 
 
 def test_a_cut_needs_every_pair_across_it() -> None:
@@ -105,6 +109,6 @@ def test_the_answer_of_non_transitive_decisions_says_what_was_decided_inside_the
     assert tiers.tiers == [["a", "b", "c"]]
     text = measurement_answer(row, table, tiers)
     # every target against the baseline a; then what the tier hides between b and c
-    assert text.startswith("a, b, c: against a, b −5.0% TPC-B tps [")
+    assert text.startswith("a, b, c (a > c): against a, b −5.0% TPC-B tps [")
     assert "c −10% [" in text and "worse" in text
     assert "c vs b " in text and "not told apart" in text

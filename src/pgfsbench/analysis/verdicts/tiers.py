@@ -10,7 +10,7 @@ decide.
 Decisions need not be transitive: with ``a > c`` decided but ``a ? b`` and
 ``b ? c`` open, no cut separates anything and the three share one tier. What
 was decided inside a tier is not lost: ``Tiers.inside`` lists it, and the
-answer says it.
+ranking says it after the tier: ``a, b, c (a > c)``.
 
 The order within and across tiers is the decided "beats" relation first (a
 target decided better is never listed after the one it beat), then the estimate
@@ -42,11 +42,17 @@ class Tiers:
 
     def text(self) -> str:
         """``ext4 ≈ xfs > btrfs``: '>' between tiers; inside a tier '≈' where every pair
-        was shown equivalent, else ', ' (not told apart)."""
+        was shown equivalent, else ', ' (not told apart), followed by what its pairs did
+        decide, which no cut could show: ``b, a, slow (b > slow; b ≈ a)``."""
 
         def tier(members: list[str]) -> str:
-            same = all(rel == SAME for a, b, rel in self.inside if a in members and b in members)
-            return (" ≈ " if same else ", ").join(members)
+            pairs = [(a, b, rel) for a, b, rel in self.inside if a in members and b in members]
+            if all(rel == SAME for _, _, rel in pairs):
+                return " ≈ ".join(members)
+            decided = [
+                f"{a} {'>' if rel == BETTER else '≈'} {b}" for a, b, rel in pairs if rel != OPEN
+            ]
+            return ", ".join(members) + (f" ({'; '.join(decided)})" if decided else "")
 
         return " > ".join(tier(t) for t in self.tiers)
 
