@@ -2,7 +2,8 @@ r"""The default plan beside a noisy neighbour: disturbed visits found, run again
 what the answer keeps; and the discount for disturbed runs that were kept.
 
     .venv/bin/python benchmarks/bench_busy.py campaigns DIR [--count 5] [--neighbour both]
-        [--duty 0.4] [--period 30] [--slow-iops 4600] [--max-minutes 9]   # root, ~12 min each
+        [--duty 0.4] [--period 30] [--slow-iops 4600 | --slow-commit-delay 1]
+        [--max-minutes 9]                                                # root, ~12 min each
     .venv/bin/python benchmarks/bench_busy.py extract DIR [DIR ...]        # CSV rows
     .venv/bin/python benchmarks/bench_busy.py summary [CSV ...]            # the goals' figures
     .venv/bin/python benchmarks/bench_busy.py simulate [--campaigns 2000] [--sd 0.097]
@@ -12,7 +13,9 @@ what the answer keeps; and the discount for disturbed runs that were kept.
 measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``a`` and
 ``b`` identical, ``slow`` the same recipe with its device capped at ``--slow-iops``
 write IOPS (provision/throttle.py; 4600 made TPC-B about 10% slower on this 2-core VM,
-each campaign measures it again: ``slowdown``), through the CLI, one at a time,
+each campaign measures it again: ``slowdown``; or, ``--slow-commit-delay``, its server
+sleeping before every WAL flush, ~11% slower whatever else the machine does, where the
+cap's slowdown shrinks when the CPUs are taken), through the CLI, one at a time,
 ``--neighbour off``, ``on`` or ``both`` (each pair: without, then with). With the
 neighbour on, ``benchmarks/neighbour.py`` runs beside the whole campaign (CPU spinners
 on every CPU and fsync'd writes, ``--duty`` of the time in bursts over cycles of
@@ -113,13 +116,25 @@ FIELDS = [
     "answer",
     "disturbed",
     "runs_trimmed",  # counted from the seconds no burst touched (absent in older rows)
+    "from_budget_s",  # waits and runs again past the allowance, from the budget (newer rows)
+    "slow_commit_delay",  # slow made so by commit_delay, not an IOPS cap (newer rows)
 ]
 TPS = ("pgbench", "clients=4")
 
 
 # --- campaigns ---------------------------------------------------------------------------
-def plan_text(slow_iops: int, max_minutes: float | None = None) -> str:
-    """The default plan's design on a, b (ext4) and slow (ext4, write IOPS capped)."""
+def _measured_from(run) -> float:
+    """When a run's monitored seconds began: its record starts before a wait for quiet
+    (campaign/quiet.py), which a burst may overlap without touching the run."""
+    monitored = next((m.value for m in run.metrics if m.name == "disturb.monitored_s"), None)
+    return max(run.started, run.ended - monitored) if monitored else run.started
+
+
+def plan_text(
+    slow_iops: int, max_minutes: float | None = None, commit_delay: int | None = None
+) -> str:
+    """The default plan's design on a, b (ext4) and slow (ext4, write IOPS capped, or
+    with ``commit_delay``: its server sleeps before every WAL flush)."""
     quick = load_plan("quick")
     reps = quick.repetitions.model_dump(mode="json", exclude_none=True)
     if max_minutes is not None:
@@ -128,7 +143,7 @@ def plan_text(slow_iops: int, max_minutes: float | None = None) -> str:
     settings = "\n".join(f"{k} = {json.dumps(v)}" for k, v in quick.postgres.settings.items())
     targets = "".join(
         f'[[targets]]\nname = "{t}"\nfs = "ext4"\nsize = "2G"\n'
-        + (f"throttle = {{ write_iops = {slow_iops} }}\n" if t == "slow" else "")
+        + (_slower(slow_iops, commit_delay) if t == "slow" else "")
         + "\n"
         for t in ("a", "b", "slow")
     )
@@ -145,10 +160,19 @@ def plan_text(slow_iops: int, max_minutes: float | None = None) -> str:
     )
 
 
+def _slower(slow_iops: int, commit_delay: int | None) -> str:
+    if commit_delay:
+        return (
+            f"postgres = {{ settings = {{ commit_delay = {commit_delay}, "
+            "commit_siblings = 0 } }\n"
+        )
+    return f"throttle = {{ write_iops = {slow_iops} }}\n"
+
+
 def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     plan = Path(tempfile.mkdtemp(prefix="bench-busy-")) / "busy.toml"
-    plan.write_text(plan_text(args.slow_iops, args.max_minutes))
+    plan.write_text(plan_text(args.slow_iops, args.max_minutes, args.slow_commit_delay))
     states = {"off": [False], "on": [True], "both": [False, True]}[mode]
     for i in range(1, count + 1):
         for on in states:
@@ -187,7 +211,8 @@ def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> Non
                         "neighbour": on,
                         "duty": args.duty if on else 0.0,
                         "period_s": args.period if on else 0.0,
-                        "slow_iops": args.slow_iops,
+                        "slow_iops": "" if args.slow_commit_delay else args.slow_iops,
+                        "slow_commit_delay": args.slow_commit_delay or "",
                         "wall_minutes": (time.time() - began) / 60,
                     }
                 )
@@ -257,7 +282,7 @@ def extract(results: Path) -> Path:
     hit = {
         r.id
         for r in measured
-        if any(min(r.ended, off) - max(r.started, on) >= 1.0 for on, off in bursts)
+        if any(min(r.ended, off) - max(_measured_from(r), on) >= 1.0 for on, off in bursts)
     }
     row = {
         "campaign": campaign.id,
@@ -265,6 +290,7 @@ def extract(results: Path) -> Path:
         "duty": meta.get("duty", ""),
         "period_s": meta.get("period_s", ""),
         "slow_iops": meta.get("slow_iops", ""),
+        "slow_commit_delay": meta.get("slow_commit_delay", ""),
         "minutes": f"{((campaign.ended or time.time()) - campaign.started) / 60:.2f}",
         "measuring_minutes": f"{((campaign.ended or 0) - campaign.started - float(redo.get('spent_s') or 0)) / 60:.2f}",
         "rounds": campaign.schedule.get("rounds", ""),
@@ -288,6 +314,7 @@ def extract(results: Path) -> Path:
         "waits": redo.get("waits", 0),
         "waited_s": redo.get("waited_s", 0),
         "extra_s": redo.get("spent_s", 0),
+        "from_budget_s": redo.get("from_budget_s", 0),
         "causes": " ".join(f"{c}:{n}" for c, n in sorted(causes.items())),
         "answer": answer,
         "disturbed": found.text() if found else "",
@@ -305,9 +332,9 @@ def extract(results: Path) -> Path:
 def summary(paths: list[Path]) -> None:
     rows = [r for p in paths for r in csv.DictReader(p.open())]
     by = defaultdict(list)
-    for r in rows:
-        by[r["neighbour"]].append(r)
-    for state, rs in sorted(by.items()):
+    for r in rows:  # the slowdown's kind: an IOPS cap's moves with the machine's load
+        by[(r["neighbour"], "commit_delay" if r.get("slow_commit_delay") else "iops cap")].append(r)
+    for (state, slower), rs in sorted(by.items()):
         n = len(rs)
         limit = 12.0 if state == "on" else 10.0
 
@@ -328,11 +355,14 @@ def summary(paths: list[Path]) -> None:
             json.dumps(
                 {
                     "neighbour": state,
+                    "slow_by": slower,
                     "campaigns": n,
                     f"10%_decided_vs_a_and_b_within_{limit:g}_min": f"{decided} of {n}",
                     f"10%_decided_vs_a_within_{limit:g}_min": f"{decided_a} of {n}",
                     "identical_targets_split": f"{split} of {n}",
                     "minutes": sorted(float(r["minutes"]) for r in rs),
+                    "rounds": sorted(int(r["rounds"]) for r in rs),
+                    "from_budget_s": [float(r.get("from_budget_s") or 0) for r in rs],
                     "slowdown_measured": sorted(float(r["slowdown"]) for r in rs if r["slowdown"]),
                     # the rule: runs a burst overlapped that it flagged; runs it flagged
                     # that no burst of the neighbour's touched (others' load, or false)
@@ -464,6 +494,13 @@ def main() -> None:
     c.add_argument("--duty", type=float, default=0.4)
     c.add_argument("--period", type=float, default=30.0)
     c.add_argument("--slow-iops", type=int, default=4600)
+    c.add_argument(
+        "--slow-commit-delay",
+        type=int,
+        metavar="US",
+        help="make slow slower by commit_delay (with commit_siblings = 0) instead of an "
+        "IOPS cap: a cost per commit that someone else's load does not take away",
+    )
     c.add_argument("--max-minutes", type=float, help="the budget (default: the plan's)")
     e = sub.add_parser("extract")
     e.add_argument("results", type=Path, nargs="+")
