@@ -48,7 +48,7 @@ BROKEN_PLAN = plan_toml("broken", [{"name": "gone", "dir": MISSING_DIR}], [{"typ
 PLAN = plan_toml(
     "fleet-tiny",
     [ext4("ext4", "300M")],
-    [LOAD, pgbench(clients=2, duration=3)],
+    [LOAD, pgbench(clients=2, duration=2)],
     description="one ext4 target, one short pgbench",
     settings=SMALL_BUFFERS,
 )

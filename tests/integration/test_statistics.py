@@ -58,11 +58,13 @@ def test_rounds_are_interleaved_and_targets_reused(campaign) -> None:
     visits = doc["schedule"]["visits"]
     assert visits[:5] == [[1, "a"], [1, "b"], [1, "slow"], [1, "nobarrier"], [2, "b"]]
     assert len(visits) == 20
-    runs = [r for r in doc["runs"] if r["workload"] == "pgbench"]
+    # a visit the machine disturbed (the hypervisor's steal on a shared CI host, say) is
+    # run again in its round: the earlier run stays, 'redone'; the counted ones are these
+    runs = [r for r in doc["runs"] if r["workload"] == "pgbench" and r["status"] != "redone"]
     assert sorted((r["target"], r["repetition"]) for r in runs) == sorted(
         (t, n) for t in ("a", "b", "slow", "nobarrier") for n in range(1, 6)
     )
-    assert all(r["status"] == "ok" for r in doc["runs"])
+    assert all(r["status"] in ("ok", "redone") for r in doc["runs"])
     # reused: the load ran once per target, not once per round
     assert sum(r["workload"] == "pgbench-init" for r in doc["runs"]) == 4
 
