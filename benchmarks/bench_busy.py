@@ -14,8 +14,8 @@ measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``
 ``b`` identical, ``slow`` the same recipe with its device capped at ``--slow-iops``
 write IOPS (provision/throttle.py; 4600 made TPC-B about 10% slower on this 2-core VM,
 each campaign measures it again: ``slowdown``; or, ``--slow-commit-delay``, its server
-sleeping before every WAL flush, ~11% slower whatever else the machine does, where the
-cap's slowdown shrinks when the CPUs are taken), through the CLI, one at a time,
+sleeping before every WAL flush: 12.1% slower in one quiet campaign, 5.2-15.2% in four
+beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken), through the CLI, one at a time,
 ``--neighbour off``, ``on`` or ``both`` (each pair: without, then with). With the
 neighbour on, ``benchmarks/neighbour.py`` runs beside the whole campaign (CPU spinners
 on every CPU and fsync'd writes, ``--duty`` of the time in bursts over cycles of

@@ -442,7 +442,7 @@ class Schedule:
                 # the same beyond the allowance, paid from an 'auto' plan's budget
                 "from_budget_s": round(self.from_budget_s, 1),
                 # waits for quiet before a run (campaign/quiet.py): how many, how long in
-                # all, how many ended quiet; their time is in spent_s
+                # all, how many ended quiet; their time is in spent_s and from_budget_s
                 "waits": int(self.waits[0]),
                 "waited_s": round(self.waits[1], 1),
                 "waits_quiet": int(self.waits[2]),
