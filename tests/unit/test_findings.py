@@ -136,3 +136,39 @@ def test_three_identical_quantized_p99s_are_not_equivalent_anywhere() -> None:
     for ch in line.text:
         depth += {"(": 1, ")": -1}.get(ch, 0)
         assert depth <= 1, line.text
+
+
+def test_a_plans_weights_set_each_rows_level_and_say_so() -> None:
+    # tps weighs 3 against fio p99's 1: tps pairs at 3/12 of alpha each, p99 pairs at
+    # 1/12; each row's interval at its own level, and the words say whose share it is.
+    rng = np.random.default_rng(5)
+    tps = _campaign(rng, {"a": 0.0, "b": -0.3, "c": 0.0}, 10)
+    p99 = _campaign(rng, {"a": 0.0, "b": 0.0, "c": 0.0}, 10, sd=0.3)
+    cells = {
+        CellKey(t, "pgbench", "", "pgbench.tps"): Samples(
+            "tx/s",
+            True,
+            values=list(v.values()),
+            rounds=list(v),
+            block="c1",
+            params={"mode": "tpcb"},
+        )
+        for t, v in tps.items()
+    } | {
+        CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
+            "us", False, values=list(v.values()), rounds=list(v), block="c1", params={}
+        )
+        for t, v in p99.items()
+    }
+    design = Design(0.05, 0.03, 10, 10, weights=(("pgbench", 3.0), ("fsync-latency", 1.0)))
+    table = build_table(Source(list(tps), cells, design=design), None, 0.05, 0.03)
+    rows = {r.workload: r for r in table.rows}
+    f = table.pair(rows["pgbench"], "a", "b")
+    g = table.pair(rows["fsync-latency"], "a", "b")
+    assert f.level.confidence == pytest.approx(1 - 0.05 * 3 / 12)
+    assert g.level.confidence == pytest.approx(1 - 0.05 / 12)
+    assert f.level.words() == (
+        "98.8% CIs: 95% for the 6 comparisons together (25% of alpha to this one, by the "
+        "plan's weights)"
+    )
+    assert f.outcome == WORSE and _inside(f) and _inside(g)

@@ -97,6 +97,17 @@ def test_threads_are_capped_at_clients():
     assert jobs == [1, 2]
 
 
+def test_weights_name_a_type_or_one_measurement():
+    text = GOOD + (
+        '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
+        'clients = [1, 4]\n[verdicts]\nweights = { fsync = 1, "pgbench clients=4" = 3 }\n'
+    )
+    verdicts = parse_plan(text, "t").verdicts
+    assert verdicts.weight("pgbench", "clients=4") == 3
+    assert verdicts.weight("pgbench", "clients=1") == 1
+    assert verdicts.weight("fsync", "") == 1
+
+
 def test_a_good_plan_gets_defaults():
     plan = parse_plan(GOOD, "t")
     assert plan.targets[0].size_mb == 2048
@@ -132,6 +143,12 @@ def test_a_good_plan_gets_defaults():
             "min (9) is larger than max (4)",
         ),
         (GOOD + '[verdicts]\nbaseline = "zzz"\n', "verdicts.baseline 'zzz' is not a target"),
+        (
+            GOOD + "[verdicts]\nweights = { pgbench = 3 }\n",
+            "verdicts.weights names 'pgbench', which this plan does not measure "
+            "(its measurements: 'fsync')",
+        ),
+        (GOOD + "[verdicts]\nweights = { fsync = 0 }\n", "greater than 0"),
         (GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = {}'), "throttle needs at least one"),
         (
             GOOD.replace('fs = "ext4"', 'fs = "ext4"\nthrottle = { read_bps = "0" }'),

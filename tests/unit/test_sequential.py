@@ -258,3 +258,78 @@ def test_a_campaign_stored_before_looks_resumes_with_its_design() -> None:
     )
     restore(s, point)
     assert s.design.every_round and s.design == design_for(old)
+
+
+def _two_measurements(rng: np.random.Generator, rounds: int, tps_effect: float) -> dict:
+    """tps (workload 'pgbench') and fio p99 ('fsync-latency') of three targets, c's tps
+    moved by ``tps_effect``."""
+    return headline_family(
+        {
+            ("pgbench", "clients=4"): _campaign(
+                rng, rounds, {"a": 0.0, "b": 0.0, "c": tps_effect}, noise=0.07
+            ),
+            ("fsync-latency", ""): _campaign(rng, rounds, {"a": 0.0, "b": 0.0, "c": 0.0}),
+        },
+        ["a", "b", "c"],
+    )
+
+
+def test_weights_share_each_look_unequally_and_add_up_to_alpha() -> None:
+    family = _two_measurements(np.random.default_rng(3), 16, 0.0)
+    equal = Design.fixed(0.05, 0.03, 16)
+    weighted = replace_weights(equal, {"pgbench": 3.0, "fsync-latency": 1.0})
+    levels = {k: d.level for k, d in decide(family, weighted).items() if d.level is not None}
+    tps = [lv for k, lv in levels.items() if k[0] == "pgbench"]
+    fio = [lv for k, lv in levels.items() if k[0] == "fsync-latency"]
+    # open comparisons show the level they were tested at: 3/12 and 1/12 of alpha
+    assert tps == pytest.approx([0.05 * 3 / 12] * 3)
+    assert fio == pytest.approx([0.05 * 1 / 12] * 3)
+    assert sum(tps) + sum(fio) == pytest.approx(0.05)
+    # no weights, or equal ones: alpha / m each, as before weights existed
+    for design in (equal, replace_weights(equal, {"pgbench": 2.0, "fsync-latency": 2.0})):
+        same = [d.level for d in decide(family, design).values()]
+        assert same == pytest.approx([0.05 / 6] * 6)
+    # a measurement's own weight ("type label") wins over its type's
+    own = replace_weights(equal, {"pgbench": 1.0, "pgbench clients=4": 5.0})
+    assert own.weight(("pgbench", "clients=4", "a", "b")) == 5.0
+    assert own.weight(("fsync-latency", "", "a", "b")) == 1.0
+    assert own.weight("a test's own key") == 1.0
+
+
+def test_weights_give_tps_power_and_keep_false_claims_under_alpha() -> None:
+    # 600 campaigns, 16 rounds, tps paired sd ~10%: c 10% slower is decided worse than a
+    # more often with tps weighing 3 against fio's 1; with c identical, no more than
+    # alpha of the campaigns make any false claim over the whole weighted family.
+    design = Design.fixed(0.05, 0.03, 16)
+    weighted = replace_weights(design, {"pgbench": 3.0, "fsync-latency": 1.0})
+    rng = np.random.default_rng(12)
+    hits = {"equal": 0, "weighted": 0}
+    false = 0
+    key = ("pgbench", "clients=4", "a", "c")
+    for _ in range(600):
+        family = _two_measurements(rng, 16, math.log(0.9))
+        hits["equal"] += decide(family, design)[key].outcome == LOWER
+        hits["weighted"] += decide(family, weighted)[key].outcome == LOWER
+        aa = decide(_two_measurements(rng, 16, 0.0), weighted)
+        false += any(d.outcome in (HIGHER, LOWER) for d in aa.values())
+    print(f"power {hits}, A/A false claims {false / 600:.3f}")
+    assert hits["weighted"] > hits["equal"]
+    assert false / 600 <= 0.05
+
+
+def test_a_stored_plans_weights_are_the_design_it_replays() -> None:
+    plan = {
+        "repetitions": {"count": "auto", "min": 6, "max": 16, "looks": [6, 8, 16]},
+        "verdicts": {"weights": {"pgbench": 3, "fsync-latency": 1}},
+    }
+    assert dict(design_for(plan).weights) == {"pgbench": 3.0, "fsync-latency": 1.0}
+    assert dict(design_for({"repetitions": {"count": 6}, **plan}).weights)["pgbench"] == 3.0
+    # stored before weights existed: equal shares, as it was decided with
+    del plan["verdicts"]
+    assert design_for(plan).weights == ()
+
+
+def replace_weights(design: Design, weights: dict[str, float]) -> Design:
+    from dataclasses import replace
+
+    return replace(design, weights=tuple(weights.items()))

@@ -6,7 +6,8 @@ stop (``sequential.decide`` over ``headline_family`` with the plan's design),
 so the three never disagree. Pairs measured in the same rounds of one
 campaign are paired; the others (results directories whose rounds do not
 correspond) fall back to independent samples. When a family holds
-both, alpha is split between them in proportion to their sizes (Bonferroni),
+both, alpha is split between them in proportion to their weights (the plan's
+``[verdicts] weights``; their sizes when none are given) (Bonferroni),
 so the family-wise error stays under alpha (pairs that could never reach a p,
 one run a side, take no share); within the unpaired share each CI is held to
 its Bonferroni level, equivalence included (``outcome.judge_unpaired``).
@@ -22,7 +23,7 @@ shown are the ones the decision was made on, at its level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pgfsbench.analysis.findings import Level
 from pgfsbench.analysis.stats.medians import Comparison, compare, compare_rounds, holm
@@ -75,6 +76,9 @@ class Headlines:
     alpha: float
     family: int  # comparisons sharing alpha (paired and unpaired)
     looks: tuple[int, ...] = ()  # the rounds of the paired design's looks
+    # Each comparison's share of alpha where the plan's weights make the shares unequal
+    # (empty: 1 / family each).
+    shares: dict[Key, float] = field(default_factory=dict)
 
     def level(self, key: Key) -> Level | None:
         j = self.judged[key]
@@ -95,6 +99,7 @@ class Headlines:
             max(1, len(looks)),
             look,
             tost=j.outcome == EQUIVALENT,
+            share=self.shares.get(key),
         )
 
 
@@ -123,7 +128,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> Headline
     }
     # A pair whose sizes can never reach a p (one run a side) claims nothing: no alpha for it.
     live = sum(c.p_value is not None for c in unpaired.values())
-    share = len(paired) / max(1, len(paired) + live)
+    weight = sum(map(design.weight, paired))
+    live_weight = sum(design.weight(k) for k, c in unpaired.items() if c.p_value is not None)
+    share = weight / (weight + live_weight) if weight + live_weight > 0 else 1.0
     out: dict[Key, Judged] = {}
     looks: tuple[int, ...] = ()
     if paired:
@@ -135,6 +142,7 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> Headline
                 Design.fixed(design.alpha, design.noise, last),
                 descriptive=design.descriptive,
                 margin=design.margin,
+                weights=design.weights,
             )
         decisions = decide(paired, replace(design, alpha=design.alpha * share))
         looks = tuple(design.levels())
@@ -152,7 +160,14 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> Headline
             out[k] = judge_unpaired(
                 c, p, alpha, design.noise, comparisons=max(1, live), margin=design.margin
             )
-    return Headlines(out, design.alpha, len(paired) + live, looks)
+    family = len(paired) + live
+    weights = {k: design.weight(k) for k in paired} | {
+        k: design.weight(k) for k, c in unpaired.items() if c.p_value is not None
+    }
+    total = sum(weights.values())
+    unequal = len(set(weights.values())) > 1
+    shares = {k: w / total for k, w in weights.items()} if unequal else {}
+    return Headlines(out, design.alpha, family, looks, shares)
 
 
 FIXED_ROUNDS = (

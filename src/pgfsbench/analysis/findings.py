@@ -56,7 +56,8 @@ class Level:
     ``family``: the comparisons sharing alpha (1: a row alone); ``looks``: the planned
     looks alpha is spent over; ``look``: which of them (1-based) this interval is at;
     ``tost``: an equivalence's interval (two one-sided tests at ``(1 - confidence) / 2``
-    each); ``adjusted``: False for the exploratory rows, each at alpha alone."""
+    each); ``adjusted``: False for the exploratory rows, each at alpha alone; ``share``:
+    the comparison's share of alpha where the plan's weights make shares unequal."""
 
     confidence: float
     alpha: float
@@ -65,6 +66,8 @@ class Level:
     look: int = 1
     tost: bool = False
     adjusted: bool = True
+    share: float | None = None  # this comparison's share of alpha when the plan's weights
+    # make the shares unequal (None: 1 / family)
 
     @property
     def label(self) -> str:
@@ -82,6 +85,10 @@ class Level:
             together = (
                 f"for the {self.family} comparisons together" if self.family > 1 else "in all"
             )
+            if self.share is not None:
+                together += (
+                    f" ({percent_text(self.share)} of alpha to this one, by the plan's weights)"
+                )
             over = f", over {self.looks} looks" if self.looks > 1 else ""
             what = f"{overall} {together}{over}"
         if self.tost:

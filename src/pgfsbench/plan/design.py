@@ -181,6 +181,24 @@ class Verdicts(Strict):
         ),
     )
 
+    weights: dict[
+        Annotated[str, Field(min_length=1, max_length=80)],
+        Annotated[float, Field(gt=0, le=100)],
+    ] = Field(
+        default_factory=dict,
+        description="how alpha is shared between the tested measurements: a weight per "
+        "workload type ('pgbench') or per measurement ('pgbench clients=8'), default 1 each; "
+        "each comparison gets alpha × its weight / the weights of all. Set before the "
+        "campaign (weights chosen from its own results would void the error control): more "
+        "for the measurement the answer is about, less for one too noisy to decide much "
+        "in the budget",
+    )
+
+    def weight(self, workload: str, label: str) -> float:
+        """The measurement's weight: its own ("type label"), else its type's, else 1."""
+        named = f"{workload} {label}".strip()
+        return self.weights.get(named, self.weights.get(workload, 1.0))
+
     @property
     def margin(self) -> float:
         """The equivalence margin: ``equivalence``, or ``noise`` when not given."""

@@ -503,6 +503,19 @@ class Plan(Strict):
             raise ValueError(f"verdicts.baseline '{self.verdicts.baseline}' is not a target")
         return self
 
+    @model_validator(mode="after")
+    def _weights_name_measurements(self) -> Plan:
+        ms = self.measurements()
+        names = {m.type for m in ms} | {f"{m.type} {m.label()}".strip() for m in ms}
+        for key in self.verdicts.weights:
+            if key not in names:
+                known = ", ".join(repr(n) for n in sorted(names))
+                raise ValueError(
+                    f"verdicts.weights names '{key}', which this plan does not measure "
+                    f"(its measurements: {known})"
+                )
+        return self
+
     def measurements(self) -> list[WorkloadBase]:
         """The workloads in order, sweeps expanded into one entry per measurement.
 

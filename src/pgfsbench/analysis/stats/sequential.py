@@ -43,6 +43,16 @@ alpha: each look is another chance. The error control chosen:
   so the family errs at a look with probability at most ``alpha_L`` and over every
   look at most alpha. (Two Holm families, one per kind of claim, each spending all
   of alpha, let their errors add up: 7% with a pair at the margin's boundary.)
+* **Weights, fixed before the campaign.** A plan's ``[verdicts] weights`` share each
+  look's alpha unequally: comparison ``k`` is tested at ``alpha_L * w_k / sum(w)``
+  instead of ``alpha_L / m``. The shares still add up to ``alpha_L``, so the union
+  bound above holds unchanged, under any dependence between the measurements. What
+  it needs is that the weights do not depend on the campaign's own values: they are
+  the plan's, stored with it. (Weights read from the campaign's measured noise would
+  not be: a measurement's noise and its test statistic are not independent, and the
+  measurements' noises move together on a disturbed machine.) The default plan gives
+  its fio p99, whose paired sd (35-46% a round here) puts a 10% difference far out of
+  reach, a fifth of alpha, and TPC-B tps the rest (docs/statistics.md).
 * **A decision stands.** Once decided at some look, a comparison is not
   retested; later rounds (run for other comparisons) only refine its estimate.
 * **The family is what can be decided.** A measurement with its own fixed
@@ -108,6 +118,19 @@ class Design:
     margin: float | None = None
     # The spending's shape: by round n, alpha × (n / last_look) ** rho has been spent.
     rho: float = RHO
+    # The plan's [verdicts] weights ("type" or "type label" → weight; 1 where not
+    # given), fixed before the campaign: how each look's alpha is shared.
+    weights: tuple[tuple[str, float], ...] = ()
+
+    def weight(self, key: Hashable) -> float:
+        """A comparison's weight: its measurement's ("type label"), else its type's, else 1.
+
+        Keys that are not ``(workload, label, ...)`` tuples (a test's own) weigh 1."""
+        if not self.weights or not (isinstance(key, tuple) and len(key) >= 2):
+            return 1.0
+        named = dict(self.weights)
+        workload, label = str(key[0]), str(key[1])
+        return named.get(f"{workload} {label}".strip(), named.get(workload, 1.0))
 
     @property
     def equivalence(self) -> float:
@@ -217,9 +240,9 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
     b)``) are left out, whoever built the family: they get no decision.
 
     One family for every kind of claim (module docstring): at a look spending
-    ``alpha_n``, each open comparison is tested at ``alpha_n / m`` (``m`` the family's
-    size): "different" by the two-sided paired t, "equivalent" by TOST at the same
-    level. Any false claim of a comparison makes the (1 - 2·level) interval miss its
+    ``alpha_n``, each open comparison is tested at its share of it (``alpha_n / m``,
+    ``m`` the family's size, or weighted by the plan's ``[verdicts] weights``):
+    "different" by the two-sided paired t, "equivalent" by TOST at the same level. Any false claim of a comparison makes the (1 - 2·level) interval miss its
     true ratio on one side, so each comparison errs with probability at most its level
     and the family, over every look, at most alpha.
     """
@@ -233,18 +256,18 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
         }
     rounds = sorted({r for base, other in comparisons.values() for r in base.keys() & other.keys()})
     last = rounds[-1] if rounds else 0
-    m = max(1, len(comparisons))
+    share = shares(comparisons, design)
     decided: dict[K, Decision] = {}
-    looked: list[tuple[int, float]] = []  # (round, level) of every look made
+    looked: list[tuple[int, float]] = []  # (round, alpha spent) of every look made
     bound = math.log1p(design.noise)
     for n, spend in design.levels().items():
         if n > last:
             break
-        level = spend / m
-        looked.append((n, level))
+        looked.append((n, spend))
         for k in comparisons:
             if k in decided:
                 continue
+            level = spend * share[k]
             c = compare_paired(_upto(comparisons[k], n), design.equivalence, design.noise)
             p, p_eq = c.p_value, c.p_equivalent
             # A p value comes with a mean.
@@ -254,7 +277,7 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
                 decided[k] = Decision(EQUIVALENT, c, n, level, p_eq)
     # An open comparison is shown at the level of the last look made (or the first
     # planned one, before any): the interval it was last tested with.
-    open_level = looked[-1][1] if looked else _first_level(design) / m
+    open_spend = looked[-1][1] if looked else _first_level(design)
     out: dict[K, Decision] = {}
     for k, (base, other) in comparisons.items():
         if k in decided:
@@ -264,8 +287,17 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
         if everything.n < 2:
             out[k] = Decision(NA, everything, None, None, None)
         else:
-            out[k] = Decision(INCONCLUSIVE, everything, None, open_level, None)
+            out[k] = Decision(INCONCLUSIVE, everything, None, open_spend * share[k], None)
     return out
+
+
+def shares(comparisons: Iterable[K], design: Design) -> dict[K, float]:
+    """Each comparison's share of a look's alpha: its weight over the family's weights
+    (1 / m with no weights given). The shares add up to 1, so the union bound holds as
+    with equal shares; the weights are the plan's, fixed before any round is measured."""
+    weight = {k: design.weight(k) for k in comparisons}
+    total = sum(weight.values()) or 1.0
+    return {k: w / total for k, w in weight.items()}
 
 
 def _first_level(design: Design) -> float:

@@ -35,10 +35,18 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
     except ValidationError:
         verdicts = Verdicts()
     margin = verdicts.equivalence  # None: the noise margin, as before it existed
+    # Plans stored before weights have none: equal shares, as they were decided with.
+    weights = tuple(sorted(verdicts.weights.items()))
     if reps.count != "auto":
-        return replace(Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count)), margin=margin)
+        return replace(
+            Design.fixed(verdicts.alpha, verdicts.noise, int(reps.count)),
+            margin=margin,
+            weights=weights,
+        )
     if "looks" not in stored:  # stored before planned looks: as it was decided then
-        return Design(verdicts.alpha, verdicts.noise, reps.min, reps.max, margin=margin)
+        return Design(
+            verdicts.alpha, verdicts.noise, reps.min, reps.max, margin=margin, weights=weights
+        )
     stored_design = (schedule or {}).get("design") or {}
     # The campaign kept the descriptive measurements it decided with (schedule.py, the
     # same rule): read them back rather than validate the whole plan (pydantic and every
@@ -59,6 +67,7 @@ def design_for(plan: dict, schedule: dict | None = None) -> Design:
             rho=reps.spending,
         ),
         margin=margin,
+        weights=weights,
     )
     final = stored_design.get("final_look")
     return design.at_budget(int(final)) if isinstance(final, int) else design
