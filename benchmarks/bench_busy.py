@@ -6,6 +6,7 @@ what the answer keeps; and the discount for disturbed runs that were kept.
         [--max-minutes 9]                                                # root, ~12 min each
     .venv/bin/python benchmarks/bench_busy.py extract DIR [DIR ...]        # CSV rows
     .venv/bin/python benchmarks/bench_busy.py summary [CSV ...]            # the goals' figures
+    .venv/bin/python benchmarks/bench_busy.py replay DIR [DIR ...] [--weights pgbench=3 ...]
     .venv/bin/python benchmarks/bench_busy.py simulate [--campaigns 2000] [--sd 0.097]
         [--rounds 16] [--share 0 0.1 0.25 0.4] [--hit 0.95] [--false-alarm 0.02]
 
@@ -34,6 +35,12 @@ decided (slow worse than a and than b) within 12 minutes (neighbour on) or 10 mi
 (off); identical targets (a, b) ever split (better/worse); the visits run again and
 kept per campaign, and why; the minutes.
 
+``replay`` decides each stored campaign's TPC-B pairs again, through the product's own
+table over its results.db (the rounds it ran, its runs left out and trimmed, its last
+look), once as stored and once with ``--weights`` as its plan's ``[verdicts] weights``; and
+prints each pair's paired sd of the log tps ratio over the rounds it counted (the noise
+the decision saw).
+
 ``simulate`` chooses how a disturbed run kept (the allowance to run it again spent) is
 discounted, by **calibrated simulation with the product's functions**
 (``sequential.decide`` over ``headline_family``, the default plan's design, one look at
@@ -48,7 +55,8 @@ value given the disturbance. Methods: ``none`` (every run counted, as before),
 undisturbed), ``hl`` (every run, a Hodges-Lehmann estimate with Wilcoxon signed-rank
 tests in place of the paired t, at the same levels), ``drop+hl``. Each row: A/A any
 false claim (better, worse or equivalent wrongly), c 10% slower decided worse than a,
-and than a and b.
+and than a and b. The two measurements share alpha equally (the figures in
+``benchmarks/README.md`` were made so, before the default plan's weights).
 """
 
 from __future__ import annotations
@@ -329,6 +337,56 @@ def extract(results: Path) -> Path:
     return out
 
 
+def replay(dirs: list[Path], weights: dict[str, float]) -> None:
+    """Each stored campaign's TPC-B decisions as the product makes them from its results,
+    with its plan's ``[verdicts] weights`` and with ``weights`` instead; and each pair's
+    paired sd of the log tps ratio over the rounds it counted."""
+    from pgfsbench.analysis.cells import collect
+    from pgfsbench.analysis.table import comparison_table
+    from pgfsbench.store.read import load_campaign
+
+    pairs = (("a", "slow"), ("b", "slow"), ("a", "b"))
+    print(
+        f"REPLAY of stored campaigns (the product's table over each results.db, the rounds "
+        f"and last look each ran): TPC-B tps decisions as stored, then with weights "
+        f"{weights}; paired sd of log(tps ratio) per pair over its counted rounds"
+    )
+    for results in dirs:
+        meta_file = results.parent / f"{results.name}.bench.json"
+        meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+        row: dict = {
+            "campaign": results.name,
+            "neighbour": "on" if meta.get("neighbour") else "off",
+        }
+        for name, given in (("as_stored", None), ("weighted", weights)):
+            campaign = load_campaign(results, series=False)
+            if given is not None:
+                verdicts = dict(campaign.plan.get("verdicts") or {})
+                campaign.plan = {**campaign.plan, "verdicts": {**verdicts, "weights": given}}
+            table = comparison_table(campaign, headline_only=True)
+            tps = next(r for r in table.rows if (r.workload, r.label) == TPS)
+            ends: dict[int, float] = {}
+            for r in campaign.runs:
+                if r.ended:
+                    ends[r.repetition] = max(ends.get(r.repetition, 0.0), r.ended)
+            for a, b in pairs:
+                f = table.pair(tps, a, b)
+                at = f.through if f is not None else None
+                minute = f" at {(ends[at] - campaign.started) / 60:.1f} min" if at in ends else ""
+                row[f"{name}_{b}_vs_{a}"] = f"{f.outcome if f else '-'}{minute}"
+        cells = {(k.target, k.workload, k.label, k.metric): c for k, c in collect(campaign).items()}
+        for a, b in pairs:
+            ca, cb = (cells.get((t, *TPS, "pgbench.tps")) for t in (a, b))
+            if ca is None or cb is None:
+                continue
+            va, vb = dict(zip(ca.rounds, ca.values)), dict(zip(cb.rounds, cb.values))
+            both = sorted(set(va) & set(vb) - {0})
+            d = [math.log(vb[r] / va[r]) for r in both]
+            row[f"sd_{b}_vs_{a}"] = round(float(np.std(d, ddof=1)), 3) if len(d) > 1 else None
+            row["rounds"] = len(both)
+        print(json.dumps(row), flush=True)
+
+
 def summary(paths: list[Path]) -> None:
     rows = [r for p in paths for r in csv.DictReader(p.open())]
     by = defaultdict(list)
@@ -504,6 +562,14 @@ def main() -> None:
     c.add_argument("--max-minutes", type=float, help="the budget (default: the plan's)")
     e = sub.add_parser("extract")
     e.add_argument("results", type=Path, nargs="+")
+    rp = sub.add_parser("replay")
+    rp.add_argument("results", type=Path, nargs="+")
+    rp.add_argument(
+        "--weights",
+        nargs="+",
+        default=["pgbench=3", "fsync-latency=1"],
+        help="[verdicts] weights to decide with, as type=weight",
+    )
     s = sub.add_parser("summary")
     s.add_argument("csv", type=Path, nargs="*")
     m = sub.add_parser("simulate")
@@ -521,6 +587,9 @@ def main() -> None:
     elif args.command == "extract":
         for d in args.results:
             extract(d)
+    elif args.command == "replay":
+        given = dict(w.split("=", 1) for w in args.weights)
+        replay(args.results, {k: float(v) for k, v in given.items()})
     elif args.command == "summary":
         summary(args.csv or sorted(DATA.glob("busy-*.csv")))
     else:

@@ -10,6 +10,7 @@ r"""How the verdicts behave on this machine's real noise: false claims, power, t
     .venv/bin/python benchmarks/bench_verdicts.py joint [--campaigns 4000] [--sd 0.097]
         [--rounds 16] [--plan quick]
     .venv/bin/python benchmarks/bench_verdicts.py looks [--campaigns 1000]
+    .venv/bin/python benchmarks/bench_verdicts.py weights [--campaigns 2000] [--ratios 1 3]
 
 ``collect`` runs one real A/A campaign through the CLI: three *identical* ext4
 loop targets (a, b, c) with the default plan's measurements and settings, reused
@@ -66,6 +67,12 @@ all three. Any false claim counts: a better/worse between identical targets, an
 and a spending shape (``[repetitions] looks`` and ``spending``): c 10% slower on tps at a
 quiet machine's paired sd (4%) and a busier one's (9.7%, 11.7%), fio p99 at 46%, the
 share of campaigns that decided c worse than a by each look, and A/A false claims.
+
+``weights`` is a simulation of the default plan's design with its ``[verdicts] weights``
+set to each ``--ratios`` value for TPC-B tps against fio p99's 1: c 10% slower on tps at
+a paired sd of 4% (by each look), 9.7% and 11.7% (round 16), and 10.6% with the budget's
+last look at round 10 (the undisturbed rounds beside bench_busy.py's neighbour); c's fio
+p99 45% higher (sd 46%); A/A false claims, normal and t(4).
 """
 
 from __future__ import annotations
@@ -238,10 +245,25 @@ def identical(c: Campaign, measurement: str) -> list[str]:
     return [t for t in sorted(c.values[measurement]) if t in IDENTICAL]
 
 
+# The product's (workload type, label) of each measurement these CSVs name, so that a
+# plan's [verdicts] weights reach the keys the replays and simulations decide on.
+PRODUCT_KEYS = {TPS: ("pgbench", "clients=4"), FIO_P99: ("fsync-latency", "")}
+
+
 def plan_design(plan: str = "quick") -> tuple[Design, float]:
-    """A built-in plan's design and its budget in minutes (``quick``: the default)."""
+    """A built-in plan's design and its budget in minutes (``quick``: the default), its
+    weights named as these CSVs name the measurements."""
     loaded = load_plan(plan)
-    return design_for(loaded.model_dump(mode="json")), loaded.repetitions.max_minutes
+    design = design_for(loaded.model_dump(mode="json"))
+    return with_weights(design, dict(design.weights)), loaded.repetitions.max_minutes
+
+
+def with_weights(design: Design, weights: dict[str, float]) -> Design:
+    """``design`` with ``weights`` (keyed by workload type or "type label", as a plan's)
+    given to the measurements as this file names them."""
+    probe = replace(design, weights=tuple(weights.items()))
+    named = tuple((m, probe.weight((w, label))) for m, (w, label) in PRODUCT_KEYS.items())
+    return replace(design, weights=named)
 
 
 def budget_round(c: Campaign, design: Design, max_minutes: float, rounds: int | None = None) -> int:
@@ -651,8 +673,6 @@ def joint(n: int, sd: float, rounds: int, plan: str) -> None:
 
 def looks(n: int) -> None:
     """When c's 10% slowdown is decided, per design of looks and spending."""
-    from pgfsbench.analysis.sequential import Design
-
     designs = [((16,), 2.0), ((6, 8, 16), 3.0), ((6, 8, 16), 4.0), ((6, 8, 12, 16), 3.0)]
     print(
         f"SIMULATION: three targets, tps and fio p99 (paired sd 46%), margin ±10%, "
@@ -689,6 +709,58 @@ def looks(n: int) -> None:
             print(json.dumps(row | {"campaigns": n}), flush=True)
 
 
+def weights(n: int, ratios: list[float]) -> None:
+    """The default plan's design with TPC-B tps weighing ``ratio`` against fio p99's 1:
+    power at 10% on tps (quiet, noisy, busy), at 45% on fio p99, A/A false claims."""
+    base, _ = plan_design("quick")
+    a_c, b_c = (TPS, "", "a", "c"), (TPS, "", "b", "c")
+    p99_a_c = (FIO_P99, "", "a", "c")
+    print(
+        f"SIMULATION: the quick plan's design (looks {list(base.planned_looks())}, spending "
+        f"{base.rho:g}, margin ±{base.equivalence:.0%}), three targets, TPC-B tps and fio p99 "
+        f"(paired sd 46%); {n} campaigns per figure"
+    )
+    cases = [  # name, tps sd, effects, clock (first, per) and budget minutes, tails
+        ("quiet", 0.04, {(TPS, "c"): math.log(0.9)}, None, None),
+        ("noisy", 0.097, {(TPS, "c"): math.log(0.9)}, None, None),
+        ("noisier", 0.117, {(TPS, "c"): math.log(0.9)}, None, None),
+        # beside the neighbour: undisturbed rounds' median paired sd, the budget's last
+        # look at round 10 (bench_busy.py campaigns ran 9-11 rounds)
+        ("busy", 0.106, {(TPS, "c"): math.log(0.9)}, ((60.0, 60.0), 9.5), None),
+        ("p99", 0.097, {(FIO_P99, "c"): math.log(1.45)}, None, None),
+        ("aa", 0.097, {}, None, None),
+        ("aa-t4", 0.097, {}, None, 4),
+    ]
+    for ratio in ratios:
+        design = with_weights(base, {"pgbench": ratio, "fsync-latency": 1.0})
+        row: dict = {"tps_weight": ratio, "fio_p99_weight": 1.0, "campaigns": n}
+        for name, sd, effects, budget, tails in cases:
+            rng = np.random.default_rng(11)
+            noise = {TPS: {"range": (sd, sd)}, FIO_P99: {"range": (0.46, 0.46)}}
+            clock, minutes = budget or ((0.0, 1.0), 1e9)
+            when, both, false = [], 0, 0
+            for _ in range(n):
+                dec, _ = simulated_campaign(rng, design, noise, effects, minutes, clock, tails)
+                if name.startswith("aa"):
+                    false += any(x.outcome in (HIGHER, LOWER) for x in dec.values())
+                    continue
+                key, worse = (p99_a_c, HIGHER) if name == "p99" else (a_c, LOWER)
+                d = dec[key]
+                if d.outcome == worse and d.at_round is not None:
+                    when.append(d.at_round)
+                    both += name != "p99" and dec[b_c].outcome == LOWER
+            if name.startswith("aa"):
+                row[f"{name}_false_claims"] = round(false / n, 4)
+            elif name == "quiet":
+                for r in base.planned_looks():
+                    row[f"quiet_by_{r}"] = round(sum(w <= r for w in when) / n, 3)
+            else:
+                row[f"{name}_c_vs_a"] = round(len(when) / n, 3)
+            if name in ("quiet", "noisy", "noisier", "busy"):
+                row[f"{name}_c_vs_both"] = round(both / n, 3)
+        print(json.dumps(row), flush=True)
+
+
 def _false(key: tuple, outcome: str, effect: float, margin: float, tps: str = TPS) -> bool:
     """Whether a decision on ``key`` (measurement, label, a, b) is a false claim when c
     sits at ``effect`` (log ratio against a and b) on ``tps`` and everything else is
@@ -717,6 +789,9 @@ def main() -> None:
     j.add_argument("--plan", default="quick")
     lk = sub.add_parser("looks")
     lk.add_argument("--campaigns", type=int, default=1000)
+    w = sub.add_parser("weights")
+    w.add_argument("--campaigns", type=int, default=2000)
+    w.add_argument("--ratios", type=float, nargs="+", default=[1, 2, 4, 9])
     for name in ("analyse", "simulate"):
         a = sub.add_parser(name)
         a.add_argument("csv", type=Path, nargs="*")
@@ -796,6 +871,8 @@ def main() -> None:
         joint(args.campaigns, args.sd, args.rounds, args.plan)
     elif args.command == "looks":
         looks(args.campaigns)
+    elif args.command == "weights":
+        weights(args.campaigns, args.ratios)
     else:
         paths = args.csv or sorted(DATA.glob("*.csv"))
         if args.command == "analyse":
