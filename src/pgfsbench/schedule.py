@@ -46,6 +46,8 @@ class Stop:
     comparisons: int = 0  # between targets still running
     undecided: int = 0
     minutes: float = 0.0  # the budget, for its text
+    # a busy campaign's budget: not reached, but another round at its pace would pass it
+    ahead: bool = False
 
     def text(self, n: int | None = None) -> str:
         """Why it stopped; ``n``: the cell's counted runs, when it is about one cell."""
@@ -56,7 +58,12 @@ class Stop:
             "decided": f"decided at round {self.round}: "
             f"{_plural(self.comparisons, 'comparison')}{runs}",
             "max rounds": f"max rounds: {self.round} reached{open_}{runs}",
-            "budget": f"budget: {self.minutes:g} min reached at round {self.round}{open_}{runs}",
+            "budget": (
+                f"budget: another round would end past {self.minutes:g} min, so round "
+                f"{self.round} was the last{open_}{runs}"
+                if self.ahead
+                else f"budget: {self.minutes:g} min reached at round {self.round}{open_}{runs}"
+            ),
             "nothing to compare": f"nothing to compare at round {self.round}: fewer than two "
             f"targets gave its headline{runs}",
             "failed": f"stopped at round {self.round}: the target failed{runs}",
@@ -364,7 +371,8 @@ class Schedule:
                 minutes = self.reps.max_minutes + (
                     round(self.redo_allowance_s() / 60, 1) if self.from_budget_s else 0
                 )
-                self.stops[key] = Stop("budget", round_no, k, undecided, minutes)
+                ahead = self.measuring_s() < self.reps.max_minutes * 60
+                self.stops[key] = Stop("budget", round_no, k, undecided, minutes, ahead)
 
     def _out_of_time(self, round_no: int) -> bool:
         """No round starts after ``round_no``: the budget's measuring time is spent, or,

@@ -335,3 +335,8 @@ def test_a_visit_kept_says_which_time_ran_out():
         == "the 3.0 min allowed for visits run again, then the budget, are spent"
     )
     assert reason(spent_s=10, allowance_s=178, from_budget=True) == "disturbed each time it ran"
+    # past the allowance with budget left: kept for being disturbed twice, not for time
+    assert (
+        reason(spent_s=178, allowance_s=178, from_budget=True, redo_open=True)
+        == "disturbed each time it ran"
+    )

@@ -239,7 +239,9 @@ def test_a_busy_campaign_starts_no_round_that_would_end_past_budget_and_allowanc
     busy, quiet = run(busy=True), run(busy=False)
     stop = busy.stops[("pgbench", "clients=1")]
     assert (busy.last_round, stop.reason) == (5, "budget")
-    assert stop.text().startswith("budget: 11 min reached at round 5")  # 10 + 1 allowed
+    # 10 + 1 allowed, not reached: measuring 520 s of the 600 when round 5 ended
+    assert stop.text().startswith("budget: another round would end past 11 min, so round 5 ")
+    assert quiet.stops[("pgbench", "clients=1")].text().startswith("budget: 10 min reached")
     assert busy.from_budget_s == 20.0 and busy.measuring_s() == 520.0
     assert quiet.last_round == 6  # 600 s measuring: the budget alone
 

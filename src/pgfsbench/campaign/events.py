@@ -85,6 +85,8 @@ class VisitDisturbed:
     trimmed: bool = False  # kept and counted from the seconds no burst touched
     # past the allowance, runs again are paid from the budget ('auto'), now spent too
     from_budget: bool = False
+    # a run again was still allowed when it was kept: disturbed each time it ran
+    redo_open: bool = False
 
 
 @dataclass(frozen=True)

@@ -485,6 +485,7 @@ class Campaign:
                     spent_s=schedule.extra_s,
                     allowance_s=schedule.redo_allowance_s(),
                     from_budget=schedule.auto,
+                    redo_open=schedule.may_redo(),
                 )
             )
 

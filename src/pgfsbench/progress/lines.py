@@ -93,6 +93,8 @@ def disturbed_line(e: ev.VisitDisturbed) -> str:
     reason = (
         "the plan runs no visit again: [repetitions] redo = 0"
         if e.allowance_s <= 0
+        else "disturbed each time it ran"
+        if e.redo_open
         else f"the {e.allowance_s / 60:.1f} min allowed for visits run again, then the "
         "budget, are spent"
         if e.spent_s >= e.allowance_s and e.from_budget
