@@ -168,7 +168,6 @@ def test_a_plans_weights_set_each_rows_level_and_say_so() -> None:
     assert f.level.confidence == pytest.approx(1 - 0.05 * 3 / 12)
     assert g.level.confidence == pytest.approx(1 - 0.05 / 12)
     assert f.level.words() == (
-        "98.8% CIs: 95% for the 6 comparisons together (25% of alpha to this one, by the "
-        "plan's weights)"
+        "98.8% CIs: 95% for the 6 comparisons together (shared by the plan's weights)"
     )
     assert f.outcome == WORSE and _inside(f) and _inside(g)

@@ -85,10 +85,8 @@ class Level:
             together = (
                 f"for the {self.family} comparisons together" if self.family > 1 else "in all"
             )
-            if self.share is not None:
-                together += (
-                    f" ({percent_text(self.share)} of alpha to this one, by the plan's weights)"
-                )
+            if self.share is not None:  # the row's own CI says its share; the plan, why
+                together += " (shared by the plan's weights)"
             over = f", over {self.looks} looks" if self.looks > 1 else ""
             what = f"{overall} {together}{over}"
         if self.tost:
