@@ -75,6 +75,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import tomli_w
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
@@ -159,11 +160,11 @@ def plan_text(
         _workload_toml(w.model_dump(mode="json", exclude_none=True)) for w in quick.workloads
     )
     table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reps.items())
-    vtable = "\n".join(f"{k} = {json.dumps(v)}" for k, v in verdicts.items())
+    vtable = tomli_w.dumps({"verdicts": verdicts})  # its weights are a table
     return (
         'name = "busy-campaign"\ndescription = "bench_busy.py: the default plan\'s design, '
         'two identical targets and a throttled one"\n\n'
-        f"[repetitions]\n{table}\n\n[verdicts]\n{vtable}\n\n"
+        f"[repetitions]\n{table}\n\n{vtable}\n"
         f"[postgres.settings]\n{settings}\n\n{targets}{workloads}"
     )
 
@@ -225,6 +226,8 @@ def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> Non
                     }
                 )
             )
+            if not (results / "results.db").exists():  # the run said why, above
+                sys.exit(f"{name}: the campaign stored nothing; stopping")
             extract(results)
 
 
