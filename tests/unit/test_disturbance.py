@@ -76,6 +76,12 @@ def test_a_cpu_burst_disturbs_the_visit_it_hit_with_its_evidence():
     assert min(per_second[2:5]) < 0.2 * max(per_second)
 
 
+def test_a_cause_of_a_few_hundredths_of_a_second_is_not_said_as_0_s():
+    # CI saw "18% of the CPU stolen by the hypervisor during 0 of its 2 s"
+    steal = d.Disturbance(0.04, 2.0, {"steal": d.Busy(0.04, 18.0, 1.0, 0.0)})
+    assert steal.text() == "18% of the CPU stolen by the hypervisor during under 0.1 of its 2 s"
+
+
 def test_a_disk_burst_disturbs_the_visit_it_hit_by_the_backing_disk_alone():
     runs = fixture("disk_burst_round")
     found = judged(runs, "pgbench")

@@ -170,6 +170,8 @@ class Disturbance:
 
 
 def _secs(s: float) -> str:
+    if 0 < s < 0.05:  # a cause this short is still there: not "during 0 of its 2 s"
+        return "under 0.1"
     return f"{s:.0f}" if abs(s - round(s)) < 0.05 or s >= 10 else f"{s:.1f}"
 
 
