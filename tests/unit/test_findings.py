@@ -17,20 +17,29 @@ from pgfsbench.analysis.verdicts.verdict_lines import verdict_lines
 from pgfsbench.ratios import change_text, ratio_text
 
 
-def _table(values: dict[str, dict[int, float]], design: Design, higher: bool = True, **kw):
-    """A one-campaign table of a TPC-B-like headline measurement."""
-    cells = {
-        CellKey(t, "pgbench", "", "pgbench.tps"): Samples(
-            "tx/s",
-            higher,
+def _cells(values: dict[str, dict[int, float]], higher: bool = True, fio: bool = False) -> dict:
+    """Each target's rounds of a TPC-B-like headline, or of fio's p99 (lower is better)."""
+    workload, metric, unit = (
+        ("fsync-latency", "fsync_latency.sync_p99_us", "us")
+        if fio
+        else ("pgbench", "pgbench.tps", "tx/s")
+    )
+    return {
+        CellKey(t, workload, "", metric): Samples(
+            unit,
+            higher and not fio,
             values=list(v.values()),
             rounds=list(v),
             block="c1",
-            params={"mode": "tpcb"},
+            params={} if fio else {"mode": "tpcb"},
         )
         for t, v in values.items()
     }
-    source = Source(list(values), cells, design=design)
+
+
+def _table(values: dict[str, dict[int, float]], design: Design, higher: bool = True, **kw):
+    """A one-campaign table of a TPC-B-like headline measurement."""
+    source = Source(list(values), _cells(values, higher), design=design)
     return build_table(source, None, design.alpha, design.noise, kw.get("margin"))
 
 
@@ -144,22 +153,7 @@ def test_a_plans_weights_set_each_rows_level_and_say_so() -> None:
     rng = np.random.default_rng(5)
     tps = _campaign(rng, {"a": 0.0, "b": -0.3, "c": 0.0}, 10)
     p99 = _campaign(rng, {"a": 0.0, "b": 0.0, "c": 0.0}, 10, sd=0.3)
-    cells = {
-        CellKey(t, "pgbench", "", "pgbench.tps"): Samples(
-            "tx/s",
-            True,
-            values=list(v.values()),
-            rounds=list(v),
-            block="c1",
-            params={"mode": "tpcb"},
-        )
-        for t, v in tps.items()
-    } | {
-        CellKey(t, "fsync-latency", "", "fsync_latency.sync_p99_us"): Samples(
-            "us", False, values=list(v.values()), rounds=list(v), block="c1", params={}
-        )
-        for t, v in p99.items()
-    }
+    cells = _cells(tps) | _cells(p99, fio=True)
     design = Design(0.05, 0.03, 10, 10, weights=(("pgbench", 3.0), ("fsync-latency", 1.0)))
     table = build_table(Source(list(tps), cells, design=design), None, 0.05, 0.03)
     rows = {r.workload: r for r in table.rows}
