@@ -2,6 +2,7 @@ import re
 
 import pytest
 
+from pgfsbench.analysis.stats.stored_design import design_for
 from pgfsbench.errors import UserError
 from pgfsbench.plan.load import builtin_names, load_plan, parse_plan
 from pgfsbench.units import size_to_mb
@@ -102,10 +103,10 @@ def test_weights_name_a_type_or_one_measurement():
         '[[workloads]]\ntype = "pgbench-init"\n[[workloads]]\ntype = "pgbench"\n'
         'clients = [1, 4]\n[verdicts]\nweights = { fsync = 1, "pgbench clients=4" = 3 }\n'
     )
-    verdicts = parse_plan(text, "t").verdicts
-    assert verdicts.weight("pgbench", "clients=4") == 3
-    assert verdicts.weight("pgbench", "clients=1") == 1
-    assert verdicts.weight("fsync", "") == 1
+    design = design_for(parse_plan(text, "t").model_dump(mode="json"))
+    assert design.weight(("pgbench", "clients=4", "a", "b")) == 3
+    assert design.weight(("pgbench", "clients=1", "a", "b")) == 1
+    assert design.weight(("fsync", "", "a", "b")) == 1
 
 
 def test_a_good_plan_gets_defaults():

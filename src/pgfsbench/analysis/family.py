@@ -35,6 +35,7 @@ from pgfsbench.analysis.stats.sequential import (
     Key,
     decide,
     headline_family,
+    shares,
 )
 
 
@@ -128,9 +129,9 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> Headline
     }
     # A pair whose sizes can never reach a p (one run a side) claims nothing: no alpha for it.
     live = sum(c.p_value is not None for c in unpaired.values())
-    weight = sum(map(design.weight, paired))
-    live_weight = sum(design.weight(k) for k, c in unpaired.items() if c.p_value is not None)
-    share = weight / (weight + live_weight) if weight + live_weight > 0 else 1.0
+    # Each comparison's share of alpha, by the plan's weights (1 / its size without).
+    portion = shares([*paired, *(k for k, c in unpaired.items() if c.p_value is not None)], design)
+    share = sum(portion[k] for k in paired)
     out: dict[Key, Judged] = {}
     looks: tuple[int, ...] = ()
     if paired:
@@ -160,14 +161,8 @@ def decide_headlines(rows: list, columns: list[str], design: Design) -> Headline
             out[k] = judge_unpaired(
                 c, p, alpha, design.noise, comparisons=max(1, live), margin=design.margin
             )
-    family = len(paired) + live
-    weights = {k: design.weight(k) for k in paired} | {
-        k: design.weight(k) for k, c in unpaired.items() if c.p_value is not None
-    }
-    total = sum(weights.values())
-    unequal = len(set(weights.values())) > 1
-    shares = {k: w / total for k, w in weights.items()} if unequal else {}
-    return Headlines(out, design.alpha, family, looks, shares)
+    unequal = len(set(portion.values())) > 1
+    return Headlines(out, design.alpha, len(paired) + live, looks, portion if unequal else {})
 
 
 FIXED_ROUNDS = (

@@ -194,11 +194,6 @@ class Verdicts(Strict):
         "in the budget",
     )
 
-    def weight(self, workload: str, label: str) -> float:
-        """The measurement's weight: its own ("type label"), else its type's, else 1."""
-        named = f"{workload} {label}".strip()
-        return self.weights.get(named, self.weights.get(workload, 1.0))
-
     @property
     def margin(self) -> float:
         """The equivalence margin: ``equivalence``, or ``noise`` when not given."""

@@ -52,7 +52,7 @@ alpha: each look is another chance. The error control chosen:
   not be: a measurement's noise and its test statistic are not independent, and the
   measurements' noises move together on a disturbed machine.) The default plan gives
   its fio p99, whose paired sd (35-46% a round here) puts a 10% difference far out of
-  reach, a fifth of alpha, and TPC-B tps the rest (docs/statistics.md).
+  reach, a quarter of alpha, and TPC-B tps the rest (docs/statistics.md).
 * **A decision stands.** Once decided at some look, a comparison is not
   retested; later rounds (run for other comparisons) only refine its estimate.
 * **The family is what can be decided.** A measurement with its own fixed
@@ -242,9 +242,10 @@ def decide(comparisons: dict[K, Pair], design: Design) -> dict[K, Decision]:
     One family for every kind of claim (module docstring): at a look spending
     ``alpha_n``, each open comparison is tested at its share of it (``alpha_n / m``,
     ``m`` the family's size, or weighted by the plan's ``[verdicts] weights``):
-    "different" by the two-sided paired t, "equivalent" by TOST at the same level. Any false claim of a comparison makes the (1 - 2·level) interval miss its
-    true ratio on one side, so each comparison errs with probability at most its level
-    and the family, over every look, at most alpha.
+    "different" by the two-sided paired t, "equivalent" by TOST at the same level. Any
+    false claim of a comparison makes the (1 - 2·level) interval miss its true ratio on
+    one side, so each comparison errs with probability at most its level and the
+    family, over every look, at most alpha.
     """
     from pgfsbench.analysis.stats.paired import compare_paired, pair_by_round
 
