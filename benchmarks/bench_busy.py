@@ -16,7 +16,8 @@ measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``
 write IOPS (provision/throttle.py; 4600 made TPC-B about 10% slower on this 2-core VM,
 each campaign measures it again: ``slowdown``; or, ``--slow-commit-delay``, its server
 sleeping before every WAL flush: 12.1% slower in one quiet campaign, 5.2-15.2% in four
-beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken), through the CLI, one at a time,
+beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken), through the
+CLI, one at a time,
 ``--neighbour off``, ``on`` or ``both`` (each pair: without, then with). With the
 neighbour on, ``benchmarks/neighbour.py`` runs beside the whole campaign (CPU spinners
 on every CPU and fsync'd writes, ``--duty`` of the time in bursts over cycles of
@@ -149,7 +150,6 @@ def plan_text(
     if max_minutes is not None:
         reps["max_minutes"] = max_minutes
     verdicts = quick.verdicts.model_dump(mode="json", exclude_none=True)
-    settings = "\n".join(f"{k} = {json.dumps(v)}" for k, v in quick.postgres.settings.items())
     targets = "".join(
         f'[[targets]]\nname = "{t}"\nfs = "ext4"\nsize = "2G"\n'
         + (_slower(slow_iops, commit_delay) if t == "slow" else "")
@@ -159,14 +159,17 @@ def plan_text(
     workloads = "\n".join(
         _workload_toml(w.model_dump(mode="json", exclude_none=True)) for w in quick.workloads
     )
-    table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reps.items())
-    vtable = tomli_w.dumps({"verdicts": verdicts})  # its weights are a table
-    return (
-        'name = "busy-campaign"\ndescription = "bench_busy.py: the default plan\'s design, '
-        'two identical targets and a throttled one"\n\n'
-        f"[repetitions]\n{table}\n\n{vtable}\n"
-        f"[postgres.settings]\n{settings}\n\n{targets}{workloads}"
+    head = tomli_w.dumps(
+        {
+            "name": "busy-campaign",
+            "description": "bench_busy.py: the default plan's design, two identical "
+            "targets and a slower one",
+            "repetitions": reps,
+            "verdicts": verdicts,
+            "postgres": {"settings": dict(quick.postgres.settings)},
+        }
     )
+    return f"{head}\n{targets}{workloads}"
 
 
 def _slower(slow_iops: int, commit_delay: int | None) -> str:
@@ -245,10 +248,7 @@ def extract(results: Path) -> Path:
     campaign = load_campaign(results, series=False)
     meta_file = results.parent / f"{results.name}.bench.json"
     meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-    ends: dict[int, float] = {}
-    for r in campaign.runs:
-        if r.ended:
-            ends[r.repetition] = max(ends.get(r.repetition, 0.0), r.ended)
+    ends = _round_ends(campaign)
     decisions = {
         (d["a"], d["b"]): d
         for d in campaign.schedule.get("decisions", [])
@@ -340,6 +340,15 @@ def extract(results: Path) -> Path:
     return out
 
 
+def _round_ends(campaign) -> dict[int, float]:
+    """Round → when its last run ended (epoch seconds)."""
+    ends: dict[int, float] = {}
+    for r in campaign.runs:
+        if r.ended:
+            ends[r.repetition] = max(ends.get(r.repetition, 0.0), r.ended)
+    return ends
+
+
 def replay(dirs: list[Path], weights: dict[str, float]) -> None:
     """Each stored campaign's TPC-B decisions as the product makes them from its results,
     with its plan's ``[verdicts] weights`` and with ``weights`` instead; and each pair's
@@ -361,17 +370,14 @@ def replay(dirs: list[Path], weights: dict[str, float]) -> None:
             "campaign": results.name,
             "neighbour": "on" if meta.get("neighbour") else "off",
         }
+        campaign = load_campaign(results, series=False)
+        ends, stored = _round_ends(campaign), campaign.plan
         for name, given in (("as_stored", None), ("weighted", weights)):
-            campaign = load_campaign(results, series=False)
-            if given is not None:
-                verdicts = dict(campaign.plan.get("verdicts") or {})
-                campaign.plan = {**campaign.plan, "verdicts": {**verdicts, "weights": given}}
+            if given is not None:  # a new plan dict: its table is not the cached one
+                verdicts = {**(stored.get("verdicts") or {}), "weights": given}
+                campaign = replace(campaign, plan={**stored, "verdicts": verdicts})
             table = comparison_table(campaign, headline_only=True)
             tps = next(r for r in table.rows if (r.workload, r.label) == TPS)
-            ends: dict[int, float] = {}
-            for r in campaign.runs:
-                if r.ended:
-                    ends[r.repetition] = max(ends.get(r.repetition, 0.0), r.ended)
             for a, b in pairs:
                 f = table.pair(tps, a, b)
                 at = f.through if f is not None else None
@@ -386,7 +392,7 @@ def replay(dirs: list[Path], weights: dict[str, float]) -> None:
             both = sorted(set(va) & set(vb) - {0})
             d = [math.log(vb[r] / va[r]) for r in both]
             row[f"sd_{b}_vs_{a}"] = round(float(np.std(d, ddof=1)), 3) if len(d) > 1 else None
-            row["rounds"] = len(both)
+            row[f"rounds_{b}_vs_{a}"] = len(both)
         print(json.dumps(row), flush=True)
 
 
