@@ -437,6 +437,8 @@ class Schedule:
                     "round": s.round,
                     "comparisons": s.comparisons,
                     "undecided": s.undecided,
+                    # a budget stop's clock and kind, so a resumed campaign words it alike
+                    **({"minutes": s.minutes, "ahead": s.ahead} if s.reason == "budget" else {}),
                     "text": s.text(),
                 }
                 for (w, lbl), s in self.stops.items()

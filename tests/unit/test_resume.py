@@ -276,6 +276,45 @@ def test_the_time_budget_counts_the_earlier_sessions(lab, tmp_path, monkeypatch)
     assert resumed_span < budget_s - first_session + 1.5, (resumed_span, first_session)
 
 
+def test_a_busy_campaigns_budget_stop_keeps_its_words_when_resumed(lab, tmp_path, monkeypatch):
+    """A busy campaign's budget stop (budget and allowance, and another round would have
+    passed them) is stored with its clock and kind; resumed, it is worded the same, not
+    as the budget alone."""
+    import json
+    import time
+
+    now = [time.time()]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    value = drifting({"a": 1.0, "b": 1.0, "c": 1.0}, noise=0.05)
+
+    def slow(target, workload, round_no):
+        now[0] += 0.1
+        return value(target, workload, round_no)
+
+    _, status = lab(AUTO.format(max=50, minutes=0.05), FakeWorkloads(value=slow))
+    assert status == "ok"
+    db = sqlite3.connect(tmp_path / "r" / "results.db")
+    [(text,)] = db.execute("SELECT schedule_json FROM campaign").fetchall()
+    sched = json.loads(text)
+    [m] = [x for x in sched["measurements"] if x["workload"] == "pgbench"]
+    assert (m["reason"], m["minutes"], m["ahead"]) == ("budget", 0.05, False)
+    m.update(minutes=12, ahead=True)  # as a busy campaign stores it
+    db.execute(
+        "UPDATE campaign SET status='interrupted', ended=NULL, schedule_json=?",
+        (json.dumps(sched),),
+    )
+    db.commit()
+    _, status = lab(None, FakeWorkloads(value=slow))
+    assert status == "ok"
+    [m] = [
+        x
+        for x in load_campaign(tmp_path / "r").schedule["measurements"]
+        if x["workload"] == "pgbench"
+    ]
+    assert m["text"].startswith("budget: another round would end past 12 min, so round ")
+
+
 def test_a_campaign_that_ended_has_nothing_to_resume(lab, tmp_path):
     _, status = lab(PLAN.format(fresh="true"))
     assert status == "ok"

@@ -235,7 +235,9 @@ def restore(schedule: Schedule, point: ResumePoint) -> None:
                 s["round"],
                 s.get("comparisons", 0),
                 s.get("undecided", 0),
-                schedule.reps.max_minutes,
+                # results from before budget stops kept their clock: the budget alone
+                s.get("minutes", schedule.reps.max_minutes),
+                s.get("ahead", False),
             )
     for s in stored.get("stops", []):
         if s["reason"] == "failed" and s["round"] < before:
