@@ -3,20 +3,25 @@ what the answer keeps; and the discount for disturbed runs that were kept.
 
     .venv/bin/python benchmarks/bench_busy.py campaigns DIR [--count 5] [--neighbour both]
         [--duty 0.4] [--period 30] [--slow-iops 4600 | --slow-commit-delay 1]
-        [--max-minutes 9]                                                # root, ~12 min each
+        [--max-minutes 9] [--machine-as-is]                              # root, ~12 min each
     .venv/bin/python benchmarks/bench_busy.py extract DIR [DIR ...]        # CSV rows
     .venv/bin/python benchmarks/bench_busy.py summary [CSV ...]            # the goals' figures
+    .venv/bin/python benchmarks/bench_busy.py storage DIR [DIR ...]        # the storage's part
     .venv/bin/python benchmarks/bench_busy.py replay DIR [DIR ...] [--weights pgbench=3 ...]
     .venv/bin/python benchmarks/bench_busy.py simulate [--campaigns 2000] [--sd 0.097]
         [--rounds 16] [--share 0 0.1 0.25 0.4] [--hit 0.95] [--false-alarm 0.02]
 
 ``campaigns`` runs ``--count`` fresh campaigns of the default plan's design (its
-measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``a`` and
-``b`` identical, ``slow`` the same recipe with its device capped at ``--slow-iops``
-write IOPS (provision/throttle.py; 4600 made TPC-B about 10% slower on this 2-core VM,
-each campaign measures it again: ``slowdown``; or, ``--slow-commit-delay``, its server
+measurements, settings, 'auto' design, budget and [machine]) on three ext4 loop
+targets: ``a`` and ``b`` identical, ``slow`` the same recipe with its device capped at
+``--slow-iops`` write IOPS (provision/throttle.py; each campaign measures the slowdown
+again: ``slowdown``). With the CPUs held awake (the default plan's [machine]) TPC-B runs
+~45% faster, so the cap that makes it ~10% slower is higher: 6600 gave 15.8% in one
+quiet campaign, so 7100 is the one to use. Left to halt (``--machine-as-is``, as
+campaigns ran before), 4600 gave about 10%, or ``--slow-commit-delay``, its server
 sleeping before every WAL flush: 12.1% slower in one quiet campaign, 5.2-15.2% in four
-beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken), through the
+beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken (held awake,
+commit_delay = 1 made TPC-B 6% *faster*, by hand: the waits group commits). Through the
 CLI, one at a time,
 ``--neighbour off``, ``on`` or ``both`` (each pair: without, then with). With the
 neighbour on, ``benchmarks/neighbour.py`` runs beside the whole campaign (CPU spinners
@@ -41,6 +46,13 @@ table over its results.db (the rounds it ran, its runs left out and trimmed, its
 look), once as stored and once with ``--weights`` as its plan's ``[verdicts] weights``; and
 prints each pair's paired sd of the log tps ratio over the rounds it counted (the noise
 the decision saw).
+
+``storage`` asks how much of each campaign's TPC-B noise goes with the storage's speed:
+over the runs it counted, each run's log tps about its target's median against the
+backing disk's mean await during the run (the run's own writes: how the noise reaches
+tps, not a covariate a test could use, since a target's own I/O sets it) and against the
+same visit's fio p50 fdatasync latency, measured on the same target seconds before; the
+correlations, and the sd left once each is regressed out.
 
 ``simulate`` chooses how a disturbed run kept (the allowance to run it again spent) is
 discounted, by **calibrated simulation with the product's functions**
@@ -141,10 +153,15 @@ def _measured_from(run) -> float:
 
 
 def plan_text(
-    slow_iops: int, max_minutes: float | None = None, commit_delay: int | None = None
+    slow_iops: int,
+    max_minutes: float | None = None,
+    commit_delay: int | None = None,
+    machine_as_is: bool = False,
 ) -> str:
-    """The default plan's design on a, b (ext4) and slow (ext4, write IOPS capped, or
-    with ``commit_delay``: its server sleeps before every WAL flush)."""
+    """The default plan's design (its repetitions, verdicts, settings and machine) on a,
+    b (ext4) and slow (ext4, write IOPS capped, or with ``commit_delay``: its server
+    sleeps before every WAL flush); ``machine_as_is``: without the plan's [machine]
+    (CPUs left to halt when idle, as campaigns before 2026-12-06 evening ran)."""
     quick = load_plan("quick")
     reps = quick.repetitions.model_dump(mode="json", exclude_none=True)
     if max_minutes is not None:
@@ -167,6 +184,9 @@ def plan_text(
             "repetitions": reps,
             "verdicts": verdicts,
             "postgres": {"settings": dict(quick.postgres.settings)},
+            "machine": {}
+            if machine_as_is
+            else quick.machine.model_dump(mode="json", exclude_none=True),
         }
     )
     return f"{head}\n{targets}{workloads}"
@@ -184,7 +204,9 @@ def _slower(slow_iops: int, commit_delay: int | None) -> str:
 def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     plan = Path(tempfile.mkdtemp(prefix="bench-busy-")) / "busy.toml"
-    plan.write_text(plan_text(args.slow_iops, args.max_minutes, args.slow_commit_delay))
+    plan.write_text(
+        plan_text(args.slow_iops, args.max_minutes, args.slow_commit_delay, args.machine_as_is)
+    )
     states = {"off": [False], "on": [True], "both": [False, True]}[mode]
     for i in range(1, count + 1):
         for on in states:
@@ -225,6 +247,7 @@ def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> Non
                         "period_s": args.period if on else 0.0,
                         "slow_iops": "" if args.slow_commit_delay else args.slow_iops,
                         "slow_commit_delay": args.slow_commit_delay or "",
+                        "cpus_awake": not args.machine_as_is,
                         "wall_minutes": (time.time() - began) / 60,
                     }
                 )
@@ -393,6 +416,70 @@ def replay(dirs: list[Path], weights: dict[str, float]) -> None:
             d = [math.log(vb[r] / va[r]) for r in both]
             row[f"sd_{b}_vs_{a}"] = round(float(np.std(d, ddof=1)), 3) if len(d) > 1 else None
             row[f"rounds_{b}_vs_{a}"] = len(both)
+        print(json.dumps(row), flush=True)
+
+
+def storage(dirs: list[Path]) -> None:
+    """How much of each campaign's TPC-B noise, over the runs it counted, goes with the
+    storage's speed during the visit: each run's log tps about its target's median,
+    against the backing disk's mean await during the run (the run's own writes: a
+    mechanism, not a covariate a test may use) and against the same visit's fio p50
+    fdatasync latency, measured on the same target seconds before (log, about its
+    target's median)."""
+    from pgfsbench.analysis.caveats.disturbance import disturbed_runs
+    from pgfsbench.store.read import load_campaign
+
+    print(
+        "STORAGE: r = correlation of a counted TPC-B run's log tps (about its target's "
+        "median) with the backing disk's mean await during it, and with its visit's fio "
+        "p50 fdatasync latency (log, about its target's median); sd = the runs' sd, "
+        "then what is left once each is regressed out"
+    )
+    for results in dirs:
+        meta_file = results.parent / f"{results.name}.bench.json"
+        meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+        campaign = load_campaign(results, series=True)
+        left_out = disturbed_runs(campaign.runs)
+        fio = {
+            (r.target, r.repetition): {m.name: m.value for m in r.metrics}.get(
+                "fsync_latency.sync_p50_us"
+            )
+            for r in campaign.runs
+            if r.workload == "fsync-latency" and r.status == "ok"
+        }
+        by_target: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        for r in campaign.runs:
+            if r.workload != "pgbench" or r.status != "ok" or r.repetition < 1:
+                continue
+            trim = left_out.get(r.id)
+            if trim is not None and not trim.trimmed:
+                continue
+            tps = {m.name: m.value for m in r.metrics}.get("pgbench.tps")
+            await_ = r.series.get("mon.disk.backing.await_ms")
+            p50 = fio.get((r.target, r.repetition))
+            if not tps or await_ is None or not await_.points or not p50:
+                continue
+            if trim is not None and trim.clean_ratio is not None:
+                tps *= trim.clean_ratio
+            mean_await = float(np.mean([v for _, v in await_.points]))
+            by_target[r.target].append((math.log(tps), mean_await, math.log(p50)))
+        if sum(map(len, by_target.values())) < 5:
+            continue
+        # each target about its own level (median): the run-to-run part alone
+        centred = np.concatenate(
+            [np.array(v) - np.median(np.array(v), axis=0) for v in by_target.values()]
+        )
+        y, aw, p50s = centred.T
+        row = {
+            "campaign": results.name,
+            "neighbour": "on" if meta.get("neighbour") else "off",
+            "runs": len(y),
+            "sd": round(float(np.std(y, ddof=1)), 3),
+        }
+        for name, x in (("await", aw), ("fio_p50", p50s)):
+            fit = np.polyfit(x, y, 1)
+            row[f"r_{name}"] = round(float(np.corrcoef(x, y)[0, 1]), 2)
+            row[f"sd_without_{name}"] = round(float(np.std(y - np.polyval(fit, x), ddof=2)), 3)
         print(json.dumps(row), flush=True)
 
 
@@ -569,6 +656,11 @@ def main() -> None:
         "IOPS cap: a cost per commit that someone else's load does not take away",
     )
     c.add_argument("--max-minutes", type=float, help="the budget (default: the plan's)")
+    c.add_argument(
+        "--machine-as-is",
+        action="store_true",
+        help="without the default plan's [machine] (CPUs left to halt when idle)",
+    )
     e = sub.add_parser("extract")
     e.add_argument("results", type=Path, nargs="+")
     rp = sub.add_parser("replay")
@@ -579,6 +671,8 @@ def main() -> None:
         default=["pgbench=3", "fsync-latency=1"],
         help="[verdicts] weights to decide with, as type=weight",
     )
+    st = sub.add_parser("storage")
+    st.add_argument("results", type=Path, nargs="+")
     s = sub.add_parser("summary")
     s.add_argument("csv", type=Path, nargs="*")
     m = sub.add_parser("simulate")
@@ -599,6 +693,8 @@ def main() -> None:
     elif args.command == "replay":
         given = dict(w.split("=", 1) for w in args.weights)
         replay(args.results, {k: float(v) for k, v in given.items()})
+    elif args.command == "storage":
+        storage(args.results)
     elif args.command == "summary":
         summary(args.csv or sorted(DATA.glob("busy-*.csv")))
     else:
