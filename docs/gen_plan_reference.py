@@ -29,6 +29,7 @@ SECTIONS = [
     ("Repetitions", "[repetitions]", "repetitions"),
     ("Verdicts", "[verdicts]", "verdicts"),
     ("Monitors", "[monitors]", "monitors"),
+    ("MachineSettings", "[machine]", "machine"),
 ]
 
 INTRO = """\

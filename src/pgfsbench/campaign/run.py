@@ -41,6 +41,7 @@ from pgfsbench.monitor import SystemMonitor, monitors_for
 from pgfsbench.plan.estimate import budget_seconds
 from pgfsbench.plan.model import Plan, Target
 from pgfsbench.proc import RunAs
+from pgfsbench.provision import cpu_latency
 from pgfsbench.provision.memory import merge_usage
 from pgfsbench.provision.target import PreparedTarget
 from pgfsbench.schedule import SETTLING, Schedule
@@ -169,9 +170,20 @@ class Campaign:
                 plan=self.plan.name,
                 results=str(results_dir),
             ) as lock,
+            cpu_latency.held(self.plan.machine.cpu_latency) as awake,
         ):
             refuse_leftovers()
             host = self.machine.host_facts()
+            if awake:
+                host["cpu_latency"] = awake
+                if not awake["held"]:
+                    self.emit(
+                        ev.Note(
+                            f"cannot hold the CPUs' wake-up latency at {awake['asked_us']} "
+                            f"µs ({awake['why_not']}): measuring with the machine as it is",
+                            "warning",
+                        )
+                    )
             if self.resuming:  # holding the lock: the campaign cannot be running now
                 self.point = resume_point(results_dir, host, self.options.bins.version)
             ledger = self._ledger = Ledger.create(self.id, results_dir)

@@ -5,7 +5,8 @@ did. Key facts, which refuse the comparison unless the user allows it: the
 PostgreSQL version each paired target ran, the plan's workloads (their parameters
 decide what a number means), and each paired target's recipe (filesystem, kind,
 size, mkfs and mount options, volume, sysctls, queue settings, throttling, the
-memory limit its server and page cache were held to).
+memory limit its server and page cache were held to), and the CPUs' wake-up latency
+the campaign held (an fsync-bound TPC-B ran 40-47% faster with CPUs held awake).
 Other differences are noted, never hidden: PostgreSQL settings (often the very
 thing compared), and the host.
 """
@@ -95,9 +96,16 @@ def differences(base: Campaign, cont: Campaign, pairs: list[tuple[str, str]]) ->
             _settings(cont.plan, ct.spec),
             False,
         )
+    differ("the CPUs' wake-up latency", _cpu_latency(base), _cpu_latency(cont), True)
     for fact in HOST:
         differ(f"host {fact}", base.host.get(fact), cont.host.get(fact), False)
     return out
+
+
+def _cpu_latency(campaign: Campaign) -> str:
+    """The CPUs' wake-up latency the campaign held (provision/cpu_latency.py)."""
+    held = campaign.host.get("cpu_latency") or {}
+    return f"held at {held['asked_us']} µs" if held.get("held") else "as the machine had it"
 
 
 def _plain(workload: dict | None) -> dict | None:

@@ -58,6 +58,9 @@ class Host(TypedDict, total=False):
     """version (git revision)"""
     tools: dict[str, str | None]
     """tool → its version line (null: not installed)"""
+    cpu_latency: dict
+    """the CPUs' wake-up latency the plan's [machine] asked to hold (absent: nothing
+    asked): asked_us, held, idle_driver (the kernel's cpuidle driver), why_not"""
 
 
 @with_config(CLOSED)

@@ -463,6 +463,21 @@ class Monitors(Strict):
     interval: float = Field(1.0, ge=0.1, le=60, description="seconds between samples")
 
 
+class MachineSettings(Strict):
+    """How the whole machine is held while the campaign measures, for every target."""
+
+    cpu_latency: Annotated[int, Field(ge=0, le=2_000_000_000)] | None = Field(
+        None,
+        description="the most microseconds a CPU may take to wake while the campaign "
+        "runs, held through the kernel's PM QoS (/dev/cpu_dma_latency, as tuned's "
+        "latency-performance profile does) and let go when it ends; 0: CPUs poll instead "
+        "of halting when idle, so a commit waiting on an fsync never waits for a halted "
+        "CPU to wake, however busy the rest of the machine is. Recorded with the host's "
+        "facts; without root the machine is measured as it is, with a warning. Default: "
+        "the machine as it is",
+    )
+
+
 class Plan(Strict):
     name: str = Field(
         pattern=NAME_PATTERN,
@@ -485,6 +500,9 @@ class Plan(Strict):
         Repetitions(), description="how often and in what order each target is measured"
     )
     verdicts: Verdicts = Field(Verdicts(), description="how differences are judged")
+    machine: MachineSettings = Field(
+        MachineSettings(), description="how the whole machine is held while measuring"
+    )
     memory: Size | None = Field(
         None,
         description="a memory size for every target's "
