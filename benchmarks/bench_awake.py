@@ -186,6 +186,7 @@ def main() -> None:
     if os.geteuid() != 0:
         parser.error("needs root (a loop device, mkfs, mount, /dev/cpu_dma_latency)")
     work = Path(tempfile.mkdtemp(prefix="bench-awake-", dir="/var/tmp"))
+    work.chmod(0o755)  # the PostgreSQL user reaches its mount and socket through it
     log = work / "neighbour.log"
     neighbour = None
     try:
@@ -205,12 +206,13 @@ def main() -> None:
         if neighbour is not None:
             neighbour.terminate()
             neighbour.wait(30)
+        burst = bursts(log) if log.exists() else []
+        shutil.rmtree(work, ignore_errors=True)
     print(
         f"TPC-B, pgbench -c 4 -j 2 -T 8 on one ext4 loop image, {args.runs} runs alternating "
         f"held awake / as is, neighbour {'on at duty ' + str(args.duty) if args.neighbour else 'off'}"
     )
-    report(rows, bursts(log) if args.neighbour else [], args.pad)
-    shutil.rmtree(work, ignore_errors=True)
+    report(rows, burst, args.pad)
 
 
 if __name__ == "__main__":
