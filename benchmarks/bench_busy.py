@@ -3,7 +3,7 @@ what the answer keeps; and the discount for disturbed runs that were kept.
 
     .venv/bin/python benchmarks/bench_busy.py campaigns DIR [--count 5] [--neighbour both]
         [--duty 0.4] [--period 30] [--slow-iops 4600 | --slow-commit-delay 1]
-        [--max-minutes 9] [--machine-as-is]                              # root, ~12 min each
+        [--max-minutes 9] [--cpu-latency 0]                              # root, ~12 min each
     .venv/bin/python benchmarks/bench_busy.py extract DIR [DIR ...]        # CSV rows
     .venv/bin/python benchmarks/bench_busy.py summary [CSV ...]            # the goals' figures
     .venv/bin/python benchmarks/bench_busy.py storage DIR [DIR ...]        # the storage's part
@@ -12,13 +12,13 @@ what the answer keeps; and the discount for disturbed runs that were kept.
         [--rounds 16] [--share 0 0.1 0.25 0.4] [--hit 0.95] [--false-alarm 0.02]
 
 ``campaigns`` runs ``--count`` fresh campaigns of the default plan's design (its
-measurements, settings, 'auto' design, budget and [machine]) on three ext4 loop
-targets: ``a`` and ``b`` identical, ``slow`` the same recipe with its device capped at
-``--slow-iops`` write IOPS (provision/throttle.py; each campaign measures the slowdown
-again: ``slowdown``). With the CPUs held awake (the default plan's [machine]) TPC-B runs
-~45% faster, so the cap that makes it ~10% slower is higher: 6600 gave 15.8% in one
-quiet campaign, so 7100 is the one to use. Left to halt (``--machine-as-is``, as
-campaigns ran before), 4600 gave about 10%, or ``--slow-commit-delay``, its server
+measurements, settings, 'auto' design and budget) on three ext4 loop targets: ``a``
+and ``b`` identical, ``slow`` the same recipe with its device capped at ``--slow-iops``
+write IOPS (provision/throttle.py; each campaign measures the slowdown again:
+``slowdown``). With the CPUs held awake (``--cpu-latency 0``) TPC-B runs ~45% faster,
+so the cap that makes it ~10% slower is higher: 6600 gave 15.8% in one quiet campaign,
+and beside the neighbour 6600-7100 gave −1.0 to 10.1% (a cap is a ceiling). Left to
+halt, as the default plan leaves them, 4600 gave about 10%, or ``--slow-commit-delay``, its server
 sleeping before every WAL flush: 12.1% slower in one quiet campaign, 5.2-15.2% in four
 beside the neighbour, where the cap's gave 1.9-10.5% with the CPUs taken (held awake,
 commit_delay = 1 made TPC-B 6% *faster*, by hand: the waits group commits). Through the
@@ -156,12 +156,12 @@ def plan_text(
     slow_iops: int,
     max_minutes: float | None = None,
     commit_delay: int | None = None,
-    machine_as_is: bool = False,
+    cpu_latency: int | None = None,
 ) -> str:
     """The default plan's design (its repetitions, verdicts, settings and machine) on a,
     b (ext4) and slow (ext4, write IOPS capped, or with ``commit_delay``: its server
-    sleeps before every WAL flush); ``machine_as_is``: without the plan's [machine]
-    (CPUs left to halt when idle, as campaigns before 2026-12-06 evening ran)."""
+    sleeps before every WAL flush); ``cpu_latency``: its [machine] cpu_latency (CPUs held
+    awake at 0), else the plan's."""
     quick = load_plan("quick")
     reps = quick.repetitions.model_dump(mode="json", exclude_none=True)
     if max_minutes is not None:
@@ -184,9 +184,8 @@ def plan_text(
             "repetitions": reps,
             "verdicts": verdicts,
             "postgres": {"settings": dict(quick.postgres.settings)},
-            "machine": {}
-            if machine_as_is
-            else quick.machine.model_dump(mode="json", exclude_none=True),
+            "machine": quick.machine.model_dump(mode="json", exclude_none=True)
+            | ({} if cpu_latency is None else {"cpu_latency": cpu_latency}),
         }
     )
     return f"{head}\n{targets}{workloads}"
@@ -205,7 +204,7 @@ def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> Non
     out.mkdir(parents=True, exist_ok=True)
     plan = Path(tempfile.mkdtemp(prefix="bench-busy-")) / "busy.toml"
     plan.write_text(
-        plan_text(args.slow_iops, args.max_minutes, args.slow_commit_delay, args.machine_as_is)
+        plan_text(args.slow_iops, args.max_minutes, args.slow_commit_delay, args.cpu_latency)
     )
     states = {"off": [False], "on": [True], "both": [False, True]}[mode]
     for i in range(1, count + 1):
@@ -247,7 +246,7 @@ def campaigns(out: Path, count: int, mode: str, args: argparse.Namespace) -> Non
                         "period_s": args.period if on else 0.0,
                         "slow_iops": "" if args.slow_commit_delay else args.slow_iops,
                         "slow_commit_delay": args.slow_commit_delay or "",
-                        "cpus_awake": not args.machine_as_is,
+                        "cpu_latency": args.cpu_latency,
                         "wall_minutes": (time.time() - began) / 60,
                     }
                 )
@@ -657,9 +656,10 @@ def main() -> None:
     )
     c.add_argument("--max-minutes", type=float, help="the budget (default: the plan's)")
     c.add_argument(
-        "--machine-as-is",
-        action="store_true",
-        help="without the default plan's [machine] (CPUs left to halt when idle)",
+        "--cpu-latency",
+        type=int,
+        metavar="US",
+        help="[machine] cpu_latency for the campaigns (0: CPUs held awake); default: the plan's",
     )
     e = sub.add_parser("extract")
     e.add_argument("results", type=Path, nargs="+")
