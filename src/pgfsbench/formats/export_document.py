@@ -60,7 +60,8 @@ class Host(TypedDict, total=False):
     """tool → its version line (null: not installed)"""
     cpu_latency: dict
     """the CPUs' wake-up latency the plan's [machine] asked to hold (absent: nothing
-    asked): asked_us, held, idle_driver (the kernel's cpuidle driver), why_not"""
+    asked): asked_us, held, effective_us (what the kernel holds, read back), idle_driver
+    (the kernel's cpuidle driver), why_not"""
 
 
 @with_config(CLOSED)

@@ -46,8 +46,9 @@ def current_us() -> int | None:
 def held(us: int | None) -> Iterator[dict]:
     """Hold the CPUs' wake-up latency at ``us`` microseconds while the block runs.
     Yields what was done, for the campaign's record: ``{}`` when nothing was asked,
-    else the latency asked, whether it is held (``why_not`` when it is not: no root, no
-    such device) and the idle driver it applies to."""
+    else the latency asked, whether it is held and what the kernel holds
+    (``effective_us``; ``why_not`` when it is not held: no root, no such device), and
+    the idle driver it applies to."""
     if us is None:
         yield {}
         return
@@ -61,6 +62,8 @@ def held(us: int | None) -> Iterator[dict]:
     try:
         os.write(fd, struct.pack("=i", us))
         record["held"] = True
+        # read back, as the OS knobs are: every open request's smallest, ours or lower
+        record["effective_us"] = current_us()
     except OSError as e:
         record["why_not"] = f"{DEVICE}: {e.strerror}"
     try:
