@@ -1,7 +1,7 @@
 r"""CPUs held awake or left to halt: TPC-B runs alternating between the two.
 
     .venv/bin/python benchmarks/bench_awake.py [--runs 30] [--neighbour] [--duty 0.4]
-        [--pad 1] [--seed S]                                 # root, ~4-5 min per 30 runs
+        [--pad 1] [--seed S] [--no-cpu | --no-disk] [--rows F]   # root, ~4-5 min per 30 runs
 
 One ext4 loop image (2 GiB, direct I/O, as pgfsbench makes targets) in a temporary
 directory under /var/tmp; the embedded PostgreSQL with the default plan's settings
@@ -16,7 +16,8 @@ the machine reaches both alike.
 
 ``--neighbour``: ``benchmarks/neighbour.py`` bursts beside the runs (``--duty`` of the
 time, cycles of 30 s on average), its bursts logged; a run no burst came within ``--pad``
-seconds of is *clean*, the others *disturbed*.
+seconds of is *clean*, the others *disturbed*. ``--no-cpu`` / ``--no-disk``: only its disk
+bursts, or only its CPU spinners (which of the two makes the clean runs noisier).
 
 Prints, per arm: the clean runs' count, median tps and sd of log tps (the run-to-run
 noise a paired test sees twice), and the disturbed runs' median tps and its loss against
@@ -31,6 +32,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -182,9 +184,15 @@ def main() -> None:
     parser.add_argument("--duty", type=float, default=0.4)
     parser.add_argument("--pad", type=float, default=1.0)
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--no-cpu", action="store_true", help="the neighbour's disk bursts only")
+    parser.add_argument("--no-disk", action="store_true", help="the neighbour's CPU bursts only")
+    parser.add_argument("--rows", type=Path, help="write each run (and the bursts) as CSV here")
     args = parser.parse_args()
     if os.geteuid() != 0:
         parser.error("needs root (a loop device, mkfs, mount, /dev/cpu_dma_latency)")
+    # SIGTERM (and SIGINT, which a shell ignores in a background job) unwinds through
+    # the finally blocks below, so the server, mount and loop device are taken apart.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="bench-awake-", dir="/var/tmp"))
     work.chmod(0o755)  # the PostgreSQL user reaches its mount and socket through it
     log = work / "neighbour.log"
@@ -200,6 +208,8 @@ def main() -> None:
                 ]
                 + ["--seconds", str(20 * args.runs + 120), "--log", str(log), "--dir", str(work)]
                 + (["--seed", str(args.seed)] if args.seed is not None else [])
+                + (["--no-cpu"] if args.no_cpu else [])
+                + (["--no-disk"] if args.no_disk else [])
             )
         rows = experiment(args.runs, work)
     finally:
@@ -208,11 +218,35 @@ def main() -> None:
             neighbour.wait(30)
         burst = bursts(log) if log.exists() else []
         shutil.rmtree(work, ignore_errors=True)
+    kind = " (disk only)" if args.no_cpu else " (CPU only)" if args.no_disk else ""
     print(
         f"TPC-B, pgbench -c 4 -j 2 -T 8 on one ext4 loop image, {args.runs} runs alternating "
-        f"held awake / as is, neighbour {'on at duty ' + str(args.duty) if args.neighbour else 'off'}"
+        f"held awake / as is, neighbour "
+        + (f"on at duty {args.duty}{kind}" if args.neighbour else "off")
     )
     report(rows, burst, args.pad)
+    if args.rows:
+        write_rows(args.rows, rows, burst, args.pad)
+
+
+def write_rows(
+    path: Path,
+    rows: list[tuple[bool, float, float, float]],
+    burst: list[tuple[float, float]],
+    pad: float,
+) -> None:
+    """One line per run: its arm, times, tps, whether it is clean (no burst within
+    ``pad`` seconds) and the seconds from its start back to the last burst's end and
+    from its end on to the next burst's start (blank: none)."""
+    lines = ["awake,started,ended,tps,clean,since_burst_s,to_burst_s"]
+    for awake, began, ended, tps in rows:
+        clean = not any(b0 < ended + pad and b1 > began - pad for b0, b1 in burst)
+        since = min((began - b1 for _, b1 in burst if b1 <= began), default=None)
+        to = min((b0 - ended for b0, _ in burst if b0 >= ended), default=None)
+        cells = [str(int(awake)), f"{began:.1f}", f"{ended:.1f}", f"{tps:.1f}", str(int(clean))]
+        cells += ["" if x is None else f"{x:.1f}" for x in (since, to)]
+        lines.append(",".join(cells))
+    path.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -176,6 +176,9 @@ def plan_text(
     workloads = "\n".join(
         _workload_toml(w.model_dump(mode="json", exclude_none=True)) for w in quick.workloads
     )
+    machine = quick.machine.model_dump(mode="json", exclude_none=True) | (
+        {} if cpu_latency is None else {"cpu_latency": cpu_latency}
+    )
     head = tomli_w.dumps(
         {
             "name": "busy-campaign",
@@ -184,9 +187,8 @@ def plan_text(
             "repetitions": reps,
             "verdicts": verdicts,
             "postgres": {"settings": dict(quick.postgres.settings)},
-            "machine": quick.machine.model_dump(mode="json", exclude_none=True)
-            | ({} if cpu_latency is None else {"cpu_latency": cpu_latency}),
         }
+        | ({"machine": machine} if machine else {})  # no empty [machine] table
     )
     return f"{head}\n{targets}{workloads}"
 
