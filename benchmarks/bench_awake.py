@@ -46,15 +46,12 @@ sys.path.insert(0, str(REPO / "src"))
 from pgfsbench.postgres.binaries import find_binaries  # noqa: E402
 from pgfsbench.postgres.user import PG_USER, ensure_pg_user  # noqa: E402
 from pgfsbench.provision import cpu_latency  # noqa: E402
+from pgfsbench.workloads.pgbench_prepare import VACUUM_SQL  # noqa: E402
 
 PORT = 55439
 SETTINGS = ("shared_buffers=128MB", "max_wal_size=1GB", "min_wal_size=1GB")
-PREPARE = (
-    "VACUUM pgbench_branches",
-    "VACUUM pgbench_tellers",
-    "TRUNCATE pgbench_history",
-    "CHECKPOINT",
-)
+# As the default plan prepares a TPC-B run: its vacuum, then a checkpoint.
+PREPARE = (*VACUUM_SQL, "CHECKPOINT")
 
 
 def sh(*argv: str, user: bool = False) -> str:

@@ -56,12 +56,14 @@ _UNIT_SUFFIXES = {"_bytes": 1, "_mb": 2**20, "_mib": 2**20, "_kb": 2**10, "_kib"
 
 def fact_quantity(key: str, value: object) -> tuple[str, str] | None:
     """(the key without its unit, the value in human units) for a number whose key names
-    a byte unit; None otherwise."""
+    a byte unit or microseconds (``asked_us``: "0 µs"); None otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     for suffix, factor in _UNIT_SUFFIXES.items():
         if key.lower().endswith(suffix):
             return key[: -len(suffix)], bytes_text(value * factor)
+    if key.lower().endswith("_us"):
+        return key[:-3], f"{value:,g} µs"
     return None
 
 

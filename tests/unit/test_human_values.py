@@ -72,6 +72,11 @@ def test_provenance_facts_and_params_never_show_reprs() -> None:
         == "device: /dev/loop7; queue: none; restore problems: none; sysctls: none"
     )
     assert _fact(None) == "—" and _fact(True) == "yes" and _fact([]) == "none"
+    # the CPUs' wake-up latency a campaign held: microseconds, said as such
+    assert (
+        _fact({"asked_us": 0, "held": True, "effective_us": 2000})
+        == "asked: 0 µs; held: yes; effective: 2,000 µs"
+    )
     assert (
         _params({"tools": ["dd"], "direct": True, "size": "8k", "x": None})
         == "tools=dd direct=true size=8k"
