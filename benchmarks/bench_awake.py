@@ -10,8 +10,7 @@ directory under /var/tmp; the embedded PostgreSQL with the default plan's settin
 figures after the first 2 s), each prepared as the default plan prepares one (VACUUM of
 branches and tellers, TRUNCATE of history, CHECKPOINT, a sync of the target and of the
 file system holding its image). Odd runs hold the CPUs' wake-up latency at 0 µs
-(``provision/cpu_latency.py``, what the default plan's ``[machine] cpu_latency = 0``
-does), even runs leave the CPUs to halt when idle: the two arms alternate, so a drift of
+(``provision/cpu_latency.py``, what a plan's ``[machine] cpu_latency = 0`` does), even runs leave the CPUs to halt when idle: the two arms alternate, so a drift of
 the machine reaches both alike.
 
 ``--neighbour``: ``benchmarks/neighbour.py`` bursts beside the runs (``--duty`` of the
@@ -151,6 +150,11 @@ def bursts(log: Path) -> list[tuple[float, float]]:
     ]
 
 
+def _clean(began: float, ended: float, burst: list[tuple[float, float]], pad: float) -> bool:
+    """Whether no burst came within ``pad`` seconds of a run."""
+    return not any(b0 < ended + pad and b1 > began - pad for b0, b1 in burst)
+
+
 def report(
     rows: list[tuple[bool, float, float, float]], burst: list[tuple[float, float]], pad: float
 ) -> None:
@@ -159,8 +163,7 @@ def report(
         for a, began, ended, tps in rows:
             if a != awake:
                 continue
-            near = any(b0 < ended + pad and b1 > began - pad for b0, b1 in burst)
-            (disturbed if near else clean).append(tps)
+            (clean if _clean(began, ended, burst, pad) else disturbed).append(tps)
         line = f"{'held awake' if awake else 'as is'}: clean runs {len(clean)}"
         if len(clean) > 1:
             logs = [math.log(t) for t in clean]
@@ -181,14 +184,15 @@ def main() -> None:
     parser.add_argument("--duty", type=float, default=0.4)
     parser.add_argument("--pad", type=float, default=1.0)
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--no-cpu", action="store_true", help="the neighbour's disk bursts only")
-    parser.add_argument("--no-disk", action="store_true", help="the neighbour's CPU bursts only")
-    parser.add_argument("--rows", type=Path, help="write each run (and the bursts) as CSV here")
+    half = parser.add_mutually_exclusive_group()
+    half.add_argument("--no-cpu", action="store_true", help="the neighbour's disk bursts only")
+    half.add_argument("--no-disk", action="store_true", help="the neighbour's CPU bursts only")
+    parser.add_argument("--rows", type=Path, help="write each run as a CSV line here")
     args = parser.parse_args()
     if os.geteuid() != 0:
         parser.error("needs root (a loop device, mkfs, mount, /dev/cpu_dma_latency)")
-    # SIGTERM (and SIGINT, which a shell ignores in a background job) unwinds through
-    # the finally blocks below, so the server, mount and loop device are taken apart.
+    # SIGTERM unwinds through the finally blocks below, so the server, mount and loop
+    # device are taken apart (a shell's background job ignores SIGINT: TERM stops it).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="bench-awake-", dir="/var/tmp"))
     work.chmod(0o755)  # the PostgreSQL user reaches its mount and socket through it
@@ -237,7 +241,7 @@ def write_rows(
     from its end on to the next burst's start (blank: none)."""
     lines = ["awake,started,ended,tps,clean,since_burst_s,to_burst_s"]
     for awake, began, ended, tps in rows:
-        clean = not any(b0 < ended + pad and b1 > began - pad for b0, b1 in burst)
+        clean = _clean(began, ended, burst, pad)
         since = min((began - b1 for _, b1 in burst if b1 <= began), default=None)
         to = min((b0 - ended for b0, _ in burst if b0 >= ended), default=None)
         cells = [str(int(awake)), f"{began:.1f}", f"{ended:.1f}", f"{tps:.1f}", str(int(clean))]
